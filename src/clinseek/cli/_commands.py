@@ -1,0 +1,8 @@
+"""Imports every command module so that its commands register on the app.
+
+Add one line per command module; keep each module to one concern (data, bench, run, score, ...).
+"""
+
+from __future__ import annotations
+
+from . import _data  # noqa: F401

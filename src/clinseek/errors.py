@@ -1,0 +1,149 @@
+"""Every error clinseek raises on purpose.
+
+The tree is shallow; each error keeps the data it points at as attributes::
+
+    ClinseekError
+    ├── RegistryError        a name registered twice, or an unknown registry name
+    ├── StoreError           a store file that cannot be opened or is not a clinseek store
+    │   └── IngestError      a source file that cannot be ingested (file, line, column, problem)
+    ├── PolicyError          an unknown policy version or an invalid episode key
+    ├── EpisodeError         an episode that cannot be built (unknown subject, …)
+    ├── ToolError            a problem the *model* can fix; returned to it as a structured error
+    ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
+    ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
+    ├── MissingExtraError    an optional dependency that is not installed (names the extra)
+    └── ScoringError         results that cannot be scored (file, row, field)
+
+Only ``ToolError`` reaches the model. Any other exception raised while a question runs ends
+that run as an infrastructure error, never as a wrong answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ClinseekError(Exception):
+    """Base of every error clinseek raises on purpose."""
+
+
+class RegistryError(ClinseekError):
+    """A registry name was registered twice, or looked up and not found."""
+
+
+class StoreError(ClinseekError):
+    """A store could not be opened, or is not a clinseek store."""
+
+
+class IngestError(StoreError):
+    """A source file could not be ingested.
+
+    Attributes:
+        path: the source file.
+        line: 1-based line number in the file of the first offending row (header = line 1),
+            or ``None`` when the problem is not tied to a line.
+        column: the offending column, or ``None``.
+        problem: what was expected and what was found.
+    """
+
+    def __init__(
+        self, path: Path | str, problem: str, *, line: int | None = None, column: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.column = column
+        self.problem = problem
+        where = str(self.path)
+        if line is not None:
+            where += f":{line}"
+        if column is not None:
+            where += f": column {column!r}"
+        super().__init__(f"{where}: {problem}")
+
+
+class PolicyError(ClinseekError):
+    """An unknown policy version, or an episode key the policy cannot apply."""
+
+
+class EpisodeError(ClinseekError):
+    """An episode could not be built (for example, the subject is not in the store)."""
+
+
+class ToolError(ClinseekError):
+    """A tool problem the model can fix (bad argument, refused SQL, timeout).
+
+    Attributes:
+        kind: a short machine-readable kind such as ``"bad_argument"``, ``"read_only"``,
+            ``"timeout"``, ``"unknown_table"``, ``"pinned"``.
+        message: a human-readable explanation that says how to fix the call.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+class ManifestError(ClinseekError):
+    """A benchmark manifest row does not validate.
+
+    Attributes:
+        path: the manifest file.
+        row: the row's qid, or its 1-based line/index when it has no qid.
+        field: the offending field, or ``None``.
+        problem: what was expected.
+    """
+
+    def __init__(
+        self, path: Path | str, problem: str, *, row: str | int | None = None, field: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.row = row
+        self.field = field
+        self.problem = problem
+        where = str(self.path)
+        if row is not None:
+            where += f": row {row}"
+        if field is not None:
+            where += f": field {field!r}"
+        super().__init__(f"{where}: {problem}")
+
+
+class ModelError(ClinseekError):
+    """A model provider is misconfigured (unknown provider, missing API key, bad base URL)."""
+
+
+class MissingExtraError(ClinseekError):
+    """An optional dependency is not installed.
+
+    Attributes:
+        feature: what needed it (e.g. ``"image.chest_xray_classifier"``).
+        extra: the pip extra that installs it (e.g. ``"imaging"``).
+    """
+
+    def __init__(self, feature: str, extra: str, detail: str = "") -> None:
+        self.feature = feature
+        self.extra = extra
+        msg = f"{feature} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]'"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(msg)
+
+
+class ScoringError(ClinseekError):
+    """Results that cannot be scored (names the file, row and field)."""
+
+
+__all__ = [
+    "ClinseekError",
+    "EpisodeError",
+    "IngestError",
+    "ManifestError",
+    "MissingExtraError",
+    "ModelError",
+    "PolicyError",
+    "RegistryError",
+    "ScoringError",
+    "StoreError",
+    "ToolError",
+]

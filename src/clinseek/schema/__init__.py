@@ -1,0 +1,32 @@
+"""The schema registry: one declarative description of every MIMIC table clinseek knows.
+
+It is the single source for ingest (file names, columns, types), the synthetic generator, the
+temporal policy (event-time column or inherited parent time, outcome-revealing columns,
+target-encounter keys), the EHR tools (table descriptions, dictionary joins) and the docs.
+
+Covered releases: MIMIC-IV 3.1 ``hosp`` and ``icu``, MIMIC-IV-ED 2.2, MIMIC-IV-Note 2.2,
+MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
+"""
+
+from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
+from ._model import MODULES, Column, DictJoin, DuckType, EventTime, Mask, Module, ParentTime, Table, Visibility
+from ._registry import check_registry, get_table, modules, tables
+
+__all__ = [
+    "CHEXPERT_LABELS",
+    "MODULES",
+    "STUDY_TIME_SQL",
+    "Column",
+    "DictJoin",
+    "DuckType",
+    "EventTime",
+    "Mask",
+    "Module",
+    "ParentTime",
+    "Table",
+    "Visibility",
+    "check_registry",
+    "get_table",
+    "modules",
+    "tables",
+]

@@ -1,0 +1,221 @@
+"""The declarative shapes of the registry: tables, columns, time rules, masks, dictionary joins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+DuckType = Literal["SMALLINT", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR", "TIMESTAMP", "DATE", "BOOLEAN"]
+
+Module = Literal["hosp", "icu", "ed", "note", "cxr"]
+
+MODULES: tuple[Module, ...] = ("hosp", "icu", "ed", "note", "cxr")
+
+Visibility = Literal["event", "static", "dictionary", "never"]
+"""How a table is exposed in an episode.
+
+- ``event``: rows become visible at their event time (see :class:`Table.event_time`).
+- ``static``: one row per patient, always visible (``hosp.patients``); future values masked.
+- ``dictionary``: holds no patient data and is visible whole (``d_*``, ``provider``, ``caregiver``).
+- ``never``: label sources that are never evidence (``cxr.chexpert``, ``cxr.negbio``, ``cxr.split``).
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a MIMIC table.
+
+    Attributes:
+        name: the column name exactly as in the MIMIC release (lower case, except MIMIC-CXR's
+            DICOM-derived names such as ``StudyDate``).
+        type: the DuckDB type the store holds it as.
+        description: a short clinical description (empty for self-explanatory columns).
+        aliases: other header spellings seen in releases (e.g. ``ORIGINALAMOUNT`` in the
+            MIMIC-IV 2.2 ``procedureevents`` file); ingest accepts them, case-insensitively.
+        optional: the column is absent from some supported releases; ingest fills NULL.
+    """
+
+    name: str
+    type: DuckType
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    optional: bool = False
+
+    @property
+    def is_time(self) -> bool:
+        """True for TIMESTAMP and DATE columns (the ones the generic future-value rule applies to)."""
+        return self.type in ("TIMESTAMP", "DATE")
+
+
+@dataclass(frozen=True, slots=True)
+class ParentTime:
+    """The time a row inherits from a parent table.
+
+    The parent's time per key is ``min(time)`` over the parent rows with that key, so a parent
+    with several rows per key (CXR images of one study) still gives one instant.
+
+    Attributes:
+        table: qualified parent table name, e.g. ``"hosp.admissions"``.
+        on: the key columns, present under the same names in child and parent.
+        time: SQL expression over the parent row (alias ``t``) giving its instant (TIMESTAMP).
+    """
+
+    table: str
+    on: tuple[str, ...]
+    time: str
+
+
+@dataclass(frozen=True, slots=True)
+class EventTime:
+    """When a row of an ``event`` table became known.
+
+    Attributes:
+        expr: SQL (DuckDB dialect) over the row alias ``t`` giving a TIMESTAMP; when ``parent``
+            is set it may also use ``parent_time``. Date-only columns are written as
+            ``t.chartdate + INTERVAL 1 DAY`` (known at the end of that day).
+        parent: the parent whose time this row inherits, if any.
+        sort: the column(s) the store sorts the table by after ``subject_id``.
+        rationale: why this is the event time (shown in docs and tool descriptions).
+    """
+
+    expr: str
+    parent: ParentTime | None = None
+    sort: tuple[str, ...] = ()
+    rationale: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    """Columns that are NULL in a visible row until an instant has passed.
+
+    Attributes:
+        columns: the masked columns.
+        known_at: SQL over the row alias ``t`` giving the instant at which the values become
+            known (NULL means "not known yet", so the values stay masked). ``None`` means the
+            columns are always masked (they encode the row's final state, e.g. ``poe.order_status``).
+        reason: why these values reveal the future.
+    """
+
+    columns: tuple[str, ...]
+    known_at: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DictJoin:
+    """A dictionary join that gives codes their human-readable labels.
+
+    Attributes:
+        columns: key columns in this table.
+        table: the dictionary table (qualified).
+        keys: the matching key columns in the dictionary (same order as ``columns``).
+        labels: dictionary columns to bring in (e.g. ``("label", "fluid", "category")``).
+    """
+
+    columns: tuple[str, ...]
+    table: str
+    keys: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One MIMIC table as the store, the policy, the tools and the docs see it.
+
+    Attributes:
+        module: MIMIC module; also the DuckDB schema the store keeps the table in.
+        name: table name as in MIMIC.
+        description: a short clinical description.
+        columns: columns in release order.
+        key: columns that identify a row (may be empty where MIMIC has no key).
+        visibility: see :data:`Visibility`.
+        event_time: for ``event`` tables, when a row becomes known.
+        masks: outcome-revealing columns beyond the generic rule (every TIMESTAMP/DATE value
+            after the cutoff is NULL in every table).
+        target_key: ``"hadm_id"`` or ``"stay_id"`` when rows keyed to the question's target
+            encounter are never visible (codes assigned at or after discharge).
+        dict_joins: dictionary joins for labels.
+        required: ingest fails when the module is given but this table's file is missing.
+        source: the release the definition follows, e.g. ``"MIMIC-IV 3.1"``.
+        files: file stems ingest looks for (without ``.csv``/``.csv.gz``), relative to the
+            module directory; default ``(<module>/<name>,)`` or ``(<name>,)``.
+    """
+
+    module: Module
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...] = ()
+    visibility: Visibility = "event"
+    event_time: EventTime | None = None
+    masks: tuple[Mask, ...] = ()
+    target_key: Literal["hadm_id", "stay_id"] | None = None
+    dict_joins: tuple[DictJoin, ...] = ()
+    required: bool = False
+    source: str = "MIMIC-IV 3.1"
+    files: tuple[str, ...] = field(default=())
+
+    @property
+    def qualified(self) -> str:
+        """``module.name``, the name of the table in the store."""
+        return f"{self.module}.{self.name}"
+
+    @property
+    def file_stems(self) -> tuple[str, ...]:
+        """File stems ingest looks for, relative to the module's source directory, in order."""
+        return self.files or (f"{self.module}/{self.name}", self.name)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Column names in release order."""
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def is_patient_table(self) -> bool:
+        """True when the table holds patient rows (it has a ``subject_id`` column)."""
+        return "subject_id" in self.column_names
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``.
+
+        Raises:
+            KeyError: when the table has no such column.
+        """
+        for col in self.columns:
+            if col.name == name:
+                return col
+        raise KeyError(f"{self.qualified} has no column {name!r}")
+
+    @property
+    def sort_columns(self) -> tuple[str, ...]:
+        """Columns the store sorts by: ``subject_id`` then the event-time columns (patient tables)."""
+        if not self.is_patient_table:
+            return self.key
+        extra = self.event_time.sort if self.event_time else ()
+        return ("subject_id", *extra)
+
+
+def parse_columns(spec: str, docs: dict[str, str] | None = None) -> tuple[Column, ...]:
+    """Build columns from a compact ``"name TYPE, name TYPE"`` spec and a description map."""
+    docs = docs or {}
+    out: list[Column] = []
+    for item in spec.split(","):
+        parts = item.split()
+        if not parts:
+            continue
+        name, type_ = parts[0], parts[1]
+        flags = set(parts[2:])
+        aliases = tuple(f[len("alias=") :] for f in flags if f.startswith("alias="))
+        out.append(
+            Column(
+                name=name,
+                type=type_,  # type: ignore[arg-type]
+                description=docs.get(name, ""),
+                aliases=aliases,
+                optional="optional" in flags,
+            )
+        )
+    unknown = set(docs) - {c.name for c in out}
+    if unknown:
+        raise ValueError(f"descriptions for unknown columns: {sorted(unknown)}")
+    return tuple(out)

@@ -1,0 +1,106 @@
+"""The registry: every table by qualified name, and lookups over it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..errors import RegistryError
+from ._cxr import CXR
+from ._ed import ED
+from ._hosp import HOSP
+from ._icu import ICU
+from ._model import MODULES, Module, Table
+from ._note import NOTE
+
+_ALL: tuple[Table, ...] = HOSP + ICU + ED + NOTE + CXR
+_BY_NAME: dict[str, Table] = {}
+for _t in _ALL:
+    if _t.qualified in _BY_NAME:  # pragma: no cover - guarded by tests
+        raise RegistryError(f"table {_t.qualified} registered twice")
+    _BY_NAME[_t.qualified] = _t
+
+
+def tables(modules: Iterable[Module] | None = None) -> tuple[Table, ...]:
+    """Every registered table, in module order (hosp, icu, ed, note, cxr) then release order."""
+    if modules is None:
+        return _ALL
+    wanted = set(modules)
+    return tuple(t for t in _ALL if t.module in wanted)
+
+
+def get_table(name: str) -> Table:
+    """The table called ``name``: qualified (``hosp.labevents``) or, when unambiguous, bare (``labevents``).
+
+    Raises:
+        RegistryError: the name is unknown or ambiguous.
+    """
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    matches = [t for t in _ALL if t.name == name]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise RegistryError(f"unknown table {name!r}; known: {', '.join(sorted(_BY_NAME))}")
+    raise RegistryError(f"table name {name!r} is ambiguous: {', '.join(t.qualified for t in matches)}")
+
+
+def modules() -> tuple[Module, ...]:
+    """The MIMIC modules, in registry order."""
+    return MODULES
+
+
+_REF = re.compile(r"\bt\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def check_registry() -> list[str]:
+    """Consistency problems in the registry (an empty list when it is sound).
+
+    Checks that keys, sort columns, masked columns, dictionary joins, parents and the ``t.``
+    column references of every time expression name columns and tables that exist.
+    """
+    problems: list[str] = []
+    for t in _ALL:
+        names = set(t.column_names)
+        if len(names) != len(t.columns):
+            problems.append(f"{t.qualified}: duplicate column names")
+        for col in (*t.key, *t.sort_columns):
+            if col not in names:
+                problems.append(f"{t.qualified}: key/sort column {col!r} does not exist")
+        for mask in t.masks:
+            problems += [f"{t.qualified}: masked column {c!r} does not exist" for c in mask.columns if c not in names]
+            if mask.known_at:
+                problems += _check_refs(t, mask.known_at, names)
+        for dj in t.dict_joins:
+            problems += [f"{t.qualified}: dict join column {c!r} missing" for c in dj.columns if c not in names]
+            target = _BY_NAME.get(dj.table)
+            if target is None:
+                problems.append(f"{t.qualified}: dict join to unknown table {dj.table}")
+            else:
+                have = set(target.column_names)
+                problems += [f"{t.qualified}: {dj.table} has no column {c!r}" for c in (*dj.keys, *dj.labels) if c not in have]
+        problems += _check_time(t, names)
+    return problems
+
+
+def _check_time(t: Table, names: set[str]) -> list[str]:
+    if t.visibility != "event":
+        return [] if t.event_time is None else [f"{t.qualified}: {t.visibility} table has an event time"]
+    if t.event_time is None:
+        return [f"{t.qualified}: event table without an event time"]
+    out = _check_refs(t, t.event_time.expr, names)
+    parent = t.event_time.parent
+    if parent is not None:
+        ptable = _BY_NAME.get(parent.table)
+        if ptable is None:
+            return [*out, f"{t.qualified}: unknown parent {parent.table}"]
+        out += [f"{t.qualified}: parent key {c!r} missing" for c in parent.on if c not in names or c not in ptable.column_names]
+        out += _check_refs(ptable, parent.time, set(ptable.column_names))
+    elif "parent_time" in t.event_time.expr:
+        out.append(f"{t.qualified}: uses parent_time without a parent")
+    return out
+
+
+def _check_refs(t: Table, expr: str, names: set[str]) -> list[str]:
+    # references inside sub-selects over other tables use other aliases; only `t.` is checked
+    return [f"{t.qualified}: expression refers to unknown column t.{c}" for c in _REF.findall(expr) if c not in names]

@@ -1,0 +1,172 @@
+"""The one place that opens store files with DuckDB, and the store's DDL and metadata tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from .. import __version__
+from ..errors import StoreError
+from ..schema import MODULES, Table, get_table, tables
+
+META_SCHEMA = "clinseek_meta"
+"""Schema holding the store's provenance: ``store_info`` (key/value) and ``table_info`` (one row per table)."""
+
+STORE_FORMAT = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLimits:
+    """Resource limits for DuckDB while building a store.
+
+    Attributes:
+        memory_limit: DuckDB ``memory_limit`` (e.g. ``"1GB"``); DuckDB spills beyond it.
+        threads: worker threads (``None`` = DuckDB's default, the number of cores).
+        temp_directory: where DuckDB spills; default ``<store>.tmp`` beside the store.
+    """
+
+    memory_limit: str = "1GB"
+    threads: int | None = None
+    temp_directory: Path | None = None
+
+
+def connect_store(path: Path, *, read_only: bool = True, limits: StoreLimits | None = None) -> duckdb.DuckDBPyConnection:
+    """Open a store file.
+
+    Args:
+        path: the DuckDB file.
+        read_only: open read-only (the default; episodes and tools never write).
+        limits: memory/thread/spill limits (used when building).
+
+    Raises:
+        StoreError: the file does not exist (read-only) or cannot be opened by DuckDB.
+    """
+    if read_only and not path.exists():
+        raise StoreError(f"{path}: no such store file")
+    limits = limits or StoreLimits()
+    config: dict[str, str | int | bool] = {"memory_limit": limits.memory_limit}
+    if limits.threads:
+        config["threads"] = limits.threads
+    if not read_only:
+        temp = limits.temp_directory or path.with_name(path.name + ".tmp")
+        config["temp_directory"] = str(temp)
+    try:
+        return duckdb.connect(str(path), read_only=read_only, config=config)
+    except duckdb.Error as err:
+        raise StoreError(f"{path}: cannot open as a DuckDB store: {err}") from err
+
+
+def table_ddl(table: Table, *, name: str | None = None) -> str:
+    """``CREATE TABLE`` for a registry table (quoted column names, registry types)."""
+    cols = ", ".join(f'"{c.name}" {c.type}' for c in table.columns)
+    return f"CREATE TABLE {name or table.qualified} ({cols})"
+
+
+def init_store(con: duckdb.DuckDBPyConnection, *, kind: str, sources: dict[str, str] | None = None) -> None:
+    """Create the module schemas and the metadata tables, and record what built the store.
+
+    Args:
+        con: a writable connection.
+        kind: ``"ingest"`` or ``"synthetic"``.
+        sources: extra key/values for ``store_info`` (source versions, seed, ...).
+    """
+    for module in (*MODULES, META_SCHEMA):
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {module}")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.store_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.table_info (table_name VARCHAR PRIMARY KEY, module VARCHAR, "
+        "row_count BIGINT, source_file VARCHAR, source_sha256 VARCHAR, source_version VARCHAR, built_at TIMESTAMP)"
+    )
+    info = {"format": STORE_FORMAT, "kind": kind, "clinseek_version": __version__, **(sources or {})}
+    info.setdefault("created_at", dt.datetime.now(dt.UTC).replace(tzinfo=None).isoformat(timespec="seconds"))
+    for key, value in info.items():
+        con.execute(f"INSERT OR REPLACE INTO {META_SCHEMA}.store_info VALUES (?, ?)", [key, value])
+
+
+def record_table(
+    con: duckdb.DuckDBPyConnection,
+    table: Table,
+    *,
+    row_count: int,
+    source_file: str | None = None,
+    source_sha256: str | None = None,
+    source_version: str | None = None,
+) -> None:
+    """Record that ``table`` is complete in the store (the marker resumable ingest checks)."""
+    con.execute(
+        f"INSERT OR REPLACE INTO {META_SCHEMA}.table_info VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            table.qualified,
+            table.module,
+            row_count,
+            source_file,
+            source_sha256,
+            source_version or table.source,
+            dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        ],
+    )
+
+
+def finished_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Qualified names of the tables recorded as complete."""
+    try:
+        rows = con.execute(f"SELECT table_name FROM {META_SCHEMA}.table_info").fetchall()
+    except duckdb.CatalogException:
+        return set()
+    return {r[0] for r in rows}
+
+
+class Store:
+    """A built clinseek store, opened read-only.
+
+    Tables live in DuckDB schemas named after MIMIC modules (``hosp.labevents``); the registry
+    (:mod:`clinseek.schema`) describes them. A store may hold any subset of the registry
+    (modules or tables that were absent at ingest are simply not there).
+
+    Raises:
+        StoreError: the file is missing or is not a clinseek store.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        con = connect_store(self.path, read_only=True)
+        try:
+            self._info = dict(con.execute(f"SELECT key, value FROM {META_SCHEMA}.store_info").fetchall())
+            self._tables = {r[0]: int(r[1]) for r in con.execute(f"SELECT table_name, row_count FROM {META_SCHEMA}.table_info").fetchall()}
+        except duckdb.CatalogException as err:
+            raise StoreError(f"{self.path}: not a clinseek store (no {META_SCHEMA} tables)") from err
+        finally:
+            con.close()
+
+    @property
+    def info(self) -> dict[str, str]:
+        """The ``store_info`` key/values (kind, format, clinseek_version, created_at, sources...)."""
+        return dict(self._info)
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        """Row count per qualified table name, for the tables present."""
+        return dict(self._tables)
+
+    def has_table(self, name: str) -> bool:
+        """True when the (qualified or bare) table is in this store."""
+        try:
+            return get_table(name).qualified in self._tables
+        except Exception:
+            return False
+
+    def present_tables(self) -> tuple[Table, ...]:
+        """Registry tables present in this store, in registry order."""
+        return tuple(t for t in tables() if t.qualified in self._tables)
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A new read-only connection (one per thread; DuckDB connections are not shared)."""
+        return connect_store(self.path, read_only=True)
+
+
+def open_store(path: Path | str) -> Store:
+    """Open a built store read-only. See :class:`Store`."""
+    return Store(path)
