@@ -11,9 +11,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-data_app = typer.Typer(help="Build and inspect stores: ingest MIMIC files, synthesize a store, show info.", no_args_is_help=True)
-bench_app = typer.Typer(help="Benchmarks: validate manifests, build benchmarks from a store, join curated inputs.", no_args_is_help=True)
-distill_app = typer.Typer(help="Export scored agent runs as supervised fine-tuning data.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="Build and inspect stores: ingest MIMIC files, synthesize a store, show info.", no_args_is_help=True
+)
+bench_app = typer.Typer(
+    help="Benchmarks: validate manifests, build benchmarks from a store, join curated inputs.",
+    no_args_is_help=True,
+)
+distill_app = typer.Typer(
+    help="Export scored agent runs as supervised fine-tuning data.", no_args_is_help=True
+)
 
 app.add_typer(data_app, name="data")
 app.add_typer(bench_app, name="bench")

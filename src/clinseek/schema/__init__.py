@@ -9,7 +9,18 @@ MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
 """
 
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
-from ._model import MODULES, Column, DictJoin, DuckType, EventTime, Mask, Module, ParentTime, Table, Visibility
+from ._model import (
+    MODULES,
+    Column,
+    DictJoin,
+    DuckType,
+    EventTime,
+    Mask,
+    Module,
+    ParentTime,
+    Table,
+    Visibility,
+)
 from ._registry import check_registry, get_table, modules, tables
 
 __all__ = [

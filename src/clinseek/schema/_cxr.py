@@ -72,7 +72,9 @@ CXR: tuple[Table, ...] = (
             },
         ),
         key=("dicom_id",),
-        event_time=EventTime(STUDY_TIME_SQL, sort=("StudyDate", "StudyTime"), rationale="the study's acquisition time"),
+        event_time=EventTime(
+            STUDY_TIME_SQL, sort=("StudyDate", "StudyTime"), rationale="the study's acquisition time"
+        ),
         source=_CXR,
         files=("mimic-cxr-2.0.0-metadata",),
     ),
@@ -86,13 +88,23 @@ CXR: tuple[Table, ...] = (
         ),
         key=("study_id",),
         event_time=EventTime(
-            "parent_time", parent=ParentTime("cxr.metadata", ("study_id",), STUDY_TIME_SQL), sort=("study_id",)
+            "parent_time",
+            parent=ParentTime("cxr.metadata", ("study_id",), STUDY_TIME_SQL),
+            sort=("study_id",),
         ),
         source="MIMIC-CXR 2.0.0",
         files=("reports",),
     ),
-    _label_table("chexpert", "CheXpert labeler output per study (14 observations); a label source, never evidence.", "mimic-cxr-2.0.0-chexpert"),
-    _label_table("negbio", "NegBio labeler output per study (14 observations); a label source, never evidence.", "mimic-cxr-2.0.0-negbio"),
+    _label_table(
+        "chexpert",
+        "CheXpert labeler output per study (14 observations); a label source, never evidence.",
+        "mimic-cxr-2.0.0-chexpert",
+    ),
+    _label_table(
+        "negbio",
+        "NegBio labeler output per study (14 observations); a label source, never evidence.",
+        "mimic-cxr-2.0.0-negbio",
+    ),
     Table(
         "cxr",
         "split",

@@ -51,11 +51,18 @@ ED: tuple[Table, ...] = (
         "Triage assessment at ED arrival: vital signs, pain, acuity (ESI 1-5) and chief complaint.",
         parse_columns(
             f"subject_id INTEGER, stay_id INTEGER, {_VITALS}, pain VARCHAR, acuity DOUBLE, chiefcomplaint VARCHAR",
-            {**_VITAL_DOCS, "acuity": "Emergency Severity Index, 1 (most urgent) to 5.", "chiefcomplaint": "Reason for the visit, free text."},
+            {
+                **_VITAL_DOCS,
+                "acuity": "Emergency Severity Index, 1 (most urgent) to 5.",
+                "chiefcomplaint": "Reason for the visit, free text.",
+            },
         ),
         key=("stay_id",),
         event_time=EventTime(
-            "parent_time", parent=ParentTime("ed.edstays", ("stay_id",), "t.intime"), sort=("stay_id",), rationale="taken at arrival"
+            "parent_time",
+            parent=ParentTime("ed.edstays", ("stay_id",), "t.intime"),
+            sort=("stay_id",),
+            rationale="taken at arrival",
         ),
         source=_ED,
         files=("ed/triage", "triage"),
@@ -64,7 +71,10 @@ ED: tuple[Table, ...] = (
         "ed",
         "vitalsign",
         "Vital signs charted during the ED stay.",
-        parse_columns(f"subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, {_VITALS}, rhythm VARCHAR, pain VARCHAR", _VITAL_DOCS),
+        parse_columns(
+            f"subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, {_VITALS}, rhythm VARCHAR, pain VARCHAR",
+            _VITAL_DOCS,
+        ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
         source=_ED,
         files=("ed/vitalsign", "vitalsign"),
@@ -94,7 +104,10 @@ ED: tuple[Table, ...] = (
         parse_columns(
             "subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, name VARCHAR, gsn VARCHAR, ndc VARCHAR, "
             "etc_rn SMALLINT, etccode VARCHAR, etcdescription VARCHAR",
-            {"etcdescription": "Enhanced Therapeutic Class of the drug.", "etc_rn": "Rank when a drug has several classes."},
+            {
+                "etcdescription": "Enhanced Therapeutic Class of the drug.",
+                "etc_rn": "Rank when a drug has several classes.",
+            },
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
         source=_ED,

@@ -19,8 +19,12 @@ _MICRO_RESULT = (
     "comments",
 )
 _ADMISSION = ParentTime("hosp.admissions", ("hadm_id",), "t.dischtime")
-_ICD_DICT_DX = DictJoin(("icd_code", "icd_version"), "hosp.d_icd_diagnoses", ("icd_code", "icd_version"), ("long_title",))
-_ICD_DICT_PX = DictJoin(("icd_code", "icd_version"), "hosp.d_icd_procedures", ("icd_code", "icd_version"), ("long_title",))
+_ICD_DICT_DX = DictJoin(
+    ("icd_code", "icd_version"), "hosp.d_icd_diagnoses", ("icd_code", "icd_version"), ("long_title",)
+)
+_ICD_DICT_PX = DictJoin(
+    ("icd_code", "icd_version"), "hosp.d_icd_procedures", ("icd_code", "icd_version"), ("long_title",)
+)
 
 HOSP: tuple[Table, ...] = (
     Table(
@@ -66,7 +70,9 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("hadm_id",),
-        event_time=EventTime("t.admittime", sort=("admittime",), rationale="an admission exists from its admittime"),
+        event_time=EventTime(
+            "t.admittime", sort=("admittime",), rationale="an admission exists from its admittime"
+        ),
         masks=(
             Mask(
                 ("dischtime", "deathtime", "discharge_location", "hospital_expire_flag"),
@@ -91,7 +97,9 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("transfer_id",),
-        event_time=EventTime("t.intime", sort=("intime",), rationale="a stay in a unit is known when it starts"),
+        event_time=EventTime(
+            "t.intime", sort=("intime",), rationale="a stay in a unit is known when it starts"
+        ),
         required=True,
     ),
     Table(
@@ -110,7 +118,10 @@ HOSP: tuple[Table, ...] = (
         "Billed ICD-9/ICD-10 diagnoses per admission, ranked by seq_num. Assigned by coders after discharge.",
         parse_columns(
             "subject_id INTEGER, hadm_id INTEGER, seq_num INTEGER, icd_code VARCHAR, icd_version SMALLINT",
-            {"seq_num": "Priority of the code within the admission (1 = principal).", "icd_version": "9 or 10."},
+            {
+                "seq_num": "Priority of the code within the admission (1 = principal).",
+                "icd_version": "9 or 10.",
+            },
         ),
         key=("hadm_id", "seq_num"),
         event_time=EventTime(
@@ -137,7 +148,9 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("hadm_id", "drg_type"),
-        event_time=EventTime("parent_time", parent=_ADMISSION, sort=("hadm_id",), rationale="billed after discharge"),
+        event_time=EventTime(
+            "parent_time", parent=_ADMISSION, sort=("hadm_id",), rationale="billed after discharge"
+        ),
         target_key="hadm_id",
     ),
     Table(
@@ -199,7 +212,11 @@ HOSP: tuple[Table, ...] = (
         key=("labevent_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="the specimen time"),
         masks=(
-            Mask(_LAB_RESULT, "coalesce(t.storetime, t.charttime)", "drawn before the cutoff but resulted after it"),
+            Mask(
+                _LAB_RESULT,
+                "coalesce(t.storetime, t.charttime)",
+                "drawn before the cutoff but resulted after it",
+            ),
         ),
         dict_joins=(DictJoin(("itemid",), "hosp.d_labitems", ("itemid",), ("label", "fluid", "category")),),
         required=True,
@@ -229,7 +246,9 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("microevent_id",),
         event_time=EventTime(
-            "coalesce(t.charttime, t.chartdate + INTERVAL 1 DAY)", sort=("chartdate", "charttime"), rationale="specimen time"
+            "coalesce(t.charttime, t.chartdate + INTERVAL 1 DAY)",
+            sort=("chartdate", "charttime"),
+            rationale="specimen time",
         ),
         masks=(
             Mask(
@@ -257,7 +276,9 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("pharmacy_id", "drug", "drug_type"),
-        event_time=EventTime("t.starttime", sort=("starttime",), rationale="a prescription is evidence once it starts"),
+        event_time=EventTime(
+            "t.starttime", sort=("starttime",), rationale="a prescription is evidence once it starts"
+        ),
         required=True,
     ),
     Table(
@@ -283,7 +304,9 @@ HOSP: tuple[Table, ...] = (
             sort=("starttime",),
             rationale="an order entered but not started is not yet evidence of the next medication",
         ),
-        masks=(Mask(("status",), "t.stoptime", "the order's final status is known only once it has stopped"),),
+        masks=(
+            Mask(("status",), "t.stoptime", "the order's final status is known only once it has stopped"),
+        ),
     ),
     Table(
         "hosp",
@@ -317,7 +340,9 @@ HOSP: tuple[Table, ...] = (
             "infusion_rate_adjustment_amount VARCHAR, infusion_rate_unit VARCHAR, route VARCHAR, infusion_complete VARCHAR, "
             "completion_interval VARCHAR, new_iv_bag_hung VARCHAR, continued_infusion_in_other_location VARCHAR, "
             "restart_interval VARCHAR, side VARCHAR, site VARCHAR, non_formulary_visual_verification VARCHAR",
-            {"parent_field_ordinal": "Orders several detail rows of one administration (e.g. 1.1, 1.2); text."},
+            {
+                "parent_field_ordinal": "Orders several detail rows of one administration (e.g. 1.1, 1.2); text."
+            },
         ),
         key=("emar_id", "parent_field_ordinal"),
         event_time=EventTime(
@@ -358,7 +383,9 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "poe_detail",
         "Name/value details of provider orders (e.g. admit to, code status, discharge planning).",
-        parse_columns("poe_id VARCHAR, poe_seq INTEGER, subject_id INTEGER, field_name VARCHAR, field_value VARCHAR"),
+        parse_columns(
+            "poe_id VARCHAR, poe_seq INTEGER, subject_id INTEGER, field_name VARCHAR, field_value VARCHAR"
+        ),
         key=("poe_id", "field_name"),
         event_time=EventTime(
             "parent_time", parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",)
@@ -370,10 +397,17 @@ HOSP: tuple[Table, ...] = (
         "Online medical record: outpatient measurements such as blood pressure, weight, height and BMI (date only).",
         parse_columns(
             "subject_id INTEGER, chartdate DATE, seq_num INTEGER, result_name VARCHAR, result_value VARCHAR",
-            {"result_name": "Measurement name (e.g. 'Blood Pressure', 'Weight (Lbs)', 'BMI (kg/m2)').", "result_value": "Value as text."},
+            {
+                "result_name": "Measurement name (e.g. 'Blood Pressure', 'Weight (Lbs)', 'BMI (kg/m2)').",
+                "result_value": "Value as text.",
+            },
         ),
         key=("subject_id", "chartdate", "result_name", "seq_num"),
-        event_time=EventTime("t.chartdate + INTERVAL 1 DAY", sort=("chartdate",), rationale="date only: known at the end of that day"),
+        event_time=EventTime(
+            "t.chartdate + INTERVAL 1 DAY",
+            sort=("chartdate",),
+            rationale="date only: known at the end of that day",
+        ),
     ),
     Table(
         "hosp",

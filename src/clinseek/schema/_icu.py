@@ -6,7 +6,10 @@ from ._model import DictJoin, EventTime, Mask, Table, parse_columns
 
 _ITEM = DictJoin(("itemid",), "icu.d_items", ("itemid",), ("label", "category", "unitname"))
 _STAY_COLS = "subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, caregiver_id INTEGER"
-_STAY_DOCS = {"stay_id": "ICU stay identifier (icu.icustays).", "caregiver_id": "De-identified caregiver who charted the row."}
+_STAY_DOCS = {
+    "stay_id": "ICU stay identifier (icu.icustays).",
+    "caregiver_id": "De-identified caregiver who charted the row.",
+}
 _INFUSION_DOCS = {
     **_STAY_DOCS,
     "starttime": "Start of the infusion or bolus.",
@@ -48,7 +51,12 @@ ICU: tuple[Table, ...] = (
         parse_columns(
             f"{_STAY_COLS}, charttime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, value VARCHAR, valuenum DOUBLE, "
             "valueuom VARCHAR, warning SMALLINT",
-            {**_STAY_DOCS, "charttime": "Time of the observation.", "storetime": "Time it was validated.", "warning": "1 if the value triggered a warning."},
+            {
+                **_STAY_DOCS,
+                "charttime": "Time of the observation.",
+                "storetime": "Time it was validated.",
+                "warning": "1 if the value triggered a warning.",
+            },
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
         dict_joins=(_ITEM,),
@@ -76,7 +84,11 @@ ICU: tuple[Table, ...] = (
             "ordercategorydescription VARCHAR, patientweight DOUBLE, totalamount DOUBLE, totalamountuom VARCHAR, "
             "isopenbag SMALLINT, continueinnextdept SMALLINT, statusdescription VARCHAR, originalamount DOUBLE, "
             "originalrate DOUBLE",
-            {**_INFUSION_DOCS, "patientweight": "Weight in kg used for weight-based dosing.", "totalamount": "Total volume of the bag."},
+            {
+                **_INFUSION_DOCS,
+                "patientweight": "Weight in kg used for weight-based dosing.",
+                "totalamount": "Total volume of the bag.",
+            },
         ),
         key=("orderid", "itemid", "starttime"),
         event_time=EventTime("t.starttime", sort=("starttime",)),
@@ -100,7 +112,13 @@ ICU: tuple[Table, ...] = (
             _INFUSION_DOCS,
         ),
         event_time=EventTime("t.starttime", sort=("starttime",)),
-        masks=(Mask(("endtime", "amount", "originalamount", "statusdescription"), "t.endtime", _INFUSION_MASK_REASON),),
+        masks=(
+            Mask(
+                ("endtime", "amount", "originalamount", "statusdescription"),
+                "t.endtime",
+                _INFUSION_MASK_REASON,
+            ),
+        ),
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -124,11 +142,21 @@ ICU: tuple[Table, ...] = (
             "ordercategoryname VARCHAR, ordercategorydescription VARCHAR, patientweight DOUBLE, isopenbag SMALLINT, "
             "continueinnextdept SMALLINT, statusdescription VARCHAR, originalamount DOUBLE alias=ORIGINALAMOUNT, "
             "originalrate DOUBLE alias=ORIGINALRATE",
-            {**_STAY_DOCS, "value": "Duration or count of the procedure, in valueuom.", "location": "Body site (lines, drains)."},
+            {
+                **_STAY_DOCS,
+                "value": "Duration or count of the procedure, in valueuom.",
+                "location": "Body site (lines, drains).",
+            },
         ),
         key=("orderid",),
         event_time=EventTime("t.starttime", sort=("starttime",)),
-        masks=(Mask(("endtime", "value", "statusdescription"), "t.endtime", "a duration is known once the procedure ends"),),
+        masks=(
+            Mask(
+                ("endtime", "value", "statusdescription"),
+                "t.endtime",
+                "a duration is known once the procedure ends",
+            ),
+        ),
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -138,7 +166,10 @@ ICU: tuple[Table, ...] = (
         parse_columns(
             "itemid INTEGER, label VARCHAR, abbreviation VARCHAR, linksto VARCHAR, category VARCHAR, unitname VARCHAR, "
             "param_type VARCHAR, lownormalvalue DOUBLE, highnormalvalue DOUBLE",
-            {"linksto": "The event table that uses the item.", "param_type": "Numeric, Text, Date time, Solution, Process, ..."},
+            {
+                "linksto": "The event table that uses the item.",
+                "param_type": "Numeric, Text, Date time, Solution, Process, ...",
+            },
         ),
         key=("itemid",),
         visibility="dictionary",

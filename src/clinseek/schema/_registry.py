@@ -68,17 +68,25 @@ def check_registry() -> list[str]:
             if col not in names:
                 problems.append(f"{t.qualified}: key/sort column {col!r} does not exist")
         for mask in t.masks:
-            problems += [f"{t.qualified}: masked column {c!r} does not exist" for c in mask.columns if c not in names]
+            problems += [
+                f"{t.qualified}: masked column {c!r} does not exist" for c in mask.columns if c not in names
+            ]
             if mask.known_at:
                 problems += _check_refs(t, mask.known_at, names)
         for dj in t.dict_joins:
-            problems += [f"{t.qualified}: dict join column {c!r} missing" for c in dj.columns if c not in names]
+            problems += [
+                f"{t.qualified}: dict join column {c!r} missing" for c in dj.columns if c not in names
+            ]
             target = _BY_NAME.get(dj.table)
             if target is None:
                 problems.append(f"{t.qualified}: dict join to unknown table {dj.table}")
             else:
                 have = set(target.column_names)
-                problems += [f"{t.qualified}: {dj.table} has no column {c!r}" for c in (*dj.keys, *dj.labels) if c not in have]
+                problems += [
+                    f"{t.qualified}: {dj.table} has no column {c!r}"
+                    for c in (*dj.keys, *dj.labels)
+                    if c not in have
+                ]
         problems += _check_time(t, names)
     return problems
 
@@ -94,7 +102,11 @@ def _check_time(t: Table, names: set[str]) -> list[str]:
         ptable = _BY_NAME.get(parent.table)
         if ptable is None:
             return [*out, f"{t.qualified}: unknown parent {parent.table}"]
-        out += [f"{t.qualified}: parent key {c!r} missing" for c in parent.on if c not in names or c not in ptable.column_names]
+        out += [
+            f"{t.qualified}: parent key {c!r} missing"
+            for c in parent.on
+            if c not in names or c not in ptable.column_names
+        ]
         out += _check_refs(ptable, parent.time, set(ptable.column_names))
     elif "parent_time" in t.event_time.expr:
         out.append(f"{t.qualified}: uses parent_time without a parent")
@@ -103,4 +115,8 @@ def _check_time(t: Table, names: set[str]) -> list[str]:
 
 def _check_refs(t: Table, expr: str, names: set[str]) -> list[str]:
     # references inside sub-selects over other tables use other aliases; only `t.` is checked
-    return [f"{t.qualified}: expression refers to unknown column t.{c}" for c in _REF.findall(expr) if c not in names]
+    return [
+        f"{t.qualified}: expression refers to unknown column t.{c}"
+        for c in _REF.findall(expr)
+        if c not in names
+    ]

@@ -33,7 +33,9 @@ class StoreLimits:
     temp_directory: Path | None = None
 
 
-def connect_store(path: Path, *, read_only: bool = True, limits: StoreLimits | None = None) -> duckdb.DuckDBPyConnection:
+def connect_store(
+    path: Path, *, read_only: bool = True, limits: StoreLimits | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open a store file.
 
     Args:
@@ -75,7 +77,9 @@ def init_store(con: duckdb.DuckDBPyConnection, *, kind: str, sources: dict[str, 
     """
     for module in (*MODULES, META_SCHEMA):
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {module}")
-    con.execute(f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.store_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.store_info (key VARCHAR PRIMARY KEY, value VARCHAR)"
+    )
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {META_SCHEMA}.table_info (table_name VARCHAR PRIMARY KEY, module VARCHAR, "
         "row_count BIGINT, source_file VARCHAR, source_sha256 VARCHAR, source_version VARCHAR, built_at TIMESTAMP)"
@@ -135,7 +139,10 @@ class Store:
         con = connect_store(self.path, read_only=True)
         try:
             self._info = dict(con.execute(f"SELECT key, value FROM {META_SCHEMA}.store_info").fetchall())
-            self._tables = {r[0]: int(r[1]) for r in con.execute(f"SELECT table_name, row_count FROM {META_SCHEMA}.table_info").fetchall()}
+            self._tables = {
+                r[0]: int(r[1])
+                for r in con.execute(f"SELECT table_name, row_count FROM {META_SCHEMA}.table_info").fetchall()
+            }
         except duckdb.CatalogException as err:
             raise StoreError(f"{self.path}: not a clinseek store (no {META_SCHEMA} tables)") from err
         finally:
