@@ -5,4 +5,7 @@ Add one line per command module; keep each module to one concern (data, bench, r
 
 from __future__ import annotations
 
-from . import _data  # noqa: F401
+from . import (
+    _bench,  # noqa: F401
+    _data,  # noqa: F401
+)
