@@ -1,0 +1,123 @@
+"""``clinseek score DIR`` and ``clinseek compare DIR_A DIR_B``: deterministic scoring, paired tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .. import scoring
+from ._app import app
+
+_Layout = Annotated[
+    str,
+    typer.Option(
+        "--layout",
+        help="clinseek: runner results.jsonl under <benchmark>/<mode>/<model>/; "
+        "reference: ClinSeek-Evaluation-Results files under {agentic,oneshot}/.",
+    ),
+]
+_Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
+_Resamples = Annotated[int, typer.Option("--resamples", help="Paired bootstrap resamples.")]
+
+
+def _layout(value: str) -> scoring.Layout:
+    if value not in ("clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {value!r}", param_hint="--layout")
+    return value  # type: ignore[return-value]
+
+
+def _paired_table(comparison: scoring.PairedComparison) -> Table:
+    table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}")
+    for name in scoring.DELTA_HEADER:
+        table.add_column(name, justify="left" if name == "group" else "right")
+    for group in scoring.table_groups(comparison):
+        table.add_row(*scoring.delta_cells(group))
+    return table
+
+
+def _runs_table(report: scoring.ScoreReport) -> Table:
+    table = Table(title=f"Scores of {report.source}")
+    for name in ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "infra err"):
+        table.add_column(name, justify="left" if name in ("benchmark", "mode", "model") else "right")
+    for run in report.runs:
+        o = run.overall
+        table.add_row(
+            run.benchmark,
+            run.mode,
+            run.model,
+            str(o.n_questions),
+            scoring.pct(o.f1),
+            scoring.pct(run.macro_f1_over_categories),
+            scoring.pct(o.exact_match),
+            str(o.n_no_answer + o.n_missing),
+            str(o.n_infra_error),
+        )
+    return table
+
+
+@app.command("score")
+def score_cmd(
+    results: Annotated[Path, typer.Argument(help="A results directory or one results file.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: DIR itself).")] = None,
+    layout: _Layout = "clinseek",
+    manifest: Annotated[
+        Path | None,
+        typer.Option("--manifest", help="Benchmark manifest: its questions without a result score 0."),
+    ] = None,
+    score_infra_errors: Annotated[
+        bool,
+        typer.Option(
+            "--score-infra-errors", help="Score infrastructure errors as 0 instead of excluding them."
+        ),
+    ] = False,
+    seed: _Seed = 0,
+    resamples: _Resamples = 10_000,
+) -> None:
+    """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md."""
+    expected = scoring.read_expected(manifest) if manifest else ()
+    scored = scoring.score_path(
+        results,
+        layout=_layout(layout),
+        score_infra_errors=score_infra_errors,
+        expected=expected,
+        n_resamples=resamples,
+        seed=seed,
+    )
+    target = out or (results if results.is_dir() else results.parent)
+    written = scoring.write_scores(scored, target)
+    console = Console()
+    console.print(_runs_table(scored.report))
+    for comparison in scored.report.paired:
+        console.print(_paired_table(comparison))
+    if scored.report.bad_rows:
+        console.print(f"{len(scored.report.bad_rows)} unreadable rows skipped (listed in summary.json)")
+    console.print("wrote " + ", ".join(str(p) for p in written))
+
+
+@app.command("compare")
+def compare_cmd(
+    dir_a: Annotated[Path, typer.Argument(help="Results of run A (directory or file).")],
+    dir_b: Annotated[Path, typer.Argument(help="Results of run B (directory or file).")],
+    layout: _Layout = "clinseek",
+    layout_b: Annotated[
+        str | None, typer.Option("--layout-b", help="Layout of DIR_B when it differs from --layout.")
+    ] = None,
+    seed: _Seed = 0,
+    resamples: _Resamples = 10_000,
+) -> None:
+    """Print the paired table Δ = A − B over common question ids (bootstrap CI, t-interval, McNemar)."""
+    comparisons = scoring.compare_paths(
+        dir_a,
+        dir_b,
+        layout_a=_layout(layout),
+        layout_b=_layout(layout_b or layout),
+        n_resamples=resamples,
+        seed=seed,
+    )
+    console = Console()
+    for comparison in comparisons:
+        console.print(_paired_table(comparison))

@@ -1,0 +1,188 @@
+"""From result rows to per-question scores and per-group statistics."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from statistics import fmean
+
+import numpy as np
+
+from ._model import SampleScore, ScoredStatus, ScoreInput
+from ._score import score_sample
+from ._summary_model import GroupStats, QuestionScore, RunSummary, UsageStats
+
+RunKey = tuple[str, str, str]
+
+
+def score_questions(
+    rows: Iterable[ScoreInput],
+    *,
+    score_infra_errors: bool = False,
+    expected: Sequence[ScoreInput] = (),
+) -> list[QuestionScore]:
+    """Score every row and fold the repetitions of each (benchmark, mode, model, qid).
+
+    A question's metrics are the means over its scored runs. ``expected`` lists questions every
+    run key should have (one template row each, ``status`` ignored): a qid with no result row
+    in a run key present in ``rows`` is added as ``missing`` and scores 0 (the reference drops
+    such questions from the mean instead). Output is sorted by run key, then qid.
+    """
+    grouped: dict[tuple[RunKey, str], list[ScoreInput]] = defaultdict(list)
+    for row in rows:
+        grouped[(row.run_key, row.qid)].append(row)
+    run_keys = {key for key, _ in grouped}
+    out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors) for group in grouped.values()]
+    for run_key in run_keys:
+        for template in expected:
+            if (run_key, template.qid) not in grouped:
+                out.append(_missing(template, run_key))
+    return sorted(out, key=lambda q: (q.benchmark, q.mode, q.model, q.qid))
+
+
+def _fold(group: list[ScoreInput], score_infra_errors: bool) -> QuestionScore:
+    first = group[0]
+    samples = [score_sample(row, score_infra_errors=score_infra_errors) for row in group]
+    scored = [s for s in samples if s.scored]
+    statuses = {s.status for s in scored}
+    status: ScoredStatus = "answered" if "answered" in statuses else "no_answer" if scored else "infra_error"
+    raw = [s.f1_raw for s in scored if s.f1_raw is not None]
+    judged = [float(s.judge_match) for s in scored if s.judge_match is not None]
+    return QuestionScore(
+        benchmark=first.benchmark,
+        mode=first.mode,
+        model=first.model,
+        qid=first.qid,
+        task=first.task,
+        task_type=first.task_type,
+        category=first.category,
+        binary=all(s.route in ("binary", "yes_no") for s in samples),
+        status=status,
+        scored=bool(scored),
+        precision=_mean_or_zero(s.precision for s in scored),
+        recall=_mean_or_zero(s.recall for s in scored),
+        f1=_mean_or_zero(s.f1 for s in scored),
+        exact_match=_mean_or_zero(s.exact_match for s in scored),
+        f1_raw=fmean(raw) if raw else None,
+        judge_accuracy=fmean(judged) if judged else None,
+        runs=samples,
+    )
+
+
+def _missing(template: ScoreInput, run_key: RunKey) -> QuestionScore:
+    benchmark, mode, model = run_key
+    row = template.model_copy(
+        update={"benchmark": benchmark, "mode": mode, "model": model, "status": "no_answer", "answer": None}
+    )
+    sample = score_sample(row)
+    return QuestionScore(
+        benchmark=benchmark,
+        mode=row.mode,
+        model=model,
+        qid=row.qid,
+        task=row.task,
+        task_type=row.task_type,
+        category=row.category,
+        binary=sample.route in ("binary", "yes_no"),
+        status="missing",
+        scored=True,
+        precision=0.0,
+        recall=0.0,
+        f1=0.0,
+        exact_match=0.0,
+    )
+
+
+def _mean_or_zero(values: Iterable[float]) -> float:
+    items = list(values)
+    return fmean(items) if items else 0.0
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    items = list(values)
+    return fmean(items) if items else None
+
+
+def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
+    """Micro statistics of a group: means over its scored questions, with status counts."""
+    scored = [q for q in questions if q.scored]
+    judged = [q.judge_accuracy for q in scored if q.judge_accuracy is not None]
+    return GroupStats(
+        n_questions=len(scored),
+        n_runs=sum(len(q.runs) for q in questions),
+        n_answered=sum(q.status == "answered" for q in scored),
+        n_no_answer=sum(q.status == "no_answer" for q in scored),
+        n_missing=sum(q.status == "missing" for q in scored),
+        n_infra_error=sum(r.status == "infra_error" for q in questions for r in q.runs),
+        precision=_mean(q.precision for q in scored),
+        recall=_mean(q.recall for q in scored),
+        f1=_mean(q.f1 for q in scored),
+        exact_match=_mean(q.exact_match for q in scored),
+        f1_raw=_mean(q.f1_raw for q in scored if q.f1_raw is not None),
+        judge_accuracy=fmean(judged) if judged else None,
+        n_judged=len(judged),
+    )
+
+
+def _by(questions: Sequence[QuestionScore], key: Callable[[QuestionScore], str]) -> dict[str, GroupStats]:
+    groups: dict[str, list[QuestionScore]] = defaultdict(list)
+    for q in questions:
+        groups[key(q)].append(q)
+    return {name: group_stats(groups[name]) for name in sorted(groups)}
+
+
+def usage_stats(samples: Sequence[SampleScore]) -> UsageStats:
+    """Usage statistics over runs (means over runs that report each value)."""
+    usages = [s.usage for s in samples]
+    by_name: dict[str, int] = defaultdict(int)
+    for usage in usages:
+        for name, count in usage.tool_calls.items():
+            by_name[name] += count
+    latencies = [u.latency_s for u in usages if u.latency_s is not None]
+    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    return UsageStats(
+        n_runs=len(usages),
+        tool_calls_mean=_mean(float(u.n_tool_calls) for u in usages),
+        tool_calls_by_name=dict(sorted(by_name.items())),
+        turns_mean=_mean(float(u.turns) for u in usages if u.turns is not None),
+        input_tokens_total=_total(u.input_tokens for u in usages),
+        output_tokens_total=_total(u.output_tokens for u in usages),
+        cached_tokens_total=_total(u.cached_tokens for u in usages),
+        input_tokens_mean=_mean(float(u.input_tokens) for u in usages if u.input_tokens is not None),
+        output_tokens_mean=_mean(float(u.output_tokens) for u in usages if u.output_tokens is not None),
+        cost_usd_total=sum(costs) if costs else None,
+        n_cost_reported=len(costs),
+        latency_s_mean=_mean(latencies),
+        latency_s_p50=float(np.percentile(latencies, 50)) if latencies else None,
+        latency_s_p95=float(np.percentile(latencies, 95)) if latencies else None,
+    )
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    items = [v for v in values if v is not None]
+    return sum(items) if items else None
+
+
+def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
+    """Summary of one run key's questions: overall (micro), macro over categories, groups, usage.
+
+    Raises:
+        ValueError: if ``questions`` is empty or mixes run keys.
+    """
+    keys = {(q.benchmark, q.mode, q.model) for q in questions}
+    if len(keys) != 1:
+        raise ValueError(f"summarize_run needs exactly one run key, got {sorted(keys)}")
+    per_category = _by(questions, lambda q: q.category)
+    category_f1 = [g.f1 for g in per_category.values() if g.f1 is not None]
+    first = questions[0]
+    return RunSummary(
+        benchmark=first.benchmark,
+        mode=first.mode,
+        model=first.model,
+        overall=group_stats(questions),
+        macro_f1_over_categories=fmean(category_f1) if category_f1 else None,
+        per_task_type=_by(questions, lambda q: q.task_type),
+        per_category=per_category,
+        per_task=_by(questions, lambda q: q.task),
+        usage=usage_stats([s for q in questions for s in q.runs]),
+    )

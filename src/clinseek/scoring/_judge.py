@@ -1,0 +1,92 @@
+"""The optional LLM judge: a verdict column beside the deterministic score, never mixed into it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+import anyio
+
+from ._model import SampleScore, ScoreInput
+from ._score import sample_route
+from ._summary_model import QuestionScore
+
+JUDGE_SYSTEM = (
+    "You grade one answer to a clinical question against the gold answer. Reply with JSON only: "
+    '{"match": true|false}. Accept synonyms and abbreviations of the same finding or concept; '
+    "reject adjacent or broader concepts, extra claims and hedged answers that name both options."
+)
+_SINGLE = frozenset({"yes_no", "count", "datetime", "id", "name"})
+_JSON = re.compile(r"\{.*\}", re.S)
+
+
+class JudgeModel(Protocol):
+    """Any async chat callable: OpenAI-style messages in, the reply text out."""
+
+    async def __call__(self, messages: list[dict[str, str]]) -> str: ...
+
+
+def judge_messages(row: ScoreInput) -> list[dict[str, str]]:
+    """The two messages sent to the judge for one row (task, answer type, gold and answer)."""
+    answer = " | ".join(row.answer or []) or "(empty response)"
+    user = (
+        f"Task: {row.task}\nAnswer type: {sample_route(row)}\n"
+        f"Gold answer: {' | '.join(row.gold)}\nModel answer: {answer}"
+    )
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def parse_verdict(text: str) -> bool | None:
+    """``match`` from the judge's reply (the first JSON object in it); ``None`` when unreadable."""
+    found = _JSON.search(text)
+    if not found:
+        return None
+    try:
+        value = json.loads(found.group(0)).get("match")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
+async def judge_rows(
+    rows: Sequence[ScoreInput], judge: JudgeModel, *, concurrency: int = 4
+) -> dict[tuple[str, str, str, str, int], bool | None]:
+    """Ask ``judge`` about every answered multimodal single-answer row.
+
+    Returns {(benchmark, mode, model, qid, run_index): verdict}; an unreadable reply is ``None``
+    (not judged), never "wrong". Exceptions raised by ``judge`` propagate.
+    """
+    todo = [r for r in rows if r.status == "answered" and r.answer and sample_route(r) in _SINGLE]
+    verdicts: dict[tuple[str, str, str, str, int], bool | None] = {}
+    limiter = anyio.Semaphore(max(1, concurrency))
+
+    async def one(row: ScoreInput) -> None:
+        async with limiter:
+            reply = await judge(judge_messages(row))
+        verdicts[(*row.run_key, row.qid, row.run_index)] = parse_verdict(reply)
+
+    async with anyio.create_task_group() as group:
+        for row in todo:
+            group.start_soon(one, row)
+    return verdicts
+
+
+def apply_verdicts(
+    questions: Sequence[QuestionScore], verdicts: dict[tuple[str, str, str, str, int], bool | None]
+) -> list[QuestionScore]:
+    """Copies of ``questions`` with ``judge_match`` per run and ``judge_accuracy`` filled in."""
+    out: list[QuestionScore] = []
+    for q in questions:
+        runs = [
+            _with_verdict(s, verdicts.get((q.benchmark, q.mode, q.model, q.qid, s.run_index))) for s in q.runs
+        ]
+        judged = [float(s.judge_match) for s in runs if s.scored and s.judge_match is not None]
+        accuracy = sum(judged) / len(judged) if judged else None
+        out.append(q.model_copy(update={"runs": runs, "judge_accuracy": accuracy}))
+    return out
+
+
+def _with_verdict(sample: SampleScore, verdict: bool | None) -> SampleScore:
+    return sample if verdict is None else sample.model_copy(update={"judge_match": verdict})

@@ -1,0 +1,147 @@
+"""Paired statistics over common question ids: bootstrap CI, the paper's t-interval, McNemar."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+from ._summary_model import GroupDelta, PairedComparison, QuestionScore
+
+_CHUNK = 1_000
+
+
+def paired_bootstrap_ci(
+    diffs: Sequence[float] | NDArray[np.float64],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of paired differences (resampling question ids).
+
+    Vectorised with numpy in chunks of 1,000 resamples; the same ``seed`` gives the same CI.
+    Constant differences give a zero-width CI. Raises ``ValueError`` for an empty input.
+    """
+    values = np.asarray(diffs, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("paired_bootstrap_ci needs at least one difference")
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, _CHUNK):
+        size = min(_CHUNK, n_resamples - start)
+        idx = rng.integers(0, values.size, size=(size, values.size))
+        means[start : start + size] = values[idx].mean(axis=1)
+    alpha = (1.0 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def t_interval(
+    values: Sequence[float] | NDArray[np.float64], confidence: float = 0.95
+) -> tuple[float, float]:
+    """The paper's interval: mean ± t.ppf((1+c)/2, n−1) · sd/√n with sd at ddof = 1.
+
+    Source: ClinSeekAgent's ``compute_ci_from_per_sample_scores.py`` (ref_data_scoring.md §3.3).
+    Raises ``ValueError`` for fewer than two values.
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size < 2:
+        raise ValueError("t_interval needs at least two values")
+    radius = float(stats.t.ppf((1 + confidence) / 2, arr.size - 1) * arr.std(ddof=1) / np.sqrt(arr.size))
+    mean = float(arr.mean())
+    return mean - radius, mean + radius
+
+
+def mcnemar_p(b: int, c: int) -> float:
+    """Two-sided McNemar p-value for discordant counts b (A right, B wrong) and c (A wrong, B right).
+
+    Exact binomial test (n = b + c, p = 0.5) when b + c < 25; otherwise the χ² statistic with
+    continuity correction, (|b − c| − 1)² / (b + c), on 1 degree of freedom. 1.0 when b + c = 0.
+    """
+    n = b + c
+    if n == 0:
+        return 1.0
+    if n < 25:
+        return float(stats.binomtest(b, n, 0.5).pvalue)
+    statistic = (abs(b - c) - 1) ** 2 / n
+    return float(stats.chi2.sf(statistic, 1))
+
+
+def _paired_t_p(diffs: NDArray[np.float64]) -> float:
+    """Two-sided paired t-test p; constant differences give 1.0 (all zero) or 0.0 (t is infinite)."""
+    if np.ptp(diffs) == 0:
+        return 1.0 if diffs[0] == 0 else 0.0
+    return float(stats.ttest_1samp(diffs, 0.0).pvalue)
+
+
+def _delta(
+    group: str, pairs: list[tuple[QuestionScore, QuestionScore]], n_resamples: int, seed: int
+) -> GroupDelta:
+    a = np.array([qa.f1 for qa, _ in pairs])
+    b = np.array([qb.f1 for _, qb in pairs])
+    diffs = a - b
+    low, high = paired_bootstrap_ci(diffs, n_resamples=n_resamples, seed=seed)
+    t_low = t_high = p_t = None
+    if diffs.size >= 2:
+        t_low, t_high = t_interval(diffs)
+        p_t = _paired_t_p(diffs)
+    n_b = n_c = None
+    p_mcnemar = None
+    if all(qa.binary and qb.binary for qa, qb in pairs):
+        right_a, right_b = a >= 0.5, b >= 0.5
+        n_b, n_c = int(np.sum(right_a & ~right_b)), int(np.sum(~right_a & right_b))
+        p_mcnemar = mcnemar_p(n_b, n_c)
+    return GroupDelta(
+        group=group,
+        n=int(diffs.size),
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        delta=float(diffs.mean()),
+        ci_low=low,
+        ci_high=high,
+        t_low=t_low,
+        t_high=t_high,
+        p_t=p_t,
+        mcnemar_b=n_b,
+        mcnemar_c=n_c,
+        mcnemar_p=p_mcnemar,
+    )
+
+
+_GROUPINGS: tuple[tuple[str, Callable[[QuestionScore], str]], ...] = (
+    ("task_type", lambda q: q.task_type),
+    ("category", lambda q: q.category),
+    ("task", lambda q: q.task),
+)
+
+
+def compare_questions(
+    a: Sequence[QuestionScore],
+    b: Sequence[QuestionScore],
+    *,
+    label_a: str,
+    label_b: str,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> PairedComparison:
+    """Δ = A − B of per-question F1 over the qids scored in both, overall and per group.
+
+    Groups follow A's task, task type and category. A binary question (binary or yes/no rule)
+    is right when its F1 ≥ 0.5 (the mean over runs); McNemar is reported for groups whose
+    questions are all binary. Raises ``ValueError`` when no qid is scored in both.
+    """
+    by_qid = {q.qid: q for q in b if q.scored}
+    pairs = [(qa, by_qid[qa.qid]) for qa in sorted(a, key=lambda q: q.qid) if qa.scored and qa.qid in by_qid]
+    if not pairs:
+        raise ValueError(f"{label_a} and {label_b} have no scored question id in common")
+    groups = [_delta("overall", pairs, n_resamples, seed)]
+    for prefix, key in _GROUPINGS:
+        buckets: dict[str, list[tuple[QuestionScore, QuestionScore]]] = defaultdict(list)
+        for pair in pairs:
+            buckets[key(pair[0])].append(pair)
+        groups += [_delta(f"{prefix}:{name}", buckets[name], n_resamples, seed) for name in sorted(buckets)]
+    return PairedComparison(a=label_a, b=label_b, n_resamples=n_resamples, seed=seed, groups=groups)

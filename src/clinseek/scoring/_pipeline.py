@@ -1,0 +1,215 @@
+"""Score a results directory, write its outputs, and compare two directories."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..errors import ScoringError
+from ._aggregate import score_questions, summarize_run
+from ._model import ScoreInput
+from ._paired import compare_questions
+from ._read import read_results
+from ._reference import read_reference_results
+from ._render import summary_markdown
+from ._summary_model import PairedComparison, QuestionScore, ScoreReport
+
+Layout = Literal["clinseek", "reference"]
+_REFERENCE_NAMES = ("rescored.jsonl", "scored.jsonl", "results.jsonl", "rows.jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredResults:
+    """Per-question scores and the summary of one scored directory or file."""
+
+    questions: list[QuestionScore]
+    report: ScoreReport
+
+
+def find_results(root: Path, layout: Layout) -> list[Path]:
+    """Result files under ``root`` (or ``root`` itself when it is a file), sorted.
+
+    ``clinseek``: every ``results.jsonl``. ``reference``: per folder, the first of
+    ``rescored.jsonl``, ``scored.jsonl``, ``results.jsonl``, ``rows.jsonl``; a per-region
+    ``results.jsonl`` is skipped when the folder above holds the merged one.
+
+    Raises:
+        ScoringError: when ``root`` does not exist or holds no result file.
+    """
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise ScoringError(f"{root}: no such file or directory")
+    if layout == "clinseek":
+        found = sorted(root.rglob("results.jsonl"))
+    else:
+        folders = sorted({p.parent for name in _REFERENCE_NAMES for p in root.rglob(name)})
+        found = [next(d / n for n in _REFERENCE_NAMES if (d / n).is_file()) for d in folders]
+        found = [p for p in found if not (p.name == "results.jsonl" and (p.parent.parent / p.name).is_file())]
+    if not found:
+        raise ScoringError(f"{root}: no {layout} result files found")
+    return found
+
+
+def load_inputs(root: Path, layout: Layout, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
+    """Every score input under ``root`` (see :func:`find_results`); bad rows go to ``bad_rows``."""
+    reader = read_results if layout == "clinseek" else read_reference_results
+    return [row for path in find_results(root, layout) for row in reader(path, bad_rows=bad_rows)]
+
+
+def _check_unique(rows: Sequence[ScoreInput]) -> None:
+    seen: set[tuple[str, str, str, str, int]] = set()
+    for row in rows:
+        key = (*row.run_key, row.qid, row.run_index)
+        if key in seen:
+            raise ScoringError(
+                f"duplicate result row for {'/'.join(key[:3])} qid {row.qid} run {row.run_index}"
+            )
+        seen.add(key)
+
+
+def by_run(questions: Sequence[QuestionScore]) -> dict[tuple[str, str, str], list[QuestionScore]]:
+    """Questions grouped by run key (benchmark, mode, model), keys sorted."""
+    groups: dict[tuple[str, str, str], list[QuestionScore]] = defaultdict(list)
+    for q in questions:
+        groups[(q.benchmark, q.mode, q.model)].append(q)
+    return dict(sorted(groups.items()))
+
+
+def _agent_vs_curated(
+    runs: dict[tuple[str, str, str], list[QuestionScore]], n_resamples: int, seed: int
+) -> list[PairedComparison]:
+    out = []
+    for (bench, mode, model), questions in runs.items():
+        curated = runs.get((bench, "curated", model))
+        if mode != "agent" or not curated:
+            continue
+        try:
+            out.append(
+                compare_questions(
+                    questions,
+                    curated,
+                    label_a=f"{bench}/agent/{model}",
+                    label_b=f"{bench}/curated/{model}",
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            )
+        except ValueError:  # no scored qid in common: nothing to pair
+            continue
+    return out
+
+
+def score_path(
+    path: Path | str,
+    *,
+    layout: Layout = "clinseek",
+    score_infra_errors: bool = False,
+    expected: Sequence[ScoreInput] = (),
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> ScoredResults:
+    """Score every result file under ``path`` deterministically (no network).
+
+    Unreadable rows are skipped and listed in ``report.bad_rows``; every (benchmark, model) run
+    in both modes gets an agent − curated paired comparison.
+
+    Raises:
+        ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
+    """
+    root = Path(path)
+    bad_rows: list[ScoringError] = []
+    rows = load_inputs(root, layout, bad_rows)
+    if not rows:
+        raise ScoringError(
+            f"{root}: no readable result rows ({len(bad_rows)} bad rows; first: {bad_rows[:1]})"
+        )
+    _check_unique(rows)
+    questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected)
+    runs = by_run(questions)
+    report = ScoreReport(
+        source=str(root),
+        layout=layout,
+        score_infra_errors=score_infra_errors,
+        runs=[summarize_run(qs) for qs in runs.values()],
+        paired=_agent_vs_curated(runs, n_resamples, seed),
+        bad_rows=[str(e) for e in bad_rows],
+    )
+    return ScoredResults(questions, report)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_scores(scored: ScoredResults, out_dir: Path | str) -> list[Path]:
+    """Write ``per_question.jsonl``, ``summary.json`` and ``summary.md`` into ``out_dir``.
+
+    Each file is written to a temporary name and renamed, so no half-written file is left.
+    Returns the three paths.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        out / "per_question.jsonl": "".join(q.model_dump_json() + "\n" for q in scored.questions),
+        out / "summary.json": scored.report.model_dump_json(indent=2) + "\n",
+        out / "summary.md": summary_markdown(scored.report),
+    }
+    for path, text in files.items():
+        _write_atomic(path, text)
+    return list(files)
+
+
+def compare_paths(
+    a: Path | str,
+    b: Path | str,
+    *,
+    layout_a: Layout = "clinseek",
+    layout_b: Layout = "clinseek",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> list[PairedComparison]:
+    """Δ = A − B over common question ids, for each run present on both sides.
+
+    When each side holds exactly one run, those two are compared (agent vs curated, model vs
+    model); otherwise runs with the same (benchmark, mode, model) are paired.
+
+    Raises:
+        ScoringError: when no run can be paired, or paired runs share no scored question id.
+    """
+    runs_a = by_run(score_path(a, layout=layout_a).questions)
+    runs_b = by_run(score_path(b, layout=layout_b).questions)
+    if len(runs_a) == 1 and len(runs_b) == 1:
+        pairs = [(next(iter(runs_a)), next(iter(runs_b)))]
+    else:
+        pairs = [(key, key) for key in runs_a if key in runs_b]
+    if not pairs:
+        raise ScoringError(f"no run in {a} matches a run in {b}: {sorted(runs_a)} vs {sorted(runs_b)}")
+    out = []
+    for key_a, key_b in pairs:
+        try:
+            out.append(
+                compare_questions(
+                    runs_a[key_a],
+                    runs_b[key_b],
+                    label_a="/".join(key_a),
+                    label_b="/".join(key_b),
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            )
+        except ValueError as err:
+            raise ScoringError(str(err)) from err
+    return out

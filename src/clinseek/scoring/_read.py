@@ -1,0 +1,215 @@
+"""Reading the runner's ``results.jsonl`` rows into :class:`ScoreInput` (tolerantly)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScoringError
+from ._model import ScoreInput, Usage
+from ._normalize import label_strings
+
+RESULT_FIELDS: tuple[str, ...] = (
+    "qid",
+    "run_index",
+    "benchmark",
+    "task",
+    "task_type",
+    "category",
+    "mode",
+    "model",
+    "status",
+    "answer",
+    "gold",
+    "answer_type",
+    "candidates",
+    "usage",
+    "tool_calls",
+    "turns",
+    "cost_usd",
+    "latency_s",
+)
+"""Fields :func:`read_results` reads from a runner row; any other field is ignored."""
+
+_MODES = {"agent": "agent", "agentic": "agent", "curated": "curated", "oneshot": "curated"}
+
+
+def row_error(path: Path, line: int, field: str | None, problem: str) -> ScoringError:
+    """A ``ScoringError`` that names the file, the 1-based line and the field."""
+    where = f"{path}:{line}" + (f": field {field!r}" if field else "")
+    return ScoringError(f"{where}: {problem}")
+
+
+def iter_jsonl(path: Path, bad_rows: list[ScoringError] | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; a bad line raises or is collected."""
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+            except ValueError as err:
+                _fail(row_error(path, line_no, None, f"not a JSON object line ({err})"), bad_rows)
+                continue
+            yield line_no, obj
+
+
+def _fail(err: ScoringError, bad_rows: list[ScoringError] | None) -> None:
+    if bad_rows is None:
+        raise err
+    bad_rows.append(err)
+
+
+def tool_call_counts(value: object) -> dict[str, int]:
+    """``tool_calls`` as {name: count}: accepts a dict of counts, a list of names, or a total int."""
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        raise TypeError("expected a dict of counts, a list of names or an int")
+    if isinstance(value, int):
+        return {"(unnamed)": value} if value else {}
+    if isinstance(value, Mapping):
+        return {str(k): int(v) for k, v in value.items()}
+    if isinstance(value, list):
+        counts: dict[str, int] = {}
+        for name in value:
+            key = name.get("name", "(unnamed)") if isinstance(name, Mapping) else str(name)
+            counts[str(key)] = counts.get(str(key), 0) + 1
+        return counts
+    raise TypeError(f"expected a dict of counts, a list of names or an int, got {type(value).__name__}")
+
+
+def _usage(row: Mapping[str, Any]) -> Usage:
+    usage = row.get("usage") or {}
+    if not isinstance(usage, Mapping):
+        raise TypeError("usage must be an object")
+    return Usage(
+        turns=row.get("turns", usage.get("turns")),
+        tool_calls=tool_call_counts(row.get("tool_calls", usage.get("tool_calls"))),
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        cached_tokens=usage.get("cached_tokens"),
+        cost_usd=row.get("cost_usd", usage.get("cost_usd")),
+        latency_s=row.get("latency_s", usage.get("latency_s")),
+    )
+
+
+def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
+    """Pick the fields of :data:`RESULT_FIELDS` from one runner row.
+
+    ``defaults`` supplies ``benchmark``, ``mode`` and ``model`` when the row lacks them (from
+    ``run_manifest.json`` or the directory layout). ``gold`` falls back to ``label`` then
+    ``ground_truth``; ``category`` falls back to ``task``; ``mode`` also accepts the reference's
+    ``agentic``/``oneshot``. Labels and answers go through :func:`label_strings`.
+
+    Raises:
+        ValueError, TypeError or ValidationError naming the bad field (the caller adds file/line).
+    """
+    gold_value = next((row[k] for k in ("gold", "label", "ground_truth") if row.get(k) is not None), None)
+    gold = label_strings(gold_value)
+    if not [g for g in gold if g.strip()]:
+        raise ValueError("field 'gold': empty or absent; a question needs at least one gold label")
+    mode = row.get("mode", defaults.get("mode"))
+    answer = row.get("answer")
+    return ScoreInput(
+        qid=str(row["qid"]),
+        run_index=int(row.get("run_index", 0)),
+        benchmark=str(row.get("benchmark", defaults.get("benchmark", "unknown"))),
+        task=str(row["task"]),
+        task_type=row["task_type"],
+        category=str(row.get("category") or row["task"]),
+        mode=_MODES.get(str(mode), mode),
+        model=str(row.get("model", defaults.get("model", "unknown"))),
+        status=row["status"],
+        answer=None if answer is None else label_strings(answer),
+        gold=gold,
+        answer_type=row.get("answer_type"),
+        candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
+        usage=_usage(row),
+    )
+
+
+def _problem(err: Exception) -> tuple[str | None, str]:
+    if isinstance(err, KeyError):
+        return str(err.args[0]), "required field is missing"
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or None
+        return field, f"{first['msg']} (got {first.get('input')!r})"
+    return None, str(err)
+
+
+def path_defaults(path: Path) -> dict[str, str]:
+    """``benchmark``/``mode``/``model`` for a results file: ``run_manifest.json`` beside it, else
+    the layout ``<benchmark>/<mode>/<model-slug>/results.jsonl``."""
+    parts = path.resolve().parts
+    defaults = {"benchmark": parts[-4], "mode": parts[-3], "model": parts[-2]} if len(parts) >= 4 else {}
+    manifest = path.with_name("run_manifest.json")
+    if manifest.is_file():
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise ScoringError(f"{manifest}: not valid JSON ({err})") from err
+        if isinstance(data, dict):
+            defaults.update({k: str(data[k]) for k in ("benchmark", "mode", "model") if data.get(k)})
+    return defaults
+
+
+def read_results(path: Path | str, *, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
+    """Read a runner ``results.jsonl`` (one JSON object per line) into score inputs.
+
+    Expected row fields: ``qid``, ``run_index``, ``task``, ``task_type``, ``category``,
+    ``mode``, ``model``, ``status``, ``answer``, ``gold``, ``candidates``, ``answer_type``,
+    ``usage`` {``input_tokens``, ``output_tokens``, ``cached_tokens``}, ``tool_calls``
+    ({name: count}), ``turns``, ``cost_usd``, ``latency_s`` (and optionally ``benchmark``).
+    Missing ``benchmark``/``mode``/``model`` come from :func:`path_defaults`.
+
+    Raises:
+        ScoringError: naming file, line and field of the first bad row; when ``bad_rows`` is a
+            list, bad rows are appended to it and skipped instead.
+    """
+    path = Path(path)
+    defaults = path_defaults(path)
+    out: list[ScoreInput] = []
+    for line_no, row in iter_jsonl(path, bad_rows):
+        try:
+            out.append(score_input_from_row(row, defaults))
+        except (KeyError, TypeError, ValueError) as err:
+            field, problem = _problem(err)
+            _fail(row_error(path, line_no, field, problem), bad_rows)
+    return out
+
+
+def read_expected(path: Path | str) -> list[ScoreInput]:
+    """Questions every run should have, from a manifest (JSON array or JSONL of objects).
+
+    Each object needs ``qid``, ``task``, ``task_type`` and a gold (``gold``, ``label`` or
+    ``ground_truth``); ``category``, ``candidates`` and ``answer_type`` are read when present.
+    Pass the result as ``expected`` so that questions without any result row score 0.
+
+    Raises:
+        ScoringError: naming the file, the row (1-based) and the field of the first bad object.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if text.lstrip().startswith("[") else None
+    except ValueError as err:
+        raise ScoringError(f"{path}: not a JSON array ({err})") from err
+    items = list(enumerate(data, start=1)) if data is not None else list(iter_jsonl(path, None))
+    defaults = {"benchmark": "", "mode": "agent", "model": ""}
+    out: list[ScoreInput] = []
+    for row_no, row in items:
+        try:
+            fields = {"status": "no_answer", **{k: v for k, v in row.items() if k != "answer"}}
+            out.append(score_input_from_row(fields, defaults))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            field, problem = _problem(err)
+            raise row_error(path, row_no, field, problem) from err
+    return out

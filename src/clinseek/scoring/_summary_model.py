@@ -1,0 +1,169 @@
+"""Records the scorer writes: per-question scores, group statistics, run summaries, paired deltas."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._model import Mode, SampleScore, ScoredStatus, TaskType
+
+
+class QuestionScore(BaseModel):
+    """One question of one run (benchmark, mode, model): the mean over its scored repetitions.
+
+    One line of ``per_question.jsonl``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str
+    mode: Mode
+    model: str
+    qid: str
+    task: str
+    task_type: TaskType
+    category: str
+    binary: bool
+    """True when every run was scored by the binary or yes/no rule (McNemar applies)."""
+    status: ScoredStatus
+    """``answered`` if any scored run answered; else ``no_answer``, ``infra_error`` or ``missing``."""
+    scored: bool
+    """False when no run was scored (only unscored infrastructure errors): excluded from means."""
+    precision: float
+    recall: float
+    f1: float
+    exact_match: float
+    f1_raw: float | None = None
+    """Mean F1 without vocabulary mapping (multimodal multi-answer rows)."""
+    judge_accuracy: float | None = None
+    """Mean LLM-judge verdict over judged runs; separate from ``f1``."""
+    runs: list[SampleScore] = Field(default_factory=list)
+
+
+class GroupStats(BaseModel):
+    """Deterministic metrics of one group of questions (micro: the mean over its scored questions)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n_questions: int
+    """Scored questions (the denominator of every mean)."""
+    n_runs: int
+    """Result rows, scored or not."""
+    n_answered: int
+    """Scored questions with at least one answered run."""
+    n_no_answer: int
+    """Scored questions with no valid answer in any run (each scored 0)."""
+    n_missing: int
+    """Expected questions with no result row at all (each scored 0)."""
+    n_infra_error: int
+    """Runs that ended in an infrastructure error (excluded unless scored on request)."""
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    exact_match: float | None
+    f1_raw: float | None = None
+    """Mean F1 without vocabulary mapping, over questions that have it."""
+    judge_accuracy: float | None = None
+    n_judged: int = 0
+
+
+class UsageStats(BaseModel):
+    """Tool-call, turn, token, cost and latency statistics over the runs of one run key.
+
+    Means are over runs that report the value; ``None`` when no run does.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n_runs: int
+    tool_calls_mean: float | None
+    tool_calls_by_name: dict[str, int]
+    """Total calls per canonical tool name over all runs."""
+    turns_mean: float | None
+    input_tokens_total: int | None
+    output_tokens_total: int | None
+    cached_tokens_total: int | None
+    input_tokens_mean: float | None
+    output_tokens_mean: float | None
+    cost_usd_total: float | None
+    n_cost_reported: int
+    latency_s_mean: float | None
+    latency_s_p50: float | None
+    latency_s_p95: float | None
+
+
+class RunSummary(BaseModel):
+    """Everything measured about one run key (benchmark, mode, model)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str
+    mode: Mode
+    model: str
+    overall: GroupStats
+    """Micro: the mean over all scored questions."""
+    macro_f1_over_categories: float | None
+    """Macro: the mean over categories of each category's mean F1."""
+    per_task_type: dict[str, GroupStats]
+    per_category: dict[str, GroupStats]
+    per_task: dict[str, GroupStats]
+    usage: UsageStats
+
+
+class GroupDelta(BaseModel):
+    """Paired comparison of one group over the question ids scored in both runs (Δ = A − B, F1)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    group: str
+    """``overall``, ``task_type:<name>``, ``category:<name>`` or ``task:<name>``."""
+    n: int
+    """Common scored question ids."""
+    mean_a: float
+    mean_b: float
+    delta: float
+    ci_low: float
+    """Paired percentile bootstrap 95 % CI of Δ (resampling question ids)."""
+    ci_high: float
+    t_low: float | None
+    """The paper's paired t-interval of Δ (t quantile, sd with ddof = 1); ``None`` for n < 2."""
+    t_high: float | None
+    p_t: float | None
+    """Two-sided paired t-test p-value; ``None`` for n < 2 (1.0 when every Δ is 0)."""
+    mcnemar_b: int | None = None
+    """Binary groups only: questions A got right and B wrong."""
+    mcnemar_c: int | None = None
+    """Binary groups only: questions A got wrong and B right."""
+    mcnemar_p: float | None = None
+    """McNemar p-value: exact binomial when b + c < 25, else χ² with continuity correction."""
+
+
+class PairedComparison(BaseModel):
+    """A − B over common question ids, per group."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    a: str
+    """Label of run A (``benchmark/mode/model``)."""
+    b: str
+    n_resamples: int
+    seed: int
+    groups: list[GroupDelta]
+
+
+class ScoreReport(BaseModel):
+    """The content of ``summary.json``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    source: str
+    """The scored directory or file."""
+    layout: Literal["clinseek", "reference"]
+    score_infra_errors: bool
+    runs: list[RunSummary]
+    paired: list[PairedComparison]
+    """Agent − curated for every (benchmark, model) scored in both modes."""
+    bad_rows: list[str] = Field(default_factory=list)
+    """One message per result row that could not be read (file, line, field); they were skipped."""
