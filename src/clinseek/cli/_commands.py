@@ -8,4 +8,5 @@ from __future__ import annotations
 from . import (
     _bench,  # noqa: F401
     _data,  # noqa: F401
+    _score,  # noqa: F401
 )
