@@ -1,0 +1,98 @@
+"""The built-in providers: ``openai`` (and any OpenAI-compatible server), ``anthropic``, ``bedrock``,
+``vertex``. Each factory imports its SDK only when it is called."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MissingExtraError, ModelError
+from ._keys import require_secret, resolve_secret
+from ._protocol import ChatModel
+from ._registry import ProviderOptions, provider
+
+_LOCAL_PLACEHOLDER_KEY = "not-needed"
+"""Sent to OpenAI-compatible servers given by ``base_url`` when no key is configured (vLLM,
+Ollama and llama.cpp accept any key unless started with one)."""
+
+
+@provider("openai")
+def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
+    from ._openai import OpenAIChatModel
+
+    env = options.api_key_env or "OPENAI_API_KEY"
+    name = f"openai:{model_id}"
+    if options.base_url:
+        key = resolve_secret(env, options.credentials_file) or _LOCAL_PLACEHOLDER_KEY
+    else:
+        key = require_secret(env, options.credentials_file, name)
+    return OpenAIChatModel(
+        model_id, api_key=key, base_url=options.base_url, prices=options.prices, extra_body=options.extra_body
+    )
+
+
+@provider("anthropic")
+def _anthropic(model_id: str, options: ProviderOptions) -> ChatModel:
+    import anthropic
+
+    from ._anthropic import AnthropicChatModel
+
+    env = options.api_key_env or "ANTHROPIC_API_KEY"
+    key = require_secret(env, options.credentials_file, f"anthropic:{model_id}")
+    client = anthropic.AsyncAnthropic(api_key=key, base_url=options.base_url, max_retries=0)
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="anthropic")
+
+
+@provider("bedrock")
+def _bedrock(model_id: str, options: ProviderOptions) -> ChatModel:
+    """Claude on AWS Bedrock: a bearer key (``AWS_BEARER_TOKEN_BEDROCK``) or, without one, SigV4
+    signing from the AWS credential chain (needs ``boto3``: the ``[bedrock]`` extra)."""
+    import anthropic
+
+    from ._anthropic import AnthropicChatModel
+
+    key = resolve_secret(options.api_key_env or "AWS_BEARER_TOKEN_BEDROCK", options.credentials_file)
+    if key is None:
+        _require_module("boto3", "bedrock:", "bedrock")
+    client = anthropic.AsyncAnthropicBedrock(
+        api_key=key, aws_region=options.region, base_url=options.base_url, max_retries=0
+    )
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="bedrock")
+
+
+@provider("vertex")
+def _vertex(model_id: str, options: ProviderOptions) -> ChatModel:
+    """Claude on Google Vertex AI: an access token (``VERTEX_ACCESS_TOKEN``) or, without one, Google
+    application-default credentials (needs ``google-auth``: the ``[vertex]`` extra)."""
+    import anthropic
+
+    from ._anthropic import AnthropicChatModel
+
+    token = resolve_secret(options.api_key_env or "VERTEX_ACCESS_TOKEN", options.credentials_file)
+    if token is None:
+        _require_module("google.auth", "vertex:", "vertex")
+    kwargs: dict[str, Any] = {}
+    if options.region:
+        kwargs["region"] = options.region
+    if options.project_id:
+        kwargs["project_id"] = options.project_id
+    try:
+        client = anthropic.AsyncAnthropicVertex(
+            access_token=token, base_url=options.base_url, max_retries=0, **kwargs
+        )
+    except (ValueError, anthropic.AnthropicError) as err:
+        raise ModelError(f"vertex:{model_id}: {err} (pass region= and project_id=)") from None
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="vertex")
+
+
+def _require_module(module: str, feature: str, extra: str) -> None:
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise MissingExtraError(feature, extra=extra, detail=f"no key in the environment and {module} is not installed")
+
+
+__all__: list[str] = []

@@ -1,0 +1,52 @@
+"""Turning a provider's tool call into a canonical ``ToolCall`` (shared by every provider)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._messages import ToolCall
+from ._names import ToolNameMap
+
+
+def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | None, names: ToolNameMap) -> ToolCall:
+    """Decode one call: map the wire name back, parse the JSON arguments; never guess.
+
+    An unknown wire name gives ``error_kind="unknown_tool"``; argument text that is not JSON gives
+    ``invalid_json`` (text kept in ``raw_arguments``); JSON that is not an object gives
+    ``not_an_object``. Empty argument text means ``{}``.
+    """
+    canonical = names.from_wire(wire)
+    parsed, raw, kind, problem = _parse_arguments(arguments)
+    if canonical is None:
+        offered = ", ".join(names.canonical_names()) or "(none)"
+        return ToolCall(
+            id=call_id,
+            name=wire,
+            arguments=parsed,
+            raw_arguments=raw,
+            error_kind="unknown_tool",
+            error=f"unknown tool {wire!r}; call one of: {offered}",
+        )
+    return ToolCall(id=call_id, name=canonical, arguments=parsed, raw_arguments=raw, error_kind=kind, error=problem)
+
+
+def _parse_arguments(
+    arguments: str | dict[str, Any] | None,
+) -> tuple[dict[str, Any], str | None, Any, str | None]:
+    if arguments is None:
+        return {}, None, None, None
+    if isinstance(arguments, dict):
+        return arguments, None, None, None
+    if not arguments.strip():
+        return {}, None, None, None
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as err:
+        return {}, arguments, "invalid_json", f"arguments are not valid JSON ({err.msg} at char {err.pos}); send a JSON object"
+    if not isinstance(value, dict):
+        return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None, None, None
+
+
+__all__ = ["decode_tool_call"]

@@ -1,0 +1,109 @@
+"""The OpenAI-compatible provider: OpenAI itself and vLLM / SGLang / Ollama / llama.cpp servers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+import openai
+
+from ._errors import ProviderUnavailable
+from ._messages import GenerateConfig, Message, ModelResponse
+from ._names import ToolNameMap, to_tool_specs
+from ._openai_wire import (
+    decode_message,
+    decode_usage,
+    encode_messages,
+    encode_tools,
+    request_options,
+    stop_reason,
+)
+from ._pricing import PriceTable
+from ._sdk_errors import map_sdk_error
+
+
+class OpenAIChatModel:
+    """A model behind the OpenAI Chat Completions API, with native tool calling.
+
+    Prompt caching is automatic on OpenAI; cached prompt tokens are read from
+    ``usage.prompt_tokens_details.cached_tokens``. The SDK's retries are off (``max_retries=0``).
+    """
+
+    supports_native_tools = True
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        prices: PriceTable,
+        extra_body: Mapping[str, Any] | None = None,
+        provider: str = "openai",
+    ) -> None:
+        self.name = f"{provider}:{model_id}"
+        self.model_id = model_id
+        self._provider = provider
+        self._prices = prices
+        self._extra_body = dict(extra_body) if extra_body else None
+        # OpenAI's own API wants max_completion_tokens; compatible servers all accept max_tokens.
+        self._max_tokens_param = "max_tokens" if base_url else "max_completion_tokens"
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel({self.name!r})"
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] = (),
+        config: GenerateConfig | None = None,
+    ) -> ModelResponse:
+        """One Chat Completions call (see ``ChatModel.generate``)."""
+        config = config or GenerateConfig()
+        specs = to_tool_specs(tools)
+        names = ToolNameMap(self._provider, [s.name for s in specs])
+        request: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
+        if specs:
+            request["tools"] = encode_tools(specs, names)
+        request.update(request_options(config, names, bool(specs), self._max_tokens_param))
+        if self._extra_body:
+            request["extra_body"] = self._extra_body
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(config.timeout_s):
+                completion = await self._client.chat.completions.create(**request, timeout=config.timeout_s)
+        except TimeoutError:
+            raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
+        except (openai.OpenAIError, ValueError) as err:
+            raise map_sdk_error(err, self.name, openai) from err
+        latency_s = time.perf_counter() - started
+        return self._response(completion, names, latency_s)
+
+    def _response(self, completion: Any, names: ToolNameMap, latency_s: float) -> ModelResponse:
+        if not completion.choices:
+            raise ProviderUnavailable("the reply has no choices", model=self.name)
+        choice = completion.choices[0]
+        message = decode_message(choice.message, names)
+        usage = decode_usage(completion.usage)
+        return ModelResponse(
+            model=self.name,
+            message=message,
+            usage=usage,
+            cost_usd=self._prices.cost_usd(self.name, usage),
+            latency_s=latency_s,
+            stop_reason=stop_reason(choice.finish_reason, bool(message.tool_calls)),
+            raw_stop_reason=choice.finish_reason,
+            provider_response_id=completion.id,
+            provider_model=completion.model,
+            request_id=getattr(completion, "_request_id", None),
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
+
+__all__ = ["OpenAIChatModel"]

@@ -1,0 +1,80 @@
+"""Mapping the openai / anthropic SDK exceptions (same Stainless shape) onto the retry taxonomy."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from ._errors import BadRequest, ContextLengthExceeded, ModelCallError, ProviderUnavailable, RateLimited
+
+# Provider wordings of "the prompt does not fit" (OpenAI code, vLLM/SGLang/Ollama text, Anthropic text).
+_CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}
+_CONTEXT_TEXT = re.compile(
+    r"context[ _]length|maximum context|context window|context limit|prompt is too long"
+    r"|too many (input )?tokens|input is too long",
+    re.IGNORECASE,
+)
+
+
+def map_sdk_error(err: Exception, model: str, sdk: ModuleType) -> ModelCallError:
+    """The taxonomy error for an exception raised by ``sdk`` (the ``openai`` or ``anthropic`` module)."""
+    if isinstance(err, sdk.APITimeoutError):
+        return ProviderUnavailable("the request timed out", model=model)
+    if isinstance(err, sdk.APIConnectionError):
+        return ProviderUnavailable(f"connection failed: {err}", model=model)
+    if isinstance(err, sdk.APIStatusError):
+        return from_status(err.status_code, str(err.message), err.body, err.response.headers, model)
+    return ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=model)
+
+
+def from_status(
+    status: int, message: str, body: Any, headers: Mapping[str, str], model: str
+) -> ModelCallError:
+    """The taxonomy error for an HTTP error status with the provider's message and JSON body."""
+    if status == 429:
+        return RateLimited(message, model=model, retry_after_s=retry_after_s(headers))
+    if status in (400, 413, 422) and _is_context_length(message, body):
+        return ContextLengthExceeded(message, model=model, status_code=status)
+    if status >= 500 or status in (408, 409):
+        return ProviderUnavailable(message, model=model, status_code=status)
+    return BadRequest(message, model=model, status_code=status)
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), else None."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if _looks_like_date(value) else None
+        return None if parsed is None else max(parsed.timestamp() - time.time(), 0.0)
+
+
+def _looks_like_date(value: str) -> bool:
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_context_length(message: str, body: Any) -> bool:
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") in _CONTEXT_CODES:
+        return True
+    return bool(_CONTEXT_TEXT.search(message))
+
+
+__all__ = ["from_status", "map_sdk_error", "retry_after_s"]

@@ -1,0 +1,1 @@
+"""Reusable fakes for tests and benchmarks (real servers on loopback, scripted behaviour)."""

@@ -1,0 +1,341 @@
+"""Loopback fake LLM servers that speak the OpenAI Chat Completions and Anthropic Messages APIs.
+
+Real HTTP on 127.0.0.1 (stdlib ``ThreadingHTTPServer`` in a thread), so the real ``openai`` and
+``anthropic`` SDKs are driven end to end — no monkey-patched clients. Replies are scripted (a FIFO
+of ``Reply``), or computed by a ``responder`` callback once the script is empty, optionally after a
+fixed ``latency_s`` (for throughput benchmarks)::
+
+    with OpenAIFake() as server:
+        server.script(server.tool_calls([("ehr__finish", {"response": ["yes"]})]), server.rate_limited(2))
+        model = get_model("openai:gpt-test", base_url=server.url)
+        ...
+        server.requests[0].json["messages"]
+
+Builders: ``text``, ``tool_calls`` (several = parallel calls; a ``str`` argument is sent verbatim,
+so malformed JSON is easy), ``error``, ``rate_limited`` (429 + retry-after), ``server_error``
+(500), ``overloaded``, ``context_length`` (the provider's own 400), ``malformed_body`` (200 with
+invalid JSON), and ``slow(reply, delay_s)`` (timeouts). ``usage(...)`` shapes token counts,
+including cached tokens. The Anthropic fake answers any POST path, so Bedrock
+(``/model/<id>/invoke``) and Vertex (``…:rawPredict``) clients work against it too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted HTTP reply."""
+
+    status: int = 200
+    body: Any = None  # dict/list → JSON; str/bytes → sent verbatim
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the fake received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: Any
+
+
+Responder = Callable[[RecordedRequest], Reply]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512
+    fake: FakeLLMServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # clients hang up on timeouts
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._answer("GET")
+
+    def do_POST(self) -> None:
+        self._answer("POST")
+
+    def _answer(self, method: str) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            payload = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            payload = raw.decode("utf-8", "replace")
+        request = RecordedRequest(method, self.path, {k.lower(): v for k, v in self.headers.items()}, payload)
+        reply = self.server.fake._next(request)
+        wait = reply.delay_s + self.server.fake.latency_s
+        if wait and self.server.fake._stopping.wait(wait):
+            return
+        body = reply.body if isinstance(reply.body, bytes) else (
+            reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode()
+        )
+        try:
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class FakeLLMServer:
+    """Base of the two fakes: lifecycle, the script, the recorded requests."""
+
+    def __init__(self, *, latency_s: float = 0.0, responder: Responder | None = None) -> None:
+        self.latency_s = latency_s
+        self.responder = responder
+        self.requests: list[RecordedRequest] = []
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle -------------------------------------------------------------------------------
+    def start(self) -> FakeLLMServer:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.fake = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True, name=type(self).__name__
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    # script ----------------------------------------------------------------------------------
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, answered in order."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        """Forget the script and the recorded requests."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    def _next(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._script:
+                return self._script.popleft()
+        if self.responder is not None:
+            return self.responder(request)
+        return self.error(599, "the fake server's script is empty")
+
+    def next_id(self, prefix: str) -> str:
+        return f"{prefix}{next(self._ids)}"
+
+    # builders shared by both -----------------------------------------------------------------
+    @staticmethod
+    def slow(reply: Reply, delay_s: float) -> Reply:
+        """``reply`` sent after ``delay_s`` seconds (use a delay beyond the client timeout for timeouts)."""
+        return replace(reply, delay_s=delay_s)
+
+    @staticmethod
+    def malformed_body() -> Reply:
+        """HTTP 200 whose body is not JSON."""
+        return Reply(200, "{this is not json")
+
+    def error(self, status: int, message: str, *, headers: dict[str, str] | None = None, code: str | None = None) -> Reply:
+        raise NotImplementedError
+
+    def rate_limited(self, retry_after_s: float | None = 1.0) -> Reply:
+        headers = {} if retry_after_s is None else {"retry-after": f"{retry_after_s:g}"}
+        return self.error(429, "Rate limit reached; slow down", headers=headers)
+
+    def server_error(self, status: int = 500) -> Reply:
+        return self.error(status, "The server had an error while processing your request")
+
+
+def usage_openai(input: int = 10, output: int = 5, cached: int = 0, cache_write: int | None = None) -> dict[str, Any]:
+    details: dict[str, Any] = {"cached_tokens": cached}
+    if cache_write is not None:
+        details["cache_write_tokens"] = cache_write
+    return {
+        "prompt_tokens": input,
+        "completion_tokens": output,
+        "total_tokens": input + output,
+        "prompt_tokens_details": details,
+    }
+
+
+def usage_anthropic(input: int = 10, output: int = 5, cached: int = 0, cache_write: int = 0) -> dict[str, Any]:
+    """Anthropic semantics: ``input`` here is the *uncached* part, as the API reports it."""
+    return {
+        "input_tokens": input,
+        "output_tokens": output,
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": cache_write,
+    }
+
+
+class OpenAIFake(FakeLLMServer):
+    """Speaks ``POST /v1/chat/completions`` (and ``GET /v1/models``)."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _completion(self, message: dict[str, Any], finish: str, usage: dict[str, Any] | None, model: str) -> Reply:
+        body = {
+            "id": self.next_id("chatcmpl-"),
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "usage": usage if usage is not None else usage_openai(),
+        }
+        return Reply(200, body, {"x-request-id": self.next_id("req_")})
+
+    def text(
+        self, content: str, *, usage: dict[str, Any] | None = None, finish: str = "stop", model: str = "fake-model",
+        reasoning: str | None = None,
+    ) -> Reply:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        return self._completion(message, finish, usage, model)
+
+    def tool_calls(
+        self, calls: Sequence[tuple[str, dict[str, Any] | str]], *, content: str | None = None,
+        usage: dict[str, Any] | None = None, model: str = "fake-model",
+    ) -> Reply:
+        """One assistant turn with these ``(wire_name, arguments)`` calls (several = parallel)."""
+        tool_calls = [
+            {
+                "id": self.next_id("call_"),
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+            for name, args in calls
+        ]
+        message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
+        return self._completion(message, "tool_calls", usage, model)
+
+    def error(self, status: int, message: str, *, headers: dict[str, str] | None = None, code: str | None = None) -> Reply:
+        kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_exceeded"}.get(status, "server_error")
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return Reply(status, body, headers or {})
+
+    def context_length(self) -> Reply:
+        return self.error(
+            400,
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            code="context_length_exceeded",
+        )
+
+    def overloaded(self) -> Reply:
+        return self.error(503, "The engine is currently overloaded, please try again later")
+
+
+class AnthropicFake(FakeLLMServer):
+    """Speaks ``POST /v1/messages`` (any POST path, so Bedrock and Vertex clients work too)."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _message(self, content: list[dict[str, Any]], stop: str, usage: dict[str, Any] | None, model: str) -> Reply:
+        body = {
+            "id": self.next_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage if usage is not None else usage_anthropic(),
+        }
+        return Reply(200, body, {"request-id": self.next_id("req_")})
+
+    def text(
+        self, content: str, *, usage: dict[str, Any] | None = None, stop: str = "end_turn", model: str = "claude-fake",
+        thinking: str | None = None, signature: str = "sig-1",
+    ) -> Reply:
+        blocks: list[dict[str, Any]] = []
+        if thinking is not None:
+            blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+        blocks.append({"type": "text", "text": content})
+        return self._message(blocks, stop, usage, model)
+
+    def tool_calls(
+        self, calls: Sequence[tuple[str, dict[str, Any]]], *, content: str | None = None,
+        usage: dict[str, Any] | None = None, model: str = "claude-fake",
+    ) -> Reply:
+        """One assistant turn with these ``(wire_name, input)`` tool_use blocks (several = parallel)."""
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+        blocks += [{"type": "tool_use", "id": self.next_id("toolu_"), "name": n, "input": a} for n, a in calls]
+        return self._message(blocks, "tool_use", usage, model)
+
+    def error(self, status: int, message: str, *, headers: dict[str, str] | None = None, code: str | None = None) -> Reply:
+        kind = {
+            400: "invalid_request_error", 401: "authentication_error", 413: "request_too_large",
+            429: "rate_limit_error", 529: "overloaded_error",
+        }.get(status, "api_error")
+        return Reply(status, {"type": "error", "error": {"type": kind, "message": message}}, headers or {})
+
+    def context_length(self) -> Reply:
+        return self.error(400, "prompt is too long: 210000 tokens > 200000 maximum")
+
+    def overloaded(self) -> Reply:
+        return self.error(529, "Overloaded")
+
+
+__all__ = [
+    "AnthropicFake",
+    "FakeLLMServer",
+    "OpenAIFake",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "usage_anthropic",
+    "usage_openai",
+]
