@@ -8,6 +8,8 @@ The tree is shallow; each error keeps the data it points at as attributes::
     │   └── IngestError      a source file that cannot be ingested (file, line, column, problem)
     ├── PolicyError          an unknown policy version or an invalid episode key
     ├── EpisodeError         an episode that cannot be built (unknown subject, …)
+    │   ├── EpisodeTimeout   a query on a sealed episode ran past its time limit
+    │   └── EpisodeQueryError  SQL a sealed episode refused or DuckDB rejected
     ├── ToolError            a problem the *model* can fix; returned to it as a structured error
     ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
     ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
@@ -67,6 +69,33 @@ class PolicyError(ClinseekError):
 
 class EpisodeError(ClinseekError):
     """An episode could not be built (for example, the subject is not in the store)."""
+
+
+class EpisodeTimeout(EpisodeError):
+    """A query on a sealed episode ran past its time limit and was interrupted.
+
+    Attributes:
+        timeout_s: the limit, in seconds.
+    """
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        super().__init__(f"query interrupted after {timeout_s:g} s (time limit); narrow it or add LIMIT")
+
+
+class EpisodeQueryError(EpisodeError):
+    """SQL that a sealed episode refused (not one read-only query) or that DuckDB rejected.
+
+    Attributes:
+        kind: ``"read_only"`` (not exactly one SELECT/WITH query) or ``"sql_error"`` (DuckDB
+            raised: syntax, unknown table or column, type mismatch, refused access, ...).
+        message: what went wrong, DuckDB's own message for ``"sql_error"``.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
 
 
 class ToolError(ClinseekError):
@@ -137,6 +166,8 @@ class ScoringError(ClinseekError):
 __all__ = [
     "ClinseekError",
     "EpisodeError",
+    "EpisodeQueryError",
+    "EpisodeTimeout",
     "IngestError",
     "ManifestError",
     "MissingExtraError",
