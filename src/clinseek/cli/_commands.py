@@ -9,4 +9,5 @@ from . import (
     _bench,  # noqa: F401
     _data,  # noqa: F401
     _score,  # noqa: F401
+    _tool,  # noqa: F401
 )

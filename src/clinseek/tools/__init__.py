@@ -1,0 +1,56 @@
+"""The tool layer: a decorator registry, typed results, limits, compact rendering, the SQL guard,
+and the 16 EHR tools (``ehr.*``) that read one sealed episode.
+
+Tool names and arguments follow the reference ClinSeekAgent (``ehr.load_ehr``,
+``ehr.run_sql_query``, ...); the behaviour does not: the episode is pinned, outputs are typed,
+compact and capped with a notice, keyword search is literal, SQL is parsed and guarded, and
+errors come back as structured results (:class:`ToolResult` with ``error_kind``).
+"""
+
+from . import _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql  # noqa: F401  (register)
+from ._call import call_tool
+from ._context import ToolContext
+from ._limits import Limits
+from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
+from ._render import Rows, format_value, render_rows
+from ._result import ToolResult
+from ._sqlguard import guard_sql
+
+EHR_TOOLS: tuple[str, ...] = (
+    "ehr.load_ehr",
+    "ehr.get_table_names",
+    "ehr.get_column_names",
+    "ehr.get_table_description",
+    "ehr.get_unique_values",
+    "ehr.get_records_by_time",
+    "ehr.get_event_counts_by_time",
+    "ehr.get_latest_records",
+    "ehr.get_records_by_keyword",
+    "ehr.get_records_by_value",
+    "ehr.run_sql_query",
+    "ehr.get_candidates_by_keyword",
+    "ehr.get_candidates_by_fuzzy_matching",
+    "ehr.get_candidates_by_semantic_similarity",
+    "ehr.think",
+    "ehr.finish",
+)
+"""The 16 EHR tool names, in the reference's order (the order of their schemas)."""
+
+__all__ = [
+    "DEFAULT_REGISTRY",
+    "EHR_TOOLS",
+    "Limits",
+    "Rows",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "call_tool",
+    "format_value",
+    "get_tool",
+    "guard_sql",
+    "render_rows",
+    "tool",
+    "tool_names",
+    "tool_schemas",
+]

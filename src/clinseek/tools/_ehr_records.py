@@ -1,0 +1,181 @@
+"""EHR record tools: rows by time window, counts by time, latest rows, keyword and value search."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from ..errors import ToolError
+from ..schema import get_table
+from ._context import ToolContext
+from ._ehr_meta import SubjectArg, column_named
+from ._pin import check_subject
+from ._query import run_query
+from ._registry import tool
+from ._render import Rows, table_result
+from ._result import ToolResult
+from ._tables import EVENT_TIME, TableRef, ehr_tables, resolve_table
+from ._timewin import parse_window
+from ._views import View, table_view
+
+_NARROW_TIME = (
+    "ask for a shorter window (start_time/end_time) or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
+)
+_NARROW_SQL = "filter further, or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
+
+
+def _ehr_view(ctx: ToolContext, table_name: str, *, timed: bool = False) -> tuple[TableRef, View]:
+    ref = resolve_table(ctx, table_name, candidates=False)
+    assert ref.table is not None
+    view = table_view(ctx, ref.table)
+    if timed and not view.timed:
+        raise ToolError(
+            "no_time",
+            f"{ref.qualified} rows have no event time ({ref.table.visibility} table); use "
+            "ehr.get_records_by_value, ehr.get_records_by_keyword or ehr.run_sql_query",
+        )
+    return ref, view
+
+
+def _rows(ctx: ToolContext, title: str, view: View, where: str, params: list[Any], narrow: str) -> ToolResult:
+    result = run_query(ctx, view.select(where), params)
+    total = result.rows[0][-1] if result.rows else 0
+    rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
+    return table_result(title, rows, ctx.limits, narrow=narrow)
+
+
+@tool("ehr.get_records_by_time")
+def get_records_by_time(
+    ctx: ToolContext, table_name: str, start_time: str, end_time: str, subject_id: SubjectArg = None
+) -> ToolResult:
+    """Rows of one table whose event time lies in [start_time, end_time), oldest first.
+
+    The window includes start_time and excludes end_time. A date alone ('2150-03-01') as
+    start_time means that day's 00:00; as end_time it includes that whole day. The event time
+    is the table's documented time (e.g. labevents.charttime, diagnoses_icd: the admission's
+    discharge time). Dictionary labels (lab and item names, ICD titles) are joined in.
+
+    Args:
+        table_name: an EHR table, e.g. 'labevents' or 'hosp.labevents'.
+        start_time: window start, 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS' (inclusive).
+        end_time: window end, 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS' (exclusive; a date includes that day).
+        subject_id: optional; must be this episode's patient if given.
+    """
+    check_subject(ctx, subject_id)
+    start, end = parse_window(start_time, end_time)
+    ref, view = _ehr_view(ctx, table_name, timed=True)
+    title = f"{ref.qualified} [{_fmt(start)}, {_fmt(end)})"
+    where = f"v.{EVENT_TIME} >= ? AND v.{EVENT_TIME} < ?"
+    return _rows(ctx, title, view, where, [start, end], _NARROW_TIME)
+
+
+def _fmt(when: dt.datetime) -> str:
+    return when.isoformat(sep=" ")
+
+
+@tool("ehr.get_event_counts_by_time")
+def get_event_counts_by_time(
+    ctx: ToolContext, start_time: str, end_time: str, subject_id: SubjectArg = None
+) -> ToolResult:
+    """How many rows each EHR table has with event time in [start_time, end_time).
+
+    Same window rule as ehr.get_records_by_time (start inclusive, end exclusive, a date-only
+    end includes that day). Tables without an event time (patients, dictionaries) are skipped.
+
+    Args:
+        start_time: window start, 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS' (inclusive).
+        end_time: window end, 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS' (exclusive; a date includes that day).
+        subject_id: optional; must be this episode's patient if given.
+    """
+    check_subject(ctx, subject_id)
+    start, end = parse_window(start_time, end_time)
+    parts: list[str] = []
+    params: list[Any] = []
+    for name in sorted(ehr_tables(ctx)):
+        view = table_view(ctx, get_table(name), labels=False)
+        if view.timed:
+            parts.append(
+                f"SELECT '{name}' AS t, count(*) FROM ({view.sql}) v WHERE v.{EVENT_TIME} >= ? AND v.{EVENT_TIME} < ?"
+            )
+            params += [start, end]
+    counts: dict[str, int] = {}
+    if parts:
+        counts = dict(run_query(ctx, " UNION ALL ".join(parts), params, max_rows=len(parts)).rows)
+    busy = {k: v for k, v in sorted(counts.items()) if v}
+    lines = [f"Events in [{_fmt(start)}, {_fmt(end)}):", *(f"- {k}: {v}" for k, v in busy.items())]
+    empty = [k for k, v in sorted(counts.items()) if not v]
+    if empty:
+        lines.append(f"No events: {', '.join(empty)}")
+    if start >= ctx.episode.key.prediction_time:
+        lines.append("(The window starts at or after the prediction time: nothing there is visible.)")
+    data = {"start_time": _fmt(start), "end_time": _fmt(end), "counts": dict(sorted(counts.items()))}
+    return ToolResult(ok=True, content="\n".join(lines), data=data)
+
+
+@tool("ehr.get_latest_records")
+def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg = None) -> ToolResult:
+    """The rows of one table that share its latest event time (the most recent entries).
+
+    Args:
+        table_name: an EHR table, e.g. 'labevents' or 'hosp.labevents'.
+        subject_id: optional; must be this episode's patient if given.
+    """
+    check_subject(ctx, subject_id)
+    ref, view = _ehr_view(ctx, table_name, timed=True)
+    where = f"v.{EVENT_TIME} = (SELECT max(w.{EVENT_TIME}) FROM ({view.sql}) w)"
+    return _rows(ctx, f"{ref.qualified} latest", view, where, [], _NARROW_SQL)
+
+
+@tool("ehr.get_records_by_keyword")
+def get_records_by_keyword(
+    ctx: ToolContext, table_name: str, keyword: str, subject_id: SubjectArg = None
+) -> ToolResult:
+    """Rows of one table where any column (dictionary labels included) contains keyword.
+
+    The match is literal and case-insensitive (no regular expressions: '(' or '+' match
+    themselves). Rows are oldest first. Works on dictionary tables too (e.g. d_labitems).
+
+    Args:
+        table_name: an EHR table, e.g. 'labevents', 'prescriptions' or 'd_labitems'.
+        keyword: the text to look for, e.g. 'creatinine'.
+        subject_id: optional; must be this episode's patient if given.
+    """
+    check_subject(ctx, subject_id)
+    if not keyword.strip():
+        raise ToolError("bad_argument", "keyword is empty")
+    ref, view = _ehr_view(ctx, table_name)
+    haystack = ", ".join(f'CAST(v."{c}" AS VARCHAR)' for c in view.columns)
+    where = f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
+    return _rows(ctx, f"{ref.qualified} containing {keyword!r}", view, where, [keyword.lower()], _NARROW_SQL)
+
+
+@tool("ehr.get_records_by_value")
+def get_records_by_value(
+    ctx: ToolContext, table_name: str, column_name: str, value: str, subject_id: SubjectArg = None
+) -> ToolResult:
+    """Rows of one table whose column equals value exactly (typed: numbers and times compare as such).
+
+    Text compares after trimming spaces, case-sensitively. Rows are oldest first.
+
+    Args:
+        table_name: an EHR table, e.g. 'labevents'.
+        column_name: the column to compare, e.g. 'itemid' or 'label'.
+        value: the value, e.g. '50912', 'Creatinine' or '2150-03-01 08:00:00'.
+        subject_id: optional; must be this episode's patient if given.
+    """
+    check_subject(ctx, subject_id)
+    ref, view = _ehr_view(ctx, table_name)
+    column = column_named(view.columns, column_name, ref.qualified)
+    type_ = view.types[view.columns.index(column)]
+    if type_ == "VARCHAR":
+        where, param = f'trim(v."{column}") = ?', value.strip()
+    else:
+        cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()]).rows[0][0]
+        if cast is None:
+            raise ToolError(
+                "bad_argument", f"value {value!r} is not a {type_} (the type of {ref.qualified}.{column})"
+            )
+        where, param = f'v."{column}" = ?', cast
+    return _rows(
+        ctx, f"{ref.qualified} where {column} = {value.strip()!r}", view, where, [param], _NARROW_SQL
+    )

@@ -1,0 +1,53 @@
+"""Running SQL on the episode: the time limit and the row cap from Limits, errors made structured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from ..episode import EpisodeTimeout
+from ..errors import ToolError
+from ._context import ToolContext
+
+if TYPE_CHECKING:
+    from ..episode import QueryResult
+
+
+def run_query(
+    ctx: ToolContext,
+    sql: str,
+    params: Sequence[Any] | None = None,
+    *,
+    max_rows: int | None = None,
+    from_model: bool = False,
+) -> QueryResult:
+    """Run ``sql`` on the episode under ``ctx.limits`` (timeout, ``max_rows`` default cap).
+
+    Args:
+        ctx: the tool context.
+        sql: one query over the episode's tables.
+        params: positional ``?`` parameters.
+        max_rows: row cap (default ``ctx.limits.max_rows``); one more row is fetched to detect a cut.
+        from_model: the SQL was written by the model; DuckDB errors then become
+            ``ToolError("sql_error")`` instead of propagating as infrastructure errors.
+
+    Raises:
+        ToolError: ``"timeout"`` when the query ran past ``sql_timeout_s`` (it is interrupted);
+            ``"sql_error"`` for a failing model-written query.
+    """
+    limit = ctx.limits.max_rows if max_rows is None else max_rows
+    try:
+        return ctx.episode.execute(sql, params, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s)
+    except (EpisodeTimeout, duckdb.InterruptException):
+        raise ToolError(
+            "timeout",
+            f"the query ran longer than {ctx.limits.sql_timeout_s:g} s and was stopped; "
+            "narrow it (a time window, fewer joins, LIMIT)",
+        ) from None
+    except duckdb.Error as err:
+        if not from_model:
+            raise
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ToolError("sql_error", f"{type(err).__name__}: {message[:500]}") from None

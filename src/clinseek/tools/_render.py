@@ -1,0 +1,118 @@
+"""Compact rendering of rows for the model: pipe-separated, no padding, every cut announced."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ._limits import Limits
+from ._result import ToolResult
+
+_NOTICE_ROOM = 400  # characters kept free for the closing notice
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Rows to render.
+
+    Attributes:
+        columns: column names.
+        rows: the rows fetched (at most ``Limits.max_rows``).
+        total: how many rows exist in all, or ``None`` when only "more than shown" is known.
+        truncated: more rows existed than were fetched.
+        unit: what one row is, for the counts in the text ("row", "value", "candidate").
+    """
+
+    columns: tuple[str, ...]
+    rows: Sequence[tuple[Any, ...]]
+    total: int | None
+    truncated: bool
+    unit: str = "row"
+
+
+def format_value(value: Any, max_chars: int) -> str:
+    """One value as compact text: NULL is empty, timestamps ``YYYY-MM-DD HH:MM:SS``, floats
+    to 10 significant digits without a trailing ``.0``; ``|``, ``\\`` and newlines escaped; long text cut with a marker."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return f"{value:.10g}"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, Decimal, int)):
+        return str(value)
+    text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
+    if len(text) > max_chars:
+        return f"{text[:max_chars]}…[+{len(text) - max_chars} chars]"
+    return text
+
+
+def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple[str, bool]:
+    """Render ``rows`` under ``title`` as ``col|col`` lines; returns (text, truncated).
+
+    Columns that are NULL in every shown row are dropped from the grid and listed once
+    (``all NULL: ...``). When rows were cut (row cap or character cap) the text ends with a
+    notice giving the total (when known) and ``narrow``, the way to ask for fewer rows.
+    """
+    if not rows.rows:
+        return f"{title}: no rows.", False
+    keep = [i for i in range(len(rows.columns)) if any(r[i] is not None for r in rows.rows)]
+    nulls = [c for i, c in enumerate(rows.columns) if i not in keep]
+    lines = [f"{title}: {_count(rows)}", "|".join(rows.columns[i] for i in keep)]
+    budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
+    shown = 0
+    for row in rows.rows:
+        line = "|".join(format_value(row[i], limits.max_cell_chars) for i in keep)
+        budget -= len(line) + 1
+        if budget < 0 and shown:
+            break
+        lines.append(line)
+        shown += 1
+    if nulls:
+        lines.append(f"(all NULL in these rows: {', '.join(nulls)})")
+    cut = rows.truncated or shown < len(rows.rows)
+    if cut:
+        lines.append(_notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
+    return "\n".join(lines), cut
+
+
+def _count(rows: Rows) -> str:
+    n = rows.total if rows.total is not None else len(rows.rows)
+    text = f"{n} {rows.unit}{'s' if n != 1 else ''}"
+    return f"more than {text}" if rows.total is None and rows.truncated else text
+
+
+def _notice(shown: int, rows: Rows, narrow: str, *, chars_cut: bool) -> str:
+    total = str(rows.total) if rows.total is not None else f"more than {len(rows.rows)}"
+    why = "the output character limit" if chars_cut else "the row limit"
+    return (
+        f"[TRUNCATED: showing the first {shown} of {total} {rows.unit}s ({why}). To see the rest, {narrow}]"
+    )
+
+
+def table_result(title: str, rows: Rows, limits: Limits, *, narrow: str) -> ToolResult:
+    """A successful :class:`ToolResult` holding ``rows`` rendered and as structured data."""
+    text, cut = render_rows(title, rows, limits, narrow=narrow)
+    data = {
+        "columns": list(rows.columns),
+        "rows": [list(r) for r in rows.rows],
+        "row_count": rows.total,
+    }
+    return ToolResult(ok=True, content=text, data=data, truncated=cut)
+
+
+def cap_text(text: str, limits: Limits, *, narrow: str) -> tuple[str, bool]:
+    """Cut free text at ``max_tool_chars`` (at a line boundary when possible), with a notice."""
+    if len(text) <= limits.max_tool_chars:
+        return text, False
+    head = text[: limits.max_tool_chars - _NOTICE_ROOM]
+    head = head[: head.rfind("\n")] if "\n" in head else head
+    return f"{head}\n[TRUNCATED: output cut at {len(head)} of {len(text)} characters. {narrow}]", True

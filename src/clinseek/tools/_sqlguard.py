@@ -1,0 +1,162 @@
+"""The SQL guard of ``ehr.run_sql_query``: exactly one read-only query over the episode's tables.
+
+Decisions come from sqlglot's parse tree, never from keyword screening (STYLE rule 13). The
+guard is the first wall; the sealed episode (no attached store, external access off,
+configuration locked, a timer) is the second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from ..errors import ToolError
+
+Resolver = Callable[[str | None, str], tuple[str, str] | None]
+"""Maps (schema or None, table name) to the (schema, table) it names in the episode, or None."""
+
+_TABLE_FUNCTIONS_OK = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
+_DENY_EXACT = frozenset(
+    {
+        "glob",
+        "getenv",
+        "current_setting",
+        "query",
+        "query_table",
+        "sniff_csv",
+        "which_secret",
+        "sql_auto_complete",
+        "checkpoint",
+        "force_checkpoint",
+        "load_extension",
+        "install_extension",
+        "set_config",
+        "pg_read_file",
+        "pg_ls_dir",
+    }
+)
+_DENY_PREFIX = (
+    "read_",
+    "duckdb_",
+    "pragma_",
+    "parquet_",
+    "sqlite_",
+    "postgres_",
+    "mysql_",
+    "iceberg_",
+    "delta_",
+    "json_execute",
+    "http_",
+    "s3_",
+)
+_DENY_SUFFIX = ("_scan", "_metadata", "_schema")
+_FORBIDDEN_NODES = tuple(
+    getattr(exp, n)
+    for n in (
+        "Into",
+        "Command",
+        "Pragma",
+        "Set",
+        "Create",
+        "Insert",
+        "Update",
+        "Delete",
+        "Drop",
+        "Alter",
+        "Copy",
+        "Attach",
+        "Detach",
+        "Use",
+        "Describe",
+        "Install",
+        "Merge",
+        "Summarize",
+        "TruncateTable",
+        "Export",
+        "LoadData",
+    )
+    if hasattr(exp, n)
+)
+
+
+def function_name(node: exp.Func) -> str:
+    """The lower-case SQL name of a function node (``read_csv``, ``getenv``)."""
+    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+
+
+def _denied(name: str) -> bool:
+    return name in _DENY_EXACT or name.startswith(_DENY_PREFIX) or name.endswith(_DENY_SUFFIX)
+
+
+def guard_sql(sql: str, resolve: Resolver, *, available: str) -> str:
+    """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run.
+
+    Table names are rewritten to their qualified form (``labevents`` -> ``hosp.labevents``).
+
+    Args:
+        sql: the model's SQL text (DuckDB dialect).
+        resolve: maps a table reference to its qualified (schema, table) in the episode.
+        available: the available table names, quoted in the error for unknown tables.
+
+    Raises:
+        ToolError: ``"sql_syntax"`` (does not parse), ``"one_statement"`` (none or several),
+            ``"read_only"`` (not a SELECT/WITH/UNION query, or contains DDL/DML/SET/PRAGMA/
+            ATTACH/COPY/INSTALL/INTO), ``"forbidden_function"`` (file, URL, catalog or setting
+            readers), ``"unknown_table"`` (a table not in this episode).
+    """
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    except SqlglotError as err:
+        raise ToolError("sql_syntax", f"the query does not parse: {str(err)[:300]}") from None
+    if len(statements) != 1:
+        raise ToolError("one_statement", f"send exactly one SELECT query (got {len(statements)} statements)")
+    tree = statements[0]
+    if not isinstance(tree, exp.Query):
+        first = sql.strip().split(None, 1)[0].upper()
+        raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first}")
+    _check_nodes(tree)
+    _qualify_tables(tree, resolve, available)
+    return tree.sql(dialect="duckdb")
+
+
+def _check_nodes(tree: exp.Expression) -> None:
+    for node in tree.walk():
+        if isinstance(node, _FORBIDDEN_NODES):
+            raise ToolError(
+                "read_only", f"{node.key.upper()} is not allowed; only read-only queries run here"
+            )
+        if isinstance(node, exp.Func) and _denied(function_name(node)):
+            raise ToolError(
+                "forbidden_function",
+                f"function {function_name(node)}() is not available: queries may read only this "
+                "episode's tables (no files, URLs, settings or catalogs)",
+            )
+
+
+def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> None:
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for table in list(tree.find_all(exp.Table)):
+        if isinstance(table.this, exp.Func):
+            name = function_name(table.this)
+            if name not in _TABLE_FUNCTIONS_OK:
+                raise ToolError(
+                    "forbidden_function",
+                    f"table function {name}() is not available; allowed: {', '.join(sorted(_TABLE_FUNCTIONS_OK))}",
+                )
+            continue
+        if not isinstance(table.this, exp.Identifier):
+            raise ToolError("unknown_table", f"unsupported table reference {table.sql(dialect='duckdb')!r}")
+        if table.catalog:
+            raise ToolError("unknown_table", f"{table.sql(dialect='duckdb')}: no other database is reachable")
+        db, name = table.db or None, table.name
+        if db is None and name.lower() in ctes:
+            continue
+        target = resolve(db.lower() if db else None, name.lower())
+        if target is None:
+            shown = f"{db}.{name}" if db else name
+            raise ToolError("unknown_table", f"no table {shown!r} in this episode; available: {available}")
+        table.set("db", exp.to_identifier(target[0]))
+        table.set("this", exp.to_identifier(target[1]))
