@@ -88,19 +88,19 @@ def test_the_request_uses_wire_names_and_no_sdk_retries(openai_server: OpenAIFak
     assert request.headers["x-stainless-retry-count"] == "0"
 
 
-def test_openai_itself_gets_max_completion_tokens(openai_server: OpenAIFake, openai_key: str) -> None:
-    # no base_url means api.openai.com; point it at the fake through the SDK's own variable instead
+def test_openai_itself_gets_max_completion_tokens(
+    openai_server: OpenAIFake, openai_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no base_url means api.openai.com; point the SDK at the fake through its own variable instead
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.url)
     openai_server.script(openai_server.text("ok"))
-    pytest.MonkeyPatch().setenv("OPENAI_BASE_URL", openai_server.url)
-    try:
-        async def body() -> None:
-            model = get_model("openai:gpt-5.1")
-            await model.generate(CONVERSATION, (), GenerateConfig(max_output_tokens=99, timeout_s=5))
-            await model.aclose()
 
-        run(body)
-    finally:
-        pytest.MonkeyPatch().delenv("OPENAI_BASE_URL", raising=False)
+    async def body() -> None:
+        model = get_model("openai:gpt-5.1")
+        await model.generate(CONVERSATION, (), GenerateConfig(max_output_tokens=99, timeout_s=5))
+        await model.aclose()
+
+    run(body)
     assert openai_server.requests[0].json["max_completion_tokens"] == 99
     assert openai_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
