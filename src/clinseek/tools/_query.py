@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from ..episode import EpisodeTimeout
-from ..errors import ToolError
+from ..errors import EpisodeQueryError, EpisodeTimeout, ToolError
 from ._context import ToolContext
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ def run_query(
 
     Raises:
         ToolError: ``"timeout"`` when the query ran past ``sql_timeout_s`` (it is interrupted);
-            ``"sql_error"`` for a failing model-written query.
+            ``"sql_error"`` (or the episode's ``"read_only"``) for a failing model-written query.
     """
     limit = ctx.limits.max_rows if max_rows is None else max_rows
     try:
@@ -46,8 +45,16 @@ def run_query(
             f"the query ran longer than {ctx.limits.sql_timeout_s:g} s and was stopped; "
             "narrow it (a time window, fewer joins, LIMIT)",
         ) from None
+    except EpisodeQueryError as err:
+        if not from_model:
+            raise
+        raise ToolError(err.kind, _first_line(err.message)) from None
     except duckdb.Error as err:
         if not from_model:
             raise
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ToolError("sql_error", f"{type(err).__name__}: {message[:500]}") from None
+        raise ToolError("sql_error", f"{type(err).__name__}: {_first_line(str(err))}") from None
+
+
+def _first_line(message: str) -> str:
+    text = message.strip()
+    return (text.splitlines()[0] if text else "query failed")[:500]

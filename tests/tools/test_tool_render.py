@@ -1,0 +1,52 @@
+"""Compact rendering: no padding, NULL handling, escaping, and announced cuts."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from clinseek.tools import Limits, Rows, format_value, render_rows
+
+
+def test_values_are_compact() -> None:
+    assert format_value(None, 10) == ""
+    assert format_value(7.0, 10) == "7"
+    assert format_value(2.500000000000001, 10) == "2.5"
+    assert format_value(dt.datetime(2150, 1, 2, 3, 4, 5), 10) == "2150-01-02 03:04:05"
+    assert format_value(dt.date(2150, 1, 2), 10) == "2150-01-02"
+    assert format_value("a|b\nc", 10) == "a\\|b\\nc"
+    assert format_value(True, 10) == "true"
+
+
+def test_long_text_is_cut_with_a_marker() -> None:
+    assert format_value("x" * 25, 10) == "x" * 10 + "…[+15 chars]"
+
+
+def test_rows_render_without_padding_and_list_all_null_columns() -> None:
+    rows = Rows(("a", "b", "c"), [(1, None, "x"), (22, None, "yy")], 2, False)
+    text, cut = render_rows("T", rows, Limits(), narrow="narrow")
+    assert text.splitlines() == ["T: 2 rows", "a|c", "1|x", "22|yy", "(all NULL in these rows: b)"]
+    assert not cut
+
+
+def test_row_cap_is_announced_with_the_total_and_how_to_narrow() -> None:
+    rows = Rows(("a",), [(i,) for i in range(5)], 1234, True)
+    text, cut = render_rows("T", rows, Limits(), narrow="use a time window.")
+    assert cut
+    assert text.splitlines()[-1] == (
+        "[TRUNCATED: showing the first 5 of 1234 rows (the row limit). To see the rest, use a time window.]"
+    )
+
+
+def test_character_cap_cuts_at_a_row_and_says_so() -> None:
+    rows = Rows(("a",), [("v" * 100,) for _ in range(100)], 100, False)
+    limits = Limits(max_tool_chars=2_000)
+    text, cut = render_rows("T", rows, limits, narrow="page.")
+    assert cut and len(text) <= limits.max_tool_chars
+    assert "the output character limit" in text.splitlines()[-1]
+    shown = int(text.splitlines()[-1].split("first ")[1].split(" ")[0])
+    assert shown == len(text.splitlines()) - 3
+
+
+def test_empty_result() -> None:
+    text, cut = render_rows("T", Rows(("a",), [], 0, False), Limits(), narrow="")
+    assert (text, cut) == ("T: no rows.", False)
