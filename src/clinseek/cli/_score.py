@@ -33,7 +33,7 @@ def _layout(value: str) -> scoring.Layout:
 def _paired_table(comparison: scoring.PairedComparison) -> Table:
     table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}")
     for name in scoring.DELTA_HEADER:
-        table.add_column(name, justify="left" if name == "group" else "right")
+        table.add_column(name, justify="left" if name == "group" else "right", no_wrap=name == "group")
     for group in scoring.table_groups(comparison):
         table.add_row(*scoring.delta_cells(group))
     return table

@@ -1,0 +1,150 @@
+"""``clinseek score`` and ``clinseek compare`` on small handmade results directories, in both layouts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from _scoring_helpers import row_dict, write_jsonl
+from typer.testing import CliRunner
+
+from clinseek.cli import app
+from clinseek.scoring import ScoreReport
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """The golden run as ``agent`` plus a ``curated`` run that gets every risk question wrong."""
+    root = tmp_path / "results"
+    shutil.copytree(GOLDEN, root)
+    rows = [
+        json.loads(line) for line in (root / "synthetic/agent/model-a/results.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        if row["task_type"] == "risk_prediction":
+            row["answer"] = ["no" if row["gold"] in ("yes", ["yes"]) else "yes"]
+    write_jsonl(root / "synthetic/curated/model-a/results.jsonl", rows)
+    return root
+
+
+def test_score_writes_the_three_outputs(runs: Path) -> None:
+    result = CliRunner().invoke(app, ["score", str(runs), "--resamples", "500"])
+    assert result.exit_code == 0, result.output
+    report = ScoreReport.model_validate_json((runs / "summary.json").read_text())
+    assert [(r.mode, r.model) for r in report.runs] == [("agent", "model-a"), ("curated", "model-a")]
+    (paired,) = report.paired
+    assert (paired.a, paired.b) == ("synthetic/agent/model-a", "synthetic/curated/model-a")
+    risk = next(g for g in paired.groups if g.group == "task_type:risk_prediction")
+    assert risk.mcnemar_b is not None and risk.mcnemar_c == 0 and risk.delta > 0
+    lines = (runs / "per_question.jsonl").read_text().splitlines()
+    assert len(lines) == 2 * 48
+    assert "Δ = A − B" in (runs / "summary.md").read_text()
+
+
+def test_score_counts_manifest_questions_without_results(runs: Path, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.jsonl"
+    write_jsonl(manifest, [row_dict(qid="never-run", gold=["X"])])
+    out = tmp_path / "scores"
+    result = CliRunner().invoke(app, ["score", str(runs), "--manifest", str(manifest), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = ScoreReport.model_validate_json((out / "summary.json").read_text())
+    assert all(run.overall.n_missing == 1 for run in report.runs)
+
+
+def test_compare_prints_the_paired_table(runs: Path) -> None:
+    a, b = runs / "synthetic/agent/model-a", runs / "synthetic/curated/model-a"
+    result = CliRunner().invoke(
+        app, ["compare", str(a), str(b), "--resamples", "300"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    for group in ("overall", "task_type:risk_prediction", "category:ED_Hospitalization"):
+        assert group in result.output
+
+
+def _finish(response: object) -> dict[str, object]:
+    call = {"function": {"name": "ehr.finish", "arguments": json.dumps({"response": response})}}
+    return {"role": "assistant", "tool_calls": [call]}
+
+
+def _reference_tree(root: Path) -> Path:
+    for mode, answers in (("agentic", ["yes", ["Glucose", "Sodium"]]), ("oneshot", ["no", ["Glucose"]])):
+        write_jsonl(
+            root / f"ehr_bench/{mode}/full1800/model_x/results.jsonl",
+            [
+                {
+                    "qid": "ehr_bench_risk_prediction_1",
+                    "task": "ICU_Mortality_1day",
+                    "task_type": "risk_prediction",
+                    "label": "yes",
+                    "candidates": ["yes", "no"],
+                    "status": "success",
+                    "messages": [_finish(answers[0])],
+                },
+                {
+                    "qid": "ehr_bench_decision_making_2",
+                    "task": "labevents",
+                    "task_type": "decision_making",
+                    "label": ["Glucose", "Sodium"],
+                    "status": "success",
+                    "messages": [_finish(answers[1])],
+                },
+            ],
+        )
+    write_jsonl(
+        root / "mm_bench/agentic/scored/model_x/scored.jsonl",
+        [
+            {
+                "qid": "medmod_radiology_test_1",
+                "task": "medmod_radiology",
+                "gold_names": ["Edema", "Pleural Effusion"],
+                "prediction_strs": ["pulmonary edema"],
+                "note": "ok",
+            },
+        ],
+    )
+    return root
+
+
+def test_score_reads_the_reference_layout(tmp_path: Path) -> None:
+    root = _reference_tree(tmp_path / "ClinSeek-Evaluation-Results")
+    out = tmp_path / "scores"
+    result = CliRunner().invoke(app, ["score", str(root), "--layout", "reference", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = ScoreReport.model_validate_json((out / "summary.json").read_text())
+    runs = {(r.benchmark, r.mode): r for r in report.runs}
+    assert runs[("ehr_bench", "agent")].overall.f1 == pytest.approx(1.0)
+    assert runs[("ehr_bench", "curated")].overall.f1 == pytest.approx((0 + 2 / 3) / 2)
+    assert runs[("mm_bench", "agent")].overall.f1 == pytest.approx(2 / 3)
+    assert [p.a for p in report.paired] == ["ehr_bench/agent/model_x"]
+
+
+def test_compare_across_layouts(tmp_path: Path, runs: Path) -> None:
+    root = _reference_tree(tmp_path / "ref")
+    result = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(root / "ehr_bench/agentic"),
+            str(root / "ehr_bench/oneshot"),
+            "--layout",
+            "reference",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "ehr_bench/agent/model_x" in result.output
+
+
+def test_score_of_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "nope")])
+    assert result.exit_code != 0
+    assert "no such file or directory" in str(result.exception)
+
+
+def test_unknown_layout_is_refused(runs: Path) -> None:
+    result = CliRunner().invoke(app, ["score", str(runs), "--layout", "odd"])
+    assert result.exit_code != 0
