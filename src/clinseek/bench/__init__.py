@@ -4,6 +4,15 @@ The rest of clinseek reads questions only as :class:`Question` values from :func
 """
 
 from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark
+from ._curated import (
+    MM_ROWS_PER_TABLE,
+    TEXT_BUDGET_CHARS,
+    CuratedInput,
+    episode_key,
+    render_curated,
+    render_mm_context,
+    render_text_timeline,
+)
 from ._join import JoinResult, join_ehr_bench
 from ._load import (
     MM_FILE,
@@ -49,7 +58,9 @@ __all__ = [
     "MM_CATEGORIES",
     "MM_FILE",
     "MM_LEAKAGE_POLICY",
+    "MM_ROWS_PER_TABLE",
     "RISK_TASKS",
+    "TEXT_BUDGET_CHARS",
     "TEXT_FILE",
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",
@@ -57,6 +68,7 @@ __all__ = [
     "BuildManifest",
     "BuildResult",
     "Category",
+    "CuratedInput",
     "JoinResult",
     "LabelItem",
     "MMCategorySpec",
@@ -71,6 +83,7 @@ __all__ = [
     "build_benchmark",
     "category_for_mm_task",
     "detect_kind",
+    "episode_key",
     "get_category",
     "get_task",
     "join_ehr_bench",
@@ -79,6 +92,9 @@ __all__ = [
     "normalise_category",
     "normalise_label",
     "read_manifest",
+    "render_curated",
+    "render_mm_context",
+    "render_text_timeline",
     "strip_asset_prefix",
     "to_question",
     "validate_benchmark",

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from ..policy import TEXT_POLICY
 from ._rows import (
     MM_LEAKAGE_POLICY,
     AgentEHRRow,
@@ -18,7 +19,7 @@ from ._rows import (
 )
 from ._tasks import category_for_mm_task, normalise_category
 
-TEXT_POLICY_VERSION = "clinseek-text-v1"
+TEXT_POLICY_VERSION = TEXT_POLICY
 """Episode policy of text questions: an event is visible iff its time is strictly before the cutoff."""
 
 Benchmark = Literal["clinseek-bench-text", "clinseek-bench-mm", "agentehr-bench"]
@@ -137,7 +138,7 @@ def question_from_text(row: TextRow) -> Question:
     return Question(
         qid=row.qid,
         benchmark="clinseek-bench-text",
-        source=str(row.model_extra.get("source", "ehr_bench")) if row.model_extra else "ehr_bench",
+        source="clinseek-build" if row.source_file == "clinseek-build" else "ehr_bench",
         task=row.task,
         task_type=row.task_type,
         category=normalise_category(row.category, task=row.task),
