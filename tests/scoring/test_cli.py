@@ -11,7 +11,7 @@ from _scoring_helpers import row_dict, write_jsonl
 from typer.testing import CliRunner
 
 from clinseek.cli import app
-from clinseek.scoring import ScoreReport
+from clinseek.scoring import ScoreReport, score_path
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 
@@ -148,3 +148,38 @@ def test_score_of_a_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
 def test_unknown_layout_is_refused(runs: Path) -> None:
     result = CliRunner().invoke(app, ["score", str(runs), "--layout", "odd"])
     assert result.exit_code != 0
+
+
+def test_score_with_an_llm_judge_over_loopback(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes.llm_servers import OpenAIFake
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    server = OpenAIFake()
+    server.responder = lambda request: server.text('{"match": true}')
+    out = tmp_path / "judged"
+    with server:
+        result = CliRunner().invoke(
+            app,
+            [
+                "score",
+                str(runs / "synthetic/agent"),
+                "--out",
+                str(out),
+                "--resamples",
+                "200",
+                "--judge",
+                "openai:judge-test",
+                "--judge-base-url",
+                server.url,
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    report = ScoreReport.model_validate_json((out / "summary.json").read_text())
+    (run,) = report.runs
+    assert report.judge_model == "openai:judge-test"
+    assert run.overall.n_judged == len(server.requests) > 0
+    assert run.overall.judge_accuracy == 1.0
+    (plain,) = score_path(runs / "synthetic/agent", n_resamples=200).report.runs
+    assert plain.overall == run.overall.model_copy(update={"judge_accuracy": None, "n_judged": 0})

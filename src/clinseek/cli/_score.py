@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -59,6 +60,29 @@ def _runs_table(report: scoring.ScoreReport) -> Table:
     return table
 
 
+async def _judge(
+    scored: scoring.ScoredResults, name: str, base_url: str | None, concurrency: int
+) -> scoring.ScoredResults:
+    from ..models import get_model
+
+    model = get_model(name, base_url=base_url)
+    try:
+        judge = scoring.chat_model_judge(model)
+        return await scoring.judge_scored(scored, judge, judge_name=name, concurrency=concurrency)
+    finally:
+        await model.aclose()
+
+
+def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
+    console = Console()
+    console.print(_runs_table(scored.report))
+    for comparison in scored.report.paired:
+        console.print(_paired_table(comparison))
+    if scored.report.bad_rows:
+        console.print(f"{len(scored.report.bad_rows)} unreadable rows skipped (listed in summary.json)")
+    console.print("wrote " + ", ".join(str(p) for p in written))
+
+
 @app.command("score")
 def score_cmd(
     results: Annotated[Path, typer.Argument(help="A results directory or one results file.")],
@@ -76,6 +100,16 @@ def score_cmd(
     ] = False,
     seed: _Seed = 0,
     resamples: _Resamples = 10_000,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge", help="Optional LLM judge 'provider:model' for MM single answers (separate column)."
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option("--judge-base-url", help="Endpoint of the judge.")
+    ] = None,
+    judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", help="Parallel judge calls.")] = 4,
 ) -> None:
     """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md."""
     expected = scoring.read_expected(manifest) if manifest else ()
@@ -87,15 +121,10 @@ def score_cmd(
         n_resamples=resamples,
         seed=seed,
     )
+    if judge:
+        scored = anyio.run(_judge, scored, judge, judge_base_url, judge_concurrency)
     target = out or (results if results.is_dir() else results.parent)
-    written = scoring.write_scores(scored, target)
-    console = Console()
-    console.print(_runs_table(scored.report))
-    for comparison in scored.report.paired:
-        console.print(_paired_table(comparison))
-    if scored.report.bad_rows:
-        console.print(f"{len(scored.report.bad_rows)} unreadable rows skipped (listed in summary.json)")
-    console.print("wrote " + ", ".join(str(p) for p in written))
+    _print_scores(scored, scoring.write_scores(scored, target))
 
 
 @app.command("compare")

@@ -8,7 +8,7 @@ McNemar). No network; an LLM judge is optional and reported in its own column.
 """
 
 from ._aggregate import group_stats, score_questions, summarize_run, usage_stats
-from ._judge import JudgeModel, apply_verdicts, judge_messages, judge_rows, parse_verdict
+from ._judge import JudgeModel, apply_verdicts, chat_model_judge, judge_messages, judge_rows, parse_verdict
 from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, TaskType, Usage
 from ._multimodal import single_route
@@ -20,6 +20,7 @@ from ._pipeline import (
     ScoredResults,
     compare_paths,
     find_results,
+    judge_scored,
     load_inputs,
     score_path,
     write_scores,
@@ -67,6 +68,7 @@ __all__ = [
     "Vocabulary",
     "apply_verdicts",
     "binary_metrics",
+    "chat_model_judge",
     "compare_paths",
     "compare_questions",
     "delta_cells",
@@ -75,6 +77,7 @@ __all__ = [
     "group_stats",
     "judge_messages",
     "judge_rows",
+    "judge_scored",
     "label_strings",
     "load_inputs",
     "load_vocabulary",

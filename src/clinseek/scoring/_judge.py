@@ -9,6 +9,8 @@ from typing import Protocol
 
 import anyio
 
+from ..errors import ClinseekError
+from ..models import ChatModel, GenerateConfig, Message
 from ._model import SampleScore, ScoreInput
 from ._score import sample_route
 from ._summary_model import QuestionScore
@@ -55,8 +57,9 @@ async def judge_rows(
 ) -> dict[tuple[str, str, str, str, int], bool | None]:
     """Ask ``judge`` about every answered multimodal single-answer row.
 
-    Returns {(benchmark, mode, model, qid, run_index): verdict}; an unreadable reply is ``None``
-    (not judged), never "wrong". Exceptions raised by ``judge`` propagate.
+    Returns {(benchmark, mode, model, qid, run_index): verdict}; an unreadable reply, or a call
+    that raised a ``ClinseekError`` (rate limit, provider down), is ``None`` (not judged), never
+    "wrong". Other exceptions propagate.
     """
     todo = [r for r in rows if r.status == "answered" and r.answer and sample_route(r) in _SINGLE]
     verdicts: dict[tuple[str, str, str, str, int], bool | None] = {}
@@ -64,7 +67,10 @@ async def judge_rows(
 
     async def one(row: ScoreInput) -> None:
         async with limiter:
-            reply = await judge(judge_messages(row))
+            try:
+                reply = await judge(judge_messages(row))
+            except ClinseekError:  # a failed judge call leaves the row unjudged, never "wrong"
+                reply = ""
         verdicts[(*row.run_key, row.qid, row.run_index)] = parse_verdict(reply)
 
     async with anyio.create_task_group() as group:
@@ -90,3 +96,18 @@ def apply_verdicts(
 
 def _with_verdict(sample: SampleScore, verdict: bool | None) -> SampleScore:
     return sample if verdict is None else sample.model_copy(update={"judge_match": verdict})
+
+
+def chat_model_judge(model: ChatModel, *, max_output_tokens: int = 256) -> JudgeModel:
+    """Wrap any ``clinseek.models.ChatModel`` as a judge (temperature 0, no tools)."""
+    config = GenerateConfig(max_output_tokens=max_output_tokens, temperature=0.0)
+
+    async def judge(messages: list[dict[str, str]]) -> str:
+        turns = [
+            Message(role="system" if m["role"] == "system" else "user", content=m["content"])
+            for m in messages
+        ]
+        response = await model.generate(turns, config=config)
+        return response.message.content
+
+    return judge

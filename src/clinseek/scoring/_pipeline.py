@@ -12,6 +12,7 @@ from typing import Literal
 
 from ..errors import ScoringError
 from ._aggregate import score_questions, summarize_run
+from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
 from ._paired import compare_questions
 from ._read import read_results
@@ -29,6 +30,8 @@ class ScoredResults:
 
     questions: list[QuestionScore]
     report: ScoreReport
+    inputs: list[ScoreInput]
+    """The rows that were scored (what an optional judge looks at)."""
 
 
 def find_results(root: Path, layout: Layout) -> list[Path]:
@@ -140,7 +143,7 @@ def score_path(
         paired=_agent_vs_curated(runs, n_resamples, seed),
         bad_rows=[str(e) for e in bad_rows],
     )
-    return ScoredResults(questions, report)
+    return ScoredResults(questions, report, rows)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -213,3 +216,15 @@ def compare_paths(
         except ValueError as err:
             raise ScoringError(str(err)) from err
     return out
+
+
+async def judge_scored(
+    scored: ScoredResults, judge: JudgeModel, *, judge_name: str, concurrency: int = 4
+) -> ScoredResults:
+    """``scored`` with LLM-judge verdicts on its multimodal single-answer rows, in the ``judge_*``
+    columns only: every deterministic number and the paired comparisons stay as they were."""
+    verdicts = await judge_rows(scored.inputs, judge, concurrency=concurrency)
+    questions = apply_verdicts(scored.questions, verdicts)
+    runs = [summarize_run(qs) for qs in by_run(questions).values()]
+    report = scored.report.model_copy(update={"runs": runs, "judge_model": judge_name})
+    return ScoredResults(questions, report, scored.inputs)

@@ -165,5 +165,7 @@ class ScoreReport(BaseModel):
     runs: list[RunSummary]
     paired: list[PairedComparison]
     """Agent − curated for every (benchmark, model) scored in both modes."""
+    judge_model: str | None = None
+    """The model of the optional LLM judge (its verdicts are the ``judge_*`` columns), if one ran."""
     bad_rows: list[str] = Field(default_factory=list)
     """One message per result row that could not be read (file, line, field); they were skipped."""
