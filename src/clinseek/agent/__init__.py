@@ -1,0 +1,62 @@
+"""The agent runtime: the ClinSeekAgent tool loop, Curated Input one-shot mode, versioned prompts.
+
+``run_agent`` drives any ``ChatModel`` over the EHR tools of one sealed episode until it calls
+``ehr.finish``; ``run_curated`` answers from a curated evidence package in one call. Both return
+an :class:`AgentOutcome` (status ``answered`` / ``no_answer`` / ``infra_error``, the full
+transcript, usage, cost and timings) and never raise for provider or tool failures.
+"""
+
+from . import _baselines  # noqa: F401  (registers baseline:null and baseline:evidence)
+from ._answer import AnswerFormatError, finish_items, normalise_item, parse_answer_block, validate_answer
+from ._baselines import NullBaseline, rank_candidates, read_prompt, risk_points, risk_threshold
+from ._budget import AgentBudget
+from ._curated import run_curated, verbatim_package
+from ._evidence import EvidenceBaseline, history_sql, parse_table
+from ._loop import FINISH_TOOL, default_tools, run_agent
+from ._outcome import AgentOutcome
+from ._prompts import (
+    ANSWER_FORMAT,
+    FINISH_NOW,
+    PROMPT_VERSION,
+    REMINDER,
+    SYSTEM_AGENT,
+    SYSTEM_CURATED,
+    agent_messages_text,
+    curated_user_prompt,
+)
+from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
+
+__all__ = [
+    "ANSWER_FORMAT",
+    "FINISH_NOW",
+    "FINISH_TOOL",
+    "PROMPT_VERSION",
+    "REMINDER",
+    "SYSTEM_AGENT",
+    "SYSTEM_CURATED",
+    "AgentBudget",
+    "AgentOutcome",
+    "AnswerFormatError",
+    "CallRecord",
+    "EvidenceBaseline",
+    "NullBaseline",
+    "ToolRecord",
+    "Transcript",
+    "UsageTotals",
+    "agent_messages_text",
+    "curated_user_prompt",
+    "default_tools",
+    "finish_items",
+    "history_sql",
+    "normalise_item",
+    "parse_answer_block",
+    "parse_table",
+    "rank_candidates",
+    "read_prompt",
+    "risk_points",
+    "risk_threshold",
+    "run_agent",
+    "run_curated",
+    "validate_answer",
+    "verbatim_package",
+]

@@ -1,0 +1,247 @@
+"""The ClinSeekAgent loop: a model calls EHR tools on one sealed episode until it calls ``ehr.finish``.
+
+Differences from the reference loop (ref_agent_tools.md §6.1, (b) 19-21, 27): the prompt comes
+from an explicit mode; tool names are canonical (the provider maps them, unknown names are errors,
+never repaired); parallel calls in one turn run concurrently and are returned in order;
+``ToolError`` goes back to the model as a structured error while any other exception ends the run
+as ``infra_error`` with the partial transcript kept; a turn without a tool call gets a reminder;
+near the budget the model is told to finish; old tool outputs are compacted near the context
+limit; every call's usage, cost and latency and every tool's timing are recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..models import ContextLengthExceeded, GenerateConfig, Message, ModelResponse, ToolCall
+from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
+from ._answer import finish_items, validate_answer
+from ._budget import AgentBudget
+from ._outcome import AgentOutcome, StopReason
+from ._prompts import FINISH_NOW, INVALID_ANSWER, PROMPT_VERSION, REMINDER, agent_messages_text
+from ._records import CallRecord, ToolRecord, Transcript
+
+if TYPE_CHECKING:
+    from ..bench import Question
+    from ..models import ChatModel
+
+FINISH_TOOL = "ehr.finish"
+_CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
+_COMPACTED = "[older tool output compacted to save context: {chars} characters from {name}; call the tool again if needed]"
+
+
+def default_tools() -> tuple[str, ...]:
+    """The tools an agent run offers by default: every registered ``ehr.*`` tool."""
+    return tool_names("ehr")
+
+
+class _Run:
+    """Mutable state of one loop run (one question, one run index)."""
+
+    def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
+                 config: GenerateConfig, tools: Sequence[str]) -> None:
+        self.model = model
+        self.ctx = ctx
+        self.question = question
+        self.budget = budget
+        self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
+        self.schemas = tool_schemas(tools)
+        system, user = agent_messages_text(question)
+        self.messages: list[Message] = [Message.system(system), Message.user(user)]
+        self.transcript = Transcript()
+        self.turn = 0
+        self.reminders = 0
+        self.corrections = 0
+        self.compactions = 0
+        self.finish_notice_sent = False
+        self.sent_len = 0
+        """Messages already sent in the last request (the rest is estimated at ~4 chars/token)."""
+
+    def outcome(self, status: str, stop_reason: StopReason, *, answer: list[str] | None = None,
+                invalid: Sequence[str] = (), error: str | None = None, error_type: str | None = None) -> AgentOutcome:
+        t = self.transcript
+        return AgentOutcome(
+            mode="agent", status=status, completed=stop_reason == "finish_tool_call",  # type: ignore[arg-type]
+            stop_reason=stop_reason, error=error, error_type=error_type, answer=answer,
+            invalid_answer=list(invalid), messages=list(self.messages), calls=list(t.calls),
+            tools=list(t.tools), usage=t.usage, cost_usd=t.total_cost_usd, turns=self.turn,
+            reminders=self.reminders, compactions=self.compactions, prompt_version=PROMPT_VERSION,
+        )
+
+    # -- budget and context ------------------------------------------------------------------
+    def maybe_notify_finish(self) -> None:
+        turns_left = self.budget.max_turns - self.turn
+        tokens_used = self.transcript.usage.total_tokens
+        near = turns_left <= self.budget.finish_notice_turns or tokens_used >= (
+            self.budget.finish_notice_at * self.budget.max_total_tokens
+        )
+        if near and not self.finish_notice_sent:
+            self.messages.append(Message.user(FINISH_NOW))
+            self.finish_notice_sent = True
+
+    def context_estimate(self) -> int:
+        """Tokens of the next request: the last prompt size plus ~4 characters per token added since."""
+        sent = self.transcript.calls[-1] if self.transcript.calls else None
+        base = (sent.input_tokens + sent.output_tokens) if sent else 0
+        pending = sum(len(m.content) for m in self.messages[self.sent_len :]) // 4
+        return base + pending
+
+    def compact(self, keep: int) -> bool:
+        """Replace all but the newest ``keep`` tool outputs by a short notice; True if anything changed."""
+        tool_idx = [i for i, m in enumerate(self.messages) if m.role == "tool"]
+        changed = False
+        for i in tool_idx[: max(0, len(tool_idx) - keep)]:
+            m = self.messages[i]
+            if m.content.startswith("[older tool output compacted"):
+                continue
+            note = _COMPACTED.format(chars=len(m.content), name=m.name or "tool")
+            self.messages[i] = m.model_copy(update={"content": note})
+            changed = True
+        self.compactions += changed
+        return changed
+
+    # -- model calls ---------------------------------------------------------------------------
+    async def generate(self) -> ModelResponse:
+        if self.context_estimate() > self.budget.compact_at * self.budget.context_window_tokens:
+            self.compact(self.budget.keep_recent_tool_outputs)
+        self.sent_len = len(self.messages)
+        started = time.perf_counter()
+        try:
+            response = await self.model.generate(self.messages, self.schemas, self.config)
+        except ContextLengthExceeded:
+            if not self.compact(1):
+                raise
+            self.sent_len = len(self.messages)
+            started = time.perf_counter()
+            response = await self.model.generate(self.messages, self.schemas, self.config)
+        self.transcript.add_call(_call_record(self.turn, response, time.perf_counter() - started))
+        return response
+
+    # -- tools ---------------------------------------------------------------------------------
+    async def run_tools(self, calls: Sequence[ToolCall]) -> list[tuple[ToolCall, ToolResult]]:
+        results: list[ToolResult | None] = [None] * len(calls)
+
+        async def one(i: int, call: ToolCall) -> None:
+            results[i] = await self.run_tool(call)
+
+        async with anyio.create_task_group() as tg:
+            for i, call in enumerate(calls):
+                tg.start_soon(one, i, call)
+        done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
+        for call, result in done:
+            content = self.cap(result.content)
+            self.messages.append(Message.tool(call, content, is_error=not result.ok))
+            self.transcript.tools.append(
+                ToolRecord(turn=self.turn, name=call.name, ok=result.ok, error_kind=result.error_kind,
+                           elapsed_s=result.elapsed_s, output_chars=len(content),
+                           truncated=result.truncated or len(content) < len(result.content))
+            )
+        return done
+
+    async def run_tool(self, call: ToolCall) -> ToolResult:
+        if call.error_kind is not None:  # decided by the provider's name map / JSON parser; never repaired
+            return ToolResult.failed(call.error_kind, call.error or "the call could not be read")
+        if call.name not in {s["function"]["name"] for s in self.schemas}:
+            return ToolResult.failed("unknown_tool", f"{call.name!r} is not one of the tools offered in this run")
+        return await call_tool(self.ctx, call.name, call.arguments)
+
+    def cap(self, content: str) -> str:
+        limit = self.budget.max_tool_chars
+        if len(content) <= limit:
+            return content
+        return content[:limit] + _CUT_NOTICE.format(limit=limit, total=len(content))
+
+    # -- finish --------------------------------------------------------------------------------
+    def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:
+        """The outcome when this turn finished the run, else ``None`` (an invalid answer sent back)."""
+        finishes = [(c, r) for c, r in done if c.name == FINISH_TOOL and r.ok]
+        if not finishes:
+            return None
+        call, result = finishes[-1]
+        items = finish_items(result.data.get("answer", _first_value(call.arguments)))
+        valid, invalid = validate_answer(items or [], self.question.candidates)
+        if invalid and self.corrections < self.budget.answer_corrections:
+            self.corrections += 1
+            self.messages.append(Message.user(INVALID_ANSWER.format(items=", ".join(repr(i) for i in invalid))))
+            return None
+        if items is not None and (valid or not invalid):
+            return self.outcome("answered", "finish_tool_call", answer=valid, invalid=invalid)
+        error = "ehr.finish gave no item from the candidate answers"
+        return self.outcome("no_answer", "finish_tool_call", invalid=invalid, error=error)
+
+    async def step(self) -> AgentOutcome | None:
+        self.turn += 1
+        response = await self.generate()
+        self.messages.append(response.message)
+        calls = response.message.tool_calls
+        if not calls:
+            if self.reminders < self.budget.reminders:
+                self.reminders += 1
+                self.messages.append(Message.user(REMINDER))
+                return None
+            return self.outcome("no_answer", "no_tool_call", error="the model stopped calling tools without ehr.finish")
+        done = await self.run_tools(calls)
+        return self.finish(done)
+
+    async def run(self) -> AgentOutcome:
+        try:
+            while self.turn < self.budget.max_turns:
+                if self.transcript.usage.total_tokens >= self.budget.max_total_tokens:
+                    return self.outcome("no_answer", "token_budget", error="total token budget used up")
+                self.maybe_notify_finish()
+                outcome = await self.step()
+                if outcome is not None:
+                    return outcome
+            return self.outcome("no_answer", "max_turns", error=f"no ehr.finish within {self.budget.max_turns} turns")
+        except ContextLengthExceeded as err:
+            return self.outcome("no_answer", "context_length", error=str(err), error_type=type(err).__name__)
+        except Exception as err:  # STYLE rule 7: anything but ToolError is an infrastructure failure
+            return self.outcome("infra_error", "exception", error=f"{type(err).__name__}: {err}",
+                                error_type=type(err).__name__)
+
+
+def _first_value(arguments: dict[str, Any]) -> Any:
+    return next(iter(arguments.values()), None)
+
+
+def _call_record(turn: int, response: ModelResponse, latency_s: float) -> CallRecord:
+    usage = response.usage
+    return CallRecord(
+        turn=turn, latency_s=latency_s, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        cost_usd=None if response.cost_usd is None else float(response.cost_usd),
+        stop_reason=response.raw_stop_reason or response.stop_reason, request_id=response.request_id,
+    )
+
+
+async def run_agent(
+    model: ChatModel,
+    ctx: ToolContext,
+    question: Question,
+    *,
+    budget: AgentBudget | None = None,
+    config: GenerateConfig | None = None,
+    tools: Sequence[str] | None = None,
+) -> AgentOutcome:
+    """Run ClinSeekAgent mode for one question on one episode.
+
+    Args:
+        model: any ``ChatModel`` (a provider, an offline baseline, or a wrapper adding retries,
+            rate limits and a response cache).
+        ctx: the tool context of this run's own sealed episode (never shared between runs).
+        question: the benchmark question (its ``benchmark`` field picks the task prompt).
+        budget: turn, token, tool-output and context budgets (defaults: :class:`AgentBudget`).
+        config: generation settings; ``max_output_tokens`` is taken from the budget.
+        tools: canonical tool names offered (default: every ``ehr.*`` tool).
+
+    Returns:
+        The outcome; it never raises for model, provider or tool failures (those end the run as
+        ``infra_error`` with the partial transcript), only on cancellation.
+    """
+    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(),
+               tools if tools is not None else default_tools())
+    return await run.run()

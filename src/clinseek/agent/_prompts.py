@@ -1,0 +1,171 @@
+"""Versioned prompts, chosen by an explicit mode and the question's declared benchmark, never by file names.
+
+The content follows the reference's prompts (ref_agent_tools.md §7): a system prompt for the tool
+loop, the EHR-Bench task prompt (instruction, current time, subject, candidate answers, answer
+through ``ehr.finish``), the AgentEHR-Bench role templates, the multimodal ``<run_context>``
+preamble, and for Curated Input mode the evidence package plus one strict ``<answer>`` format.
+Unlike the reference, the cutoff is stated as fixed by the harness (the model cannot change it),
+SQL values are typed, and the prompt version is recorded with every result row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ..bench import Question
+
+PROMPT_VERSION = "clinseek-prompts-v1"
+"""Bumped whenever any text below changes; written into every result row and run manifest."""
+
+Mode = Literal["agent", "curated"]
+
+SYSTEM_AGENT = """\
+You are a clinical research assistant. You answer one question about one patient by looking up \
+evidence in the patient's electronic health record (EHR) with the tools you are given.
+
+How the record works:
+- The record is MIMIC-IV shaped (modules hosp, icu, ed, note; tables such as hosp.admissions, \
+hosp.labevents, hosp.prescriptions, icu.icustays). It holds only this patient, and only what was \
+known before the current time given in the task. Values that were not yet known are NULL.
+- Call ehr.load_ehr first with the subject ID and current time from the task; it lists the tables \
+and their row counts. The patient and the time are fixed: you cannot load another patient or time.
+- Explore with ehr.get_table_names, ehr.get_column_names, ehr.get_table_description, \
+ehr.get_records_by_time, ehr.get_latest_records, ehr.get_records_by_keyword and ehr.run_sql_query \
+(DuckDB SQL, one read-only SELECT; columns are typed, so compare numbers and timestamps directly).
+- Outputs are capped; when an output says it was cut, narrow the query (time window, WHERE, LIMIT/OFFSET).
+- For decision-making tasks, the candidate tables (ehr.get_candidates_by_keyword, \
+ehr.get_candidates_by_fuzzy_matching) hold the allowed answer names.
+- Use ehr.think to note your reasoning when useful.
+
+Finish by calling ehr.finish with your answer as a list of strings, each copied exactly from the \
+candidate answers. Do not answer in plain text: only ehr.finish counts."""
+
+SYSTEM_CURATED = """\
+You are a clinical expert. You answer one question about one patient from the evidence package \
+in the message: the patient's record as it stood at the current time. Use only that evidence and \
+general medical knowledge."""
+
+ANSWER_FORMAT = """\
+Answer format (strict): end your reply with exactly one block
+<answer>
+first item
+second item
+</answer>
+with one answer per line, each copied exactly from the candidate answers, and nothing else inside \
+the block (no bullets, numbering or explanations)."""
+
+REMINDER = """\
+You did not call a tool. Continue the investigation with the EHR tools, or call ehr.finish with \
+your answer (a list of items copied exactly from the candidate answers). A plain-text answer is not \
+recorded."""
+
+FINISH_NOW = """\
+Your budget is nearly used up. Call ehr.finish now with your best answer (a list of items copied \
+exactly from the candidate answers)."""
+
+INVALID_ANSWER = """\
+These items are not in the candidate answers: {items}. Call ehr.finish again with items copied \
+exactly from the candidate answers (this is your only chance to correct it)."""
+
+_TASK_RULES = """\
+Analyse the patient's records up to the current time only; do not assume events that are not in \
+the record. Call ehr.load_ehr first. Submit your final answer by calling ehr.finish; the answer \
+must be chosen only from the candidate answers below."""
+
+_AGENTEHR_ROLES: dict[str, tuple[str, str]] = {
+    "diagnoses_ccs": ("an experienced diagnostician", "the diagnoses (CCS categories) the patient will receive"),
+    "procedures_ccs": ("a surgical planner", "the procedures (CCS categories) the patient will undergo"),
+    "labevents": ("a laboratory specialist", "the laboratory tests that will be ordered next"),
+    "prescriptions": ("a clinical pharmacist", "the medications (ATC classes) that will be prescribed next"),
+    "microbiologyevents": ("a clinical microbiologist", "the microbiology tests that will be ordered next"),
+    "transfers": ("a care coordinator", "the care units the patient will be transferred to next"),
+}
+
+
+def _patient_info(question: Question) -> str:
+    lines = [f"Current Time: {question.prediction_time.isoformat(sep=' ')}", f"Patient Subject ID: {question.subject_id}"]
+    return "<patient_info>\n" + "\n".join(lines) + "\n</patient_info>"
+
+
+def _candidates_block(question: Question) -> str:
+    return "<candidate_answers>\n" + json.dumps(list(question.candidates), ensure_ascii=False) + "\n</candidate_answers>"
+
+
+def ehr_bench_task_prompt(question: Question) -> str:
+    """The EHR-Bench agent prompt: instruction, rules, patient info (cutoff, subject), candidates."""
+    instruction = question.instruction or f"Answer the task {question.task} for this patient."
+    return "\n".join(
+        [
+            f"<task_instruction>\n{instruction}\n{_TASK_RULES}\n</task_instruction>",
+            _patient_info(question),
+            _candidates_block(question),
+        ]
+    )
+
+
+def agentehr_task_prompt(question: Question) -> str:
+    """The AgentEHR-Bench role template for the six tasks (unknown tasks use the diagnoses one)."""
+    role, target = _AGENTEHR_ROLES.get(question.task, _AGENTEHR_ROLES["diagnoses_ccs"])
+    text = (
+        f"You are {role}. Objective: from the patient's record up to the current time, predict {target}.\n"
+        f"The allowed names are in the candidate table {question.task}_candidates; search it with the "
+        "candidate tools. Submit through ehr.finish a list of several plausible official names, "
+        "without codes or extra information."
+    )
+    parts = [f"<task_instruction>\n{text}\n</task_instruction>", _patient_info(question)]
+    if question.candidates:
+        parts.append(_candidates_block(question))
+    return "\n".join(parts)
+
+
+def multimodal_task_prompt(question: Question) -> str:
+    """The multimodal agent prompt: a ``<run_context>`` preamble then the manifest's rendered question."""
+    context = "\n".join(
+        [
+            "<run_context>",
+            f"images_attached: {len(question.image_paths)}",
+            f"linked_study_ids: {', '.join(str(s) for s in question.study_ids) or 'none'}",
+            "patient_ehr_available: yes",
+            f"current_time: {question.prediction_time.isoformat(sep=' ')}",
+            f"subject_id: {question.subject_id}",
+            "Call ehr.load_ehr first; submit the answer through ehr.finish (one item per list entry).",
+            "</run_context>",
+        ]
+    )
+    return context + "\n" + (question.question_text or question.instruction or "")
+
+
+def agent_messages_text(question: Question) -> tuple[str, str]:
+    """(system, user) texts for ClinSeekAgent mode, chosen by ``question.benchmark``."""
+    if question.benchmark == "clinseek-bench-mm":
+        return SYSTEM_AGENT, multimodal_task_prompt(question)
+    if question.benchmark == "agentehr-bench":
+        return SYSTEM_AGENT, agentehr_task_prompt(question)
+    return SYSTEM_AGENT, ehr_bench_task_prompt(question)
+
+
+def curated_user_prompt(question: Question, package: str, *, embeds_question: bool) -> str:
+    """The Curated Input user turn: evidence package, the task, candidates, the strict answer format.
+
+    Args:
+        question: the question.
+        package: the curated evidence, verbatim from the manifest or rendered from the sealed episode.
+        embeds_question: True when ``package`` is the manifest's own rendered question that already
+            holds the instruction, patient info and candidates (ClinSeek-Bench-Text ``question``);
+            then only the answer format is added.
+    """
+    if embeds_question:
+        return package.rstrip() + "\n\n" + ANSWER_FORMAT
+    parts = [package.rstrip()]
+    if question.benchmark == "clinseek-bench-mm" and question.question_text:
+        parts.append(question.question_text)
+    else:
+        instruction = question.instruction or f"Answer the task {question.task} for this patient."
+        parts.append(f"<task_instruction>\n{instruction}\n</task_instruction>")
+    parts.append(_patient_info(question))
+    if question.candidates:
+        parts.append(_candidates_block(question))
+    parts.append(ANSWER_FORMAT)
+    return "\n\n".join(parts)

@@ -1,0 +1,61 @@
+"""``clinseek run``: run a benchmark with a model in agent and/or curated mode (thin shell over ``run_benchmark``)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import app
+
+
+class _Mode(StrEnum):
+    agent = "agent"
+    curated = "curated"
+    both = "both"
+
+
+@app.command("run")
+def run_cmd(
+    bench: Annotated[Path, typer.Option("--bench", help="A manifest file or a benchmark directory.")],
+    store: Annotated[Path, typer.Option("--store", help="The DuckDB store episodes are built from.")],
+    model: Annotated[str, typer.Option("--model", help="provider:model, e.g. openai:gpt-5.1 or baseline:evidence.")],
+    out: Annotated[Path, typer.Option("--out", help="Results root: OUT/<benchmark>/<mode>/<model-slug>/.")],
+    mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
+    runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1)] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run only the first K questions.")] = None,
+    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
+    requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", help="Request rate cap per provider.")] = None,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 40,
+    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1)] = 8192,
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Run a benchmark; resumes an interrupted run in the same OUT (same configuration)."""
+    import anyio
+
+    from ..agent import AgentBudget
+    from ..bench import load_questions
+    from ..models import GenerateConfig
+    from ..runner import RunSettings, run_benchmark
+
+    settings = RunSettings(
+        runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
+        requests_per_s=requests_per_s, base_url=base_url, progress=progress,
+        budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
+        generate=GenerateConfig(temperature=temperature),
+    )
+    questions = load_questions(bench)
+    summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,
+                                              limit=limit, tasks=tasks))
+    for run in summary.runs:
+        cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered, {run.no_answer} no answer, "
+                   f"{run.infra_errors} infra errors of {run.total} (resumed {run.resumed}); "
+                   f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")

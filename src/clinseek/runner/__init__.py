@@ -1,0 +1,46 @@
+"""Running a benchmark: concurrency, per-provider rate limits, retries, resume, response cache, results files.
+
+``run_benchmark`` is the one entry point (the CLI's ``clinseek run`` and the demo call it). It
+writes ``DIR/<benchmark>/<mode>/<model-slug>/results.jsonl`` (append-only, one row per
+(qid, run_index), flushed per row, kill -9 safe) and ``run_manifest.json``.
+"""
+
+from ._cache import CachedModel, ResponseCache, cache_key
+from ._engine import Job, run_jobs
+from ._execute import Executor, candidate_lists, episode_key
+from ._manifest import RunManifest, config_hash, safe_base_url
+from ._progress import Progress
+from ._results import ReadReport, ResultsFile, read_results
+from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
+from ._rows import ResultRow
+from ._run import ModeSummary, RunMode, RunSettings, RunSummary, model_slug, run_benchmark
+from ._secrets import redact_line
+
+__all__ = [
+    "CachedModel",
+    "Executor",
+    "Job",
+    "ModeSummary",
+    "Progress",
+    "ProviderLimiter",
+    "ReadReport",
+    "ResilientModel",
+    "ResponseCache",
+    "ResultRow",
+    "ResultsFile",
+    "RetryPolicy",
+    "RunManifest",
+    "RunMode",
+    "RunSettings",
+    "RunSummary",
+    "cache_key",
+    "candidate_lists",
+    "config_hash",
+    "episode_key",
+    "model_slug",
+    "read_results",
+    "redact_line",
+    "run_benchmark",
+    "run_jobs",
+    "safe_base_url",
+]

@@ -1,0 +1,69 @@
+"""The concurrent engine: N workers, one row per job, every row written as soon as it is done."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from ._progress import Progress
+from ._results import ResultsFile
+from ._rows import ResultRow
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One (question, run_index) to run; ``question`` is the benchmark's question object."""
+
+    qid: str
+    run_index: int
+    question: Any
+
+
+Execute = Callable[[Job], Awaitable[ResultRow]]
+OnError = Callable[[Job, BaseException], ResultRow]
+
+
+async def run_jobs(
+    jobs: Sequence[Job],
+    execute: Execute,
+    on_error: OnError,
+    results: ResultsFile,
+    *,
+    concurrency: int,
+    progress: Progress | None = None,
+) -> list[ResultRow]:
+    """Run ``jobs`` with at most ``concurrency`` in flight; append each row when it finishes.
+
+    ``execute`` turns a job into a row (it records infrastructure failures itself); an exception
+    escaping it is a harness bug or a cancelled provider call, and ``on_error`` turns it into an
+    ``infra_error`` row so the job is redone on resume. Rows are written in completion order.
+
+    Returns:
+        The rows written by this call, in completion order.
+    """
+    written: list[ResultRow] = []
+    send, receive = anyio.create_memory_object_stream[Job](max_buffer_size=len(jobs) or 1)
+    for job in jobs:
+        send.send_nowait(job)
+    send.close()
+
+    async def worker() -> None:
+        async with receive.clone() as inbox:
+            async for job in inbox:
+                try:
+                    row = await execute(job)
+                except Exception as exc:  # an escape is recorded as an infra error, not lost
+                    row = on_error(job, exc)
+                results.append(row)
+                written.append(row)
+                if progress is not None:
+                    progress.update(row)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(max(1, min(concurrency, len(jobs)))):
+            tg.start_soon(worker)
+    receive.close()
+    return written

@@ -1,0 +1,145 @@
+"""One job → one result row: build the run's own sealed episode, run the loop, record everything."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio.to_thread
+
+from ..agent import AgentOutcome, run_agent, run_curated, verbatim_package
+from ..episode import EpisodeKey, build_episode
+from ..models import ChatModel
+from ..tools import ToolContext
+from ._engine import Job
+from ._rows import ResultRow
+
+if TYPE_CHECKING:
+    from ..bench import Question
+    from ..episode import Episode
+    from ._run import RunSettings
+
+_MANIFEST_SKIP = {
+    "qid", "benchmark", "task", "task_type", "category", "subject_id", "hadm_id", "prediction_time",
+    "candidates", "label", "label_aliases", "label_raw", "curated_text", "question_text", "schema_version",
+}
+
+
+def episode_key(question: Question) -> EpisodeKey:
+    """The sealed-episode key of ``question``: patient, cutoff, policy, hidden encounters, CXR links."""
+    return EpisodeKey(
+        subject_id=question.subject_id, prediction_time=question.prediction_time, policy=question.policy,
+        target_hadm_id=question.target_hadm_id, target_stay_id=question.target_stay_id,
+        study_ids=tuple(question.study_ids), dicom_ids=tuple(question.dicom_ids),
+    )
+
+
+def candidate_lists(question: Question) -> dict[str, list[str]]:
+    """The question's candidate list keyed by task name (the episode's ``<task>_candidates`` table)."""
+    return {question.task: list(question.candidates)} if question.candidates else {}
+
+
+def _manifest_fields(question: Question) -> dict[str, Any]:
+    """The question's other fields for the row (never the gold label or the curated package)."""
+    return question.model_dump(mode="json", exclude=_MANIFEST_SKIP)
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Executor:
+    """Runs jobs of one (benchmark, mode, model) and turns outcomes into rows."""
+
+    def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
+                 digest: str, settings: RunSettings, tools: Sequence[str]) -> None:
+        self.store = store
+        self.mode = mode
+        self.model = model
+        self.benchmark = benchmark
+        self.digest = digest
+        self.settings = settings
+        self.tools = tools
+
+    def _config(self, job: Job) -> Any:
+        seed = self.settings.generate.seed
+        base = self.settings.seed if seed is None else seed
+        return self.settings.generate.model_copy(update={"seed": base * 1000 + job.run_index})
+
+    async def _episode(self, question: Question) -> Episode:
+        build = functools.partial(build_episode, self.store, episode_key(question),
+                                  candidates=candidate_lists(question))
+        return await anyio.to_thread.run_sync(build)
+
+    async def _agent(self, job: Job) -> AgentOutcome:
+        question: Question = job.question
+        episode = await self._episode(question)
+        try:
+            ctx = ToolContext(episode=episode, limits=self.settings.limits, candidates=candidate_lists(question))
+            return await run_agent(self.model, ctx, question, budget=self.settings.budget,
+                                   config=self._config(job), tools=self.tools)
+        finally:
+            await anyio.to_thread.run_sync(episode.close)
+
+    async def _curated(self, job: Job) -> AgentOutcome:
+        question: Question = job.question
+        package, embeds = verbatim_package(question)
+        if package is None:
+            package = await self._render(question)
+        return await run_curated(self.model, question, package, embeds_question=embeds,
+                                 budget=self.settings.budget, config=self._config(job))
+
+    async def _render(self, question: Question) -> str:
+        from ..bench import render_curated  # the renderers read the same sealed episode as the tools
+
+        episode = await self._episode(question)
+        try:
+            return await anyio.to_thread.run_sync(render_curated, episode, question)
+        finally:
+            await anyio.to_thread.run_sync(episode.close)
+
+    async def execute(self, job: Job) -> ResultRow:
+        """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""
+        started_at, started = _now(), time.perf_counter()
+        outcome = await (self._agent(job) if self.mode == "agent" else self._curated(job))
+        return self.row(job, outcome, time.perf_counter() - started, started_at)
+
+    def _base(self, job: Job) -> dict[str, Any]:
+        q: Question = job.question
+        return dict(
+            qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.runs_per_question,
+            session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
+            task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
+            config_hash=self.digest, policy_version=q.policy, gold=list(q.label), candidates=list(q.candidates),
+            subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
+            manifest=_manifest_fields(q),
+        )
+
+    def row(self, job: Job, outcome: AgentOutcome, latency_s: float, started_at: str) -> ResultRow:
+        """The result row of a finished job."""
+        return ResultRow(
+            **self._base(job), prompt_version=outcome.prompt_version, status=outcome.status,
+            completed=outcome.completed, stop_reason=outcome.stop_reason, error=outcome.error,
+            error_type=outcome.error_type, answer=outcome.answer, invalid_answer=outcome.invalid_answer,
+            parse_failures=outcome.parse_failures,
+            messages=[m.model_dump(mode="json", exclude_defaults=True) for m in outcome.messages],
+            usage=outcome.usage, cost_usd=outcome.cost_usd, latency_s=latency_s, turns=outcome.turns,
+            tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
+            reminders=outcome.reminders, compactions=outcome.compactions, started_at=started_at,
+            finished_at=_now(),
+        )
+
+    def error_row(self, job: Job, exc: BaseException) -> ResultRow:
+        """An ``infra_error`` row for an exception outside the loop (episode build, rendering)."""
+        from ..agent import PROMPT_VERSION
+
+        return ResultRow(
+            **self._base(job), prompt_version=PROMPT_VERSION, status="infra_error", completed=False,
+            stop_reason="exception", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
+            finished_at=_now(),
+        )

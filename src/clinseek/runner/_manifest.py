@@ -1,0 +1,97 @@
+"""The run manifest (``run_manifest.json``) and the run-configuration hash that keys resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._secrets import redact_line
+
+
+class RunManifest(BaseModel):
+    """Everything needed to know how a results directory was produced. Holds no credential."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    benchmark: str
+    mode: Literal["agent", "curated"]
+    model: str
+    """``provider:model``."""
+    base_url: str | None = None
+    """Endpoint override with any user-info and query string removed."""
+    config_hash: str
+    prompt_version: str
+    policy_versions: list[str]
+    """Episode policy versions of the questions run."""
+    code_version: str
+    """The installed clinseek version."""
+    git_commit: str | None = None
+    """Commit of the source tree when it is a git checkout, else ``None``."""
+    seed: int
+    runs_per_question: int
+    questions: int
+    concurrency: int
+    budget: dict[str, Any]
+    limits: dict[str, Any]
+    generate: dict[str, Any]
+    retry: dict[str, Any]
+    tools: list[str]
+    response_cache: bool
+    python: str = Field(default_factory=platform.python_version)
+    packages: dict[str, str] = Field(default_factory=dict)
+    started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``config`` (the run settings that change answers)."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def safe_base_url(url: str | None) -> str | None:
+    """``url`` without user-info, query or fragment (they can carry credentials)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def git_commit(start: Path | None = None) -> str | None:
+    """The HEAD commit of the git checkout holding this package (``None`` when not a checkout)."""
+    here = start or Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def package_versions(names: tuple[str, ...] = ("clinseek", "openai", "anthropic", "duckdb", "pydantic")) -> dict[str, str]:
+    """Installed versions of the packages that shape a run."""
+    found: dict[str, str] = {}
+    for name in names:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def write_manifest(path: Path, manifest: RunManifest) -> None:
+    """Write ``manifest`` atomically (redacted like every runner output)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(redact_line(manifest.model_dump_json(indent=2)) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,135 @@
+"""Append-only ``results.jsonl``: one ``os.write`` per row, torn last lines ignored, resume compaction."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import ClinseekError
+from ._rows import ResultRow
+from ._secrets import redact_line
+
+
+@dataclass(frozen=True, slots=True)
+class ReadReport:
+    """What :func:`read_results` found in a results file."""
+
+    rows: list[ResultRow]
+    torn_lines: int
+    """Lines that were not a complete valid row (a run killed mid-write leaves at most one)."""
+
+
+def read_results(path: Path) -> ReadReport:
+    """Read every valid row of ``path``; a torn or invalid line is counted and skipped, never fatal.
+
+    Returns an empty report when the file does not exist.
+    """
+    if not path.exists():
+        return ReadReport(rows=[], torn_lines=0)
+    rows: list[ResultRow] = []
+    torn = 0
+    with path.open("rb") as fh:
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                torn += 1  # the process died before the newline: the row is incomplete
+                continue
+            try:
+                rows.append(ResultRow.model_validate(json.loads(raw)))
+            except (ValueError, ValidationError):
+                torn += 1
+    return ReadReport(rows=rows, torn_lines=torn)
+
+
+class ResultsFile:
+    """An append-only ``results.jsonl``; each row is flushed to the OS in one ``write`` call.
+
+    A row is encoded whole and written with a single ``os.write`` on an ``O_APPEND`` descriptor,
+    so ``kill -9`` at any moment leaves either the full line or a torn tail that
+    :func:`read_results` ignores and :meth:`prepare_resume` removes.
+    """
+
+    def __init__(self, path: Path, *, fsync: bool = False) -> None:
+        self.path = path
+        self._fsync = fsync
+        self._fd: int | None = None
+
+    def open(self) -> None:
+        """Open (creating) the file for appending."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, row: ResultRow) -> None:
+        """Write one row as one JSON line, credentials redacted."""
+        if self._fd is None:
+            raise ClinseekError(f"{self.path}: results file is not open")
+        data = (redact_line(row.model_dump_json()) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        if self._fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the descriptor (idempotent)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def prepare_resume(self, config_hash: str) -> list[ResultRow]:
+        """Compact the file for a resumed run and return the rows already done.
+
+        Keeps the first row of each (qid, run_index) whose status is not ``infra_error``; drops
+        torn lines and infra-error rows (they are redone), appending the dropped infra-error rows
+        to ``attempts.jsonl`` beside it for the record. The rewrite goes through a temporary file
+        and ``os.replace``, so a kill during it leaves the old file intact.
+
+        Raises:
+            ClinseekError: the file holds rows of another run configuration.
+        """
+        report = read_results(self.path)
+        others = {r.config_hash for r in report.rows} - {config_hash}
+        if others:
+            raise ClinseekError(
+                f"{self.path}: holds results of another run configuration ({sorted(others)[0][:12]}...);"
+                f" this run is {config_hash[:12]}...: use another --out directory or delete the file"
+            )
+        done, dropped = _split_done(report.rows)
+        if dropped or report.torn_lines:
+            _append_lines(self.path.with_name("attempts.jsonl"), (r.model_dump_json() for r in dropped))
+            _rewrite(self.path, done)
+        return done
+
+
+def _split_done(rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
+    seen: set[tuple[str, int, str]] = set()
+    done: list[ResultRow] = []
+    dropped: list[ResultRow] = []
+    for row in rows:
+        if row.status == "infra_error" or row.key in seen:
+            dropped.append(row)
+            continue
+        seen.add(row.key)
+        done.append(row)
+    return done, dropped
+
+
+def _rewrite(path: Path, rows: list[ResultRow]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(row.model_dump_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _append_lines(path: Path, lines: Iterable[str]) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(redact_line(line) + "\n")

@@ -1,0 +1,120 @@
+"""Retries with backoff and per-provider rate limits, as a ``ChatModel`` wrapper.
+
+The providers turn their SDK retries off (``max_retries=0``) and raise the models' error
+taxonomy; this wrapper owns retries. It retries only the error *types* marked retryable
+(``RateLimited``, ``ProviderUnavailable``), never on message text, and honours ``retry_after_s``.
+A 429 also makes every caller of the same provider wait (a shared cool-down).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
+
+from ..models import ChatModel, GenerateConfig, Message, ModelCallError, ModelResponse, RateLimited
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How model calls are retried.
+
+    Attributes:
+        max_attempts: tries per call, the first included.
+        base_delay_s: first backoff; it doubles per attempt (full jitter in [½, 1]×).
+        max_delay_s: cap of one backoff (and of a provider's ``retry-after``).
+        seed: seed of the jitter, for reproducible waits.
+    """
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    seed: int = 0
+
+    def delay_s(self, attempt: int, rng: random.Random, retry_after_s: float | None = None) -> float:
+        """Seconds to wait before try ``attempt + 1`` (``attempt`` is 0-based)."""
+        if retry_after_s is not None:
+            return min(max(retry_after_s, 0.0), self.max_delay_s)
+        backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
+        return backoff * (0.5 + 0.5 * rng.random())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form for the run manifest."""
+        return asdict(self)
+
+
+class ProviderLimiter:
+    """Concurrency cap and optional request rate for one provider, shared by all its callers.
+
+    Args:
+        max_concurrent: model calls in flight at once.
+        requests_per_s: steady request rate (``None`` = unlimited); requests are spaced evenly.
+    """
+
+    def __init__(self, max_concurrent: int = 64, requests_per_s: float | None = None) -> None:
+        self._slots = anyio.CapacityLimiter(max_concurrent)
+        self._interval = 1.0 / requests_per_s if requests_per_s else 0.0
+        self._next_at = 0.0
+        self._paused_until = 0.0
+        self._lock = anyio.Lock()
+
+    async def _wait_turn(self) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next_at, self._paused_until)
+            self._next_at = start + self._interval
+        if start > now:
+            await anyio.sleep(start - now)
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new call of this provider for ``seconds`` (after a 429)."""
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+
+    async def call(self, model: ChatModel, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]],
+                   config: GenerateConfig | None) -> ModelResponse:
+        """Run one call inside the limits."""
+        async with self._slots:
+            await self._wait_turn()
+            return await model.generate(messages, tools, config)
+
+
+class ResilientModel:
+    """A ``ChatModel`` that retries retryable errors with backoff under a provider limiter.
+
+    Non-retryable errors (``BadRequest``, ``ContextLengthExceeded``) and the last retryable one
+    propagate; the loop then ends the run (``context_length`` or ``infra_error``).
+    """
+
+    def __init__(self, model: ChatModel, limiter: ProviderLimiter, policy: RetryPolicy | None = None) -> None:
+        self.inner = model
+        self.name = model.name
+        self.supports_native_tools = model.supports_native_tools
+        self.limiter = limiter
+        self.policy = policy or RetryPolicy()
+        self._rng = random.Random(self.policy.seed)
+        self.retries = 0
+
+    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
+                       config: GenerateConfig | None = None) -> ModelResponse:
+        """Call the wrapped model, retrying ``RateLimited`` and ``ProviderUnavailable``."""
+        for attempt in range(self.policy.max_attempts):
+            try:
+                return await self.limiter.call(self.inner, messages, tools, config)
+            except ModelCallError as err:
+                if not err.retryable or attempt + 1 >= self.policy.max_attempts:
+                    raise
+                retry_after = err.retry_after_s if isinstance(err, RateLimited) else None
+                delay = self.policy.delay_s(attempt, self._rng, retry_after)
+                if isinstance(err, RateLimited):
+                    self.limiter.pause(delay)
+                self.retries += 1
+                await anyio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        """Close the wrapped model."""
+        await self.inner.aclose()

@@ -1,0 +1,91 @@
+"""The on-disk result row: one line of ``results.jsonl`` per (qid, run_index) of a run."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agent import CallRecord, ToolRecord, UsageTotals
+
+Status = Literal["answered", "no_answer", "infra_error"]
+Mode = Literal["agent", "curated"]
+
+
+class ResultRow(BaseModel):
+    """One finished run of one question, as written to ``results.jsonl``.
+
+    It keeps the reference's fields (``qid``, ``run_index``, ``runs_per_question``, ``session_id``,
+    ``messages``, ``completed``, ``status``, ``stop_reason``, ``error``, the question's manifest
+    fields) and adds what the reference never recorded: tokens, cost, latency per call and per
+    tool, the prompt and policy versions and the run-configuration hash that keys resume.
+    ``status`` is ours (the reference's success/incomplete/error mixed infrastructure failures
+    into wrong answers): ``answered`` (a valid answer was given), ``no_answer`` (the run ended
+    without one; scored 0) and ``infra_error`` (the harness or provider failed; not scored,
+    redone on resume). Field names follow ``clinseek.scoring``'s reader.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = 1
+    qid: str
+    run_index: int
+    """0-based run of this question (``runs_per_question`` runs per question)."""
+    runs_per_question: int = 1
+    session_id: str
+    """``<qid>__run_<run_index>__<config_hash[:8]>``; unique per run, names nothing secret."""
+    benchmark: str
+    task: str
+    task_type: str
+    category: str | None = None
+    mode: Mode
+    model: str
+    """``provider:model`` as given to the runner."""
+    config_hash: str
+    """Hash of the run configuration (model, mode, prompts, policy, budgets, generation settings)."""
+    prompt_version: str
+    policy_version: str
+    status: Status
+    completed: bool
+    """True when the run ended on ``ehr.finish`` (agent) or a parsed ``<answer>`` block (curated)."""
+    stop_reason: str
+    """finish_tool_call | answer_block | no_tool_call | max_turns | token_budget | parse_error | exception."""
+    error: str | None = None
+    """What went wrong (infra errors: the exception; no_answer: why); never contains credentials."""
+    error_type: str | None = None
+    """Class name of the exception for infra errors (``RateLimited``, ``ProviderUnavailable``...)."""
+    answer: list[str] | None = None
+    """Valid answer items (in the candidate list when the question has one), or ``None``."""
+    invalid_answer: list[str] = Field(default_factory=list)
+    """Items the model gave that are not candidates; reported, never scored as valid."""
+    parse_failures: int = 0
+    """Curated mode: 1 when the reply had no well-formed ``<answer>`` block (counted, not guessed)."""
+    gold: list[str] = Field(default_factory=list)
+    candidates: list[str] = Field(default_factory=list)
+    subject_id: int | None = None
+    hadm_id: int | None = None
+    prediction_time: str | None = None
+    """ISO 8601, naive, MIMIC's shifted clock."""
+    manifest: dict[str, Any] = Field(default_factory=dict)
+    """The other fields of the question (ids, instruction, source...), never the gold label."""
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    """The full trajectory (kept on errors); tool calls structured; images by path, never base64."""
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    cost_usd: float | None = None
+    """Summed cost in USD; ``None`` when any call's price is unknown."""
+    latency_s: float = 0.0
+    """Wall time of the whole run in seconds (episode build included)."""
+    turns: int = 0
+    tool_calls: dict[str, int] = Field(default_factory=dict)
+    """Number of calls per canonical tool name."""
+    calls: list[CallRecord] = Field(default_factory=list)
+    tools: list[ToolRecord] = Field(default_factory=list)
+    reminders: int = 0
+    compactions: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        """The resume key: (qid, run_index, config_hash)."""
+        return (self.qid, self.run_index, self.config_hash)

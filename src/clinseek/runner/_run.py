@@ -1,0 +1,228 @@
+"""``run_benchmark``: questions × runs → ``DIR/<benchmark>/<mode>/<model-slug>/results.jsonl``.
+
+Each (question, run_index) gets its own freshly built sealed episode (in a worker thread) and
+its own tool context; nothing is shared between runs but the model client, its rate limiter
+and the optional response cache.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import __version__
+from ..agent import PROMPT_VERSION, AgentBudget, default_tools
+from ..errors import ClinseekError
+from ..models import ChatModel, GenerateConfig, get_model
+from ..tools import Limits
+from ._cache import CachedModel, ResponseCache
+from ._engine import Job, run_jobs
+from ._execute import Executor
+from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
+from ._progress import Progress
+from ._results import ResultsFile
+from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
+from ._rows import ResultRow
+
+if TYPE_CHECKING:
+    from ..bench import Question
+
+RunMode = Literal["agent", "curated", "both"]
+
+
+class ModeSummary(BaseModel):
+    """Counts of one (benchmark, mode, model) results directory after a run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str
+    mode: Literal["agent", "curated"]
+    model: str
+    out_dir: str
+    total: int
+    """Rows expected: questions × runs_per_question."""
+    resumed: int
+    """Rows already done before this call (skipped)."""
+    ran: int
+    answered: int
+    no_answer: int
+    infra_errors: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """``None`` when any call's price was unknown."""
+    wall_s: float
+
+
+class RunSummary(BaseModel):
+    """What ``run_benchmark`` did, one entry per mode."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    runs: list[ModeSummary]
+
+    @property
+    def infra_errors(self) -> int:
+        """Infra-error rows over all modes."""
+        return sum(r.infra_errors for r in self.runs)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Settings of one run besides questions, store, mode and model (all recorded in the manifest)."""
+
+    runs_per_question: int = 1
+    concurrency: int = 8
+    budget: AgentBudget = field(default_factory=AgentBudget)
+    limits: Limits = field(default_factory=Limits)
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    seed: int = 0
+    requests_per_s: float | None = None
+    """Steady request rate per provider (``None`` = only the concurrency cap)."""
+    cache_dir: Path | None = None
+    """On-disk response cache (``None`` = off)."""
+    base_url: str | None = None
+    tools: tuple[str, ...] | None = None
+    """Tools offered in agent mode (``None`` = every ``ehr.*`` tool)."""
+    progress: bool = False
+
+
+def model_slug(name: str) -> str:
+    """A directory name for ``provider:model`` (``openai:Qwen/Qwen3.5`` → ``openai_qwen_qwen3.5``)."""
+    return re.sub(r"[^a-z0-9._-]+", "_", name.lower()).strip("_")
+
+
+def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[str], policies: list[str]) -> dict[str, object]:
+    generate = settings.generate.model_dump(mode="json", exclude={"seed"})
+    return {
+        "mode": mode, "model": model.name, "base_url": safe_base_url(settings.base_url),
+        "prompt_version": PROMPT_VERSION, "policies": policies, "budget": settings.budget.as_dict(),
+        "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
+        "tools": list(tools) if mode == "agent" else [], "seed": settings.seed,
+    }
+
+
+def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, resumed: list[ResultRow],
+             ran: list[ResultRow], wall_s: float) -> ModeSummary:
+    rows = resumed + ran
+    costs = [r.cost_usd for r in rows]
+    return ModeSummary(
+        benchmark=benchmark, mode=mode, model=model, out_dir=str(out_dir), total=total,  # type: ignore[arg-type]
+        resumed=len(resumed), ran=len(ran),
+        answered=sum(r.status == "answered" for r in rows), no_answer=sum(r.status == "no_answer" for r in rows),
+        infra_errors=sum(r.status == "infra_error" for r in rows),
+        input_tokens=sum(r.usage.input_tokens for r in rows), output_tokens=sum(r.usage.output_tokens for r in rows),
+        cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs), wall_s=wall_s,
+    )
+
+
+async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+                    out: Path, benchmark: str, settings: RunSettings) -> ModeSummary:
+    tools = tuple(settings.tools or default_tools()) if mode == "agent" else ()
+    policies = sorted({q.policy for q in questions})
+    digest = config_hash(_config(mode, model, settings, tools, policies))
+    out_dir = out / benchmark / mode / model_slug(model.name)
+    results = ResultsFile(out_dir / "results.jsonl")
+    done = results.prepare_resume(digest)
+    write_manifest(out_dir / "run_manifest.json", RunManifest(
+        benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.base_url),
+        config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
+        git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
+        questions=len(questions), concurrency=settings.concurrency, budget=settings.budget.as_dict(),
+        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json"),
+        retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
+        packages=package_versions(),
+    ))
+    finished = {(r.qid, r.run_index) for r in done}
+    jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
+            if (q.qid, i) not in finished]
+    executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
+                        settings=settings, tools=tools)
+    started = time.perf_counter()
+    total = len(questions) * settings.runs_per_question
+    label = f"{benchmark} {mode} {model.name}"
+    results.open()
+    try:
+        with Progress(total, label, enabled=settings.progress) as progress:
+            progress.done = len(done)
+            ran = await run_jobs(jobs, executor.execute, executor.error_row, results,
+                                 concurrency=settings.concurrency, progress=progress)
+    finally:
+        results.close()
+    return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
+
+
+def _wrap(model: ChatModel, settings: RunSettings) -> ChatModel:
+    limiter = ProviderLimiter(max_concurrent=max(1, settings.concurrency), requests_per_s=settings.requests_per_s)
+    wrapped: ChatModel = ResilientModel(model, limiter, settings.retry)
+    if settings.cache_dir is not None:
+        wrapped = CachedModel(wrapped, ResponseCache(settings.cache_dir))
+    return wrapped
+
+
+async def run_benchmark(
+    questions: Sequence[Question],
+    store: Path | str,
+    mode: RunMode,
+    model: str | ChatModel,
+    out: Path | str,
+    *,
+    benchmark: str | None = None,
+    settings: RunSettings | None = None,
+    limit: int | None = None,
+    tasks: Sequence[str] | None = None,
+) -> RunSummary:
+    """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
+
+    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``. A rerun
+    with the same configuration resumes: rows already done (any status but ``infra_error``) are
+    kept, infra errors and rows lost to a kill are redone, nothing is duplicated.
+
+    Args:
+        questions: benchmark questions (``clinseek.bench.load_questions``).
+        store: the DuckDB store the episodes are built from.
+        mode: ``agent`` (ClinSeekAgent loop), ``curated`` (one-shot Curated Input) or ``both``.
+        model: ``provider:model`` (built with ``get_model``; ``settings.base_url`` applies) or a
+            ``ChatModel`` instance.
+        out: the results root.
+        benchmark: directory name of the benchmark (default: the questions' ``benchmark`` field).
+        settings: concurrency, runs per question, budgets, limits, retries, cache, progress.
+        limit: run only the first ``limit`` questions (after the ``tasks`` filter).
+        tasks: run only questions of these tasks.
+
+    Raises:
+        ClinseekError: no questions to run, or a results directory of another configuration.
+        ModelError: an unknown provider or a missing API key.
+    """
+    settings = settings or RunSettings()
+    chosen = [q for q in questions if not tasks or q.task in set(tasks)]
+    chosen = chosen[:limit] if limit is not None else chosen
+    if not chosen:
+        raise ClinseekError("no questions to run (check --tasks / --limit)")
+    name = benchmark or chosen[0].benchmark
+    owned = isinstance(model, str)
+    base = get_model(model, base_url=settings.base_url) if isinstance(model, str) else model
+    wrapped = _wrap(base, settings)
+    modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
+    try:
+        runs = [await _run_mode(chosen, Path(store), m, wrapped, Path(out), name, settings) for m in modes]
+    finally:
+        if owned:
+            await base.aclose()
+    return RunSummary(runs=runs)
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+

@@ -1,0 +1,69 @@
+"""The documented rules of the offline baselines (pure functions) and their prompt reading."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import anyio
+from _agent_helpers import make_question
+
+from clinseek.agent import (
+    NullBaseline,
+    agent_messages_text,
+    parse_table,
+    rank_candidates,
+    read_prompt,
+    risk_points,
+    risk_threshold,
+)
+from clinseek.models import Message, get_model
+
+WHEN = dt.datetime(2150, 3, 4, 5, 6, 7)
+
+
+def _messages(**kw) -> list[Message]:
+    system, user = agent_messages_text(make_question(42, WHEN, **kw))
+    return [Message.system(system), Message.user(user)]
+
+
+def test_prompt_facts_are_read_from_the_tagged_blocks() -> None:
+    facts = read_prompt(_messages())
+    assert facts.subject_id == 42 and facts.prediction_time == WHEN
+    assert facts.candidates == ("yes", "no") and facts.is_yes_no
+
+
+def test_baselines_are_registered_providers() -> None:
+    assert get_model("baseline:null").name == "baseline:null"
+    assert get_model("baseline:evidence").name == "baseline:evidence"
+
+
+def test_null_answers_no_or_nothing() -> None:
+    model = NullBaseline()
+    risk = anyio.run(lambda: model.generate(_messages(), [{"type": "function", "function": {"name": "ehr.finish"}}]))
+    assert risk.message.tool_calls[0].arguments == {"response": ["no"]}
+    decision = _messages(task="labevents", task_type="decision_making", candidates=["Glucose"], label=["Glucose"])
+    curated = anyio.run(lambda: model.generate(decision, []))
+    assert curated.message.content == "<answer>\n</answer>"
+    assert risk.cost_usd == 0 and risk.usage.total_tokens == 0
+
+
+def test_ranking_prefers_frequent_recent_exact_then_fuzzy_matches() -> None:
+    history = [("Glucose", 5.0), ("Sodium", 9.0), ("sodium", 1.0), ("Potassium, Whole Blood", 2.0), ("Other", 99.0)]
+    candidates = ["Glucose", "Sodium", "Potassium Whole Blood", "Chloride"]
+    assert rank_candidates(history, candidates, 3) == ["Sodium", "Glucose", "Potassium Whole Blood"]
+    assert rank_candidates(history, candidates, 1) == ["Sodium"]
+
+
+def test_risk_points_follow_the_documented_rules() -> None:
+    assert risk_points({}) == 0
+    sick = {"age": 80, "admissions": 3, "icu_stays": 1, "abnormal_labs_48h": 20, "acuity": 1, "pressors": 1}
+    assert risk_points(sick) == 2 + 1 + 1 + 2 + 2 + 2
+    assert risk_points({"age": 66, "abnormal_labs_48h": 5, "acuity": 2}) == 3
+    assert risk_threshold("mortality") == 5 and risk_threshold(None) == 4
+
+
+def test_rendered_query_results_are_parsed_with_escaped_pipes() -> None:
+    content = "Query result: 2 rows\ncand_name|cand_n|cand_latest\nA\\|B|3|1\nC|1|0\n(all NULL in these rows: cand_last)"
+    assert parse_table(content) == [{"cand_name": "A|B", "cand_n": "3", "cand_latest": "1"},
+                                    {"cand_name": "C", "cand_n": "1", "cand_latest": "0"}]
+    assert parse_table("Error (timeout): stopped") == []
