@@ -243,3 +243,23 @@ def test_the_api_key_is_in_no_record_or_error(openai_server: OpenAIFake, openai_
     run(model.aclose)
     # but it was really sent to the server, in the header only
     assert openai_server.requests[0].headers["authorization"] == f"Bearer {openai_key}"
+
+
+def test_forcing_a_tool_that_is_not_offered_is_refused(openai_server: OpenAIFake) -> None:
+    with pytest.raises(ModelError, match=r"tool_choice 'ehr\.nope'"):
+        _generate(openai_server, config=GenerateConfig(tool_choice="ehr.nope"))
+    assert openai_server.requests == []
+
+
+def test_a_response_round_trips_through_json(openai_server: OpenAIFake) -> None:
+    openai_server.script(openai_server.tool_calls([("ehr__finish", '{"response": ')]))
+    response = _generate(openai_server, name="openai:gpt-5.1")
+    again = ModelResponse.model_validate_json(response.model_dump_json())
+    assert again == response
+    assert again.cost_usd == response.cost_usd
+
+
+def test_an_assistant_turn_without_text_or_calls_is_sent_as_empty_text(openai_server: OpenAIFake) -> None:
+    openai_server.script(openai_server.text("ok"))
+    _generate(openai_server, messages=[*CONVERSATION, Message(role="assistant"), Message.user("and?")])
+    assert openai_server.requests[0].json["messages"][2] == {"role": "assistant", "content": ""}

@@ -8,7 +8,7 @@ from typing import Any
 from ._decode import decode_tool_call
 from ._images import load_image
 from ._messages import GenerateConfig, ImageRef, Message, StopReason, Usage
-from ._names import ToolNameMap, ToolSpec
+from ._names import ToolNameMap, ToolSpec, forced_wire_name
 
 _CACHE = {"type": "ephemeral"}
 _STOP: dict[str, StopReason] = {
@@ -107,7 +107,7 @@ def request_options(config: GenerateConfig, names: ToolNameMap, has_tools: bool)
         if config.tool_choice in ("auto", "required", "none"):
             choice = {"type": {"auto": "auto", "required": "any", "none": "none"}[config.tool_choice]}
         else:
-            choice = {"type": "tool", "name": names.to_wire(config.tool_choice)}
+            choice = {"type": "tool", "name": forced_wire_name(config.tool_choice, names)}
         if config.parallel_tool_calls is False and choice["type"] != "none":
             choice["disable_parallel_tool_use"] = True
         options["tool_choice"] = choice

@@ -120,9 +120,28 @@ class ToolNameMap:
         return list(self._to_wire)
 
 
+def forced_wire_name(name: str, names: ToolNameMap) -> str:
+    """The wire name of a tool forced by ``GenerateConfig.tool_choice``.
+
+    Raises:
+        ModelError: ``name`` is not one of the offered tools.
+    """
+    if name not in names.canonical_names():
+        raise ModelError(f"tool_choice {name!r} is not one of the offered tools {names.canonical_names()}")
+    return names.to_wire(name)
+
+
 def wire_name(provider: str, name: str) -> str:
     """The wire spelling of one canonical tool name for ``provider`` (e.g. ``ehr.finish`` → ``ehr__finish``)."""
     return ToolNameMap(provider, [name]).to_wire(name)
 
 
-__all__ = ["WIRE_NAME_RULES", "ToolNameMap", "ToolSpec", "WireNameRule", "to_tool_specs", "wire_name"]
+__all__ = [
+    "WIRE_NAME_RULES",
+    "ToolNameMap",
+    "ToolSpec",
+    "WireNameRule",
+    "forced_wire_name",
+    "to_tool_specs",
+    "wire_name",
+]

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import openai
+from openai.types.chat import ChatCompletion
 
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse
@@ -70,11 +71,15 @@ class OpenAIChatModel:
             request["tools"] = encode_tools(specs, names)
         request.update(request_options(config, names, bool(specs), self._max_tokens_param))
         if self._extra_body:
-            request["extra_body"] = self._extra_body
+            request.update(self._extra_body)
         started = time.perf_counter()
         try:
             with anyio.fail_after(config.timeout_s):
-                completion = await self._client.chat.completions.create(**request, timeout=config.timeout_s)
+                # The SDK's low-level post: same client, auth and errors as chat.completions.create,
+                # without its per-call TypedDict transform of our already-plain JSON (~3 ms a call).
+                completion = await self._client.post(
+                    "/chat/completions", cast_to=ChatCompletion, body=request, options={"timeout": config.timeout_s}
+                )
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
         except (openai.OpenAIError, ValueError) as err:

@@ -9,7 +9,7 @@ from typing import Any
 from ._decode import decode_tool_call
 from ._images import load_image
 from ._messages import GenerateConfig, Message, StopReason, ToolCall, Usage
-from ._names import ToolNameMap, ToolSpec
+from ._names import ToolNameMap, ToolSpec, forced_wire_name
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_calls",
@@ -46,7 +46,8 @@ def encode_messages(messages: Sequence[Message], names: ToolNameMap) -> list[dic
 
 
 def _assistant(message: Message, names: ToolNameMap) -> dict[str, Any]:
-    entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+    # content may be null only when the turn carries tool calls
+    entry: dict[str, Any] = {"role": "assistant", "content": message.content or (None if message.tool_calls else "")}
     if message.tool_calls:
         entry["tool_calls"] = [_call(call, names) for call in message.tool_calls]
     return entry
@@ -89,7 +90,7 @@ def request_options(
         if choice in ("auto", "required", "none"):
             options["tool_choice"] = choice
         else:
-            options["tool_choice"] = {"type": "function", "function": {"name": names.to_wire(choice)}}
+            options["tool_choice"] = {"type": "function", "function": {"name": forced_wire_name(choice, names)}}
         if config.parallel_tool_calls is not None:
             options["parallel_tool_calls"] = config.parallel_tool_calls
     return options
