@@ -9,7 +9,7 @@ The tree is shallow; each error keeps the data it points at as attributes::
     ├── PolicyError          an unknown policy version or an invalid episode key
     ├── EpisodeError         an episode that cannot be built (unknown subject, …)
     │   ├── EpisodeTimeout   a query on a sealed episode ran past its time limit
-    │   └── EpisodeQueryError  SQL a sealed episode refused or DuckDB rejected
+    │   └── EpisodeQueryError  SQL a sealed episode refuses (not one read-only query)
     ├── ToolError            a problem the *model* can fix; returned to it as a structured error
     ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
     ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
@@ -84,12 +84,14 @@ class EpisodeTimeout(EpisodeError):
 
 
 class EpisodeQueryError(EpisodeError):
-    """SQL that a sealed episode refused (not one read-only query) or that DuckDB rejected.
+    """SQL that a sealed episode refuses to run: anything but exactly one read-only query.
+
+    This is the episode's own last line of defence (tools parse SQL first). Errors DuckDB itself
+    raises (syntax, unknown table, refused file access, ...) propagate as ``duckdb.Error``.
 
     Attributes:
-        kind: ``"read_only"`` (not exactly one SELECT/WITH query) or ``"sql_error"`` (DuckDB
-            raised: syntax, unknown table or column, type mismatch, refused access, ...).
-        message: what went wrong, DuckDB's own message for ``"sql_error"``.
+        kind: ``"read_only"``.
+        message: what was refused and why.
     """
 
     def __init__(self, kind: str, message: str) -> None:

@@ -1,0 +1,174 @@
+"""The sealed episode: one patient at one cutoff, in its own in-memory DuckDB database."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import duckdb
+
+from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
+from ..policy import EpisodeKey, Policy, get_policy
+from ._result import QueryResult
+
+CANDIDATE_SCHEMA = "candidates"
+"""Schema of the candidate tables (``candidates.<task>_candidates(candidate VARCHAR)``)."""
+
+
+class Episode:
+    """A sealed snapshot of one patient's record as it stood at ``key.prediction_time``.
+
+    Built by :func:`build_episode`. It is an in-memory DuckDB database holding only the rows and
+    values the key's policy makes visible (see :class:`clinseek.policy.Policy`), in schemas named
+    after MIMIC modules (``hosp.labevents``; bare names work too), plus the store's dictionaries
+    and the candidate tables. It has no path back to the store: nothing is attached, external
+    access (files, network, extensions) is disabled, Python replacement scans are off and the
+    configuration is locked. Only single read-only queries run on it.
+
+    Thread-safe: queries from several threads are serialised on the episode's connection.
+    """
+
+    def __init__(
+        self,
+        key: EpisodeKey,
+        con: duckdb.DuckDBPyConnection,
+        counts: dict[str, int],
+        candidates: tuple[str, ...],
+    ) -> None:
+        self._key = key
+        self._con = con
+        self._counts = dict(counts)
+        self._candidates = candidates
+        self._lock = threading.Lock()
+        self._irq_lock = threading.Lock()
+        self._running = False
+        self._closed = False
+        names = [*counts, *candidates]
+        self._by_name = {n: n for n in names}
+        bare: dict[str, list[str]] = {}
+        for name in names:
+            bare.setdefault(name.split(".", 1)[1], []).append(name)
+        self._by_name.update({b: q[0] for b, q in bare.items() if len(q) == 1})
+
+    @property
+    def key(self) -> EpisodeKey:
+        """The key the episode is pinned to (patient, cutoff, policy, hidden encounters, CXR links)."""
+        return self._key
+
+    @property
+    def policy(self) -> Policy:
+        """The policy the episode was built under."""
+        return get_policy(self._key.policy)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._closed
+
+    def execute(
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        max_rows: int = 200,
+        timeout_s: float = 10.0,
+    ) -> QueryResult:
+        """Run one read-only query on the sealed database.
+
+        Args:
+            sql: exactly one SELECT / WITH / VALUES / DESCRIBE / SHOW query (DuckDB dialect).
+            params: positional ``?`` (or ``$n``) parameters.
+            max_rows: at most this many rows are returned; one more is fetched to set ``truncated``.
+            timeout_s: wall-clock limit in seconds; a timer interrupts the query when it passes.
+
+        Raises:
+            EpisodeTimeout: the query ran past ``timeout_s`` and was interrupted.
+            EpisodeQueryError: ``kind="read_only"``: not exactly one read-only query.
+            EpisodeError: the episode is closed.
+            duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
+        """
+        with self._lock:
+            if self._closed:
+                raise EpisodeError("the episode is closed")
+            self._check_read_only(sql)
+            timer = threading.Timer(timeout_s, self._interrupt)
+            timer.daemon = True
+            with self._irq_lock:
+                self._running = True
+            timer.start()
+            try:
+                cur = self._con.execute(sql, list(params) if params is not None else None)
+                rows = cur.fetchmany(max_rows + 1)
+                desc = cur.description or []
+            except duckdb.InterruptException:
+                raise EpisodeTimeout(timeout_s) from None
+            finally:
+                with self._irq_lock:
+                    self._running = False
+                timer.cancel()
+        cut = len(rows) > max_rows
+        return QueryResult(
+            columns=tuple(d[0] for d in desc),
+            types=tuple(str(d[1]) for d in desc),
+            rows=[tuple(r) for r in rows[:max_rows]],
+            truncated=cut,
+            row_count=None if cut else len(rows),
+        )
+
+    def _check_read_only(self, sql: str) -> None:
+        statements = self._con.extract_statements(sql)
+        if len(statements) != 1:
+            raise EpisodeQueryError(
+                "read_only", f"exactly one statement runs on an episode, got {len(statements)}"
+            )
+        kind = statements[0].type
+        if kind != duckdb.StatementType.SELECT:
+            raise EpisodeQueryError(
+                "read_only", f"only read-only queries run on an episode, got a {kind.name} statement"
+            )
+
+    def _interrupt(self) -> None:
+        with self._irq_lock:
+            if self._running:
+                self._con.interrupt()
+
+    def table_counts(self) -> dict[str, int]:
+        """Rows per visible table (qualified name), dictionaries included, candidate tables not."""
+        return dict(self._counts)
+
+    def qualify(self, name: str) -> str | None:
+        """The qualified name of a visible or candidate table given qualified or bare; ``None`` if absent."""
+        return self._by_name.get(name.strip().lower())
+
+    def has_table(self, name: str) -> bool:
+        """True when the (qualified or bare) table exists in this episode (candidate tables included)."""
+        return self.qualify(name) is not None
+
+    def candidate_tables(self) -> tuple[str, ...]:
+        """Qualified names of the candidate tables (``candidates.<task>_candidates``), sorted."""
+        return self._candidates
+
+    def close(self) -> None:
+        """Interrupt any running query and free the database. Idempotent."""
+        self._closed = True
+        self._interrupt()
+        with self._lock:
+            self._con.close()
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        k = self._key
+        state = "closed" if self._closed else f"{len(self._counts)} tables"
+        return f"Episode(subject_id={k.subject_id}, prediction_time={k.prediction_time}, policy={k.policy!r}, {state})"

@@ -1,0 +1,99 @@
+"""The policy as implemented, rendered from the registry as Markdown (``docs/policy.md``)."""
+
+from __future__ import annotations
+
+from ..schema import MODULES, Table, tables
+from ._policy import POLICIES
+
+_HEADER = """# The temporal policy as implemented
+
+Generated from the schema registry by `clinseek.policy.policy_markdown()`; a test checks that this
+file matches it. POLICY.md states the intent; this is what the code does.
+
+## Versions
+
+{versions}
+
+## Rules (every version)
+
+- `T` = the episode key's `prediction_time` (naive, MIMIC's shifted clock). `E` = a row's event
+  time from the registry. A row is visible iff `E < T` (`clinseek-text-v1`) or `E <= T`
+  (`multimodal-strict-temporal-scope-v1`); a row with no event time is not visible.
+- An inherited time is the earliest parent row's time for the key (`min`); a row whose parent
+  time is unknown (NULL, or no parent row) is not visible.
+- In a visible row a masked column is NULL until its `known_at` instant is visible by the same
+  rule (NULL `known_at` = not known). Every TIMESTAMP value later than `T` is NULL, and every
+  DATE value `d` whose `d + 24 h` is not visible.
+- Rows keyed to the key's `target_hadm_id` / `target_stay_id` are never visible.
+- Every patient table holds only the key's `subject_id`. Dictionaries are visible whole.
+  `never` tables (label sources) do not exist in an episode.
+- A table whose parent table is absent from the store is not visible; a mask whose `known_at`
+  reads an absent table keeps its columns NULL.
+- Under `multimodal-strict-temporal-scope-v1`, `cxr` tables hold only the key's linked
+  `study_ids` / `dicom_ids` (a report: its study is linked, or one of its images is).
+- The label builder's inverse (`future_select`): the patient's rows whose `E` is not visible,
+  plus every target-encounter row, unmasked.
+"""
+
+
+def policy_markdown() -> str:
+    """``docs/policy.md``: the rules, then one table per MIMIC module with one row per registry table."""
+    versions = "\n".join(
+        f"- `{p.version}`: {p.description} (`E {p.operator} T`"
+        + (", linked CXR studies only" if p.cxr_linked_only else "")
+        + ")."
+        for p in POLICIES.values()
+    )
+    parts = [_HEADER.format(versions=versions)]
+    for module in MODULES:
+        parts.append(
+            f"\n## {module}\n\n| table | event time `E` | NULL until known | never visible |\n|---|---|---|---|"
+        )
+        parts += [_row(t) for t in tables((module,))]
+    return "\n".join(parts) + "\n"
+
+
+def _row(table: Table) -> str:
+    return f"| `{table.qualified}` | {_event(table)} | {_masked(table)} | {_hidden(table)} |"
+
+
+def _event(table: Table) -> str:
+    if table.visibility == "static":
+        return "static: always visible (one row per patient)"
+    if table.visibility == "dictionary":
+        return "dictionary: visible whole"
+    if table.visibility == "never":
+        return "never visible (label source)"
+    assert table.event_time is not None
+    text = f"`{table.event_time.expr}`"
+    parent = table.event_time.parent
+    if parent is not None:
+        text += f"; `parent_time` = min `{parent.time}` of `{parent.table}` on `{', '.join(parent.on)}`"
+    if table.event_time.rationale:
+        text += f" ({table.event_time.rationale})"
+    return text.replace("|", "\\|")
+
+
+def _masked(table: Table) -> str:
+    if table.visibility in ("dictionary", "never"):
+        return "—"
+    items = []
+    for mask in table.masks:
+        cols = ", ".join(f"`{c}`" for c in mask.columns)
+        when = "always" if mask.known_at is None else f"until `{mask.known_at}` is visible"
+        items.append(f"{cols}: {when}")
+    times = [c for c in table.columns if c.is_time]
+    if times:
+        items.append(
+            "later than `T`: "
+            + ", ".join(f"`{c.name}`" + (" (+24 h)" if c.type == "DATE" else "") for c in times)
+        )
+    return ("; ".join(items) or "—").replace("|", "\\|")
+
+
+def _hidden(table: Table) -> str:
+    if table.target_key == "hadm_id":
+        return "rows of `target_hadm_id`"
+    if table.target_key == "stay_id":
+        return "rows of `target_stay_id`"
+    return "—"

@@ -1,0 +1,143 @@
+"""The policy objects: one frozen :class:`Policy` per version, driven by the schema registry."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from ..errors import PolicyError
+from ..schema import Table
+from ._key import EpisodeKey
+from ._sql import future_sql, visible_sql
+from ._versions import MM_POLICY, TEXT_POLICY
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What an episode may see, for one policy version (POLICY.md states it table by table).
+
+    A row is visible iff its event time ``E`` (the registry's :class:`~clinseek.schema.EventTime`,
+    inherited from the parent row where the registry says so) is ``< T`` (``inclusive=False``) or
+    ``<= T`` (``inclusive=True``), where ``T`` is the key's ``prediction_time``. Rows with no event
+    time, or whose parent time is unknown, are not visible. In a visible row, a masked column
+    (:class:`~clinseek.schema.Mask`) is NULL until its ``known_at`` instant is visible by the same
+    rule, and every TIMESTAMP value later than ``T`` (DATE ``d``: ``d + 24 h``) is NULL. Codes of
+    the key's target encounter are never visible. Dictionaries are visible whole; ``never``
+    tables (label sources) not at all. The same rule decides both directions: the episode
+    (:meth:`visible_select`) and the label builder (:meth:`future_select`).
+
+    Attributes:
+        version: the version string (recorded in results and run manifests).
+        inclusive: ``True`` for ``E <= T``, ``False`` for ``E < T``.
+        cxr_linked_only: only the key's ``study_ids`` / ``dicom_ids`` exist in ``cxr`` tables.
+        description: one line for docs and run manifests.
+    """
+
+    version: str
+    inclusive: bool
+    cxr_linked_only: bool
+    description: str
+
+    @property
+    def operator(self) -> str:
+        """The SQL comparison between an instant and the cutoff: ``"<"`` or ``"<="``."""
+        return "<=" if self.inclusive else "<"
+
+    def sees(self, instant: datetime | date | None, prediction_time: datetime) -> bool:
+        """Whether an instant is known at ``prediction_time`` (a ``date`` counts at its end, ``d + 24 h``).
+
+        ``None`` (an unknown instant) is never seen. Both values are naive MIMIC-clock times.
+        """
+        if instant is None:
+            return False
+        if not isinstance(instant, datetime):
+            instant = datetime.combine(instant, datetime.min.time()) + timedelta(days=1)
+        return instant <= prediction_time if self.inclusive else instant < prediction_time
+
+    def visible_select(
+        self, table: Table, key: EpisodeKey, *, present: Collection[str] | None = None
+    ) -> tuple[str, list[Any]] | None:
+        """SQL and parameters that, on a store connection, give exactly what an episode sees of ``table``.
+
+        The result has the registry's columns, in registry order, with their registry types:
+        only ``subject_id = key.subject_id`` rows whose event time is visible, target-encounter
+        rows removed, not-yet-known values NULL, rows ordered by the table's sort columns.
+        Dictionaries come whole. The parent of an inherited time, and tables read by a mask, are
+        narrowed to the same patient.
+
+        Args:
+            table: a registry table.
+            key: the episode key; its ``policy`` must be this policy's version.
+            present: qualified names of the tables the store holds (``None``: all). A table
+                whose parent is absent cannot be timed and is not visible; a mask that reads an
+                absent table keeps its columns NULL.
+
+        Returns:
+            ``(sql, params)``; ``None`` when the table is never visible (``never`` tables, or
+            an absent parent).
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        return visible_sql(table, key, op=self.operator, linked_only=self.cxr_linked_only, present=present)
+
+    def future_select(
+        self, table: Table, key: EpisodeKey, *, present: Collection[str] | None = None
+    ) -> tuple[str, list[Any]] | None:
+        """SQL and parameters for the inverse question, for label building: what does ``T`` hide?
+
+        Returns this patient's rows of ``table`` that the episode does *not* see because of time:
+        rows whose event time is not visible (at or after ``T``; at or after for ``<``, after for
+        ``<=``; an unknown event time counts as not visible), plus every row of the target
+        encounter whatever its time. Values are unmasked and in registry column order. For the
+        ``static`` table (``hosp.patients``) and ``never`` tables (label sources) it returns the
+        patient's rows whole; visible rows ∪ future rows = all the patient's rows.
+
+        Returns:
+            ``(sql, params)``; ``None`` for dictionaries (nothing is hidden) and when the
+            table's parent is absent from ``present``.
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        return future_sql(table, key, op=self.operator, present=present)
+
+    def _check(self, key: EpisodeKey) -> None:
+        if key.policy != self.version:
+            raise PolicyError(
+                f"episode key asks for policy {key.policy!r} but this is {self.version!r}; "
+                "use get_policy(key.policy)"
+            )
+
+
+POLICIES: dict[str, Policy] = {
+    TEXT_POLICY: Policy(
+        TEXT_POLICY,
+        inclusive=False,
+        cxr_linked_only=False,
+        description="ClinSeek-Bench text: visible iff event time < prediction_time",
+    ),
+    MM_POLICY: Policy(
+        MM_POLICY,
+        inclusive=True,
+        cxr_linked_only=True,
+        description="ClinSeek-Bench multimodal: visible iff event time <= prediction_time; linked CXR studies only",
+    ),
+}
+"""Every policy, by version."""
+
+
+def get_policy(version: str) -> Policy:
+    """The policy called ``version``.
+
+    Raises:
+        PolicyError: the version is unknown (the message lists the known ones).
+    """
+    try:
+        return POLICIES[version]
+    except KeyError:
+        raise PolicyError(f"unknown policy version {version!r}; known: {', '.join(POLICIES)}") from None

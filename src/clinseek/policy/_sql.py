@@ -1,0 +1,207 @@
+"""SQL that applies a policy to one registry table on a *store* connection.
+
+Placeholders are DuckDB's numbered parameters: ``$1`` is always ``subject_id`` and ``$2`` always
+``prediction_time``; further ones (target encounter, linked CXR ids) follow in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import sqlglot
+from sqlglot import exp
+
+from ..schema import Column, Table, get_table
+
+if TYPE_CHECKING:
+    from ._key import EpisodeKey
+
+SUBJECT = "$1"
+CUTOFF = "$2"
+_PARENT = "_parent"
+
+
+@dataclass(slots=True)
+class _Query:
+    """A query being assembled: its parameters and the pieces of its WHERE clause."""
+
+    key: EpisodeKey
+    op: str
+    present: frozenset[str] | None
+    params: list[Any] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.params = [self.key.subject_id, self.key.prediction_time]
+
+    def add(self, value: Any) -> str:
+        self.params.append(value)
+        return f"${len(self.params)}"
+
+    def has(self, name: str) -> bool:
+        return self.present is None or name in self.present
+
+
+def quote(name: str) -> str:
+    """A DuckDB-quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def known_sql(value_sql: str, op: str) -> str:
+    """SQL that is true when the instant ``value_sql`` is known at the cutoff (``$2``)."""
+    return f"({value_sql}) {op} {CUTOFF}"
+
+
+def value_known_sql(col: Column, op: str, alias: str = "t") -> str:
+    """SQL that is true when a TIMESTAMP/DATE value is known at the cutoff (a DATE ``d`` at ``d + 24 h``)."""
+    ref = f"{alias}.{quote(col.name)}"
+    return known_sql(f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref, op)
+
+
+def visible_sql(
+    table: Table, key: EpisodeKey, *, op: str, linked_only: bool, present: Collection[str] | None
+) -> tuple[str, list[Any]] | None:
+    """See :meth:`clinseek.policy.Policy.visible_select`."""
+    if table.visibility == "never":
+        return None
+    cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
+    if table.visibility == "dictionary":
+        return f"SELECT {cols} FROM {table.qualified} t", []
+    q = _Query(key, op, frozenset(present) if present is not None else None)
+    join = _parent_join(table, q)
+    if join is None:
+        return None
+    q.where.append(f"t.subject_id = {SUBJECT}")
+    if table.event_time is not None:
+        q.where.append(known_sql(table.event_time.expr, op))
+    _exclude_target(table, q)
+    if linked_only and table.module == "cxr":
+        q.where.append(_linked_filter(table, q))
+    select = ", ".join(_visible_column(table, c, q) for c in table.columns)
+    return _assemble(table, select, join, q), q.params
+
+
+def future_sql(
+    table: Table, key: EpisodeKey, *, op: str, present: Collection[str] | None
+) -> tuple[str, list[Any]] | None:
+    """See :meth:`clinseek.policy.Policy.future_select`."""
+    if table.visibility == "dictionary" or not table.is_patient_table:
+        return None
+    q = _Query(key, op, frozenset(present) if present is not None else None)
+    cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
+    q.where.append(f"t.subject_id = {SUBJECT}")
+    join = ""
+    if table.visibility == "event" and table.event_time is not None:
+        parent_join = _parent_join(table, q, inner=False)
+        if parent_join is None:
+            return None
+        join = parent_join
+        hidden = [f"NOT coalesce({known_sql(table.event_time.expr, op)}, false)"]
+        if table.event_time.parent is not None:
+            hidden.append(f"{_PARENT}.parent_time IS NULL")
+        target = _target_value(table, key)
+        if target is not None:
+            hidden.append(f"t.{quote(table.target_key or '')} = {q.add(target)}")
+        q.where.append("(" + " OR ".join(hidden) + ")")
+    return _assemble(table, cols, join, q), q.params
+
+
+def _assemble(table: Table, select: str, join: str, q: _Query) -> str:
+    order = ", ".join(f"t.{quote(c)}" for c in table.sort_columns)
+    sql = f"SELECT {select} FROM {table.qualified} t{join} WHERE " + " AND ".join(q.where)
+    return sql + (f" ORDER BY {order}" if order else "")
+
+
+def _parent_join(table: Table, q: _Query, *, inner: bool = True) -> str | None:
+    """The join that brings in ``parent_time``; ``""`` without a parent; ``None`` if the parent is absent."""
+    if table.event_time is None or table.event_time.parent is None:
+        return ""
+    parent = table.event_time.parent
+    if not q.has(parent.table):
+        return None
+    keys = ", ".join(f"t.{quote(c)}" for c in parent.on)
+    scope = f" WHERE t.subject_id = {SUBJECT}" if get_table(parent.table).is_patient_table else ""
+    sub = f"SELECT {keys}, min({parent.time}) AS parent_time FROM {parent.table} t{scope} GROUP BY {keys}"
+    on = " AND ".join(f"t.{quote(c)} = {_PARENT}.{quote(c)}" for c in parent.on)
+    if inner:
+        q.where.append(f"{_PARENT}.parent_time IS NOT NULL")
+    return f" {'JOIN' if inner else 'LEFT JOIN'} ({sub}) AS {_PARENT} ON {on}"
+
+
+def _target_value(table: Table, key: EpisodeKey) -> int | None:
+    if table.target_key == "hadm_id":
+        return key.target_hadm_id
+    if table.target_key == "stay_id":
+        return key.target_stay_id
+    return None
+
+
+def _exclude_target(table: Table, q: _Query) -> None:
+    target = _target_value(table, q.key)
+    if target is not None:
+        q.where.append(f"t.{quote(table.target_key or '')} IS DISTINCT FROM {q.add(target)}")
+
+
+def _linked_filter(table: Table, q: _Query) -> str:
+    """Only the question's linked CXR studies / images exist (MM policy)."""
+    studies = f"CAST({q.add(list(q.key.study_ids))} AS INTEGER[])"
+    dicoms = f"CAST({q.add(list(q.key.dicom_ids))} AS VARCHAR[])"
+    names = set(table.column_names)
+    terms = []
+    if "study_id" in names:
+        terms.append(f"list_contains({studies}, t.study_id)")
+    if "dicom_id" in names:
+        terms.append(f"list_contains({dicoms}, t.dicom_id)")
+    elif "study_id" in names and q.has("cxr.metadata"):
+        terms.append(
+            f"t.study_id IN (SELECT m.study_id FROM cxr.metadata m WHERE m.subject_id = {SUBJECT} "
+            f"AND list_contains({dicoms}, m.dicom_id))"
+        )
+    return "(" + " OR ".join(terms or ["false"]) + ")"
+
+
+def _visible_column(table: Table, col: Column, q: _Query) -> str:
+    """The column as an episode sees it: the value, or NULL while it is not yet known."""
+    conds: list[str] = []
+    for mask in table.masks:
+        if col.name not in mask.columns:
+            continue
+        scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
+        if scoped is None:
+            return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
+        conds.append(known_sql(scoped, q.op))
+    if col.is_time:
+        conds.append(value_known_sql(col, q.op))
+    ref = f"t.{quote(col.name)}"
+    if not conds:
+        return ref
+    unique = list(dict.fromkeys(conds))
+    return f"CASE WHEN {' AND '.join(unique)} THEN {ref} END AS {quote(col.name)}"
+
+
+@lru_cache(maxsize=256)
+def scoped_expr(expr: str, present: frozenset[str] | None) -> str | None:
+    """``expr`` with every table it reads narrowed to this patient's rows.
+
+    Returns ``None`` when it reads a table the store does not hold (the value can then never be
+    shown to be known, so the column stays NULL).
+    """
+    if "select" not in expr.lower():
+        return expr
+    tree = sqlglot.parse_one(expr, dialect="duckdb")
+    for node in list(tree.find_all(exp.Table)):
+        name = f"{node.db}.{node.name}"
+        if present is not None and name not in present:
+            return None
+        scope = f" WHERE subject_id = {SUBJECT}" if get_table(name).is_patient_table else ""
+        alias = node.alias or node.name
+        wrapper = sqlglot.parse_one(
+            f"SELECT * FROM (SELECT * FROM {name}{scope}) AS {alias}", dialect="duckdb"
+        )
+        sub = wrapper.find(exp.Subquery)
+        assert sub is not None
+        node.replace(sub)
+    return tree.sql(dialect="duckdb")
