@@ -1,0 +1,168 @@
+"""Medication orders of each admission and the tables they fill.
+
+One plan per admission (:func:`plan_medications`): the problem's drugs, the patient's home
+drugs (the same every admission, so a history-based guess of the next prescription scores),
+prophylaxis, and vasopressors / sedation for the ICU patients who need them. Each planned
+order becomes a ``poe`` order, a ``pharmacy`` row, a ``prescriptions`` row, ``emar``
+administrations (with one ``emar_detail`` row each) and, in the ICU, ``inputevents``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._context import Ctx, chronic_drugs
+from ._drugs import DRUGS, PROPHYLAXIS, SEDATION, VASOPRESSOR, Drug
+from ._frame import DAY, HOUR, MINUTE, NAN, Frame, Rows
+from ._timeline import Admission, Timeline
+
+MAX_DOSES = 30
+
+
+@dataclass(slots=True)
+class MedOrder:
+    """One planned medication order."""
+
+    drug: Drug
+    start: float
+    stop: float
+    ordertime: float
+    poe_key: int
+    pharmacy_id: int
+    discontinued: bool  # stopped by a D/C order before discharge
+
+
+def _m(t: float) -> float:
+    return math.floor(t / MINUTE) * MINUTE
+
+
+def plan_medications(tl: Timeline, adm: Admission, ctx: Ctx) -> list[MedOrder]:
+    """The medication orders of one admission, in start order."""
+    rng = ctx.rng
+    keys: list[tuple[str, float, float]] = []  # drug key, start, planned duration (s)
+    arrive = adm.ed.outtime if adm.ed else adm.admittime
+    for key in adm.problem.drugs:
+        keys.append((key, arrive + rng.uniform(0.3, 4) * HOUR, rng.uniform(3, 8) * DAY))
+    for key in chronic_drugs(tl):
+        if rng.random() < 0.85:
+            keys.append((key, arrive + rng.uniform(2, 12) * HOUR, 60 * DAY))
+    taken = {k for k, _, _ in keys}
+    for key in PROPHYLAXIS:
+        anticoagulated = taken & {"heparin_drip", "apixaban", "enoxaparin"}
+        if key == "heparin_sc" and anticoagulated:
+            continue
+        if rng.random() < (0.8 if key == "heparin_sc" else 0.5):
+            keys.append((key, arrive + rng.uniform(4, 14) * HOUR, 60 * DAY))
+    for stay in adm.icu:
+        if stay.pressors:
+            keys.append((VASOPRESSOR, stay.intime + rng.uniform(0.2, 3) * HOUR, (stay.outtime - stay.intime) * rng.uniform(0.4, 0.9)))
+        if stay.ventilated:
+            keys.append((SEDATION, stay.intime + rng.uniform(0.2, 2) * HOUR, (stay.outtime - stay.intime) * rng.uniform(0.5, 0.9)))
+    orders: list[MedOrder] = []
+    for key, start, duration in keys:
+        drug = DRUGS[key]
+        start = _m(min(start, adm.dischtime - 30 * MINUTE))
+        if drug.frequency == "ONCE":
+            duration = HOUR
+        stop = _m(min(start + duration, adm.dischtime))
+        stop = max(stop, start + 30 * MINUTE)
+        ctx.poe_key += 1
+        orders.append(
+            MedOrder(drug, start, stop, _m(start - rng.uniform(5, 50) * MINUTE), ctx.poe_key,
+                     ctx.counters.pharmacy_id, stop < adm.dischtime - HOUR and drug.frequency != "ONCE")
+        )
+        ctx.counters.pharmacy_id += 1
+    return sorted(orders, key=lambda o: (o.start, o.poe_key))
+
+
+def dose_times(order: MedOrder, rng: np.random.Generator) -> np.ndarray:
+    """Administration times of an order (every 24/per_day hours; every 12 h for infusions)."""
+    drug = order.drug
+    step = 12 * HOUR if drug.per_day == 0 else 24 * HOUR / drug.per_day
+    times = np.arange(order.start, order.stop, step)[:MAX_DOSES]
+    if "PRN" in drug.frequency and len(times):
+        times = times[rng.random(len(times)) < 0.4] if len(times) > 1 else times
+    return np.floor((times + rng.uniform(0, 20, len(times)) * MINUTE) / MINUTE) * MINUTE
+
+
+def medication_tables(timelines: list[Timeline], plans: dict[int, list[MedOrder]], ctx: Ctx) -> dict[str, Frame]:
+    """``pharmacy``, ``prescriptions``, ``emar`` and medication ``poe`` rows for a chunk.
+
+    ``emar`` rows carry ``emar_seq`` 0 here; :func:`number_emar` assigns per-subject sequence numbers.
+    ``poe`` rows carry an integer ``poe_key``; the builder turns keys into ``poe_id``/``poe_seq``.
+    """
+    pharmacy, presc, emar, poe = Rows(), Rows(), Rows(), Rows()
+    rng = ctx.rng
+    for tl in timelines:
+        sid = tl.patient.subject_id
+        for adm in tl.admissions:
+            for o in plans[adm.hadm_id]:
+                d = o.drug
+                _add_poe(poe, ctx, sid, adm, o)
+                pharmacy.add(
+                    1, subject_id=sid, hadm_id=adm.hadm_id, pharmacy_id=o.pharmacy_id, poe_key=o.poe_key,
+                    starttime=o.start, stoptime=o.stop, medication=d.drug,
+                    proc_type="Unit Dose" if d.per_day else "IV Piggyback", status="Discontinued" if o.discontinued else "Expired",
+                    entertime=o.ordertime + 2 * MINUTE, verifiedtime=o.ordertime + _m(rng.uniform(5, 60) * MINUTE),
+                    route=d.route, frequency=d.frequency, disp_sched=None, infusion_type="C" if d.per_day == 0 else None,
+                    sliding_scale="N", doses_per_24_hrs=float(d.per_day) if d.per_day else NAN,
+                    duration=NAN, duration_interval="Ongoing", expiration_value=36.0, expiration_unit="Hours",
+                    dispensation="Omnicell",
+                )
+                presc.add(
+                    1, subject_id=sid, hadm_id=adm.hadm_id, pharmacy_id=o.pharmacy_id, poe_key=o.poe_key,
+                    order_provider_id=ctx.provider(), starttime=o.start, stoptime=o.stop, drug_type="MAIN", drug=d.drug,
+                    formulary_drug_cd=d.formulary_drug_cd, gsn=d.gsn, ndc=d.ndc, prod_strength=d.strength,
+                    dose_val_rx=d.dose, dose_unit_rx=d.unit, form_val_disp="1", form_unit_disp=d.form,
+                    doses_per_24_hrs=float(d.per_day) if d.per_day else NAN, route=d.route,
+                )
+                times = dose_times(o, rng)
+                n = len(times)
+                if n:
+                    event = rng.choice(np.array(["Administered", "Not Given", "Held"], dtype=object), n, p=(0.94, 0.04, 0.02))
+                    if d.per_day == 0:
+                        event[0] = "Started"
+                    emar.add(
+                        n, subject_id=sid, hadm_id=adm.hadm_id, emar_seq=0, poe_key=o.poe_key, pharmacy_id=o.pharmacy_id,
+                        enter_provider_id=None, charttime=times, medication=d.drug, event_txt=event,
+                        scheduletime=np.floor(times / HOUR) * HOUR, storetime=times + np.floor(rng.uniform(0, 40, n)) * MINUTE,
+                        dose=d.dose, unit=d.unit, route=d.route, form=d.form,
+                    )
+    return {"pharmacy": pharmacy.frame(), "prescriptions": presc.frame(), "emar": emar.frame(), "poe_meds": poe.frame()}
+
+
+def _add_poe(poe: Rows, ctx: Ctx, sid: int, adm: Admission, o: MedOrder) -> None:
+    poe.add(1, poe_key=o.poe_key, subject_id=sid, hadm_id=adm.hadm_id, ordertime=o.ordertime, order_type="Medications",
+            order_subtype=None, transaction_type="New", discontinue_of_key=NAN,
+            discontinued_by_key=NAN, order_provider_id=ctx.provider(), order_status="Inactive")
+    if o.discontinued:
+        ctx.poe_key += 1
+        poe.add(1, poe_key=ctx.poe_key, subject_id=sid, hadm_id=adm.hadm_id, ordertime=o.stop, order_type="Medications",
+                order_subtype=None, transaction_type="D/C", discontinue_of_key=float(o.poe_key),
+                discontinued_by_key=NAN, order_provider_id=ctx.provider(), order_status="Inactive")
+
+
+def emar_detail(emar: Frame) -> Frame:
+    """One ``emar_detail`` row per administration (dose due and given, route, product)."""
+    n = len(emar["emar_id"])
+    given = np.where(emar["event_txt"] == "Administered", emar["dose"], None)
+    return {
+        "subject_id": emar["subject_id"],
+        "emar_id": emar["emar_id"],
+        "emar_seq": emar["emar_seq"],
+        "parent_field_ordinal": np.full(n, "1.1", dtype=object),
+        "administration_type": np.where(emar["form"] == "BAG", "IV Infusion", "Standard Dose").astype(object),
+        "pharmacy_id": emar["pharmacy_id"],
+        "barcode_type": np.full(n, "if", dtype=object),
+        "dose_due": emar["dose"],
+        "dose_due_unit": emar["unit"],
+        "dose_given": given.astype(object),
+        "dose_given_unit": np.where(given == None, None, emar["unit"]).astype(object),  # noqa: E711
+        "product_amount_given": given.astype(object),
+        "product_unit": emar["form"],
+        "product_description": emar["medication"],
+        "route": emar["route"],
+    }
