@@ -2,4 +2,56 @@
 
 from __future__ import annotations
 
-from ._app import data_app  # noqa: F401
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import data_app
+from ._data_render import print_info, print_ingest_report
+
+_DIR = {"exists": True, "file_okay": False, "dir_okay": True}
+
+
+@data_app.command("ingest")
+def ingest_cmd(
+    out: Annotated[Path, typer.Option("--out", help="The store file to create or resume (DuckDB).")],
+    mimic_iv: Annotated[
+        Path | None, typer.Option("--mimic-iv", help="MIMIC-IV directory holding hosp/ and icu/.", **_DIR)
+    ] = None,
+    ed: Annotated[
+        Path | None, typer.Option("--ed", help="MIMIC-IV-ED directory (ed/ or the files).", **_DIR)
+    ] = None,
+    note: Annotated[
+        Path | None, typer.Option("--note", help="MIMIC-IV-Note directory (note/ or the files).", **_DIR)
+    ] = None,
+    cxr: Annotated[
+        Path | None,
+        typer.Option("--cxr", help="MIMIC-CXR(-JPG) directory with mimic-cxr-2.0.0-*.csv.gz.", **_DIR),
+    ] = None,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit; it spills beyond it.")] = "1GB",
+    threads: Annotated[int | None, typer.Option(help="DuckDB threads (default: all cores).")] = None,
+    temp_dir: Annotated[Path | None, typer.Option(help="Spill directory (default: <out>.tmp).")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a per-table progress bar on stderr.")] = True,
+) -> None:
+    """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
+    from ..store import StoreLimits, ingest
+
+    limits = StoreLimits(memory_limit=memory_limit, threads=threads, temp_directory=temp_dir)
+    report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, limits=limits, progress=progress)
+    print_ingest_report(report)
+
+
+@data_app.command("info")
+def info_cmd(
+    store: Annotated[Path, typer.Argument(help="A store file built by `data ingest` or `data synth`.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show a store's modules, tables, row counts, patients, time range and provenance."""
+    from ..store import store_info
+
+    info = store_info(store)
+    if as_json:
+        typer.echo(info.model_dump_json(indent=2))
+    else:
+        print_info(info)

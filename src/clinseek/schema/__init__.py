@@ -9,6 +9,7 @@ MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
 """
 
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
+from ._describe import describe_table, tables_markdown
 from ._model import (
     MODULES,
     Column,
@@ -37,7 +38,9 @@ __all__ = [
     "Table",
     "Visibility",
     "check_registry",
+    "describe_table",
     "get_table",
     "modules",
     "tables",
+    "tables_markdown",
 ]

@@ -11,15 +11,24 @@ from ._duck import (
     record_table,
     table_ddl,
 )
+from ._info import StoreInfo, TableInfo, store_info
+from ._ingest import ingest
+from ._ingest_report import IngestReport, TableIngest
 
 __all__ = [
     "META_SCHEMA",
+    "IngestReport",
     "Store",
+    "StoreInfo",
     "StoreLimits",
+    "TableInfo",
+    "TableIngest",
     "connect_store",
     "finished_tables",
+    "ingest",
     "init_store",
     "open_store",
     "record_table",
+    "store_info",
     "table_ddl",
 ]

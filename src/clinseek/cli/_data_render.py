@@ -1,0 +1,52 @@
+"""Rich rendering of ingest reports and store summaries for ``clinseek data``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ..store import IngestReport, StoreInfo
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    """One line per table (rows, seconds, ingested/skipped), absent optional tables, totals."""
+    out = Console()
+    grid = Table("table", "rows", "seconds", "status", "notes", title=f"ingest → {report.store}")
+    for t in report.tables:
+        notes = []
+        if t.absent_optional_columns:
+            notes.append(f"absent optional columns: {', '.join(t.absent_optional_columns)}")
+        if t.ignored_columns:
+            notes.append(f"ignored columns: {', '.join(t.ignored_columns)}")
+        grid.add_row(t.table, f"{t.rows:,}", f"{t.seconds:.1f}", t.status, "; ".join(notes))
+    out.print(grid)
+    if report.absent_tables:
+        out.print(f"absent optional tables: {', '.join(report.absent_tables)}")
+    out.print(
+        f"{len(report.ingested)} ingested, {len(report.skipped)} already done, "
+        f"{report.rows:,} rows, {report.seconds:.1f} s"
+    )
+
+
+def print_info(info: StoreInfo) -> None:
+    """Provenance, patients and time range, then one row per table."""
+    out = Console()
+    out.print(f"[bold]{info.path}[/bold]  kind={info.kind}  clinseek={info.clinseek_version}")
+    out.print(f"modules: {', '.join(info.modules) or '-'}   patients: {info.patients}")
+    out.print(f"event time range: {info.time_min} … {info.time_max}")
+    for key, value in sorted(info.provenance.items()):
+        if key not in {"kind", "clinseek_version"}:
+            out.print(f"  {key}: {value}")
+    grid = Table("table", "rows", "first event", "last event", "source")
+    for t in info.tables:
+        source = Path(t.source_file).name if t.source_file else (t.source_version or "")
+        grid.add_row(t.table, f"{t.rows:,}", _minute(t.time_min), _minute(t.time_max), source)
+    out.print(grid)
+    out.print(f"{len(info.tables)} tables, {info.rows:,} rows")
+
+
+def _minute(value: dt.datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else ""

@@ -1,0 +1,75 @@
+"""Resumable ingest: finished tables are skipped, a failed table is redone, a changed source is refused."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from clinseek.errors import IngestError, StoreError
+from clinseek.store import connect_store, ingest
+
+Replace = Callable[[Path, str, str, bytes], Path]
+
+
+def test_rerun_on_a_complete_store_skips_every_table(
+    demo_store: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_store, out)
+    report = ingest(
+        out,
+        mimic_iv=shared_data / "mimic-iv-demo-2.2",
+        ed=shared_data / "mimic-iv-ed-demo-2.2",
+        progress=False,
+    )
+    assert report.ingested == ()
+    assert len(report.skipped) == 36
+    assert report.absent_tables == ("icu.chartevents",)
+    assert report.table("hosp.labevents").rows == 107_727
+    assert report.table("hosp.labevents").seconds == 0.0
+
+
+def test_failed_table_is_redone_and_finished_ones_are_not(
+    mimic_dir: Path, tmp_path: Path, replace: Replace
+) -> None:
+    good = (mimic_dir / "hosp" / "labevents.csv.gz").resolve()
+    replace(mimic_dir, "hosp/labevents", ".csv", b"labevent_id,subject_id\n")  # header only: missing columns
+    out = tmp_path / "s.duckdb"
+    with pytest.raises(IngestError):
+        ingest(out, mimic_iv=mimic_dir, progress=False)
+    assert not out.exists()  # header problems are found before the store is created
+
+    whole = good.read_bytes()
+    replace(mimic_dir, "hosp/labevents", ".csv.gz", whole[: len(whole) // 3])  # fails while loading
+    with pytest.raises(IngestError, match="truncated"):
+        ingest(out, mimic_iv=mimic_dir, progress=False)
+
+    (mimic_dir / "hosp" / "labevents.csv.gz").unlink()
+    (mimic_dir / "hosp" / "labevents.csv.gz").symlink_to(good)
+    report = ingest(out, mimic_iv=mimic_dir, progress=False)
+    # tables before labevents (registry order) were finished by the failed run; the rest are done now
+    assert report.ingested[0] == "hosp.labevents"
+    assert report.skipped == ("hosp.patients", "hosp.admissions", "hosp.transfers", "hosp.diagnoses_icd")
+    assert report.table("hosp.labevents").rows == 107_727
+
+
+def test_a_changed_source_file_is_refused(mimic_dir: Path, tmp_path: Path, replace: Replace) -> None:
+    out = tmp_path / "s.duckdb"
+    ingest(out, mimic_iv=mimic_dir, progress=False)
+    replace(mimic_dir, "hosp/d_labitems", ".csv", b"itemid,label,fluid,category\n1,a,b,c\n")
+    with pytest.raises(StoreError, match=r"hosp\.d_labitems in this store was built from"):
+        ingest(out, mimic_iv=mimic_dir, progress=False)
+
+
+def test_a_synthetic_store_is_not_extended(mimic_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.duckdb"
+    con = connect_store(out, read_only=False)
+    con.execute("CREATE SCHEMA clinseek_meta")
+    con.execute("CREATE TABLE clinseek_meta.store_info (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO clinseek_meta.store_info VALUES ('kind', 'synthetic')")
+    con.close()
+    with pytest.raises(StoreError, match="synthetic store"):
+        ingest(out, mimic_iv=mimic_dir, progress=False)
