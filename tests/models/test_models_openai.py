@@ -263,3 +263,24 @@ def test_an_assistant_turn_without_text_or_calls_is_sent_as_empty_text(openai_se
     openai_server.script(openai_server.text("ok"))
     _generate(openai_server, messages=[*CONVERSATION, Message(role="assistant"), Message.user("and?")])
     assert openai_server.requests[0].json["messages"][2] == {"role": "assistant", "content": ""}
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "0"}, 0.0), ({}, None), ({"retry-after": "soon"}, None)],
+)
+def test_retry_after_headers_are_read(openai_server: OpenAIFake, headers: dict[str, str], expected: float | None) -> None:
+    openai_server.script(openai_server.error(429, "slow down", headers=headers))
+    with pytest.raises(RateLimited) as caught:
+        _generate(openai_server)
+    assert caught.value.retry_after_s == expected
+
+
+def test_retry_after_as_an_http_date_is_seconds_from_now(openai_server: OpenAIFake) -> None:
+    from email.utils import formatdate
+    from time import time
+
+    openai_server.script(openai_server.error(429, "slow down", headers={"retry-after": formatdate(time() + 30, usegmt=True)}))
+    with pytest.raises(RateLimited) as caught:
+        _generate(openai_server)
+    assert caught.value.retry_after_s is not None and 25 <= caught.value.retry_after_s <= 31
