@@ -15,9 +15,9 @@ from .crafted import (
     ICU_DONE,
     ICU_OPEN,
     OPEN,
-    S,
     STUDY_AT_T,
     STUDY_PAST,
+    S,
     d,
     ts,
 )
@@ -219,7 +219,9 @@ def test_running_infusion_hides_its_totals(text_ep: Episode) -> None:
         (1, 0.1, None, None, None, None, None),
         (2, None, ts("06-10 09:00"), 100.0, 100.0, 100.0, "FinishedRunning"),
     ]
-    assert one(text_ep, "SELECT endtime, amount, originalamount, statusdescription FROM ingredientevents") == (
+    assert one(
+        text_ep, "SELECT endtime, amount, originalamount, statusdescription FROM ingredientevents"
+    ) == (
         None,
         None,
         None,
