@@ -41,7 +41,7 @@ def test_score_writes_the_three_outputs(runs: Path) -> None:
     risk = next(g for g in paired.groups if g.group == "task_type:risk_prediction")
     assert risk.mcnemar_b is not None and risk.mcnemar_c == 0 and risk.delta > 0
     lines = (runs / "per_question.jsonl").read_text().splitlines()
-    assert len(lines) == 2 * 48
+    assert len(lines) == 2 * len(rows_in(runs / "synthetic/agent/model-a/results.jsonl"))
     assert "Δ = A − B" in (runs / "summary.md").read_text()
 
 
@@ -183,3 +183,7 @@ def test_score_with_an_llm_judge_over_loopback(
     assert run.overall.judge_accuracy == 1.0
     (plain,) = score_path(runs / "synthetic/agent", n_resamples=200).report.runs
     assert plain.overall == run.overall.model_copy(update={"judge_accuracy": None, "n_judged": 0})
+
+
+def rows_in(path: Path) -> list[str]:
+    return path.read_text().splitlines()

@@ -258,6 +258,9 @@ CASES: list[tuple[str, dict[str, Any], tuple[float, float, float, float], str, s
         "name",
         "answered",
     ),
+    ("mm-gold-one-as-count", {**MM_X, "gold": ["1"], "answer": ["one"]}, (1, 1, 1, 1), "yes_no", "answered"),
+    ("mm-gold-one-as-yes", {**MM_X, "gold": ["1"], "answer": ["yes"]}, (1, 1, 1, 1), "yes_no", "answered"),
+    ("mm-gold-zero-wrong", {**MM_X, "gold": ["0"], "answer": ["2"]}, (0, 0, 0, 0), "yes_no", "answered"),
     (
         "mm-declared-type",
         {**MM_X, "answer_type": "count", "gold": ["3"], "answer": ["three"]},

@@ -106,12 +106,24 @@ def canonical_value(route: Route, text: str, *, task: str, precision: int = 0) -
     return normalize_text(canonical) if canonical is not None else text
 
 
+def _values(route: Route, answer: list[str], *, task: str, precision: int) -> set[str]:
+    values: set[str] = set()
+    for item in answer:
+        text = normalize_text(item)
+        if text:
+            value = canonical_value(route, text, task=task, precision=precision)
+            values.add(value if value is not None else f"unreadable:{text}")
+    return values
+
+
 def single_metrics(
     route: Route, answer: list[str], gold: str, *, task: str
 ) -> tuple[SetMetrics, list[str], list[str]]:
     """Score one single-answer row; returns metrics, canonical answer values, canonical gold.
 
     A gold the rule cannot read (a malformed date) falls back to exact normalised comparison.
+    A gold of ``0`` or ``1`` read as yes/no is also accepted as a count (``one`` = ``1``),
+    since without a declared ``answer_type`` the gold alone cannot tell the two apart.
     """
     gold_text = normalize_text(gold)
     precision = 0
@@ -122,15 +134,11 @@ def single_metrics(
         else:
             precision = _gold_precision(parts)
     gold_value = canonical_value(route, gold_text, task=task, precision=precision) or gold_text
-    values: set[str] = set()
-    for item in answer:
-        text = normalize_text(item)
-        if text:
-            value = canonical_value(route, text, task=task, precision=precision)
-            values.add(value if value is not None else f"unreadable:{text}")
-    pred = sorted(values)
+    values = _values(route, answer, task=task, precision=precision)
     ok = values == {gold_value}
-    return (SetMetrics.one() if ok else SetMetrics.zero()), pred, [gold_value]
+    if not ok and route == "yes_no" and gold_text in ("0", "1"):
+        ok = _values("count", answer, task=task, precision=0) == {gold_text}
+    return (SetMetrics.one() if ok else SetMetrics.zero()), sorted(values), [gold_value]
 
 
 def canonical_names(items: list[str], *, task: str) -> frozenset[str]:
