@@ -106,6 +106,8 @@ def future_sql(
         if target is not None:
             hidden.append(f"t.{quote(table.target_key or '')} = {q.add(target)}")
         q.where.append("(" + " OR ".join(hidden) + ")")
+    else:
+        q.params = q.params[:1]  # static and label-source tables: the patient's rows whole, no cutoff
     return _assemble(table, cols, join, q), q.params
 
 
