@@ -310,7 +310,10 @@ def _write(
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
     try:
-        (tmp / TEXT_FILE).write_text(json.dumps(text_rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        if text_rows or not mm_rows:
+            (tmp / TEXT_FILE).write_text(
+                json.dumps(text_rows, ensure_ascii=False, indent=1), encoding="utf-8"
+            )
         if mm_rows:
             lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in mm_rows)
             (tmp / MM_FILE).write_text(lines, encoding="utf-8")

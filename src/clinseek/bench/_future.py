@@ -9,6 +9,7 @@ something the episode shows.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,7 +57,16 @@ class FutureReader:
         where_sql = where
         for i in range(len(params)):
             where_sql = where_sql.replace("?", f"${len(base) + i + 1}", 1)
-        query = f"SELECT * FROM ({sql}) f" + (f" WHERE {where_sql}" if where_sql else "")
+        # static and label-source tables ignore the cutoff parameter; DuckDB refuses unused ones
+        unused = [
+            f"CAST(${i} AS VARCHAR) IS NULL"
+            for i in range(1, len(base) + 1)
+            if not re.search(rf"\${i}(?!\d)", sql)
+        ]
+        conds = [w for w in (where_sql, " AND ".join(f"({u} OR TRUE)" for u in unused)) if w]
+        query = f"SELECT * FROM ({sql}) f" + (
+            f" WHERE {' AND '.join(f'({c})' for c in conds)}" if conds else ""
+        )
         cur = self.con.execute(query, [*base, *params])
         names = [d[0] for d in cur.description or ()]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

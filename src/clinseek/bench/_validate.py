@@ -194,9 +194,8 @@ def _missing(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
             f"row {qid}: field 'dicom_ids': {d} is not in the store for this subject"
             for qid, d in con.execute(sql).fetchall()
         ]
-    unchecked = {
-        f for f in ("stay_id", "study_ids", "dicom_ids", "target_stay_id") if f not in {c[0] for c in checks}
-    }
+    checked = {c[0] for c in checks} | ({"dicom_ids"} if has("cxr.metadata") else set())
+    unchecked = {f for f in ("stay_id", "study_ids", "dicom_ids", "target_stay_id") if f not in checked}
     used = {r[0] for r in con.execute("SELECT DISTINCT field FROM q").fetchall()}
     problems += [f"field {f!r}: the store has no table to check it against" for f in sorted(unchecked & used)]
     return problems
