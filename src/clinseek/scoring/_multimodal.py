@@ -45,9 +45,25 @@ def single_route(gold: str, answer_type: AnswerType | None) -> Route:
     return "name"
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _polarity(word: str) -> str | None:
+    return "yes" if word in _YES else "no" if word in _NO else None
+
+
 def _yes_no(text: str) -> str | None:
-    text = text.strip(" .!")
-    return "yes" if text in _YES else "no" if text in _NO else None
+    """A bare yes/no word, or one that opens the answer (``"yes, effusion is present"``) when no
+    word of the opposite polarity follows (``"yes and no"`` cannot be read)."""
+    whole = _polarity(text.strip(" .!"))
+    if whole is not None:
+        return whole
+    words = _WORD.findall(text)
+    first = _polarity(words[0]) if words else None
+    if first is None or words[0] in ("y", "n", "1", "0"):
+        return None
+    rest = {_polarity(w) for w in words[1:] if w not in ("y", "n", "1", "0")} - {None}
+    return first if rest <= {first} else None
 
 
 def _count(text: str) -> str | None:
