@@ -45,7 +45,22 @@ def _studies(con: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             t = intime + dt.timedelta(hours=hours)
             study = 50_000_000 + 10 * n + k
             date, time = int(t.strftime("%Y%m%d")), float(t.strftime("%H%M%S"))
-            meta.append((f"d{study}", subject_id, study, "CHEST (PA AND LAT)", "PA", 100, 100, date, time, None, None, None))
+            meta.append(
+                (
+                    f"d{study}",
+                    subject_id,
+                    study,
+                    "CHEST (PA AND LAT)",
+                    "PA",
+                    100,
+                    100,
+                    date,
+                    time,
+                    None,
+                    None,
+                    None,
+                )
+            )
             labels.append((subject_id, study, *[rng.choice([1.0, 0.0, -1.0, None]) for _ in CHEXPERT_LABELS]))
     return meta, labels
 
@@ -74,7 +89,9 @@ def mm_questions(cxr_store: Path, tmp_path_factory: pytest.TempPathFactory) -> t
     return out, load_questions(out)
 
 
-def test_every_category_yields_rows_and_validates(mm_questions: tuple[Path, list[Question]], cxr_store: Path) -> None:
+def test_every_category_yields_rows_and_validates(
+    mm_questions: tuple[Path, list[Question]], cxr_store: Path
+) -> None:
     out, qs = mm_questions
     assert (out / MM_FILE).exists()
     assert {q.category for q in qs} == set(CATEGORIES)
@@ -92,7 +109,9 @@ def _positives(labels: dict[str, Any]) -> set[str]:
     return {f for f in CHEXPERT_LABELS if f != "No Finding" and labels[f] == 1.0}
 
 
-def test_cxr_labels_match_hand_written_sql(mm_questions: tuple[Path, list[Question]], cxr_store: Path) -> None:
+def test_cxr_labels_match_hand_written_sql(
+    mm_questions: tuple[Path, list[Question]], cxr_store: Path
+) -> None:
     con = open_store(cxr_store).connect()
     try:
         for q in mm_questions[1]:
@@ -104,14 +123,17 @@ def test_cxr_labels_match_hand_written_sql(mm_questions: tuple[Path, list[Questi
             elif q.category == "mm_mortality":
                 death, outtime = con.execute(
                     "SELECT a.deathtime, i.outtime FROM icu.icustays i JOIN hosp.admissions a USING (hadm_id) "
-                    "WHERE i.stay_id = ?", [q.stay_id]
+                    "WHERE i.stay_id = ?",
+                    [q.stay_id],
                 ).fetchall()[0]
                 assert q.label == (("yes",) if death is not None and death <= outtime else ("no",))
     finally:
         con.close()
 
 
-def test_mm_episode_sees_only_linked_studies_and_no_labels(mm_questions: tuple[Path, list[Question]], cxr_store: Path) -> None:
+def test_mm_episode_sees_only_linked_studies_and_no_labels(
+    mm_questions: tuple[Path, list[Question]], cxr_store: Path
+) -> None:
     q = next(q for q in mm_questions[1] if q.category == "cxr_finding_presence")
     with build_episode(cxr_store, episode_key(q)) as ep:
         assert not ep.has_table("cxr.chexpert")
@@ -119,7 +141,9 @@ def test_mm_episode_sees_only_linked_studies_and_no_labels(mm_questions: tuple[P
         assert studies == set(q.study_ids)
 
 
-def test_mm_curated_context_lists_tables_and_images(mm_questions: tuple[Path, list[Question]], cxr_store: Path) -> None:
+def test_mm_curated_context_lists_tables_and_images(
+    mm_questions: tuple[Path, list[Question]], cxr_store: Path
+) -> None:
     q = next(q for q in mm_questions[1] if q.category == "clinical_deterioration")
     curated = render_curated(q, cxr_store)
     assert curated.source == "rendered"
