@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import RegistryError, ToolError
 from ..policy import get_policy
-from ..schema import Table, get_table
+from ..schema import describe_table, get_table
 from ._context import ToolContext
 from ._pin import check_subject, check_timestamp
 from ._query import run_query
@@ -118,38 +118,8 @@ def get_table_description(ctx: ToolContext, table_name: str) -> ToolResult:
             "final answers must be chosen from it.\nColumns:\n- candidate VARCHAR: one answer option."
         )
     else:
-        text = describe(ref.table)
+        text = describe_table(ref.table)
     return ToolResult(ok=True, content=text, data={"table": ref.qualified})
-
-
-def describe(table: Table) -> str:
-    """Text description of a registry table (``clinseek.schema.describe_table`` when present)."""
-    try:
-        from ..schema import describe_table  # type: ignore[attr-defined]
-    except ImportError:
-        describe_table = None
-    if describe_table is not None:
-        return str(describe_table(table))
-    lines = [f"Table: {table.qualified} ({table.visibility})", f"Description: {table.description}"]
-    et = table.event_time
-    if et is not None:
-        when = et.expr.replace("t.", "")
-        if et.parent is not None:
-            when = when.replace("parent_time", f"{et.parent.table}.{et.parent.time.replace('t.', '')}")
-        why = f" — {et.rationale}" if et.rationale else ""
-        lines.append(f"Visible from: {when}{why}")
-    for mask in table.masks:
-        lines.append(
-            f"Hidden (NULL) until known: {', '.join(mask.columns)}"
-            + (f" — {mask.reason}" if mask.reason else "")
-        )
-    if table.target_key:
-        lines.append(f"Rows of the question's target encounter ({table.target_key}) are never shown.")
-    for dj in table.dict_joins:
-        lines.append(f"Labels joined from {dj.table}: {', '.join(dj.labels)}")
-    lines.append("Columns:")
-    lines += [f"- {c.name} {c.type}" + (f": {c.description}" if c.description else "") for c in table.columns]
-    return "\n".join(lines)
 
 
 @tool("ehr.get_unique_values")

@@ -67,7 +67,7 @@ def build_arguments_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
 
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     """JSON schema (draft 2020-12 subset OpenAI accepts) of an arguments model, without titles."""
-    schema = _strip_titles(model.model_json_schema())
+    schema: dict[str, Any] = _strip_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     return schema

@@ -8,6 +8,7 @@ configuration locked, a timer) is the second.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -117,9 +118,10 @@ def guard_sql(sql: str, resolve: Resolver, *, available: str) -> str:
     if not isinstance(tree, exp.Query):
         first = sql.strip().split(None, 1)[0].upper()
         raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first}")
-    _check_nodes(tree)
-    _qualify_tables(tree, resolve, available)
-    return tree.sql(dialect="duckdb")
+    query = cast(exp.Expression, tree)
+    _check_nodes(query)
+    _qualify_tables(query, resolve, available)
+    return query.sql(dialect="duckdb")
 
 
 def _check_nodes(tree: exp.Expression) -> None:

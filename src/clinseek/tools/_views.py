@@ -61,7 +61,7 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
             types.append(dtable.column(label).type)
     source, time_expr = _time_source(table)
     timed = time_expr is not None
-    if timed:
+    if time_expr is not None:
         select.append(f"{time_expr} AS {EVENT_TIME}")
         if not _PLAIN_COLUMN.match(time_expr):
             select.append(f"{time_expr} AS event_time")
