@@ -13,6 +13,7 @@ from ._curated import (
     render_mm_context,
     render_text_timeline,
 )
+from ._docs import tasks_markdown
 from ._join import JoinResult, join_ehr_bench
 from ._load import (
     MM_FILE,
@@ -96,6 +97,7 @@ __all__ = [
     "render_mm_context",
     "render_text_timeline",
     "strip_asset_prefix",
+    "tasks_markdown",
     "to_question",
     "validate_benchmark",
 ]
