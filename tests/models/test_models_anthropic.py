@@ -18,6 +18,7 @@ from clinseek.models import (
     ModelResponse,
     ProviderUnavailable,
     RateLimited,
+    ReasoningBlock,
     ToolCall,
     get_model,
 )
@@ -102,7 +103,15 @@ def test_history_merges_tool_results_and_replays_thinking(anthropic_server: Anth
     b = ToolCall(id="toolu_b", name="browser.search", arguments={"query": "sepsis"})
     history = [
         *CONVERSATION,
-        Message(role="assistant", content="", tool_calls=[a, b], reasoning="think", reasoning_signature="sig-9"),
+        Message(
+            role="assistant",
+            tool_calls=[a, b],
+            reasoning="think",
+            reasoning_blocks=[
+                ReasoningBlock(kind="thinking", text="think", signature="sig-9"),
+                ReasoningBlock(kind="redacted_thinking", text="opaque"),
+            ],
+        ),
         Message.tool(a, "1 row"),
         Message.tool(b, "no results", is_error=True),
         Message.user("Please finish now."),
@@ -112,7 +121,8 @@ def test_history_merges_tool_results_and_replays_thinking(anthropic_server: Anth
     turns = anthropic_server.requests[0].json["messages"]
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
     assert turns[1]["content"][0] == {"type": "thinking", "thinking": "think", "signature": "sig-9"}
-    assert [b["name"] for b in turns[1]["content"][1:]] == ["ehr__run_sql_query", "browser__search"]
+    assert turns[1]["content"][1] == {"type": "redacted_thinking", "data": "opaque"}
+    assert [b["name"] for b in turns[1]["content"][2:]] == ["ehr__run_sql_query", "browser__search"]
     results = turns[2]["content"]
     assert [(r["type"], r.get("tool_use_id"), r.get("is_error")) for r in results] == [
         ("tool_result", "toolu_a", False),
@@ -124,7 +134,10 @@ def test_history_merges_tool_results_and_replays_thinking(anthropic_server: Anth
 def test_thinking_comes_back_as_reasoning_with_its_signature(anthropic_server: AnthropicFake, anthropic_key: str) -> None:
     anthropic_server.script(anthropic_server.text("no", thinking="lactate is normal", signature="sig-x"))
     response = _generate(anthropic_server, config=GenerateConfig(timeout_s=5, thinking_budget_tokens=2048))
-    assert (response.message.reasoning, response.message.reasoning_signature) == ("lactate is normal", "sig-x")
+    assert response.message.reasoning == "lactate is normal"
+    assert response.message.reasoning_blocks == [
+        ReasoningBlock(kind="thinking", text="lactate is normal", signature="sig-x")
+    ]
     assert anthropic_server.requests[0].json["thinking"] == {"type": "enabled", "budget_tokens": 2048}
 
 

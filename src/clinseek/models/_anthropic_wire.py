@@ -7,7 +7,7 @@ from typing import Any
 
 from ._decode import decode_tool_call
 from ._images import load_image
-from ._messages import GenerateConfig, ImageRef, Message, StopReason, Usage
+from ._messages import GenerateConfig, ImageRef, Message, ReasoningBlock, StopReason, Usage
 from ._names import ToolNameMap, ToolSpec, forced_wire_name
 
 _CACHE = {"type": "ephemeral"}
@@ -66,14 +66,20 @@ def _blocks(message: Message, names: ToolNameMap) -> list[dict[str, Any]]:
             }
         ]
     blocks: list[dict[str, Any]] = []
-    if message.role == "assistant" and message.reasoning and message.reasoning_signature:
-        blocks.append({"type": "thinking", "thinking": message.reasoning, "signature": message.reasoning_signature})
+    if message.role == "assistant":
+        blocks += [_reasoning(b) for b in message.reasoning_blocks]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     blocks += [_image(i) for i in message.images]
     for call in message.tool_calls:
         blocks.append({"type": "tool_use", "id": call.id, "name": names.to_wire(call.name), "input": call.arguments})
     return blocks
+
+
+def _reasoning(block: ReasoningBlock) -> dict[str, Any]:
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.text}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature or ""}
 
 
 def _image(image: ImageRef) -> dict[str, Any]:
@@ -117,24 +123,24 @@ def request_options(config: GenerateConfig, names: ToolNameMap, has_tools: bool)
 def decode_content(blocks: Sequence[Any], names: ToolNameMap) -> Message:
     """The assistant ``Message`` of a Messages-API reply (text joined, thinking kept, calls decoded)."""
     texts: list[str] = []
-    thinking: list[str] = []
-    signature: str | None = None
+    reasoning: list[ReasoningBlock] = []
     calls = []
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
             texts.append(block.text)
         elif kind == "thinking":
-            thinking.append(block.thinking)
-            signature = getattr(block, "signature", None) or signature
+            reasoning.append(ReasoningBlock(kind="thinking", text=block.thinking, signature=block.signature))
+        elif kind == "redacted_thinking":
+            reasoning.append(ReasoningBlock(kind="redacted_thinking", text=block.data))
         elif kind == "tool_use":
             calls.append(decode_tool_call(block.id, block.name, block.input, names))
     return Message(
         role="assistant",
         content="".join(texts),
         tool_calls=calls,
-        reasoning="\n".join(thinking) or None,
-        reasoning_signature=signature if thinking else None,
+        reasoning="\n".join(b.text for b in reasoning if b.kind == "thinking") or None,
+        reasoning_blocks=reasoning,
     )
 
 

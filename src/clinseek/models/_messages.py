@@ -31,6 +31,17 @@ class ImageRef(_Frozen):
     """MIME type such as ``"image/png"``; ``None`` = guessed from the file suffix."""
 
 
+class ReasoningBlock(_Frozen):
+    """One provider reasoning block, kept verbatim so it can be replayed (Anthropic thinking requires
+    the signed blocks of a tool-use turn to be sent back unchanged)."""
+
+    kind: Literal["thinking", "redacted_thinking"]
+    text: str
+    """The thinking text, or the opaque ``data`` of a redacted block."""
+    signature: str | None = None
+    """The block's signature (thinking blocks)."""
+
+
 class ToolCall(_Frozen):
     """One tool call requested by the model, with its canonical (dotted) tool name.
 
@@ -76,8 +87,8 @@ class Message(_Frozen):
     """For a ``tool`` turn: the result is an error the model should react to."""
     reasoning: str | None = None
     """Reasoning / thinking text the provider returned with an assistant turn, if any."""
-    reasoning_signature: str | None = None
-    """Anthropic thinking-block signature, replayed verbatim with ``reasoning`` on later turns."""
+    reasoning_blocks: list[ReasoningBlock] = Field(default_factory=list)
+    """Signed / redacted reasoning blocks (Anthropic), replayed verbatim on later turns."""
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -178,6 +189,7 @@ __all__ = [
     "ImageRef",
     "Message",
     "ModelResponse",
+    "ReasoningBlock",
     "Role",
     "StopReason",
     "ToolCall",
