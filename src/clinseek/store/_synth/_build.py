@@ -237,8 +237,10 @@ def _chunk(con: duckdb.DuckDBPyConnection, timelines: list, ctx: Ctx, cxr_root: 
         out[f"cxr.{name}"] = frame
     icu_stays = [(tl.patient.subject_id, a.hadm_id, s) for tl in timelines for a in tl.admissions for s in a.icu]
     out["icu.icustays"] = _icustays(icu_stays)
+    con.execute("BEGIN TRANSACTION")
     for name, frame in out.items():
         _insert(con, name, frame)
+    con.execute("COMMIT")
     return len(images), dicoms
 
 

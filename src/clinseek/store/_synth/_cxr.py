@@ -6,7 +6,6 @@ layout); the first ``dicom_studies`` studies also get a ``.dcm`` copy beside the
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from ...schema import CHEXPERT_LABELS
 from ._context import Ctx
 from ._frame import Frame, Rows
-from ._images import render, write_dicom, write_jpg
+from ._images import image_key, jpg_bytes, render, write_dicom
 from ._studies import Study
 
 _VIEW_MEANING = {"PA": "postero-anterior", "AP": "antero-posterior", "LATERAL": "lateral"}
@@ -38,7 +37,7 @@ def cxr_tables(studies: list[Study], ctx: Ctx) -> tuple[dict[str, Frame], list[t
     for s in studies:
         if s.study_id is None:
             continue
-        views = ["AP"] if s.portable else (["PA", "LATERAL"] if rng.random() < 0.8 else ["PA"])
+        views = ["AP"] if s.portable else (["PA", "LATERAL"] if rng.random() < 0.5 else ["PA"])
         day = np.datetime64(int(s.time), "s")
         date = int(str(day.astype("datetime64[D]")).replace("-", ""))
         clock = str(day).split("T")[1]
@@ -62,18 +61,16 @@ def cxr_tables(studies: list[Study], ctx: Ctx) -> tuple[dict[str, Frame], list[t
             "split": split.frame(), "reports": reports.frame()}, images
 
 
-def write_images(images: list[tuple[Study, str, str]], root: Path, seed: int, *, dicom_left: int,
-                 threads: int = 4) -> tuple[dict[str, tuple[int, int]], int]:
+def write_images(images: list[tuple[Study, str, str]], root: Path, seed: int, *, dicom_left: int) -> tuple[dict[str, tuple[int, int]], int]:
     """Render and write every image; returns {dicom_id: (Rows, Columns)} and how many DICOMs were written."""
-    def one(item: tuple[Study, str, str]) -> tuple[str, tuple[int, int]]:
-        s, dicom_id, view = item
+    sizes: dict[str, tuple[int, int]] = {}
+    for s, dicom_id, view in images:
         assert s.study_id is not None
-        pixels = render(s.labels, (seed, s.study_id, int(dicom_id[:8], 16)), lateral=view == "LATERAL")
-        write_jpg(pixels, image_path(root, s.subject_id, s.study_id, dicom_id))
-        return dicom_id, (int(pixels.shape[0]), int(pixels.shape[1]))
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        sizes = dict(pool.map(one, images))
+        data, shape = jpg_bytes(image_key(s.labels, (seed, s.study_id, int(dicom_id[:8], 16)), lateral=view == "LATERAL"))
+        path = image_path(root, s.subject_id, s.study_id, dicom_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        sizes[dicom_id] = shape
     written = 0
     for s, dicom_id, view in images[: max(dicom_left, 0)]:
         assert s.study_id is not None

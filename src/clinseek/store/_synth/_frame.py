@@ -23,58 +23,92 @@ NAN = float("nan")
 
 
 class Rows:
-    """Collects blocks of rows (each a set of equal-length columns) and concatenates them once."""
+    """Collects blocks of rows (each a set of equal-length columns) and concatenates them once.
+
+    Scalars are kept as ``(value, count)`` runs and expanded with one ``np.repeat`` per run of
+    consecutive scalar blocks, so adding many one-row blocks stays cheap.
+    """
 
     def __init__(self) -> None:
-        self._blocks: list[tuple[int, dict[str, Any]]] = []
+        self._cols: dict[str, list[Any]] = {}
+        self._sizes: list[int] = []
         self.n = 0
 
     def add(self, n: int, **cols: Any) -> None:
         """Add ``n`` rows; a scalar value is repeated ``n`` times."""
         if n <= 0:
             return
-        block: dict[str, Any] = {}
+        block = len(self._sizes)
         for name, value in cols.items():
-            if isinstance(value, np.ndarray):
-                if len(value) != n:
-                    raise ValueError(f"column {name}: {len(value)} values for {n} rows")
-                block[name] = value
-            elif isinstance(value, list | tuple):
-                if len(value) != n:
-                    raise ValueError(f"column {name}: {len(value)} values for {n} rows")
-                block[name] = np.array(value, dtype=object)
-            else:
-                block[name] = _repeat(value, n)
-        self._blocks.append((n, block))
+            if isinstance(value, list | tuple):
+                value = np.array(value, dtype=object)
+            if isinstance(value, np.ndarray) and len(value) != n:
+                raise ValueError(f"column {name}: {len(value)} values for {n} rows")
+            parts = self._cols.get(name)
+            if parts is None:
+                parts = self._cols[name] = [_Missing] * block
+            elif len(parts) < block:
+                parts.extend([_Missing] * (block - len(parts)))
+            parts.append(value)
+        self._sizes.append(n)
         self.n += n
 
     def frame(self) -> Frame:
         """The concatenated columns (missing columns of a block are NULL)."""
-        names: dict[str, None] = {}
-        for _, block in self._blocks:
-            names.update(dict.fromkeys(block))
+        blocks = len(self._sizes)
         out: Frame = {}
-        for name in names:
-            parts = [block.get(name) for _, block in self._blocks]
-            if any(p is None for p in parts):
-                parts = [
-                    p if p is not None else np.full(n, None, dtype=object)
-                    for (n, _), p in zip(self._blocks, parts, strict=True)
-                ]
-            out[name] = np.concatenate(parts) if parts else np.array([], dtype=object)
+        for name, parts in self._cols.items():
+            if len(parts) < blocks:
+                parts = parts + [_Missing] * (blocks - len(parts))
+            out[name] = _concat_parts(parts, self._sizes)
         return out
 
 
-def _repeat(value: Any, n: int) -> np.ndarray:
-    if value is None or isinstance(value, str):
-        return np.full(n, value, dtype=object)
-    if isinstance(value, float):
-        return np.full(n, value, dtype=np.float64)
-    if isinstance(value, bool | np.bool_):
-        return np.full(n, int(value), dtype=np.int64)
-    if isinstance(value, int | np.integer):
-        return np.full(n, int(value), dtype=np.int64)
-    return np.full(n, value, dtype=np.float64)
+class _MissingType:
+    pass
+
+
+_Missing = _MissingType()
+
+
+def _concat_parts(parts: list[Any], sizes: list[int]) -> np.ndarray:
+    pieces: list[np.ndarray] = []
+    run_values: list[Any] = []
+    run_counts: list[int] = []
+
+    def flush() -> None:
+        if run_values:
+            pieces.append(np.repeat(_scalars(run_values), run_counts))
+            run_values.clear()
+            run_counts.clear()
+
+    for part, n in zip(parts, sizes, strict=True):
+        if isinstance(part, np.ndarray):
+            flush()
+            pieces.append(part)
+        else:
+            run_values.append(None if part is _Missing else part)
+            run_counts.append(n)
+    flush()
+    if len(pieces) == 1:
+        return pieces[0]
+    if any(p.dtype == object for p in pieces):
+        pieces = [p if p.dtype == object else p.astype(object) for p in pieces]
+    return np.concatenate(pieces)
+
+
+def _scalars(values: list[Any]) -> np.ndarray:
+    if all(v is None for v in values):
+        return np.full(len(values), np.nan)
+    if any(v is None or isinstance(v, str) for v in values):
+        if all(v is None or isinstance(v, str) for v in values):
+            return np.array(values, dtype=object)
+        if all(v is None or isinstance(v, int | float | np.integer | np.floating) for v in values):
+            return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+        return np.array(values, dtype=object)
+    if all(isinstance(v, int | np.integer | bool | np.bool_) for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=np.float64)
 
 
 def frame_len(frame: Frame) -> int:

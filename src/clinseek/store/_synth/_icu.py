@@ -63,7 +63,7 @@ def chartevents(timelines: list[Timeline], ctx: Ctx) -> Frame:
     if frame:
         text = frame.pop("text", None)
         numeric = pc.cast(pa.array(frame["valuenum"].astype(np.float64), from_pandas=True), pa.string())
-        frame["value"] = numeric if text is None else pc.coalesce(pa.array(text, type=pa.string()), numeric)
+        frame["value"] = numeric if text is None else pc.coalesce(pa.array(text, type=pa.string(), from_pandas=True), numeric)
     return frame
 
 

@@ -13,6 +13,7 @@ studies also get a DICOM copy.
 from __future__ import annotations
 
 import functools
+import io
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,7 @@ def _blob(y: np.ndarray, x: np.ndarray, cy: float, cx: float, sy: float, sx: flo
     return np.exp(-(((y - cy) / sy) ** 2 + ((x - cx) / sx) ** 2) / 2)
 
 
-VARIANTS = 24
+VARIANTS = 8
 
 
 @functools.lru_cache(maxsize=1)
@@ -77,26 +78,54 @@ def _variants() -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
+TONES = 3
+"""Gamma/contrast settings an image can get."""
+
+
+def image_key(labels: dict[str, float], seed: tuple[int, ...], lateral: bool = False) -> tuple[int, int, bool, frozenset[str]]:
+    """What an image looks like: (variant, tone, lateral, findings drawn), chosen by ``seed``.
+
+    Images with the same key are identical, so :func:`jpg_bytes` encodes each look once.
+    """
+    rng = np.random.default_rng(list(seed))
+    variant, tone = int(rng.integers(VARIANTS)), int(rng.integers(TONES))
+    on = frozenset(k for k, v in labels.items() if v in (1.0, -1.0)) - {"No Finding"}
+    return variant, tone, lateral, on
+
+
 def render(labels: dict[str, float], seed: tuple[int, ...], lateral: bool = False) -> np.ndarray:
     """A uint8 image (``WIDTH`` wide) for a study with these CheXpert labels (1.0 or -1.0 draw a shape).
 
-    The image is one of :data:`VARIANTS` crops/rotations of the base film (chosen by ``seed``),
-    with the finding shapes added and a seeded gamma/contrast change; ``lateral`` mirrors it.
+    The image is one of :data:`VARIANTS` crops/rotations of the base film and one of :data:`TONES`
+    gamma/contrast settings (both chosen by ``seed``), with the finding shapes added; ``lateral``
+    mirrors it.
     """
-    rng = np.random.default_rng(list(seed))
-    variants = _variants()
-    arr = variants[int(rng.integers(len(variants)))]
+    return _render(image_key(labels, seed, lateral))
+
+
+def _render(key: tuple[int, int, bool, frozenset[str]]) -> np.ndarray:
+    variant, tone, lateral, on = key
+    arr = _variants()[variant]
     h, w = arr.shape
-    on = {k for k, v in labels.items() if v in (1.0, -1.0)} - {"No Finding"}
+    rng = np.random.default_rng([variant, tone])
     if on:
-        small = _overlay(on, h // 4, w // 4, rng)
+        small = _overlay(set(on), h // 4, w // 4, rng)
         add = np.asarray(Image.fromarray(small, mode="F").resize((w, h), Image.Resampling.BILINEAR))
         arr = np.clip(arr + add, 0, 255).astype(np.uint8)
     if lateral:
         arr = arr[:, ::-1]
-    gamma, gain = rng.uniform(0.8, 1.25), rng.uniform(0.9, 1.1)
+    gamma, gain = 0.85 + 0.15 * tone, 0.95 + 0.05 * tone
     lut = np.clip(((np.arange(256) / 255) ** gamma) * gain * 255, 0, 255).astype(np.uint8)
     return lut[arr]
+
+
+@functools.lru_cache(maxsize=1024)
+def jpg_bytes(key: tuple[int, int, bool, frozenset[str]]) -> tuple[bytes, tuple[int, int]]:
+    """The JPG encoding of an image look and its (rows, columns)."""
+    pixels = _render(key)
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="JPEG", quality=85)
+    return buf.getvalue(), (int(pixels.shape[0]), int(pixels.shape[1]))
 
 
 def _overlay(on: set[str], h: int, w: int, rng: np.random.Generator) -> np.ndarray:

@@ -85,7 +85,8 @@ def dose_times(order: MedOrder, rng: np.random.Generator) -> np.ndarray:
     times = np.arange(order.start, order.stop, step)[:MAX_DOSES]
     if "PRN" in drug.frequency and len(times):
         times = times[rng.random(len(times)) < 0.4] if len(times) > 1 else times
-    return np.floor((times + rng.uniform(0, 20, len(times)) * MINUTE) / MINUTE) * MINUTE
+    times = np.floor((times + rng.uniform(0, 20, len(times)) * MINUTE) / MINUTE) * MINUTE
+    return times[times < order.stop]
 
 
 def medication_tables(timelines: list[Timeline], plans: dict[int, list[MedOrder]], ctx: Ctx) -> dict[str, Frame]:
@@ -94,31 +95,16 @@ def medication_tables(timelines: list[Timeline], plans: dict[int, list[MedOrder]
     ``emar`` rows carry ``emar_seq`` 0 here; :func:`number_emar` assigns per-subject sequence numbers.
     ``poe`` rows carry an integer ``poe_key``; the builder turns keys into ``poe_id``/``poe_seq``.
     """
-    pharmacy, presc, emar, poe = Rows(), Rows(), Rows(), Rows()
+    emar, poe = Rows(), Rows()
     rng = ctx.rng
+    items: list[tuple[int, int, MedOrder]] = []
     for tl in timelines:
         sid = tl.patient.subject_id
         for adm in tl.admissions:
             for o in plans[adm.hadm_id]:
                 d = o.drug
+                items.append((sid, adm.hadm_id, o))
                 _add_poe(poe, ctx, sid, adm, o)
-                pharmacy.add(
-                    1, subject_id=sid, hadm_id=adm.hadm_id, pharmacy_id=o.pharmacy_id, poe_key=o.poe_key,
-                    starttime=o.start, stoptime=o.stop, medication=d.drug,
-                    proc_type="Unit Dose" if d.per_day else "IV Piggyback", status="Discontinued" if o.discontinued else "Expired",
-                    entertime=o.ordertime + 2 * MINUTE, verifiedtime=o.ordertime + _m(rng.uniform(5, 60) * MINUTE),
-                    route=d.route, frequency=d.frequency, disp_sched=None, infusion_type="C" if d.per_day == 0 else None,
-                    sliding_scale="N", doses_per_24_hrs=float(d.per_day) if d.per_day else NAN,
-                    duration=NAN, duration_interval="Ongoing", expiration_value=36.0, expiration_unit="Hours",
-                    dispensation="Omnicell",
-                )
-                presc.add(
-                    1, subject_id=sid, hadm_id=adm.hadm_id, pharmacy_id=o.pharmacy_id, poe_key=o.poe_key,
-                    order_provider_id=ctx.provider(), starttime=o.start, stoptime=o.stop, drug_type="MAIN", drug=d.drug,
-                    formulary_drug_cd=d.formulary_drug_cd, gsn=d.gsn, ndc=d.ndc, prod_strength=d.strength,
-                    dose_val_rx=d.dose, dose_unit_rx=d.unit, form_val_disp="1", form_unit_disp=d.form,
-                    doses_per_24_hrs=float(d.per_day) if d.per_day else NAN, route=d.route,
-                )
                 times = dose_times(o, rng)
                 n = len(times)
                 if n:
@@ -131,7 +117,63 @@ def medication_tables(timelines: list[Timeline], plans: dict[int, list[MedOrder]
                         scheduletime=np.floor(times / HOUR) * HOUR, storetime=times + np.floor(rng.uniform(0, 40, n)) * MINUTE,
                         dose=d.dose, unit=d.unit, route=d.route, form=d.form,
                     )
-    return {"pharmacy": pharmacy.frame(), "prescriptions": presc.frame(), "emar": emar.frame(), "poe_meds": poe.frame()}
+    pharmacy, presc = _order_frames(items, ctx)
+    return {"pharmacy": pharmacy, "prescriptions": presc, "emar": emar.frame(), "poe_meds": poe.frame()}
+
+
+def _col(values: list[object]) -> np.ndarray:
+    return np.array(values, dtype=object)
+
+
+def _order_frames(items: list[tuple[int, int, MedOrder]], ctx: Ctx) -> tuple[Frame, Frame]:
+    """``pharmacy`` and ``prescriptions`` rows (one each per order), built column by column."""
+    n = len(items)
+    if not n:
+        return {}, {}
+    orders = [o for _, _, o in items]
+    drugs = [o.drug for o in orders]
+    per_day = np.array([d.per_day for d in drugs], dtype=np.float64)
+    common = {
+        "subject_id": np.array([s for s, _, _ in items], dtype=np.int64),
+        "hadm_id": np.array([h for _, h, _ in items], dtype=np.int64),
+        "pharmacy_id": np.array([o.pharmacy_id for o in orders], dtype=np.int64),
+        "poe_key": np.array([o.poe_key for o in orders], dtype=np.int64),
+        "starttime": np.array([o.start for o in orders]),
+        "stoptime": np.array([o.stop for o in orders]),
+        "route": _col([d.route for d in drugs]),
+        "doses_per_24_hrs": np.where(per_day > 0, per_day, np.nan),
+    }
+    ordertime = np.array([o.ordertime for o in orders])
+    pharmacy = {
+        **common,
+        "medication": _col([d.drug for d in drugs]),
+        "proc_type": np.where(per_day > 0, "Unit Dose", "IV Piggyback").astype(object),
+        "status": _col(["Discontinued" if o.discontinued else "Expired" for o in orders]),
+        "entertime": ordertime + 2 * MINUTE,
+        "verifiedtime": ordertime + np.floor(ctx.rng.uniform(5, 60, n)) * MINUTE,
+        "frequency": _col([d.frequency for d in drugs]),
+        "infusion_type": np.where(per_day > 0, None, "C").astype(object),
+        "sliding_scale": np.full(n, "N", dtype=object),
+        "duration_interval": np.full(n, "Ongoing", dtype=object),
+        "expiration_value": np.full(n, 36, dtype=np.int64),
+        "expiration_unit": np.full(n, "Hours", dtype=object),
+        "dispensation": np.full(n, "Omnicell", dtype=object),
+    }
+    presc = {
+        **common,
+        "order_provider_id": _col([ctx.provider() for _ in range(n)]),
+        "drug_type": np.full(n, "MAIN", dtype=object),
+        "drug": _col([d.drug for d in drugs]),
+        "formulary_drug_cd": _col([d.formulary_drug_cd for d in drugs]),
+        "gsn": _col([d.gsn for d in drugs]),
+        "ndc": _col([d.ndc for d in drugs]),
+        "prod_strength": _col([d.strength for d in drugs]),
+        "dose_val_rx": _col([d.dose for d in drugs]),
+        "dose_unit_rx": _col([d.unit for d in drugs]),
+        "form_val_disp": np.full(n, "1", dtype=object),
+        "form_unit_disp": _col([d.form for d in drugs]),
+    }
+    return pharmacy, presc
 
 
 def _add_poe(poe: Rows, ctx: Ctx, sid: int, adm: Admission, o: MedOrder) -> None:
