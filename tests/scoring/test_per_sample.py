@@ -134,6 +134,45 @@ CASES: list[tuple[str, dict[str, Any], tuple[float, float, float, float], str, s
         "answered",
     ),
     (
+        "alias-and-name-count-once",
+        {
+            **DEC,
+            "gold": [{"name": "Aspirin", "atc_name": "B01AC06"}, {"name": "Heparin"}],
+            "answer": ["Aspirin", "b01ac06"],
+        },
+        (1, 0.5, T, 0),
+        "set",
+        "answered",
+    ),
+    (
+        "gold-aliases-field",
+        {**DEC, "gold": ["Aspirin"], "gold_aliases": [["ASA"]], "answer": ["asa"]},
+        (1, 1, 1, 1),
+        "set",
+        "answered",
+    ),
+    (
+        "invalid-answer-lowers-precision",
+        {**DEC, "gold": ["A"], "answer": ["A"], "invalid_answer": ["Z"]},
+        (0.5, 1, T, 0),
+        "set",
+        "answered",
+    ),
+    (
+        "invalid-answer-breaks-binary",
+        {**RISK, "gold": "yes", "answer": ["yes"], "invalid_answer": ["maybe"]},
+        (0, 0, 0, 0),
+        "binary",
+        "answered",
+    ),
+    (
+        "binary-answer-type-declared",
+        {**RISK, "answer_type": "binary", "gold": "no", "answer": ["no"]},
+        (1, 1, 1, 1),
+        "binary",
+        "answered",
+    ),
+    (
         "infra-error",
         {**DEC, "gold": ["A"], "answer": None, "status": "infra_error"},
         (0, 0, 0, 0),
@@ -307,8 +346,8 @@ CASES: list[tuple[str, dict[str, Any], tuple[float, float, float, float], str, s
     (
         "mm-list-type-single-gold",
         {**MM_PHEN, "answer_type": "list", "gold": ["Shock"], "answer": ["shock", "sepsis"]},
-        (0.5, 1, T, 0),
-        "set",
+        (0, 0, 0, 0),
+        "name",
         "answered",
     ),
 ]

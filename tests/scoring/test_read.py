@@ -11,6 +11,7 @@ from _scoring_helpers import row_dict, write_jsonl
 from clinseek.errors import ScoringError
 from clinseek.scoring import (
     finish_answer,
+    gold_items,
     label_strings,
     read_expected,
     read_reference_results,
@@ -22,10 +23,22 @@ from clinseek.scoring import (
 def test_label_strings_loader_rule() -> None:
     assert label_strings("yes") == ["yes"]
     assert label_strings([{"name": "2", "value": 2}]) == ["2"]
-    assert label_strings([{"name": "Aspirin", "atc_name": "B01AC06"}]) == ["B01AC06"]
+    assert label_strings([{"name": "Aspirin", "atc_name": "B01AC06"}]) == ["Aspirin"]
+    assert label_strings([{"atc_name": "B01AC06"}]) == ["B01AC06"]
     assert label_strings([{"name": "", "value": 3}]) == ["3"]
     assert label_strings([{"name": "A"}, "B", 4]) == ["A", "B", "4"]
     assert label_strings(None) == []
+
+
+def test_gold_items_keep_atc_names_as_aliases() -> None:
+    assert gold_items(
+        [{"name": "Aspirin", "atc_name": "B01AC06"}, {"name": "Heparin", "atc_name": "Heparin"}]
+    ) == (
+        ["Aspirin", "Heparin"],
+        [["B01AC06"], []],
+    )
+    assert gold_items("yes") == (["yes"], [])
+    assert gold_items(["A", " "]) == (["A"], [])
 
 
 def test_read_results_takes_run_key_from_the_layout(tmp_path: Path) -> None:

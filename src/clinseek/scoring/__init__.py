@@ -12,7 +12,7 @@ from ._judge import JudgeModel, apply_verdicts, chat_model_judge, judge_messages
 from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, TaskType, Usage
 from ._multimodal import single_route
-from ._normalize import label_strings, normalize_set, normalize_text
+from ._normalize import gold_items, label_strings, normalize_set, normalize_text
 from ._numbers import parse_number
 from ._paired import compare_questions, mcnemar_p, paired_bootstrap_ci, t_interval
 from ._pipeline import (
@@ -74,6 +74,7 @@ __all__ = [
     "delta_cells",
     "find_results",
     "finish_answer",
+    "gold_items",
     "group_stats",
     "judge_messages",
     "judge_rows",

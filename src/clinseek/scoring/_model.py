@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 TaskType = Literal["risk_prediction", "decision_making", "multimodal"]
 Mode = Literal["agent", "curated"]
 Status = Literal["answered", "no_answer", "infra_error"]
-AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list"]
+AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list", "set", "binary"]
 Route = Literal["binary", "set", "yes_no", "count", "datetime", "id", "name"]
 ScoredStatus = Literal["answered", "no_answer", "infra_error", "missing"]
 
@@ -71,9 +71,13 @@ class ScoreInput(BaseModel):
     answer: list[str] | None
     """The finish call's ``response`` items as strings; ``None`` when there was no answer."""
     gold: list[str]
-    """Gold labels as strings (dict labels already flattened, see ``label_strings``)."""
+    """Gold labels as strings (dict labels already flattened, see ``gold_items``)."""
+    gold_aliases: list[list[str]] = Field(default_factory=list)
+    """Per gold item, other names that count as that item (``[]`` = none), e.g. its ATC name."""
     answer_type: AnswerType | None = None
-    """Multimodal answer type; ``None`` for text rows (the route then follows ``task_type``)."""
+    """Declared answer type. Only the multimodal single-answer subtypes (``yes_no``, ``count``,
+    ``datetime``, ``id``, ``name``) change the route; ``list``/``set``/``binary`` and ``None``
+    leave it to ``task_type`` and the gold's length (see ``sample_route``)."""
     candidates: list[str] | None = None
     """The question's allowed answers, when the manifest gives them."""
     usage: Usage = Field(default_factory=Usage)

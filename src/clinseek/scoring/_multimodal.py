@@ -31,7 +31,7 @@ def single_route(gold: str, answer_type: AnswerType | None) -> Route:
     Read from the gold, in order: a yes/no word → ``yes_no``; an ISO-like date or date-time →
     ``datetime``; six or more digits → ``id``; a number → ``count``; anything else → ``name``.
     """
-    if answer_type is not None and answer_type != "list":
+    if answer_type in ("yes_no", "count", "datetime", "id", "name"):
         return answer_type
     text = normalize_text(gold)
     if text in _YES | _NO:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ..errors import ScoringError
 from ._model import ScoreInput, Usage
-from ._normalize import label_strings
+from ._normalize import gold_items, label_strings
 
 RESULT_FIELDS: tuple[str, ...] = (
     "qid",
@@ -24,7 +24,9 @@ RESULT_FIELDS: tuple[str, ...] = (
     "model",
     "status",
     "answer",
+    "invalid_answer",
     "gold",
+    "gold_aliases",
     "answer_type",
     "candidates",
     "usage",
@@ -94,10 +96,19 @@ def _usage(row: Mapping[str, Any]) -> Usage:
         tool_calls=tool_call_counts(row.get("tool_calls", usage.get("tool_calls"))),
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
-        cached_tokens=usage.get("cached_tokens"),
+        cached_tokens=usage.get("cached_tokens", usage.get("cached_input_tokens")),
         cost_usd=row.get("cost_usd", usage.get("cost_usd")),
         latency_s=row.get("latency_s", usage.get("latency_s")),
     )
+
+
+def _answer(row: Mapping[str, Any]) -> list[str] | None:
+    """``answer`` plus ``invalid_answer`` (items outside the candidates still count against the
+    answer: they lower precision and break the single-label rule); ``None`` when both are absent."""
+    answer, invalid = row.get("answer"), row.get("invalid_answer") or []
+    if answer is None and not invalid:
+        return None
+    return label_strings(answer) + label_strings(invalid)
 
 
 def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
@@ -106,17 +117,21 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
     ``defaults`` supplies ``benchmark``, ``mode`` and ``model`` when the row lacks them (from
     ``run_manifest.json`` or the directory layout). ``gold`` falls back to ``label`` then
     ``ground_truth``; ``category`` falls back to ``task``; ``mode`` also accepts the reference's
-    ``agentic``/``oneshot``. Labels and answers go through :func:`label_strings`.
+    ``agentic``/``oneshot``. Gold goes through :func:`gold_items` (``gold_aliases``, a list of
+    alias lists parallel to ``gold``, overrides the aliases it finds); answers and candidates go
+    through :func:`label_strings`; ``invalid_answer`` items are scored with the answer.
 
     Raises:
         ValueError, TypeError or ValidationError naming the bad field (the caller adds file/line).
     """
     gold_value = next((row[k] for k in ("gold", "label", "ground_truth") if row.get(k) is not None), None)
-    gold = label_strings(gold_value)
-    if not [g for g in gold if g.strip()]:
+    gold, aliases = gold_items(gold_value)
+    if not gold:
         raise ValueError("field 'gold': empty or absent; a question needs at least one gold label")
+    if row.get("gold_aliases"):
+        aliases = [label_strings(a) for a in row["gold_aliases"]]
     mode = row.get("mode", defaults.get("mode"))
-    answer = row.get("answer")
+    answer = _answer(row)
     return ScoreInput(
         qid=str(row["qid"]),
         run_index=int(row.get("run_index", 0)),
@@ -127,8 +142,9 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
         mode=_MODES.get(str(mode), mode),
         model=str(row.get("model", defaults.get("model", "unknown"))),
         status=row["status"],
-        answer=None if answer is None else label_strings(answer),
+        answer=answer,
         gold=gold,
+        gold_aliases=aliases,
         answer_type=row.get("answer_type"),
         candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
         usage=_usage(row),
@@ -165,7 +181,8 @@ def read_results(path: Path | str, *, bad_rows: list[ScoringError] | None = None
     """Read a runner ``results.jsonl`` (one JSON object per line) into score inputs.
 
     Expected row fields: ``qid``, ``run_index``, ``task``, ``task_type``, ``category``,
-    ``mode``, ``model``, ``status``, ``answer``, ``gold``, ``candidates``, ``answer_type``,
+    ``mode``, ``model``, ``status``, ``answer``, ``invalid_answer``, ``gold``, ``gold_aliases``,
+    ``candidates``, ``answer_type``,
     ``usage`` {``input_tokens``, ``output_tokens``, ``cached_tokens``}, ``tool_calls``
     ({name: count}), ``turns``, ``cost_usd``, ``latency_s`` (and optionally ``benchmark``).
     Missing ``benchmark``/``mode``/``model`` come from :func:`path_defaults`.

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import ScoringError
 from ._model import ScoreInput, TaskType, Usage
-from ._normalize import label_strings
+from ._normalize import gold_items, label_strings
 from ._read import _fail, _problem, iter_jsonl, row_error, tool_call_counts
 from ._tasks import reference_category, reference_task_type
 
@@ -128,8 +128,8 @@ def reference_input(row: Mapping[str, Any], run_key: tuple[str, str, str]) -> Sc
     else:
         status, answer, gold, usage = _hier_row(row)
     task = str(row.get("task") or row.get("fine_task") or row["task"])
-    gold_items = [g for g in label_strings(gold) if g.strip()]
-    if not gold_items:
+    gold_names, aliases = gold_items(gold)
+    if not gold_names:
         raise ValueError("field 'label': empty or absent; a question needs at least one gold label")
     declared = row.get("task_type") or ("multimodal" if row.get("is_multimodal") else None)
     task_type: TaskType = reference_task_type(task, declared)
@@ -144,7 +144,8 @@ def reference_input(row: Mapping[str, Any], run_key: tuple[str, str, str]) -> Sc
         model=run_key[2],
         status=status,  # type: ignore[arg-type]
         answer=answer,
-        gold=gold_items,
+        gold=gold_names,
+        gold_aliases=aliases,
         candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
         usage=usage,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import Route, SampleScore, ScoreInput
 from ._multimodal import canonical_names, single_metrics, single_route
-from ._normalize import normalize_set
+from ._normalize import normalize_set, normalize_text
 
 
 def sample_route(row: ScoreInput) -> Route:
@@ -13,18 +13,33 @@ def sample_route(row: ScoreInput) -> Route:
 
     - ``binary``: ``task_type == "risk_prediction"``, or a text row whose candidates are
       exactly two labels ``yes``/``no``.
-    - ``set``: other text rows; multimodal rows with ``answer_type == "list"`` or a gold of
-      two or more items (names mapped through the closed vocabulary first).
-    - a single-answer subtype (``yes_no``, ``count``, ``datetime``, ``id``, ``name``): other
-      multimodal rows, from ``answer_type`` or read from the gold (see ``single_route``).
+    - ``set``: other text rows; multimodal rows with a gold of two or more items (names
+      mapped through the closed vocabulary first).
+    - a single-answer subtype (``yes_no``, ``count``, ``datetime``, ``id``, ``name``):
+      multimodal rows with a one-item gold, from a declared subtype or read from the gold (see
+      ``single_route``). A declared ``list`` does not make a one-item gold a set: the reference
+      declares ``list`` on every multimodal row and routes by gold length, and a set rule would
+      give ``["yes", "no"]`` F1 0.667 again.
     """
     if row.task_type == "risk_prediction":
         return "binary"
     if row.task_type == "decision_making":
         return "binary" if _binary_labels(row) is not None else "set"
-    if row.answer_type == "list" or len(row.gold) != 1:
+    if len(row.gold) != 1:
         return "set"
     return single_route(row.gold[0], row.answer_type)
+
+
+def _resolve_aliases(pred: frozenset[str], row: ScoreInput) -> frozenset[str]:
+    """Answer items that name a gold item by one of its aliases become that item's name."""
+    if not row.gold_aliases:
+        return pred
+    table = {
+        alias: normalize_text(name)
+        for name, aliases in zip(row.gold, row.gold_aliases, strict=False)
+        for alias in normalize_set(aliases)
+    }
+    return frozenset(table.get(item, item) for item in pred)
 
 
 def _binary_labels(row: ScoreInput) -> frozenset[str] | None:
@@ -43,7 +58,7 @@ def score_sample(row: ScoreInput, *, score_infra_errors: bool = False) -> Sample
     normalised items; multimodal single-answer rows are right (1) or wrong (0).
     """
     route = sample_route(row)
-    pred = normalize_set(row.answer or [])
+    pred = _resolve_aliases(normalize_set(row.answer or []), row)
     status = row.status
     if status == "answered" and not pred:
         status = "no_answer"
