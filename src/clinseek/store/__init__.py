@@ -14,6 +14,7 @@ from ._duck import (
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
+from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
     "META_SCHEMA",
@@ -21,8 +22,10 @@ __all__ = [
     "Store",
     "StoreInfo",
     "StoreLimits",
+    "SynthReport",
     "TableInfo",
     "TableIngest",
+    "check_consistency",
     "connect_store",
     "finished_tables",
     "ingest",
@@ -30,5 +33,6 @@ __all__ = [
     "open_store",
     "record_table",
     "store_info",
+    "synthesize",
     "table_ddl",
 ]
