@@ -14,6 +14,9 @@ import anyio
 from clinseek.bench import Question
 from clinseek.models import GenerateConfig, Message, ModelResponse, ProviderUnavailable, RateLimited, Usage
 
+SECRET = "sk-runner-test-SECRET-9f8e7d6c5b4a"
+"""The API key runner tests put in the environment; no file of a run may contain it."""
+
 
 def curated_questions(n: int, *, prefix: str = "q") -> list[Question]:
     """``n`` yes/no questions that carry their curated package (no episode needed in curated mode)."""

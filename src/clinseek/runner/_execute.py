@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 _MANIFEST_SKIP = {
     "qid", "benchmark", "task", "task_type", "category", "subject_id", "hadm_id", "prediction_time",
-    "candidates", "label", "label_aliases", "label_raw", "curated_text", "question_text", "schema_version",
+    "candidates", "label", "label_aliases", "answer_type", "label_raw", "curated_text", "question_text", "schema_version",
 }
 
 
@@ -38,8 +39,14 @@ def episode_key(question: Question) -> EpisodeKey:
 
 
 def candidate_lists(question: Question) -> dict[str, list[str]]:
-    """The question's candidate list keyed by task name (the episode's ``<task>_candidates`` table)."""
-    return {question.task: list(question.candidates)} if question.candidates else {}
+    """The question's candidate list as the episode's ``candidates.<task>_candidates`` table.
+
+    Only decision-making questions get one (a yes/no list is not a vocabulary); the table is named
+    after the task in lower case with non-word characters as ``_``.
+    """
+    if not question.candidates or question.task_type == "risk_prediction":
+        return {}
+    return {re.sub(r"\W", "_", question.task.lower()): list(question.candidates)}
 
 
 def _manifest_fields(question: Question) -> dict[str, Any]:
@@ -95,13 +102,10 @@ class Executor:
                                  budget=self.settings.budget, config=self._config(job))
 
     async def _render(self, question: Question) -> str:
-        from ..bench import render_curated  # the renderers read the same sealed episode as the tools
+        from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
 
-        episode = await self._episode(question)
-        try:
-            return await anyio.to_thread.run_sync(render_curated, episode, question)
-        finally:
-            await anyio.to_thread.run_sync(episode.close)
+        rendered = await anyio.to_thread.run_sync(render_curated, question, self.store)
+        return rendered.text
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""
@@ -115,7 +119,8 @@ class Executor:
             qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.runs_per_question,
             session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
             task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
-            config_hash=self.digest, policy_version=q.policy, gold=list(q.label), candidates=list(q.candidates),
+            config_hash=self.digest, policy_version=q.policy, gold=list(q.label), answer_type=q.answer_type if q.task_type == "multimodal" else None,
+            candidates=list(q.candidates),
             subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
             manifest=_manifest_fields(q),
         )
@@ -141,5 +146,5 @@ class Executor:
         return ResultRow(
             **self._base(job), prompt_version=PROMPT_VERSION, status="infra_error", completed=False,
             stop_reason="exception", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
-            finished_at=_now(),
+            cost_usd=0.0, finished_at=_now(),
         )

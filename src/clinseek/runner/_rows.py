@@ -61,6 +61,8 @@ class ResultRow(BaseModel):
     parse_failures: int = 0
     """Curated mode: 1 when the reply had no well-formed ``<answer>`` block (counted, not guessed)."""
     gold: list[str] = Field(default_factory=list)
+    answer_type: str | None = None
+    """Multimodal questions: the answer subtype the scorer routes on (``yes_no``, ``count``...); else ``None``."""
     candidates: list[str] = Field(default_factory=list)
     subject_id: int | None = None
     hadm_id: int | None = None

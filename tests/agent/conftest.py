@@ -1,0 +1,51 @@
+"""Agent test fixtures: loopback fake LLM servers, a test key, and real episodes of the MIMIC-IV demo store."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _agent_helpers import make_question, store_admissions
+
+from clinseek.bench import Question
+from clinseek.episode import build_episode
+from clinseek.runner import episode_key
+from clinseek.tools import ToolContext
+from fakes.llm_servers import AnthropicFake, OpenAIFake
+
+SECRET = "sk-agent-test-SECRET-0a1b2c3d4e5f"
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIFake]:
+    with OpenAIFake() as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicFake]:
+    with AnthropicFake() as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def api_keys(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    return SECRET
+
+
+@pytest.fixture(scope="session")
+def demo_question(demo_store: Path) -> Question:
+    """A yes/no question one day into the demo's first admission."""
+    subject_id, _, admittime = store_admissions(demo_store, 1)[0]
+    return make_question(subject_id, admittime + dt.timedelta(days=1))
+
+
+@pytest.fixture
+def demo_ctx(demo_store: Path, demo_question: Question) -> Iterator[ToolContext]:
+    """A fresh tool context on the question's own sealed episode."""
+    with build_episode(demo_store, episode_key(demo_question)) as episode:
+        yield ToolContext(episode=episode)
