@@ -247,26 +247,13 @@ def next_event(ctx: BuildContext) -> Labelled:
     """next_event: bare names of the tables with a hidden row at the earliest hidden event time."""
     names = _event_tables(ctx)
     for anchor in _inside_admission(ctx, "hosp.transfers", target=False):
-        firsts: dict[str, dt.datetime] = {}
-        for name in names:
-            expr = get_table(name).event_time.expr.replace("t.", "f.")  # type: ignore[union-attr]
-            rows = ctx.future.rows(name, _key(anchor), f"{expr} IS NOT NULL ORDER BY {expr} LIMIT 1")
-            if rows:
-                firsts[name] = _eval_time(ctx, name, rows[0])
-        if not firsts:
+        firsts = {n: ctx.future.first_time(n, _key(anchor)) for n in names}
+        known = {n: t for n, t in firsts.items() if t is not None}
+        if not known:
             yield anchor, ()
             continue
-        soonest = min(firsts.values())
-        yield anchor, tuple(sorted(get_table(n).name for n, t in firsts.items() if t == soonest))
-
-
-def _eval_time(ctx: BuildContext, table: str, row: dict[str, object]) -> dt.datetime:
-    """The event time of one row (registry expression evaluated by DuckDB on the row's values)."""
-    spec = get_table(table)
-    cols = [c for c in spec.column_names if f"t.{c}" in spec.event_time.expr]  # type: ignore[union-attr]
-    values = ", ".join(f"? AS {c}" for c in cols)
-    sql = f"SELECT {spec.event_time.expr} FROM (SELECT {values}) t"  # type: ignore[union-attr]
-    return ctx.con.execute(sql, [row[c] for c in cols]).fetchall()[0][0]  # type: ignore[no-any-return]
+        soonest = min(known.values())
+        yield anchor, tuple(sorted(get_table(n).name for n, t in known.items() if t == soonest))
 
 
 def event_table_names(ctx: BuildContext) -> tuple[str, ...]:

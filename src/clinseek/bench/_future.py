@@ -34,7 +34,7 @@ class FutureReader:
     present: frozenset[str]
 
     def rows(
-        self, table: str, key: EpisodeKey, where: str = "", params: Sequence[Any] = ()
+        self, table: str, key: EpisodeKey, where: str = "", params: Sequence[Any] = (), *, select: str = "*"
     ) -> list[dict[str, Any]]:
         """The rows of ``table`` hidden from the episode ``key``, optionally filtered.
 
@@ -43,6 +43,7 @@ class FutureReader:
             key: the episode key (its policy decides the inequality).
             where: SQL over the hidden rows (alias ``f``); ``?`` placeholders take ``params``.
             params: values for the placeholders in ``where``.
+            select: what to select from the hidden rows (default every column).
 
         Raises:
             PolicyError: the table is absent from the store or its parent is.
@@ -64,12 +65,24 @@ class FutureReader:
             if not re.search(rf"\${i}(?!\d)", sql)
         ]
         conds = [w for w in (where_sql, " AND ".join(f"({u} OR TRUE)" for u in unused)) if w]
-        query = f"SELECT * FROM ({sql}) f" + (
+        query = f"SELECT {select} FROM ({sql}) f" + (
             f" WHERE {' AND '.join(f'({c})' for c in conds)}" if conds else ""
         )
         cur = self.con.execute(query, [*base, *params])
         names = [d[0] for d in cur.description or ()]
         return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def first_time(self, table: str, key: EpisodeKey) -> dt.datetime | None:
+        """The earliest event time among the rows of ``table`` hidden from ``key`` (``None`` if none).
+
+        Only for tables whose event time is their own (no inherited parent time).
+        """
+        spec = get_table(table)
+        if spec.event_time is None or spec.event_time.parent is not None:
+            raise PolicyError(f"{table}: first_time needs a table with its own event time")
+        expr = spec.event_time.expr.replace("t.", "f.")
+        found = self.rows(table, key, select=f"min({expr}) AS first")
+        return found[0]["first"] if found else None
 
     def encounter(
         self, table: str, subject_id: int, start: dt.datetime, column: str, value: int

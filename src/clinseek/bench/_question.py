@@ -109,7 +109,9 @@ def normalise_label(
             if isinstance(item, dict):
                 item = LabelItem.model_validate(item)
             if isinstance(item, LabelItem):
-                alt = (item.atc_name,) if item.atc_name and item.atc_name != item.name else ()
+                alt: tuple[str, ...] = (
+                    (item.atc_name,) if item.atc_name and item.atc_name != item.name else ()
+                )
                 items.append((item.name, alt))
             else:
                 items.append((str(item), ()))
