@@ -1,15 +1,20 @@
-"""Models-layer throughput and overhead against a loopback fake that answers after a fixed latency.
+"""Models-layer throughput and client CPU per call against a loopback fake with a fixed latency.
 
-Prints, for the OpenAI-compatible and the Anthropic provider: the wall time of N concurrent calls
-against the ideal (rounds x latency), and the per-call time spent outside the wait (encoding,
-HTTP, decoding). Run: ``.venv/bin/python benchmarks/models.py [--latency 1.0] [--concurrency 64]``.
+The fake server runs in a child process, so the figures are the client side only: the wall time
+of N calls at a given concurrency against the ideal (calls / concurrency x latency), and the CPU
+seconds this process spent per call (encoding, the SDK, HTTP, decoding). On a loaded machine the
+wall figures suffer first; the CPU figure is the steadier one.
+Run: ``.venv/bin/python benchmarks/models.py [--latency 1.0] [--concurrency 64] [--rounds 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import anyio
@@ -29,8 +34,20 @@ HISTORY = [Message.system("s" * 4000), Message.user("q" * 2000)] + [
 ]
 
 
-async def _measure(server: FakeLLMServer, name: str, calls: int, concurrency: int) -> float:
-    model = get_model(name, base_url=server.url)
+def _serve(kind: str, latency_s: float, conn: Connection) -> None:
+    fake: FakeLLMServer = (OpenAIFake if kind == "openai" else AnthropicFake)(latency_s=latency_s)
+
+    def answer(request: RecordedRequest) -> Reply:
+        return fake.tool_calls([("ehr__tool_1", {"a": "b"})])  # type: ignore[attr-defined, no-any-return]
+
+    fake.responder = answer
+    with fake:
+        conn.send(fake.url)
+        conn.recv()  # block until told to stop
+
+
+async def _measure(url: str, name: str, calls: int, concurrency: int) -> tuple[float, float]:
+    model = get_model(name, base_url=url)
     limiter = anyio.CapacityLimiter(concurrency)
 
     async def one() -> None:
@@ -38,44 +55,40 @@ async def _measure(server: FakeLLMServer, name: str, calls: int, concurrency: in
             await model.generate(HISTORY, TOOLS, GenerateConfig(timeout_s=60))
 
     await one()  # warm-up: the SDK's lazy first-call set-up is not what we measure
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with anyio.create_task_group() as group:
         for _ in range(calls):
             group.start_soon(one)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     await model.aclose()
-    return wall
+    return wall, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     calls = args.concurrency * args.rounds
     ideal = args.rounds * args.latency
-    import os
-
     os.environ.setdefault("ANTHROPIC_API_KEY", "benchmark-key")
-    for fake_cls, name in [(OpenAIFake, "openai:bench"), (AnthropicFake, "anthropic:bench")]:
-        fake = fake_cls(latency_s=args.latency)
-        fake.responder = _responder(fake)
-        with fake:
-            wall = anyio.run(_measure, fake, name, calls, args.concurrency)
-        overhead_ms = (wall - ideal) / args.rounds * 1000
+    context = multiprocessing.get_context("fork")
+    for kind, name in [("openai", "openai:bench"), ("anthropic", "anthropic:bench")]:
+        parent, child = context.Pipe()
+        server = context.Process(target=_serve, args=(kind, args.latency, child), daemon=True)
+        server.start()
+        url = parent.recv()
+        try:
+            wall, cpu = anyio.run(_measure, url, name, calls, args.concurrency)
+        finally:
+            parent.send("stop")
+            server.join(5)
         print(
             f"{name:16s} calls={calls} concurrency={args.concurrency} latency={args.latency:.2f}s "
             f"wall={wall:.3f}s ideal={ideal:.3f}s throughput={ideal / wall:.3f}x-ideal "
-            f"overhead/round={overhead_ms:.1f}ms"
+            f"client_cpu/call={cpu / calls * 1000:.2f}ms"
         )
-
-
-def _responder(fake: FakeLLMServer) -> object:
-    def answer(request: RecordedRequest) -> Reply:
-        return fake.tool_calls([("ehr__tool_1", {"a": "b"})])  # type: ignore[attr-defined, no-any-return]
-
-    return answer
 
 
 if __name__ == "__main__":
