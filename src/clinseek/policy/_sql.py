@@ -81,7 +81,7 @@ def visible_sql(
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)
-    return _assemble(table, select, join, q), q.params
+    return _assemble(table, select, join, q, ordered=False), q.params
 
 
 def future_sql(
@@ -111,8 +111,8 @@ def future_sql(
     return _assemble(table, cols, join, q), q.params
 
 
-def _assemble(table: Table, select: str, join: str, q: _Query) -> str:
-    order = ", ".join(f"t.{quote(c)}" for c in table.sort_columns)
+def _assemble(table: Table, select: str, join: str, q: _Query, *, ordered: bool = True) -> str:
+    order = ", ".join(f"t.{quote(c)}" for c in table.sort_columns) if ordered else ""
     sql = f"SELECT {select} FROM {table.qualified} t{join} WHERE " + " AND ".join(q.where)
     return sql + (f" ORDER BY {order}" if order else "")
 
