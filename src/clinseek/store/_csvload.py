@@ -48,7 +48,7 @@ def read_csv_sql(path: Path, match: HeaderMatch, *, extra: str = "") -> str:
 def select_sql(table: Table, match: HeaderMatch) -> str:
     """The typed projection: registry order, blank strings to NULL, DATE from TIMESTAMP, absent optional NULL.
 
-    A VARCHAR value that is empty or only whitespace (the demo's ``labevents.valueuom`` holds
+    A VARCHAR value that is empty or only spaces (the demo's ``labevents.valueuom`` holds
     ``" "``) is stored as NULL; other strings are kept byte for byte.
     """
     present = {c.name for c in match.columns if c is not None}
@@ -58,7 +58,10 @@ def select_sql(table: Table, match: HeaderMatch) -> str:
         if col.name not in present:
             items.append(f"CAST(NULL AS {col.type}) AS {name}")
         elif col.type == "VARCHAR":
-            items.append(f"CASE WHEN trim({name}) = '' THEN NULL ELSE {name} END AS {name}")
+            # ascii() is the first code point; only values starting with a space pay for trim()
+            items.append(
+                f"CASE WHEN {name} = '' OR (ascii({name}) = 32 AND trim({name}) = '') THEN NULL ELSE {name} END AS {name}"
+            )
         elif col.type == "DATE":
             items.append(f"CAST({name} AS DATE) AS {name}")
         else:

@@ -1,0 +1,73 @@
+"""``clinseek data ingest`` / ``data info`` through typer's CliRunner and the console entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from clinseek.cli import app
+
+runner = CliRunner()
+
+
+def test_info_prints_tables_patients_and_provenance(demo_store: Path) -> None:
+    result = runner.invoke(app, ["data", "info", str(demo_store)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "patients: 100" in result.output
+    assert "hosp.labevents" in result.output and "107,727" in result.output
+    assert "source.mimic_iv" in result.output
+
+
+def test_info_json(demo_store: Path, demo_counts: dict[str, int]) -> None:
+    result = runner.invoke(app, ["data", "info", str(demo_store), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["kind"] == "ingest"
+    assert info["patients"] == 100
+    assert info["modules"] == ["hosp", "icu", "ed"]
+    assert {t["table"]: t["rows"] for t in info["tables"]} == demo_counts
+    assert info["time_min"] < info["time_max"]
+    labs = next(t for t in info["tables"] if t["table"] == "hosp.labevents")
+    assert labs["time_min"] is not None and len(labs["source_sha256"]) == 64
+    diagnoses = next(t for t in info["tables"] if t["table"] == "hosp.diagnoses_icd")
+    assert diagnoses["time_min"] is None  # inherits its admission's time
+
+
+def test_ingest_command_builds_and_resumes(mimic_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.duckdb"
+    args = ["data", "ingest", "--mimic-iv", str(mimic_dir), "--out", str(out), "--no-progress"]
+    first = runner.invoke(app, args, terminal_width=200)
+    assert first.exit_code == 0, first.output
+    assert "10 ingested, 0 already done" in first.output
+    assert "absent optional tables:" in first.output and "icu.chartevents" in first.output
+    second = runner.invoke(app, [*args, "--memory-limit", "256MB", "--threads", "1"], terminal_width=200)
+    assert second.exit_code == 0, second.output
+    assert "0 ingested, 10 already done" in second.output
+
+
+def test_bad_directory_is_one_error_line_and_exit_code_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from clinseek.cli import main; main()",
+            "data",
+            "ingest",
+            "--mimic-iv",
+            str(empty),
+            "--out",
+            str(tmp_path / "s.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"error: {empty}: no hosp/icu files found")
+    assert "Traceback" not in proc.stderr
