@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _bench_fakes import mm_row, text_row, write_json, write_jsonl
 from typer.testing import CliRunner
 
+from bench._bench_fakes import mm_row, text_row, write_json, write_jsonl
 from clinseek.bench import TEXT_FILE, join_ehr_bench, load_questions
 from clinseek.cli import app
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _bench_fakes import fake_mm_release, fake_text_release, mm_row, text_row, write_json, write_jsonl
 
+from bench._bench_fakes import fake_mm_release, fake_text_release, mm_row, text_row, write_json, write_jsonl
 from clinseek import bench
 from clinseek.bench import (
     MM_LEAKAGE_POLICY,

@@ -64,7 +64,7 @@ def finding_presence(ctx: BuildContext) -> Labelled:
         if labels is None:
             continue
         pos = _positives(labels)
-        ask_positive = bool(pos) and ctx.rng.random() < 0.5
+        ask_positive = any(f in pos for f in _FINDINGS) and ctx.rng.random() < 0.5
         pool = [f for f in _FINDINGS if (f in pos) == ask_positive]
         finding = ctx.rng.choice(pool)
         info["ask"] = f"Is {finding.lower()} present in the linked chest X-ray study? Answer yes or no."

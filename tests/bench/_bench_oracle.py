@@ -1,0 +1,116 @@
+"""Hand-written SQL on the raw store that recomputes builder labels independently (test oracle)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from clinseek.bench import Question
+
+
+def _one(con: Any, sql: str, params: list[Any]) -> Any:
+    rows = con.execute(sql, params).fetchall()
+    assert len(rows) == 1, (sql, params, rows)
+    return rows[0]
+
+
+def _ed_stay(con: Any, q: Question) -> tuple[Any, ...]:
+    return _one(
+        con,
+        "SELECT stay_id, intime, outtime, hadm_id FROM ed.edstays WHERE subject_id = ? AND intime = ?",
+        [q.subject_id, q.prediction_time - dt.timedelta(seconds=1)],
+    )
+
+
+def _dies(con: Any, hadm_id: int) -> bool:
+    flag, death = _one(
+        con, "SELECT hospital_expire_flag, deathtime FROM hosp.admissions WHERE hadm_id = ?", [hadm_id]
+    )
+    return flag == 1 or death is not None
+
+
+def _icu_12h(con: Any, q: Question, outtime: dt.datetime) -> bool:
+    sql = "SELECT count(*) FROM icu.icustays WHERE subject_id = ? AND intime >= ? AND intime <= ?"
+    return _one(con, sql, [q.subject_id, q.prediction_time, outtime + dt.timedelta(hours=12)])[0] > 0
+
+
+def expected_risk(con: Any, q: Question) -> bool:
+    """The yes/no answer of a risk question, recomputed from the raw store."""
+    task = q.task
+    if task.startswith("ED_") and task != "ED_Reattendance_3day":
+        _, _, outtime, hadm = _ed_stay(con, q)
+        if task == "ED_Hospitalization":
+            return hadm is not None
+        if task == "ED_ICU_Tranfer_12hour":
+            return _icu_12h(con, q, outtime)
+        if task == "ED_Inpatient_Mortality":
+            return _dies(con, hadm)
+        return _icu_12h(con, q, outtime) or (hadm is not None and _dies(con, hadm))
+    if task == "ED_Reattendance_3day":
+        out = q.prediction_time - dt.timedelta(seconds=1)
+        sql = "SELECT count(*) FROM ed.edstays WHERE subject_id = ? AND intime > ? AND intime <= ?"
+        return _one(con, sql, [q.subject_id, out, out + dt.timedelta(days=3)])[0] > 0
+    if task in ("Inpatient_Mortality",):
+        return _dies(con, q.hadm_id)
+    if task.startswith("LengthOfStay_"):
+        days = int(task.split("_")[1].removesuffix("day"))
+        sql = "SELECT dischtime - admittime > ? FROM hosp.admissions WHERE hadm_id = ?"
+        return bool(_one(con, sql, [dt.timedelta(days=days), q.hadm_id])[0])
+    if task.startswith("Readmission_"):
+        days = int(task.split("_")[1].removesuffix("day"))
+        disch = q.prediction_time - dt.timedelta(seconds=1)
+        sql = "SELECT count(*) FROM hosp.admissions WHERE subject_id = ? AND admittime > ? AND admittime <= ?"
+        return _one(con, sql, [q.subject_id, disch, disch + dt.timedelta(days=days)])[0] > 0
+    return expected_icu(con, q)
+
+
+def expected_icu(con: Any, q: Question) -> bool:
+    """The yes/no answer of an ICU risk question, recomputed from the raw store."""
+    task = q.task
+    if task == "ICU_Readmission":
+        out = q.prediction_time - dt.timedelta(seconds=1)
+        sql = "SELECT count(*) FROM icu.icustays WHERE hadm_id = ? AND intime > ?"
+        return _one(con, sql, [q.hadm_id, out])[0] > 0
+    intime = q.prediction_time - dt.timedelta(hours=4)
+    stay = _one(
+        con,
+        "SELECT los, outtime FROM icu.icustays WHERE subject_id = ? AND intime = ?",
+        [q.subject_id, intime],
+    )
+    days = int(task.split("_")[-1].removesuffix("day"))
+    if task.startswith("ICU_Stay_"):
+        return stay[1] - intime > dt.timedelta(days=days)
+    death = _one(con, "SELECT deathtime FROM hosp.admissions WHERE hadm_id = ?", [q.hadm_id])[0]
+    return death is not None and death <= intime + dt.timedelta(days=days)
+
+
+NEXT_BATCH_SQL = {
+    "labevents": "SELECT DISTINCT d.label FROM hosp.labevents e JOIN hosp.d_labitems d USING (itemid) "
+    "WHERE e.subject_id = ? AND e.charttime = ?",
+    "prescriptions": "SELECT DISTINCT drug FROM hosp.prescriptions WHERE subject_id = ? AND starttime = ?",
+    "emar": "SELECT DISTINCT medication FROM hosp.emar WHERE subject_id = ? AND charttime = ?",
+    "poe": "SELECT DISTINCT order_type FROM hosp.poe WHERE subject_id = ? AND ordertime = ?",
+    "services": "SELECT DISTINCT curr_service FROM hosp.services WHERE subject_id = ? AND transfertime = ?",
+    "transfers": "SELECT DISTINCT careunit FROM hosp.transfers WHERE subject_id = ? AND intime = ? AND careunit IS NOT NULL",
+    "microbiologyevents": "SELECT DISTINCT test_name FROM hosp.microbiologyevents WHERE subject_id = ? "
+    "AND coalesce(charttime, chartdate + INTERVAL 1 DAY) = ?",
+    "omr": "SELECT DISTINCT result_name FROM hosp.omr WHERE subject_id = ? AND chartdate + INTERVAL 1 DAY = ?",
+    "pyxis": "SELECT DISTINCT name FROM ed.pyxis WHERE subject_id = ? AND charttime = ?",
+    "medrecon": "SELECT DISTINCT name FROM ed.medrecon WHERE subject_id = ? AND charttime = ?",
+    "inputevents": "SELECT DISTINCT d.label FROM icu.inputevents e JOIN icu.d_items d USING (itemid) "
+    "WHERE e.subject_id = ? AND e.starttime = ?",
+    "outputevents": "SELECT DISTINCT d.label FROM icu.outputevents e JOIN icu.d_items d USING (itemid) "
+    "WHERE e.subject_id = ? AND e.charttime = ?",
+    "admissions": "SELECT DISTINCT admission_type FROM hosp.admissions WHERE subject_id = ? AND admittime = ?",
+}
+
+
+def coding_sql(task: str) -> str | None:
+    """Hand SQL for the coding tasks (parameters: encounter id [, cutoff date])."""
+    return {
+        "diagnoses_icd": "SELECT DISTINCT d.long_title FROM hosp.diagnoses_icd c JOIN hosp.d_icd_diagnoses d "
+        "USING (icd_code, icd_version) WHERE c.hadm_id = ?",
+        "diagnosis": "SELECT DISTINCT icd_title FROM ed.diagnosis WHERE stay_id = ?",
+        "procedures_icd": "SELECT DISTINCT d.long_title FROM hosp.procedures_icd c JOIN hosp.d_icd_procedures d "
+        "USING (icd_code, icd_version) WHERE c.hadm_id = ? AND c.chartdate >= ?",
+    }.get(task)
