@@ -21,6 +21,7 @@ from ._views import View, table_view
 _NARROW_TIME = (
     "ask for a shorter window (start_time/end_time) or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
 )
+_SEARCHED_TYPES = frozenset({"VARCHAR", "INTEGER", "BIGINT", "SMALLINT"})
 _NARROW_SQL = "filter further, or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
 
 
@@ -38,9 +39,11 @@ def _ehr_view(ctx: ToolContext, table_name: str, *, timed: bool = False) -> tupl
 
 
 def _rows(ctx: ToolContext, title: str, view: View, where: str, params: list[Any], narrow: str) -> ToolResult:
-    result = run_query(ctx, view.select(where), params)
-    total = result.rows[0][-1] if result.rows else 0
-    rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
+    result = run_query(ctx, view.select(where, limit=ctx.limits.max_rows + 1), params)
+    total = result.row_count
+    if total is None:  # cut: count the rest (cheaper than a window over every call)
+        total = run_query(ctx, view.count(where), params).rows[0][0]
+    rows = Rows(view.columns, result.rows, total, result.truncated)
     return table_result(title, rows, ctx.limits, narrow=narrow)
 
 
@@ -91,16 +94,18 @@ def get_event_counts_by_time(
     start, end = parse_window(start_time, end_time)
     parts: list[str] = []
     params: list[Any] = []
-    for name in sorted(ehr_tables(ctx)):
+    counts: dict[str, int] = {}
+    for name, n_rows in sorted(ehr_tables(ctx).items()):
         view = table_view(ctx, get_table(name), labels=False)
-        if view.timed:
+        if view.timed and not n_rows:
+            counts[name] = 0  # nothing visible at all: no need to ask
+        elif view.timed:
             parts.append(
                 f"SELECT '{name}' AS t, count(*) FROM ({view.sql}) v WHERE v.{EVENT_TIME} >= ? AND v.{EVENT_TIME} < ?"
             )
             params += [start, end]
-    counts: dict[str, int] = {}
     if parts:
-        counts = dict(run_query(ctx, " UNION ALL ".join(parts), params, max_rows=len(parts)).rows)
+        counts.update(run_query(ctx, " UNION ALL ".join(parts), params, max_rows=len(parts)).rows)
     busy = {k: v for k, v in sorted(counts.items()) if v}
     lines = [f"Events in [{_fmt(start)}, {_fmt(end)}):", *(f"- {k}: {v}" for k, v in busy.items())]
     empty = [k for k, v in sorted(counts.items()) if not v]
@@ -130,10 +135,11 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
 def get_records_by_keyword(
     ctx: ToolContext, table_name: str, keyword: str, subject_id: SubjectArg = None
 ) -> ToolResult:
-    """Rows of one table where any column (dictionary labels included) contains keyword.
+    """Rows of one table where any text or integer column (dictionary labels included) contains keyword.
 
-    The match is literal and case-insensitive (no regular expressions: '(' or '+' match
-    themselves). Rows are oldest first. Works on dictionary tables too (e.g. d_labitems).
+    Times and decimal numbers are not searched (use the time and value tools). The match is
+    literal and case-insensitive (no regular expressions: '(' or '+' match themselves). Rows
+    are oldest first. Works on dictionary tables too (e.g. d_labitems).
 
     Args:
         table_name: an EHR table, e.g. 'labevents', 'prescriptions' or 'd_labitems'.
@@ -144,7 +150,10 @@ def get_records_by_keyword(
     if not keyword.strip():
         raise ToolError("bad_argument", "keyword is empty")
     ref, view = _ehr_view(ctx, table_name)
-    haystack = ", ".join(f'CAST(v."{c}" AS VARCHAR)' for c in view.columns)
+    searched = [c for c, t in zip(view.columns, view.types, strict=True) if t in _SEARCHED_TYPES]
+    if not searched:
+        raise ToolError("bad_argument", f"{ref.qualified} has no text or integer column to search")
+    haystack = ", ".join(f'CAST(v."{c}" AS VARCHAR)' for c in searched)
     where = f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
     return _rows(ctx, f"{ref.qualified} containing {keyword!r}", view, where, [keyword.lower()], _NARROW_SQL)
 

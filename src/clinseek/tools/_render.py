@@ -36,20 +36,29 @@ class Rows:
 
 def format_value(value: Any, max_chars: int) -> str:
     """One value as compact text: NULL is empty, timestamps ``YYYY-MM-DD HH:MM:SS``, floats
-    to 10 significant digits without a trailing ``.0``; ``|``, ``\\`` and newlines escaped; long text cut with a marker."""
+    to 10 significant digits without a trailing ``.0``; ``|``, ``\\`` and newlines escaped; long
+    text cut with a ``…[+N chars]`` marker."""
+    kind = type(value)
+    if kind is str:
+        return _format_text(value, max_chars)
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        return f"{value:.10g}"
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, (dt.date, Decimal, int)):
+    if kind is int:
         return str(value)
-    text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
+    if kind is float:
+        return "NaN" if math.isnan(value) else f"{value:.10g}"
+    if kind is dt.datetime:
+        return str(value.isoformat(sep=" "))
+    if kind is bool:
+        return "true" if value else "false"
+    if isinstance(value, (dt.date, Decimal, int, float)):
+        return str(value)
+    return _format_text(str(value), max_chars)
+
+
+def _format_text(text: str, max_chars: int) -> str:
+    if "|" in text or "\\" in text or "\n" in text or "\r" in text:
+        text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
     if len(text) > max_chars:
         return f"{text[:max_chars]}…[+{len(text) - max_chars} chars]"
     return text

@@ -32,13 +32,18 @@ class View:
     timed: bool
     order_by: str
 
-    def select(self, where: str = "TRUE", *, order: str | None = None) -> str:
-        """``SELECT <shown columns>, count(*) OVER () AS _total FROM view WHERE ... ORDER BY ...``."""
+    def select(self, where: str = "TRUE", *, limit: int | None = None) -> str:
+        """``SELECT <shown columns> FROM view v WHERE <where> ORDER BY <order> [LIMIT n]``.
+
+        A ``limit`` (the row cap + 1) lets DuckDB keep only the first rows instead of sorting all.
+        """
         cols = ", ".join(f'v."{c}"' for c in self.columns)
-        return (
-            f"SELECT {cols}, count(*) OVER () AS _total FROM ({self.sql}) v "
-            f"WHERE {where} ORDER BY {order or self.order_by}"
-        )
+        tail = f" LIMIT {int(limit)}" if limit is not None else ""
+        return f"SELECT {cols} FROM ({self.sql}) v WHERE {where} ORDER BY {self.order_by}{tail}"
+
+    def count(self, where: str = "TRUE") -> str:
+        """``SELECT count(*) FROM view v WHERE <where>``."""
+        return f"SELECT count(*) FROM ({self.sql}) v WHERE {where}"
 
 
 def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
