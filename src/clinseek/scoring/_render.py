@@ -66,6 +66,7 @@ def _run_md(run: RunSummary) -> list[str]:
     rows = [_stats_row("overall (micro)", run.overall)]
     rows += [_stats_row(f"type: {k}", g) for k, g in run.per_task_type.items()]
     rows += [_stats_row(f"category: {k}", g) for k, g in run.per_category.items()]
+    rows += [_stats_row(f"task: {k}", g) for k, g in run.per_task.items()]
     u = run.usage
     usage = (
         f"Runs {u.n_runs}; tool calls/run {_num(u.tool_calls_mean)}; turns/run {_num(u.turns_mean)}; "
