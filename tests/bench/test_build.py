@@ -257,3 +257,12 @@ def test_non_empty_output_is_refused(demo_store: Path, tmp_path: Path) -> None:
     with pytest.raises(ClinseekError, match="not empty"):
         build_benchmark(demo_store, tasks=["labevents"], out=tmp_path / "x")
     assert [p.name for p in (tmp_path / "x").iterdir()] == ["keep.txt"]
+
+
+def test_no_question_names_an_admission_that_has_not_begun(questions: list[Question], store_con: Any) -> None:
+    sql = "SELECT admittime FROM hosp.admissions WHERE hadm_id = ?"
+    for q in questions:
+        if q.task.startswith("ED_") or q.task in ("admissions", "diagnosis", "diagnosis_ccs"):
+            assert q.hadm_id is None, q.qid
+        if q.hadm_id is not None:
+            assert store_con.execute(sql, [q.hadm_id]).fetchall()[0][0] < q.prediction_time, q.qid

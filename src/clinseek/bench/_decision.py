@@ -32,6 +32,18 @@ def _names(values: list[object]) -> tuple[str, ...]:
     return tuple(sorted({str(v).strip() for v in values if v is not None and str(v).strip()}))
 
 
+def _known_admission(sql: str) -> str:
+    """Wrap an anchor query (subject_id, t_star, hadm_id) so hadm_id is kept only if that admission began before t*.
+
+    A row can carry the hadm_id of an admission that starts later (labs drawn in the ED before
+    admission); naming it in the question would reveal that the patient is going to be admitted.
+    """
+    return (
+        "SELECT s.subject_id, s.t_star, CASE WHEN a.admittime < s.t_star THEN s.hadm_id END AS hadm_id "
+        f"FROM ({sql}) s LEFT JOIN hosp.admissions a ON a.hadm_id = s.hadm_id AND a.subject_id = s.subject_id"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class NextBatch:
     """A next-batch task.
@@ -77,7 +89,7 @@ class NextBatch:
             f"(SELECT * FROM {self.table} f WHERE {where} USING SAMPLE reservoir({sample} ROWS) REPEATABLE "
             f"({ctx.rng.randrange(2**31)})) f"
         )
-        for r in ctx.shuffled(ctx.query(sql)):
+        for r in ctx.shuffled(ctx.query(_known_admission(sql))):
             anchor = Anchor(r["subject_id"], r["t_star"], hadm_id=r["hadm_id"])
             yield anchor, self.items(ctx, anchor)
 
@@ -278,10 +290,10 @@ CCS_CANDIDATES = ccs_names
 
 def radiology(ctx: BuildContext) -> Labelled:
     """radiology: exam_name details of the radiology reports charted at the cutoff."""
-    sql = "SELECT DISTINCT subject_id, charttime, hadm_id FROM note.radiology WHERE charttime IS NOT NULL"
-    for r in ctx.shuffled(ctx.query(sql)):
-        anchor = Anchor(r["subject_id"], r["charttime"], hadm_id=r["hadm_id"])
-        notes = ctx.future.rows("note.radiology", _key(anchor), "f.charttime = ?", [r["charttime"]])
+    sql = "SELECT DISTINCT subject_id, charttime AS t_star, hadm_id FROM note.radiology WHERE charttime IS NOT NULL"
+    for r in ctx.shuffled(ctx.query(_known_admission(sql))):
+        anchor = Anchor(r["subject_id"], r["t_star"], hadm_id=r["hadm_id"])
+        notes = ctx.future.rows("note.radiology", _key(anchor), "f.charttime = ?", [r["t_star"]])
         ids = [n["note_id"] for n in notes]
         details = ctx.future.rows(
             "note.radiology_detail",

@@ -30,7 +30,7 @@ def validate_cmd(
         typer.echo(f"problem: {problem}", err=True)
     typer.echo("ok" if report.ok else f"{len(report.problems)} problem(s)")
     if not report.ok:
-        raise typer.Exit(1)
+        raise SystemExit(1)  # not typer.Exit: main() runs the app with standalone_mode=False
 
 
 @bench_app.command("build")
