@@ -186,3 +186,11 @@ def test_unknown_fields_are_noted_not_rejected(tmp_path: Path) -> None:
     report = validate_benchmark(write_json(tmp_path / "t.json", [text_row(1, new_field=3)]))
     assert report.ok
     assert any("new_field" in n for n in report.notes)
+
+
+def test_file_kind_comes_from_all_rows_not_the_first(tmp_path: Path) -> None:
+    first = text_row(1)
+    del first["task_type"]
+    read = read_manifest(write_json(tmp_path / "t.json", [first, text_row(2)]))
+    assert read.kind == "text"
+    assert [e.field for e in read.errors] == ["task_type"]

@@ -113,12 +113,22 @@ def _row_error(path: Path, where: str | int, err: ValidationError) -> ManifestEr
     return ManifestError(path, problem, row=where, field=loc)
 
 
+def _file_kind(records: list[tuple[int, Any]]) -> RowKind:
+    """The kind declared by the file's rows: multimodal if any row says so, else text if any row does."""
+    kinds = {detect_kind(r) for _, r in records if isinstance(r, dict)}
+    for kind in ("multimodal", "text"):
+        if kind in kinds:
+            return kind
+    return "agentehr"
+
+
 def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestRead:
     """Read and validate every row of one manifest file.
 
     Args:
         path: a ``.json`` array or a ``.jsonl`` file.
-        kind: the row kind; by default taken from the first record's fields (:func:`detect_kind`).
+        kind: the row kind; by default the one the rows declare (:func:`detect_kind`): multimodal if
+            any row has multimodal fields, else text if any row has ``task_type``, else AgentEHR.
 
     Returns:
         The valid rows and one :class:`ManifestError` per invalid row (row = its qid when it has
@@ -128,10 +138,11 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
         ManifestError: the file cannot be read or is not JSON / JSONL at all.
     """
     path = Path(path)
-    out = ManifestRead(path, kind or "text")
+    records = list(_records(path))
+    out = ManifestRead(path, kind or _file_kind(records))
     seen: set[str] = set()
     unit = "item" if path.read_bytes()[:64].lstrip().startswith(b"[") else "line"
-    for number, record in _records(path):
+    for number, record in records:
         if isinstance(record, ManifestError):
             out.errors.append(record)
             continue
@@ -141,8 +152,6 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
                 ManifestError(path, f"expected a JSON object, got {type(record).__name__}", row=where)
             )
             continue
-        if kind is None and not out.rows and not out.errors:
-            out.kind = detect_kind(record)
         if out.kind == "agentehr" and "qid" not in record:
             record = {**record, "qid": f"{path.stem}_{number}"}
         qid = record.get("qid")
