@@ -193,7 +193,8 @@ async def run_benchmark(
         model: ``provider:model`` (built with ``get_model``; ``settings.base_url`` applies) or a
             ``ChatModel`` instance.
         out: the results root.
-        benchmark: directory name of the benchmark (default: the questions' ``benchmark`` field).
+        benchmark: directory name of the benchmark (default: each question's ``benchmark`` field, so
+            text and multimodal questions of one benchmark directory go to separate folders).
         settings: concurrency, runs per question, budgets, limits, retries, cache, progress.
         limit: run only the first ``limit`` questions (after the ``tasks`` filter).
         tasks: run only questions of these tasks.
@@ -207,13 +208,16 @@ async def run_benchmark(
     chosen = chosen[:limit] if limit is not None else chosen
     if not chosen:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
-    name = benchmark or chosen[0].benchmark
+    groups: dict[str, list[Question]] = {}
+    for q in chosen:  # one results directory per benchmark (text and multimodal rows never mix)
+        groups.setdefault(benchmark or q.benchmark, []).append(q)
     owned = isinstance(model, str)
     base = get_model(model, base_url=settings.base_url) if isinstance(model, str) else model
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
-        runs = [await _run_mode(chosen, Path(store), m, wrapped, Path(out), name, settings) for m in modes]
+        runs = [await _run_mode(qs, Path(store), m, wrapped, Path(out), name, settings)
+                for name, qs in groups.items() for m in modes]
     finally:
         if owned:
             await base.aclose()
