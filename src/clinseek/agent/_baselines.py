@@ -52,7 +52,8 @@ from ..models import GenerateConfig, Message, ModelResponse, ProviderOptions, To
 from ._answer import normalise_item
 
 YES_NO = ("yes", "no")
-_TAG = re.compile(r"<(?P<tag>task_instruction|patient_info|candidate_answers)>\s*(?P<body>.*?)\s*</(?P=tag)>", re.S)
+_TAG = re.compile(r"<(?P<tag>task_instruction|patient_info|candidate_answers|question)>\s*(?P<body>.*?)\s*</(?P=tag)>", re.S)
+_YES_NO_ASK = re.compile(r"\byes or no\b", re.I)
 _PRESSORS = ("norepinephrine", "epinephrine", "vasopressin", "phenylephrine", "dopamine")
 _THRESHOLDS = {"mortality": 5, "readmission": 3, "length_of_stay": 3, "escalation_of_care": 3}
 
@@ -73,7 +74,10 @@ class PromptFacts:
 
 
 def read_prompt(messages: Sequence[Message]) -> PromptFacts:
-    """Parse the first user turn's tagged blocks (the prompts of ``clinseek.agent``)."""
+    """Parse the first user turn's tagged blocks (the prompts of ``clinseek.agent``).
+
+    A multimodal ``<question>`` that asks for "yes or no" counts as a yes/no question.
+    """
     text = next((m.content for m in messages if m.role == "user"), "")
     blocks = {m.group("tag"): m.group("body") for m in _TAG.finditer(text)}
     info = blocks.get("patient_info", "")
@@ -83,6 +87,8 @@ def read_prompt(messages: Sequence[Message]) -> PromptFacts:
         candidates = tuple(str(c) for c in json.loads(blocks.get("candidate_answers", "[]")))
     except json.JSONDecodeError:
         candidates = ()
+    if not candidates and _YES_NO_ASK.search(blocks.get("question", "")):
+        candidates = YES_NO  # a multimodal question that asks "Answer yes or no."
     return PromptFacts(
         instruction=blocks.get("task_instruction", "").splitlines()[0] if blocks.get("task_instruction") else "",
         subject_id=int(subject.group(1)) if subject else None,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..models import ContextLengthExceeded, GenerateConfig, Message
+from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message
 from ._answer import AnswerFormatError, parse_answer_block, validate_answer
 from ._budget import AgentBudget
 from ._loop import _call_record
@@ -42,12 +43,13 @@ async def run_curated(
     embeds_question: bool = False,
     budget: AgentBudget | None = None,
     config: GenerateConfig | None = None,
+    images: Sequence[ImageRef] = (),
 ) -> AgentOutcome:
     """Answer ``question`` in one call from the curated ``package`` (no tools).
 
     The reply must end with exactly one ``<answer>`` block (one item per line); a reply without it
     is a ``no_answer`` with ``parse_failures = 1`` (counted, never guessed). Items outside the
-    candidates are kept in ``invalid_answer``.
+    candidates are kept in ``invalid_answer``. ``images`` (by reference) go with the user turn.
 
     Returns:
         The outcome; provider and harness failures end it as ``infra_error`` with the transcript.
@@ -55,7 +57,7 @@ async def run_curated(
     budget = budget or AgentBudget()
     config = (config or GenerateConfig()).model_copy(update={"max_output_tokens": budget.max_output_tokens})
     messages = [Message.system(SYSTEM_CURATED),
-                Message.user(curated_user_prompt(question, package, embeds_question=embeds_question))]
+                Message.user(curated_user_prompt(question, package, embeds_question=embeds_question), list(images))]
     transcript = Transcript()
 
     def done(status: str, stop: str, **kw: object) -> AgentOutcome:

@@ -142,7 +142,7 @@ class EvidenceBaseline:
             return _response(self.name, Message(role="assistant", content=_answer_block(self._curated(messages, facts))))
         turn = sum(m.role == "assistant" for m in messages) + 1
         if turn == 1:
-            args = {"subject_id": facts.subject_id} if facts.subject_id is not None else {}
+            args: dict[str, Any] = {"subject_id": facts.subject_id} if facts.subject_id is not None else {}
             if facts.prediction_time is not None:
                 args["timestamp"] = facts.prediction_time.isoformat(sep=" ")
             calls = [_call(turn, 0, "ehr.load_ehr", args)]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..models import ContextLengthExceeded, GenerateConfig, Message, ModelResponse, ToolCall
+from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message, ModelResponse, ToolCall
 from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
@@ -43,7 +43,7 @@ class _Run:
     """Mutable state of one loop run (one question, one run index)."""
 
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
-                 config: GenerateConfig, tools: Sequence[str]) -> None:
+                 config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = ()) -> None:
         self.model = model
         self.ctx = ctx
         self.question = question
@@ -51,7 +51,7 @@ class _Run:
         self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
         self.schemas = tool_schemas(tools)
         system, user = agent_messages_text(question)
-        self.messages: list[Message] = [Message.system(system), Message.user(user)]
+        self.messages: list[Message] = [Message.system(system), Message.user(user, list(images))]
         self.transcript = Transcript()
         self.turn = 0
         self.reminders = 0
@@ -226,6 +226,7 @@ async def run_agent(
     budget: AgentBudget | None = None,
     config: GenerateConfig | None = None,
     tools: Sequence[str] | None = None,
+    images: Sequence[ImageRef] = (),
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -237,11 +238,12 @@ async def run_agent(
         budget: turn, token, tool-output and context budgets (defaults: :class:`AgentBudget`).
         config: generation settings; ``max_output_tokens`` is taken from the budget.
         tools: canonical tool names offered (default: every ``ehr.*`` tool).
+        images: images attached to the task turn by reference (linked CXR images, multimodal).
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
         ``infra_error`` with the partial transcript), only on cancellation.
     """
     run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(),
-               tools if tools is not None else default_tools())
+               tools if tools is not None else default_tools(), images)
     return await run.run()

@@ -36,6 +36,7 @@ def run_cmd(
     max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1)] = 8192,
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images.")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration)."""
     import anyio
@@ -47,7 +48,7 @@ def run_cmd(
 
     settings = RunSettings(
         runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
-        requests_per_s=requests_per_s, base_url=base_url, progress=progress,
+        requests_per_s=requests_per_s, base_url=base_url, progress=progress, cxr_root=cxr_root,
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
         generate=GenerateConfig(temperature=temperature),
     )

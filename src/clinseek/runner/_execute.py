@@ -13,7 +13,7 @@ import anyio.to_thread
 
 from ..agent import AgentOutcome, run_agent, run_curated, verbatim_package
 from ..episode import EpisodeKey, build_episode
-from ..models import ChatModel
+from ..models import ChatModel, ImageRef
 from ..tools import ToolContext
 from ._engine import Job
 from ._rows import ResultRow
@@ -89,7 +89,7 @@ class Executor:
         try:
             ctx = ToolContext(episode=episode, limits=self.settings.limits, candidates=candidate_lists(question))
             return await run_agent(self.model, ctx, question, budget=self.settings.budget,
-                                   config=self._config(job), tools=self.tools)
+                                   config=self._config(job), tools=self.tools, images=self.images(question))
         finally:
             await anyio.to_thread.run_sync(episode.close)
 
@@ -99,7 +99,15 @@ class Executor:
         if package is None:
             package = await self._render(question)
         return await run_curated(self.model, question, package, embeds_question=embeds,
-                                 budget=self.settings.budget, config=self._config(job))
+                                 budget=self.settings.budget, config=self._config(job), images=self.images(question))
+
+    def images(self, question: Question) -> list[ImageRef]:
+        """The question's linked images that exist under ``settings.cxr_root``, by reference."""
+        root = self.settings.cxr_root
+        if root is None:
+            return []
+        found = [root / p for p in question.image_paths if (root / p).is_file()]
+        return [ImageRef(path=str(p)) for p in found[: self.settings.max_images]]
 
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do

@@ -39,8 +39,8 @@ class RetryPolicy:
         """Seconds to wait before try ``attempt + 1`` (``attempt`` is 0-based)."""
         if retry_after_s is not None:
             return min(max(retry_after_s, 0.0), self.max_delay_s)
-        backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
-        return backoff * (0.5 + 0.5 * rng.random())
+        backoff = min(self.base_delay_s * float(2**attempt), self.max_delay_s)
+        return float(backoff * (0.5 + 0.5 * rng.random()))
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able form for the run manifest."""

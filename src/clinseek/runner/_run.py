@@ -93,6 +93,11 @@ class RunSettings:
     tools: tuple[str, ...] | None = None
     """Tools offered in agent mode (``None`` = every ``ehr.*`` tool)."""
     progress: bool = False
+    cxr_root: Path | None = None
+    """MIMIC-CXR root the questions' ``image_paths`` are relative to; existing images are attached by
+    reference to the task turn (``None`` = no images)."""
+    max_images: int = 4
+    """Images attached per question at most (the reference's cap)."""
 
 
 def model_slug(name: str) -> str:
@@ -107,6 +112,7 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "prompt_version": PROMPT_VERSION, "policies": policies, "budget": settings.budget.as_dict(),
         "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
         "tools": list(tools) if mode == "agent" else [], "seed": settings.seed,
+        "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
     }
 
 
