@@ -86,6 +86,7 @@ def store_info(path: Path | str) -> StoreInfo:
     path = Path(path)
     con = connect_store(path, read_only=True)
     try:
+        con.execute("SET python_enable_replacements = false")  # a missing table must not find a Python name
         try:
             provenance = dict(con.execute(f"SELECT key, value FROM {META_SCHEMA}.store_info").fetchall())
             rows = con.execute(

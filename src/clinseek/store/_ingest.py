@@ -103,6 +103,7 @@ def _now() -> dt.datetime:
 
 def _prepare(con: duckdb.DuckDBPyConnection, out: Path, sources: dict[str, Path]) -> None:
     """Create schemas and metadata; refuse stores of another kind; keep the first creation time."""
+    con.execute("SET python_enable_replacements = false")  # a missing table must not find a Python name
     existing: dict[str, str] = {}
     try:
         existing = dict(con.execute(f"SELECT key, value FROM {META_SCHEMA}.store_info").fetchall())
@@ -200,11 +201,18 @@ def _load_table(con: duckdb.DuckDBPyConnection, st: SourceTable) -> tuple[int, s
             record_table(con, table, row_count=rows, source_file=str(st.path), source_sha256=sha)
             con.execute("COMMIT")
         except BaseException as err:
-            con.execute("ROLLBACK")
+            _rollback(con)
             if isinstance(err, duckdb.Error) and st.match is not None:
                 raise explain_csv_error(con, st.path, st.match, err) from err
             raise
     return rows, sha
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.TransactionException:
+        pass  # the failure ended the transaction already (e.g. at COMMIT)
 
 
 def _insert_sorted_reports(con: duckdb.DuckDBPyConnection, staging: str, st: SourceTable) -> tuple[int, str]:
