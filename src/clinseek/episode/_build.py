@@ -15,7 +15,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import tables
 from ..store import Store
 from ._episode import CANDIDATE_SCHEMA, Episode
-from ._source import StoreSnapshot, store_snapshot
+from ._source import STORE_ALIAS, StoreSnapshot, store_snapshot
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -77,9 +77,6 @@ def build_episode(
     return Episode(key, con, ordered, tuple(sorted(cands)))
 
 
-_STORE_ALIAS = "clinseek_store"
-
-
 def _copy_visible(
     con: duckdb.DuckDBPyConnection, snap: StoreSnapshot, policy: Policy, key: EpisodeKey
 ) -> dict[str, int]:
@@ -93,8 +90,8 @@ def _copy_visible(
                 todo.append((table.qualified, query))
     counts: dict[str, int] = {}
     try:
-        con.execute(f"ATTACH '{path}' AS {_STORE_ALIAS} (READ_ONLY)")
-        con.execute(f"USE {_STORE_ALIAS}")
+        con.execute(f"ATTACH '{path}' AS {STORE_ALIAS} (READ_ONLY)")
+        con.execute(f"USE {STORE_ALIAS}")
         for schema in sorted({name.split(".")[0] for name, _ in todo}):
             con.execute(f"CREATE SCHEMA memory.{schema}")
         for name, (sql, params) in todo:
@@ -105,10 +102,10 @@ def _copy_visible(
         ) from err
     finally:
         con.execute("USE memory")
-        if _STORE_ALIAS in {
+        if STORE_ALIAS in {
             r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
         }:
-            con.execute(f"DETACH {_STORE_ALIAS}")
+            con.execute(f"DETACH {STORE_ALIAS}")
     if counts.get("hosp.patients", 1) == 0:
         raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
     return counts

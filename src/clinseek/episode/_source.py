@@ -1,4 +1,4 @@
-"""Reading a store for episode builds: one read-only connection per (thread, store), cached dictionaries.
+"""What every episode of a store shares: which tables it holds, and its dictionaries (cached).
 
 The cache holds only what is the same for every episode of a store (which tables it has, and the
 dictionary tables, which hold no patient data), keyed by the store file's path, size and
@@ -18,7 +18,10 @@ import pyarrow as pa
 from ..errors import EpisodeError, StoreError
 from ..policy import TEXT_POLICY, EpisodeKey, get_policy
 from ..schema import get_table, tables
-from ..store import META_SCHEMA, connect_store
+from ..store import META_SCHEMA
+
+STORE_ALIAS = "clinseek_store"
+"""The name a builder connection attaches the store under (detached before an episode is sealed)."""
 
 _DICT_KEY = EpisodeKey(0, datetime(1, 1, 1), TEXT_POLICY)  # dictionaries do not depend on the key
 
@@ -42,7 +45,6 @@ class StoreSnapshot:
 
 _LOCK = threading.Lock()
 _SNAPSHOTS: dict[Path, StoreSnapshot] = {}
-_LOCAL = threading.local()
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -51,25 +53,6 @@ def _stamp(path: Path) -> tuple[int, int]:
     except OSError as err:
         raise StoreError(f"{path}: no such store file") from err
     return (st.st_size, st.st_mtime_ns)
-
-
-def store_connection(path: Path) -> duckdb.DuckDBPyConnection:
-    """This thread's read-only connection to the store at ``path`` (opened on first use).
-
-    Raises:
-        StoreError: the file is missing or cannot be opened.
-    """
-    stamp = _stamp(path)
-    cache: dict[Path, tuple[tuple[int, int], duckdb.DuckDBPyConnection]] = getattr(_LOCAL, "cons", {})
-    _LOCAL.cons = cache
-    hit = cache.get(path)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    if hit is not None:
-        hit[1].close()
-    con = connect_store(path, read_only=True)
-    cache[path] = (stamp, con)
-    return con
 
 
 def store_snapshot(path: Path) -> StoreSnapshot:
@@ -88,8 +71,38 @@ def store_snapshot(path: Path) -> StoreSnapshot:
         return snap
 
 
+def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """A private in-memory connection with the store attached read-only as its default database.
+
+    Unlike a direct connection it does not share DuckDB's per-file instance, so it works whatever
+    configuration other parts of the process opened the store with.
+
+    Raises:
+        StoreError: the file cannot be attached as a DuckDB database.
+    """
+    con = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        con.execute(f"ATTACH '{_quoted(path)}' AS {STORE_ALIAS} (READ_ONLY)")
+        con.execute(f"USE {STORE_ALIAS}")
+    except duckdb.Error as err:
+        con.close()
+        raise StoreError(f"{path}: cannot open as a DuckDB store: {err}") from err
+    return con
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
 def _read_snapshot(path: Path, stamp: tuple[int, int]) -> StoreSnapshot:
-    con = store_connection(path)
+    con = open_read_only(path)
+    try:
+        return _snapshot(con, path, stamp)
+    finally:
+        con.close()
+
+
+def _snapshot(con: duckdb.DuckDBPyConnection, path: Path, stamp: tuple[int, int]) -> StoreSnapshot:
     try:
         names = {r[0] for r in con.execute(f"SELECT table_name FROM {META_SCHEMA}.table_info").fetchall()}
     except duckdb.CatalogException as err:
@@ -111,9 +124,6 @@ def _read_snapshot(path: Path, stamp: tuple[int, int]) -> StoreSnapshot:
 
 
 def clear_store_cache() -> None:
-    """Forget every cached store snapshot and close this thread's store connections."""
+    """Forget every cached store snapshot (the next build re-reads the store's dictionaries)."""
     with _LOCK:
         _SNAPSHOTS.clear()
-    for _, con in getattr(_LOCAL, "cons", {}).values():
-        con.close()
-    _LOCAL.cons = {}
