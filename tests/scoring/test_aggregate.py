@@ -40,6 +40,10 @@ def test_micro_and_macro_means_exclude_unscored_infra_errors() -> None:
     assert (o.n_questions, o.n_runs, o.n_answered, o.n_no_answer, o.n_infra_error) == (3, 5, 2, 1, 2)
     assert o.f1 == pytest.approx((1 + 0 + 2 / 3) / 3)
     assert run.macro_f1_over_categories == pytest.approx(((1 + 0) / 2 + 2 / 3) / 2)
+    # the paper's per-cell t-interval: F1s (1, 0, 2/3): mean 5/9, sd = sqrt(7/27), t_{0.975, 2} = 4.302653
+    radius = 4.302653 * (7 / 27) ** 0.5 / 3**0.5
+    assert o.f1_ci_t == pytest.approx((5 / 9 - radius, 5 / 9 + radius), abs=1e-5)
+    assert run.per_category["Labs"].f1_ci_t is None  # one question
     assert run.per_task_type["risk_prediction"].f1 == pytest.approx(0.5)
     assert run.per_category["Labs"].n_questions == 1 and run.per_category["Labs"].n_infra_error == 1
     assert run.per_task["labevents"].precision == pytest.approx(2 / 3)

@@ -39,6 +39,10 @@ def table_groups(comparison: PairedComparison) -> list[GroupDelta]:
     return [g for g in comparison.groups if not g.group.startswith("task:")]
 
 
+def _ci(ci: tuple[float, float] | None) -> str:
+    return "–" if ci is None else f"[{pct(ci[0])}, {pct(ci[1])}]"
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(r) + " |" for r in rows]
@@ -49,6 +53,7 @@ def _stats_row(name: str, g: GroupStats) -> list[str]:
         name,
         str(g.n_questions),
         pct(g.f1),
+        _ci(g.f1_ci_t),
         pct(g.precision),
         pct(g.recall),
         pct(g.exact_match),
@@ -59,7 +64,19 @@ def _stats_row(name: str, g: GroupStats) -> list[str]:
     ]
 
 
-_STATS_HEADER = ["group", "n", "F1", "P", "R", "EM", "no answer", "missing", "infra err", "judge acc"]
+_STATS_HEADER = [
+    "group",
+    "n",
+    "F1",
+    "95% CI (t)",
+    "P",
+    "R",
+    "EM",
+    "no answer",
+    "missing",
+    "infra err",
+    "judge acc",
+]
 
 
 def _run_md(run: RunSummary) -> list[str]:

@@ -17,6 +17,7 @@ class QuestionScore(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    schema_version: Literal[1] = 1
     benchmark: str
     mode: Mode
     model: str
@@ -62,6 +63,8 @@ class GroupStats(BaseModel):
     recall: float | None
     f1: float | None
     exact_match: float | None
+    f1_ci_t: tuple[float, float] | None = None
+    """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1); ``None`` for n < 2."""
     f1_raw: float | None = None
     """Mean F1 without vocabulary mapping, over questions that have it."""
     judge_accuracy: float | None = None
