@@ -114,3 +114,44 @@ def coding_sql(task: str) -> str | None:
         "procedures_icd": "SELECT DISTINCT d.long_title FROM hosp.procedures_icd c JOIN hosp.d_icd_procedures d "
         "USING (icd_code, icd_version) WHERE c.hadm_id = ? AND c.chartdate >= ?",
     }.get(task)
+
+
+EVENT_TIME_SQL = {
+    "admissions": ("hosp.admissions", "admittime"),
+    "transfers": ("hosp.transfers", "intime"),
+    "services": ("hosp.services", "transfertime"),
+    "labevents": ("hosp.labevents", "charttime"),
+    "microbiologyevents": ("hosp.microbiologyevents", "coalesce(charttime, chartdate + INTERVAL 1 DAY)"),
+    "prescriptions": ("hosp.prescriptions", "starttime"),
+    "pharmacy": ("hosp.pharmacy", "starttime"),
+    "emar": ("hosp.emar", "charttime"),
+    "poe": ("hosp.poe", "ordertime"),
+    "omr": ("hosp.omr", "chartdate + INTERVAL 1 DAY"),
+    "icustays": ("icu.icustays", "intime"),
+    "chartevents": ("icu.chartevents", "charttime"),
+    "datetimeevents": ("icu.datetimeevents", "charttime"),
+    "inputevents": ("icu.inputevents", "starttime"),
+    "ingredientevents": ("icu.ingredientevents", "starttime"),
+    "outputevents": ("icu.outputevents", "charttime"),
+    "procedureevents": ("icu.procedureevents", "starttime"),
+    "edstays": ("ed.edstays", "intime"),
+    "vitalsign": ("ed.vitalsign", "charttime"),
+    "medrecon": ("ed.medrecon", "charttime"),
+    "pyxis": ("ed.pyxis", "charttime"),
+    "discharge": ("note.discharge", "charttime"),
+    "radiology": ("note.radiology", "charttime"),
+}
+"""Event time of each table with its own time, written out by hand from POLICY.md."""
+
+
+def expected_next_event(con: Any, q: Question, present: set[str]) -> set[str]:
+    """The tables holding the patient's earliest event at or after the cutoff."""
+    firsts: dict[str, Any] = {}
+    for name, (table, expr) in EVENT_TIME_SQL.items():
+        if table in present:
+            sql = f"SELECT min({expr}) FROM {table} WHERE subject_id = ? AND {expr} >= ?"
+            first = con.execute(sql, [q.subject_id, q.prediction_time]).fetchall()[0][0]
+            if first is not None:
+                firsts[name] = first
+    soonest = min(firsts.values())
+    return {n for n, t in firsts.items() if t == soonest}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench._bench_oracle import NEXT_BATCH_SQL, expected_risk
+from bench._bench_oracle import NEXT_BATCH_SQL, expected_next_event, expected_risk
 from clinseek.bench import (
     MM_FILE,
     RISK_TASKS,
@@ -266,3 +266,13 @@ def test_no_question_names_an_admission_that_has_not_begun(questions: list[Quest
             assert q.hadm_id is None, q.qid
         if q.hadm_id is not None:
             assert store_con.execute(sql, [q.hadm_id]).fetchall()[0][0] < q.prediction_time, q.qid
+
+
+def test_next_event_labels_match_hand_written_sql(
+    questions: list[Question], store_con: Any, demo_store: Path
+) -> None:
+    present = set(open_store(demo_store).row_counts)
+    rows = [q for q in questions if q.task == "next_event"]
+    assert rows
+    for q in rows:
+        assert set(q.label) == expected_next_event(store_con, q, present), q.qid

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench._bench_oracle import NEXT_BATCH_SQL, coding_sql, expected_risk
+from bench._bench_oracle import NEXT_BATCH_SQL, coding_sql, expected_next_event, expected_risk
 from clinseek.bench import (
     MM_CATEGORIES,
     TEXT_TASKS,
@@ -55,7 +55,9 @@ def test_synthetic_build_validates_against_its_store(
 def test_labels_match_hand_written_sql(
     synthetic_built: tuple[Path, list[Question]], synthetic_store: Path
 ) -> None:
-    con: Any = open_store(synthetic_store).connect()
+    store = open_store(synthetic_store)
+    present = set(store.row_counts)
+    con: Any = store.connect()
     checked = 0
     try:
         for q in synthetic_built[1]:
@@ -66,6 +68,8 @@ def test_labels_match_hand_written_sql(
                 assert set(q.label) == {r[0].strip() for r in found if r[0] is not None and r[0].strip()}, (
                     q.qid
                 )
+            elif q.task == "next_event":
+                assert set(q.label) == expected_next_event(con, q, present), q.qid
             elif (sql := coding_sql(q.task)) is not None:
                 params: list[Any] = [q.target_hadm_id or q.target_stay_id or q.hadm_id]
                 if q.task == "procedures_icd":
