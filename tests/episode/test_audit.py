@@ -25,7 +25,7 @@ from clinseek.schema import Table, tables
 from clinseek.store import connect_store
 from policy.crafted import S, T
 
-PAIRS_PER_STORE = 8
+PAIRS_PER_STORE = 6
 
 
 def _oracle_sql(table: Table) -> str:
@@ -213,12 +213,12 @@ def random_keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
 
 def test_audit_on_the_crafted_store(small_store: Path) -> None:
     for policy in (TEXT_POLICY, MM_POLICY):
-        for cutoff in (T, T + timedelta(days=2), datetime(2150, 1, 3)):
+        for cutoff in (T, datetime(2150, 1, 3)):
             assert (
                 audit(small_store, EpisodeKey(S, cutoff, policy, target_hadm_id=100, study_ids=(900, 901)))
                 > 0
             )
-    for key in random_keys(small_store, 6, seed=1):
+    for key in random_keys(small_store, 3, seed=1):
         audit(small_store, key)
 
 

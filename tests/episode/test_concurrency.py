@@ -30,9 +30,9 @@ def _run(store: Path, subject_id: int, rounds: int) -> set[int]:
 
 
 def test_threads_building_and_querying_at_once(small_store: Path) -> None:
-    subjects = [S, OTHER] * 8
+    subjects = [S, OTHER] * 4
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda s: (s, _run(small_store, s, 5)), subjects))
+        results = list(pool.map(lambda s: (s, _run(small_store, s, 3)), subjects))
     for subject_id, seen in results:
         assert seen == {subject_id}
 
@@ -59,7 +59,7 @@ def test_asyncio_tasks(small_store: Path) -> None:
                 await anyio.to_thread.run_sync(ep.close)
 
         async with anyio.create_task_group() as tg:
-            for i in range(12):
+            for i in range(8):
                 tg.start_soon(one, i, (S, OTHER)[i % 2])
         return seen
 
