@@ -48,11 +48,14 @@ def connect_store(
     """
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such store file")
-    limits = limits or StoreLimits()
-    config: dict[str, str | int | bool] = {"memory_limit": limits.memory_limit}
-    if limits.threads:
-        config["threads"] = limits.threads
+    # DuckDB shares one instance per file within a process and refuses a second open with a
+    # different configuration, so read-only opens use the default configuration everywhere.
+    config: dict[str, str | int | bool] = {}
     if not read_only:
+        limits = limits or StoreLimits()
+        config["memory_limit"] = limits.memory_limit
+        if limits.threads:
+            config["threads"] = limits.threads
         temp = limits.temp_directory or path.with_name(path.name + ".tmp")
         config["temp_directory"] = str(temp)
     try:
