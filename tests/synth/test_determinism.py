@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,13 +32,21 @@ def _image_hashes(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.*"))}
 
 
+def _synthesize_in_subprocess(out: Path, patients: int, seed: int, hash_seed: str) -> None:
+    """Build in a fresh interpreter with its own string-hash seed (set iteration order differs)."""
+    code = "import sys; from pathlib import Path; from clinseek.store import synthesize; " \
+           "synthesize(Path(sys.argv[1]), patients=int(sys.argv[2]), seed=int(sys.argv[3]))"
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    subprocess.run([sys.executable, "-c", code, str(out), str(patients), str(seed)], check=True, env=env)
+
+
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     base = tmp_path_factory.mktemp("twins")
     a, b, c = base / "a.duckdb", base / "b.duckdb", base / "c.duckdb"
-    synthesize(a, patients=12, seed=3)
-    synthesize(b, patients=12, seed=3)
-    synthesize(c, patients=12, seed=4)
+    _synthesize_in_subprocess(a, 60, 3, hash_seed="1")
+    _synthesize_in_subprocess(b, 60, 3, hash_seed="2")
+    synthesize(c, patients=60, seed=4)
     return a, b, c
 
 

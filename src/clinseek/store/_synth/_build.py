@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 import time
 from dataclasses import dataclass
@@ -99,12 +100,17 @@ def synthesize(out: Path, *, patients: int, seed: int, progress: bool = False) -
     cxr_partial = out.parent / f"{out.stem}_cxr.partial"
     for path in (partial, partial.with_name(partial.name + ".wal"), cxr_partial):
         _remove(path)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # millions of short-lived objects, no cycles worth collecting: GC passes cost a third of the time
     try:
         rows, images, dicoms = _build(partial, cxr_partial, patients, seed, progress, cxr_final.name)
     except BaseException:
         for path in (partial, partial.with_name(partial.name + ".wal"), cxr_partial):
             _remove(path)
         raise
+    finally:
+        if gc_was_on:
+            gc.enable()
     _remove(out)
     _remove(cxr_final)
     partial.rename(out)

@@ -132,7 +132,7 @@ def _evolve(present: set[str], adm: Admission, rng: np.random.Generator) -> set[
     if adm.died:
         new = {f for f in ("Edema", "Pleural Effusion", "Lung Opacity") if rng.random() < 0.25}
         return present | new
-    return {f for f in present if rng.random() > 0.35}
+    return {f for f in sorted(present) if rng.random() > 0.35}  # sorted: set order varies per process
 
 
 def _encode(positive: set[str], rng: np.random.Generator) -> dict[str, float]:
