@@ -116,3 +116,13 @@ def test_refusal_names_the_statement_kind(sealed: Episode) -> None:
     assert info.value.kind == "read_only"
     with pytest.raises(EpisodeQueryError, match="exactly one statement"):
         sealed.execute("SELECT 1; SELECT 2")
+
+
+def test_runaway_query_cannot_spill_to_disk(small_store: Path) -> None:
+    from clinseek.episode import EpisodeKey, build_episode
+    from policy.crafted import S, T
+
+    with build_episode(small_store, EpisodeKey(S, T), memory_limit="64MB") as ep:
+        assert ep.execute("SELECT current_setting('temp_directory')").rows == [("",)]
+        with pytest.raises(duckdb.OutOfMemoryException):
+            ep.execute("SELECT * FROM range(30000000) t(a) ORDER BY hash(a)", timeout_s=30)

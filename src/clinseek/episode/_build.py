@@ -25,6 +25,7 @@ _SEALED_CONFIG: dict[str, str | int | bool] = {
     "autoinstall_known_extensions": False,
     "allow_community_extensions": False,
     "python_enable_replacements": False,
+    "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
 }
 
 
