@@ -33,6 +33,19 @@ file matches it. POLICY.md states the intent; this is what the code does.
   `study_ids` / `dicom_ids` (a report: its study is linked, or one of its images is).
 - The label builder's inverse (`future_select`): the patient's rows whose `E` is not visible,
   plus every target-encounter row, unmasked.
+
+## Sealed episodes (`clinseek.episode`)
+
+`build_episode(store, key)` creates a new in-memory DuckDB database, attaches the store
+read-only to that builder only, runs `CREATE TABLE <module>.<table> AS <visible_select>` for every
+patient table the store holds, and detaches the store. Dictionaries are views over read-only
+Arrow tables cached per store file (they hold no patient data); candidate lists become
+`candidates.<task>_candidates(candidate VARCHAR)`. Then it is sealed: `search_path` is set for
+bare names, `enable_external_access = false` (no files, network, ATTACH, COPY, INSTALL/LOAD),
+Python replacement scans off, no spilling to disk, and `lock_configuration = true`; only
+`memory`, `system` and `temp` databases remain. `Episode.execute` runs exactly one read-only
+statement (DuckDB's own parse: type SELECT), under a timer that interrupts it at `timeout_s`,
+fetching at most `max_rows + 1` rows.
 """
 
 
