@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from clinseek.cli import app
+from clinseek.cli import app, main
 
 runner = CliRunner()
 
@@ -49,25 +49,16 @@ def test_ingest_command_builds_and_resumes(mimic_dir: Path, tmp_path: Path) -> N
     assert "0 ingested, 10 already done" in second.output
 
 
-def test_bad_directory_is_one_error_line_and_exit_code_2(tmp_path: Path) -> None:
+def test_bad_directory_is_one_error_line_and_exit_code_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from clinseek.cli import main; main()",
-            "data",
-            "ingest",
-            "--mimic-iv",
-            str(empty),
-            "--out",
-            str(tmp_path / "s.duckdb"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.startswith(f"error: {empty}: no hosp/icu files found")
-    assert "Traceback" not in proc.stderr
+    argv = ["clinseek", "data", "ingest", "--mimic-iv", str(empty), "--out", str(tmp_path / "s.duckdb")]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exit_info:
+        main()  # the console entry point: a ClinseekError becomes one line on stderr, exit code 2
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {empty}: no hosp/icu files found")
+    assert "Traceback" not in err
