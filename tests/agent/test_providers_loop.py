@@ -100,3 +100,30 @@ def test_server_errors_end_the_run_as_infra_error_with_the_transcript(
     assert outcome.status == "infra_error" and outcome.error_type == "ProviderUnavailable"
     assert [m.role for m in outcome.messages][-2:] == ["assistant", "tool"]
     assert api_keys not in outcome.model_dump_json()
+
+
+def _action(tool: str, **arguments) -> str:
+    import json
+
+    return "Next step.\n```json\n" + json.dumps({"tool": tool, "arguments": arguments}) + "\n```"
+
+
+def test_text_protocol_endpoint_without_native_tools(
+    openai_server: OpenAIFake, api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = openai_server
+    s.script(s.text(_action("ehr.load_ehr")), s.text("```json\n{not json}\n```"),
+             s.text(_action("ehr.finish", response=["no"])))
+
+    async def go():
+        model = get_model("openai:local-model", base_url=s.url, tool_protocol="text")
+        try:
+            return await run_agent(model, demo_ctx, demo_question)
+        finally:
+            await model.aclose()
+
+    outcome = anyio.run(go)
+    assert outcome.status == "answered" and outcome.answer == ["no"]
+    assert [(t.name, t.ok) for t in outcome.tools][0] == ("ehr.load_ehr", True)
+    assert outcome.tools[1].ok is False  # the malformed block came back to the model as an error
+    assert "tools" not in s.requests[0].json  # no native tool schema sent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -15,6 +15,12 @@ class _Mode(StrEnum):
     agent = "agent"
     curated = "curated"
     both = "both"
+
+
+def _protocol(value: str) -> Literal["native", "text"]:
+    if value not in ("native", "text"):
+        raise typer.BadParameter(f"expected 'native' or 'text', got {value!r}", param_hint="--tool-protocol")
+    return "text" if value == "text" else "native"
 
 
 @app.command("run")
@@ -37,6 +43,9 @@ def run_cmd(
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
     cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images.")] = None,
+    tool_protocol: Annotated[str, typer.Option("--tool-protocol", help="native, or text for endpoints without tool calling.")] = "native",
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")] = None,
+    prices: Annotated[Path | None, typer.Option("--prices", help="Price-table override (JSON or TOML).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration)."""
     import anyio
@@ -49,6 +58,7 @@ def run_cmd(
     settings = RunSettings(
         runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
         requests_per_s=requests_per_s, base_url=base_url, progress=progress, cxr_root=cxr_root,
+        tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
         generate=GenerateConfig(temperature=temperature),
     )

@@ -98,6 +98,14 @@ class RunSettings:
     reference to the task turn (``None`` = no images)."""
     max_images: int = 4
     """Images attached per question at most (the reference's cap)."""
+    tool_protocol: Literal["native", "text"] = "native"
+    """``text`` for endpoints without native tool calling (the models layer's strict text protocol)."""
+    api_key_env: str | None = None
+    """Environment variable holding the API key (``None`` = the provider's default)."""
+    credentials_file: Path | None = None
+    """A user file with a ``[keys]`` table, read when the variable is unset."""
+    price_table: Path | None = None
+    """A price-table override merged over the shipped one."""
 
 
 def model_slug(name: str) -> str:
@@ -113,6 +121,7 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
         "tools": list(tools) if mode == "agent" else [], "seed": settings.seed,
         "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
+        "tool_protocol": settings.tool_protocol,
     }
 
 
@@ -164,6 +173,12 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
     finally:
         results.close()
     return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
+
+
+def _model(name: str, settings: RunSettings) -> ChatModel:
+    return get_model(name, base_url=settings.base_url, tool_protocol=settings.tool_protocol,
+                     api_key_env=settings.api_key_env, credentials_file=settings.credentials_file,
+                     price_table=settings.price_table)
 
 
 def _wrap(model: ChatModel, settings: RunSettings) -> ChatModel:
@@ -218,7 +233,7 @@ async def run_benchmark(
     for q in chosen:  # one results directory per benchmark (text and multimodal rows never mix)
         groups.setdefault(benchmark or q.benchmark, []).append(q)
     owned = isinstance(model, str)
-    base = get_model(model, base_url=settings.base_url) if isinstance(model, str) else model
+    base = _model(model, settings) if isinstance(model, str) else model
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
