@@ -124,6 +124,6 @@ def test_text_protocol_endpoint_without_native_tools(
 
     outcome = anyio.run(go)
     assert outcome.status == "answered" and outcome.answer == ["no"]
-    assert [(t.name, t.ok) for t in outcome.tools][0] == ("ehr.load_ehr", True)
+    assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.load_ehr", True)
     assert outcome.tools[1].ok is False  # the malformed block came back to the model as an error
     assert "tools" not in s.requests[0].json  # no native tool schema sent
