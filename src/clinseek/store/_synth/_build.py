@@ -212,7 +212,7 @@ def _chunk(con: duckdb.DuckDBPyConnection, timelines: list, ctx: Ctx, cxr_root: 
     micro["microevent_id"] = _running(ctx.counters, "microevent_id", frame_len(micro))
     out["hosp.microbiologyevents"] = micro
     plans = {a.hadm_id: plan_medications(tl, a, ctx) for tl in timelines for a in tl.admissions}
-    ctx.extras["plans"] = plans
+    ctx.plans = plans
     meds = medication_tables(timelines, plans, ctx)
     studies = plan_studies(timelines, ctx)
     study_frame = _study_frame(studies)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ._conditions import CHRONIC, Dx
+from ._conditions import CHRONIC, Dx, Px
 from ._frame import DAY
 from ._timeline import Admission, Timeline
 
@@ -36,7 +37,14 @@ class Ctx:
     dx_titles: dict[tuple[str, int], str]
     px_titles: dict[tuple[str, int], str]
     poe_key: int = 0
-    extras: dict[str, object] = field(default_factory=dict)
+    lab_summary: dict[int, dict[str, dict[int, float]]] = field(default_factory=dict)
+    """hadm_id -> {"first"/"last": {itemid: value}} of the first and last inpatient lab draw (for notes)."""
+    dx: dict[int, list[str]] = field(default_factory=dict)
+    """hadm_id -> the coded diagnoses, in seq_num order (for notes)."""
+    organisms: dict[int, list[str]] = field(default_factory=dict)
+    """hadm_id -> organisms grown (for notes)."""
+    plans: dict[int, list[Any]] = field(default_factory=dict)
+    """hadm_id -> the admission's medication orders (``_meds.MedOrder``)."""
 
     def provider(self) -> str:
         """A random provider id."""
@@ -47,8 +55,8 @@ class Ctx:
         return self.caregivers[self.rng.integers(len(self.caregivers), size=n)]
 
 
-def code(dx: Dx, version: int) -> str:
-    """The ICD code of ``dx`` in ``version`` (9 or 10)."""
+def code(dx: Dx | Px, version: int) -> str:
+    """The ICD code of a diagnosis or procedure in ``version`` (9 or 10)."""
     return dx.icd9 if version == 9 else dx.icd10
 
 

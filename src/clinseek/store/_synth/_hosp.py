@@ -80,7 +80,7 @@ def diagnoses_icd(timelines: list[Timeline], ctx: Ctx) -> Frame:
                     codes.append(code(dx, a.icd_version))
             codes += [code(CHRONIC[i].dx, a.icd_version) for i in tl.patient.chronic]
             codes = list(dict.fromkeys(codes))
-            ctx.extras.setdefault("dx", {})[a.hadm_id] = codes  # type: ignore[index]
+            ctx.dx[a.hadm_id] = codes
             rows.add(len(codes), subject_id=tl.patient.subject_id, hadm_id=a.hadm_id,
                      seq_num=np.arange(1, len(codes) + 1), icd_code=codes, icd_version=a.icd_version)
     return rows.frame()
@@ -114,7 +114,6 @@ def procedures_icd(timelines: list[Timeline], ctx: Ctx) -> Frame:
     for tl in timelines:
         for a in tl.admissions:
             procs = billed_procedures(a, ctx.rng)
-            ctx.extras.setdefault("procedures", {})[a.hadm_id] = procs  # type: ignore[index]
             if procs:
                 rows.add(len(procs), subject_id=tl.patient.subject_id, hadm_id=a.hadm_id,
                          seq_num=np.arange(1, len(procs) + 1), chartdate=np.array([day_floor(t) for _, t in procs]),

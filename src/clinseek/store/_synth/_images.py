@@ -116,7 +116,8 @@ def _render(key: tuple[int, int, bool, frozenset[str]]) -> np.ndarray:
         arr = arr[:, ::-1]
     gamma, gain = 0.85 + 0.15 * tone, 0.95 + 0.05 * tone
     lut = np.clip(((np.arange(256) / 255) ** gamma) * gain * 255, 0, 255).astype(np.uint8)
-    return lut[arr]
+    out: np.ndarray = lut[arr]
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
@@ -160,10 +161,10 @@ def write_dicom(pixels: np.ndarray, path: Path, *, subject_id: int, study_id: in
                 study_date: str, study_time: str) -> None:
     """Write a minimal CR DICOM (MONOCHROME2, 8-bit) of the image."""
     from pydicom.dataset import FileDataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+    from pydicom.uid import UID, ExplicitVRLittleEndian, generate_uid
 
     meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = "1.2.840.10008.5.1.4.1.1.1"  # Computed Radiography Image Storage
+    meta.MediaStorageSOPClassUID = UID("1.2.840.10008.5.1.4.1.1.1")  # Computed Radiography Image Storage
     meta.MediaStorageSOPInstanceUID = generate_uid(entropy_srcs=[dicom_id])
     meta.TransferSyntaxUID = ExplicitVRLittleEndian
     ds = FileDataset(str(path), {}, file_meta=meta, preamble=b"\0" * 128)

@@ -98,7 +98,7 @@ def labevents(timelines: list[Timeline], ctx: Ctx) -> Frame:
                 in_ed = adm.ed is not None and t < adm.ed.outtime
                 hadm = NAN if in_ed and rng.random() < 0.5 else float(adm.hadm_id)
                 values = _add_panel(rows, ctx, tl.patient.subject_id, hadm, t, idx, mean, "STAT" if stat else "ROUTINE")
-                summary = ctx.extras.setdefault("lab_summary", {}).setdefault(adm.hadm_id, {})  # type: ignore[union-attr]
+                summary = ctx.lab_summary.setdefault(adm.hadm_id, {})
                 got = dict(zip(_LAB_ITEMS[idx].tolist(), values.tolist(), strict=True))
                 summary.setdefault("first", got)
                 summary["last"] = got
@@ -135,7 +135,7 @@ def _add_panel(
         priority=priority,
     )
     ctx.counters.specimen_id += 1
-    return values
+    return np.asarray(values, dtype=np.float64)
 
 
 def _finish_labs(frame: Frame) -> Frame:
@@ -145,7 +145,7 @@ def _finish_labs(frame: Frame) -> Frame:
     rounded = frame["valuenum"].astype(np.float64)
     frame["value"] = pc.cast(pa.array(rounded), pa.string())
     outside = (rounded < frame["ref_range_lower"]) | (rounded > frame["ref_range_upper"])
-    frame["flag"] = np.where(outside, "abnormal", None).astype(object)
+    frame["flag"] = np.array([None, "abnormal"], dtype=object)[outside.astype(np.int64)]
     return frame
 
 
@@ -164,9 +164,7 @@ def microbiologyevents(timelines: list[Timeline], ctx: Ctx) -> Frame:
                 positive = key != "mrsa" and rng.random() < 0.2 + 0.5 * adm.severity
                 organism = adm.problem.organisms[int(rng.integers(len(adm.problem.organisms)))] if positive else None
                 if organism is not None:
-                    ctx.extras.setdefault("organisms", {}).setdefault(adm.hadm_id, []).append(  # type: ignore[union-attr]
-                        ORGANISMS[organism][1].lower()
-                    )
+                    ctx.organisms.setdefault(adm.hadm_id, []).append(ORGANISMS[organism][1].lower())
                 _culture(rows, ctx, tl.patient.subject_id, adm.hadm_id, t, key, organism)
     return rows.frame()
 

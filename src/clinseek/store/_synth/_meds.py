@@ -152,7 +152,7 @@ def _order_frames(items: list[tuple[int, int, MedOrder]], ctx: Ctx) -> tuple[Fra
         "entertime": ordertime + 2 * MINUTE,
         "verifiedtime": ordertime + np.floor(ctx.rng.uniform(5, 60, n)) * MINUTE,
         "frequency": _col([d.frequency for d in drugs]),
-        "infusion_type": np.where(per_day > 0, None, "C").astype(object),
+        "infusion_type": np.array([None, "C"], dtype=object)[(per_day == 0).astype(np.int64)],
         "sliding_scale": np.full(n, "N", dtype=object),
         "duration_interval": np.full(n, "Ongoing", dtype=object),
         "expiration_value": np.full(n, 36, dtype=np.int64),
@@ -190,7 +190,8 @@ def _add_poe(poe: Rows, ctx: Ctx, sid: int, adm: Admission, o: MedOrder) -> None
 def emar_detail(emar: Frame) -> Frame:
     """One ``emar_detail`` row per administration (dose due and given, route, product)."""
     n = len(emar["emar_id"])
-    given = np.where(emar["event_txt"] == "Administered", emar["dose"], None)
+    administered = (emar["event_txt"] == "Administered").astype(np.int64)
+    given = np.where(administered == 1, emar["dose"], np.full(n, None, dtype=object))
     return {
         "subject_id": emar["subject_id"],
         "emar_id": emar["emar_id"],
@@ -201,9 +202,9 @@ def emar_detail(emar: Frame) -> Frame:
         "barcode_type": np.full(n, "if", dtype=object),
         "dose_due": emar["dose"],
         "dose_due_unit": emar["unit"],
-        "dose_given": given.astype(object),
-        "dose_given_unit": np.where(given == None, None, emar["unit"]).astype(object),  # noqa: E711
-        "product_amount_given": given.astype(object),
+        "dose_given": given,
+        "dose_given_unit": np.where(administered == 1, emar["unit"], np.full(n, None, dtype=object)),
+        "product_amount_given": given,
         "product_unit": emar["form"],
         "product_description": emar["medication"],
         "route": emar["route"],

@@ -27,11 +27,11 @@ def discharge_text(tl: Timeline, adm: Admission, ctx: Ctx) -> str:
     age = int(p.age_at(adm.admittime))
     sex = "woman" if p.gender == "F" else "man"
     history = [CHRONIC[i].title for i in p.chronic]
-    labs = ctx.extras.get("lab_summary", {}).get(adm.hadm_id, {})  # type: ignore[union-attr]
-    dx_codes = ctx.extras.get("dx", {}).get(adm.hadm_id, [])  # type: ignore[union-attr]
+    labs = ctx.lab_summary.get(adm.hadm_id, {})
+    dx_codes = ctx.dx.get(adm.hadm_id, [])
     titles = [ctx.dx_titles.get((c, adm.icd_version), c) for c in dx_codes]
-    organisms = ctx.extras.get("organisms", {}).get(adm.hadm_id, [])  # type: ignore[union-attr]
-    plan = ctx.extras.get("plans", {}).get(adm.hadm_id, [])  # type: ignore[union-attr]
+    organisms = ctx.organisms.get(adm.hadm_id, [])
+    plan = ctx.plans.get(adm.hadm_id, [])
     given = sorted({o.drug.drug for o in plan})
     course = [f"# {adm.problem.title.capitalize()}: treated with {', '.join(given) or 'supportive care'}."]
     if adm.icu:

@@ -72,8 +72,8 @@ def _admission_studies(tl: Timeline, adm: Admission, ctx: Ctx) -> list[Study]:
     chest = adm.problem.key in _CHEST or bool(adm.problem.cxr) or bool(adm.icu)
     if chest or rng.random() < 0.25:
         icu_first = any(s.intime <= start < s.outtime for s in adm.icu)
-        exam = CXR_PORTABLE_EXAM if icu_first or adm.severity > 0.6 else CXR_EXAM
-        out.append(Study(sid, adm.hadm_id, start, exam[0], exam[1], portable=exam is CXR_PORTABLE_EXAM))
+        film = CXR_PORTABLE_EXAM if icu_first or adm.severity > 0.6 else CXR_EXAM
+        out.append(Study(sid, adm.hadm_id, start, film[0], film[1], portable=film is CXR_PORTABLE_EXAM))
     for stay in adm.icu:
         t = stay.intime + rng.uniform(2, 10) * HOUR
         k = 0
