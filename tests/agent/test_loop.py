@@ -179,3 +179,11 @@ def test_tool_results_are_messages_the_model_sees() -> None:
     _run(model)
     second: list[Message] = model.requests[1][0]
     assert second[-1].role == "tool" and second[-1].tool_call_id == "t"
+
+
+def test_a_tool_set_without_finish_is_refused() -> None:
+    from clinseek.errors import ClinseekError
+
+    question = make_question(1, WHEN)
+    with pytest.raises(ClinseekError, match=r"ehr\.finish"):
+        anyio.run(lambda: run_agent(ScriptedModel([]), ToolContext(episode=None), question, tools=("ehr.think",)))  # type: ignore[arg-type]

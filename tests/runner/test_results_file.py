@@ -74,3 +74,13 @@ def test_credentials_in_the_environment_never_reach_the_file(tmp_path: Path, mon
     _write(path, [_row("a", error=f"HTTP 401: bad key {secret}")])
     text = path.read_text()
     assert secret not in text and "[redacted]" in text
+
+
+def test_two_runs_cannot_write_one_folder(tmp_path: Path) -> None:
+    from clinseek.runner import RunLock
+
+    with RunLock(tmp_path), pytest.raises(ClinseekError, match="another run is writing"):
+        with RunLock(tmp_path):
+            pass
+    with RunLock(tmp_path):  # released on exit
+        pass

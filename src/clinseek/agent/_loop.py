@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..errors import ClinseekError
 from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message, ModelResponse, ToolCall
 from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
@@ -243,7 +244,12 @@ async def run_agent(
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
         ``infra_error`` with the partial transcript), only on cancellation.
+
+    Raises:
+        ClinseekError: ``tools`` does not include ``ehr.finish`` (the run could never end).
     """
-    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(),
-               tools if tools is not None else default_tools(), images)
+    offered = tuple(tools) if tools is not None else default_tools()
+    if FINISH_TOOL not in offered:
+        raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
+    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images)
     return await run.run()

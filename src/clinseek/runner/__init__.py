@@ -10,7 +10,7 @@ from ._engine import Job, run_jobs
 from ._execute import Executor, candidate_lists, episode_key
 from ._manifest import RunManifest, config_hash, safe_base_url
 from ._progress import Progress
-from ._results import ReadReport, ResultsFile, read_results
+from ._results import ReadReport, ResultsFile, RunLock, read_results
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._rows import ResultRow
 from ._run import ModeSummary, RunMode, RunSettings, RunSummary, model_slug, run_benchmark
@@ -29,6 +29,7 @@ __all__ = [
     "ResultRow",
     "ResultsFile",
     "RetryPolicy",
+    "RunLock",
     "RunManifest",
     "RunMode",
     "RunSettings",

@@ -127,17 +127,25 @@ class Executor:
             qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.runs_per_question,
             session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
             task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
-            config_hash=self.digest, policy_version=q.policy, gold=list(q.label), answer_type=q.answer_type if q.task_type == "multimodal" else None,
+            config_hash=self.digest, policy_version=q.policy, gold=list(q.label),
+            gold_aliases=[list(a) for a in q.label_aliases], answer_type=q.answer_type if q.task_type == "multimodal" else None,
             candidates=list(q.candidates),
             subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
             manifest=_manifest_fields(q),
         )
 
     def row(self, job: Job, outcome: AgentOutcome, latency_s: float, started_at: str) -> ResultRow:
-        """The result row of a finished job."""
+        """The result row of a finished job.
+
+        An ``answered`` outcome whose answer holds no item is written as ``no_answer`` (the scorer
+        counts it so: an empty answer is never a valid one).
+        """
+        status, error = outcome.status, outcome.error
+        if status == "answered" and not outcome.answer:
+            status, error = "no_answer", error or "the answer held no item"
         return ResultRow(
-            **self._base(job), prompt_version=outcome.prompt_version, status=outcome.status,
-            completed=outcome.completed, stop_reason=outcome.stop_reason, error=outcome.error,
+            **self._base(job), prompt_version=outcome.prompt_version, status=status,
+            completed=outcome.completed, stop_reason=outcome.stop_reason, error=error,
             error_type=outcome.error_type, answer=outcome.answer, invalid_answer=outcome.invalid_answer,
             parse_failures=outcome.parse_failures,
             messages=[m.model_dump(mode="json", exclude_defaults=True) for m in outcome.messages],

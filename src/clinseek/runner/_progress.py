@@ -43,6 +43,12 @@ class Progress:
         cost = f"${self.cost_usd:.4f}" if self.cost_known else f">=${self.cost_usd:.4f} (some prices unknown)"
         return f"errors {self.infra_errors}  no-answer {self.no_answer}  tokens {self.tokens:,}  cost {cost}"
 
+    def resumed(self, count: int) -> None:
+        """Count ``count`` rows already done before this run (resume)."""
+        self.done += count
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, advance=count, stats=self.stats())
+
     def update(self, row: ResultRow) -> None:
         """Count one finished row."""
         self.done += 1

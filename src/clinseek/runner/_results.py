@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 from pydantic import ValidationError
 
@@ -133,3 +134,35 @@ def _append_lines(path: Path, lines: Iterable[str]) -> None:
     with path.open("a", encoding="utf-8") as fh:
         for line in lines:
             fh.write(redact_line(line) + "\n")
+
+
+class RunLock:
+    """An exclusive advisory lock on a results folder: two runs never write one ``results.jsonl``.
+
+    Raises:
+        ClinseekError: on entry, when another process holds the lock.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / ".lock"
+        self._fd: int | None = None
+
+    def __enter__(self) -> RunLock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ClinseekError(f"{self.path.parent}: another run is writing these results") from None
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the lock (a killed process releases it too)
+            self._fd = None

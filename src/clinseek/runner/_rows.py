@@ -61,6 +61,8 @@ class ResultRow(BaseModel):
     parse_failures: int = 0
     """Curated mode: 1 when the reply had no well-formed ``<answer>`` block (counted, not guessed)."""
     gold: list[str] = Field(default_factory=list)
+    gold_aliases: list[list[str]] = Field(default_factory=list)
+    """Per gold item, its other accepted names (parallel to ``gold``; empty when no item has any)."""
     answer_type: str | None = None
     """Multimodal questions: the answer subtype the scorer routes on (``yes_no``, ``count``...); else ``None``."""
     candidates: list[str] = Field(default_factory=list)

@@ -27,7 +27,7 @@ from ._engine import Job, run_jobs
 from ._execute import Executor
 from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
-from ._results import ResultsFile
+from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._rows import ResultRow
 
@@ -145,6 +145,13 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
     policies = sorted({q.policy for q in questions})
     digest = config_hash(_config(mode, model, settings, tools, policies))
     out_dir = out / benchmark / mode / model_slug(model.name)
+    with RunLock(out_dir):
+        return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest)
+
+
+async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+                      out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
+                      policies: list[str], digest: str) -> ModeSummary:
     results = ResultsFile(out_dir / "results.jsonl")
     done = results.prepare_resume(digest)
     write_manifest(out_dir / "run_manifest.json", RunManifest(
@@ -163,11 +170,10 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
                         settings=settings, tools=tools)
     started = time.perf_counter()
     total = len(questions) * settings.runs_per_question
-    label = f"{benchmark} {mode} {model.name}"
     results.open()
     try:
-        with Progress(total, label, enabled=settings.progress) as progress:
-            progress.done = len(done)
+        with Progress(total, f"{benchmark} {mode} {model.name}", enabled=settings.progress) as progress:
+            progress.resumed(len(done))
             ran = await run_jobs(jobs, executor.execute, executor.error_row, results,
                                  concurrency=settings.concurrency, progress=progress)
     finally:
