@@ -136,6 +136,13 @@ class Auditor:
                 assert not leaked, f"{where}: {table} masked values visible: {leaked}"
 
 
+def _probe_column(spec: Any) -> str | None:
+    """The first masked column, else the first time column, else None."""
+    masked = [c for m in spec.masks for c in m.columns]
+    times = [c.name for c in spec.columns if c.is_time]
+    return (masked or times or [None])[0]
+
+
 async def _audit_episode(ep: Any, auditor: Auditor) -> None:
     ctx = ToolContext(ep, _WIDE, CANDIDATES)
     subject = str(auditor.key.subject_id)
@@ -164,14 +171,14 @@ async def _audit_episode(ep: Any, auditor: Auditor) -> None:
             ]
         for name, args in calls:
             auditor.check(table, await call_tool(ctx, name, args), f"{name}({args})")
-        for col in spec.columns if n_rows else ():
-            if col.is_time or col.name in {c for m in spec.masks for c in m.columns}:
-                result = await call_tool(
-                    ctx, "ehr.get_unique_values", {"table_name": table, "column_name": col.name}
-                )
-                assert result.ok, result.content
-                for value, _ in result.data["rows"]:
-                    assert auditor.known(value), f"get_unique_values {table}.{col.name}: {value}"
+        probe = _probe_column(spec) if n_rows else None
+        if probe is not None:  # one column per table through the unique-values path
+            result = await call_tool(
+                ctx, "ehr.get_unique_values", {"table_name": table, "column_name": probe}
+            )
+            assert result.ok, result.content
+            for value, _ in result.data["rows"]:
+                assert auditor.known(value), f"get_unique_values {table}.{probe}: {value}"
     later = await call_tool(
         ctx,
         "ehr.get_event_counts_by_time",

@@ -126,3 +126,13 @@ def test_tool_error_becomes_a_structured_result() -> None:
 def test_other_exceptions_propagate_as_infrastructure_errors() -> None:
     with pytest.raises(RuntimeError, match="infrastructure"):
         _call(_registry(), "test.crash", {})
+
+
+def test_every_output_is_capped_in_characters() -> None:
+    from clinseek.tools import Limits
+
+    reg = _registry()
+    ctx = ToolContext(episode=None, limits=Limits(max_tool_chars=500))  # type: ignore[arg-type]
+    result = anyio.run(lambda: call_tool(ctx, "test.echo", {"text": "line\n", "times": 1000}, registry=reg))
+    assert result.truncated and len(result.content) <= 500
+    assert "[TRUNCATED: output cut at" in result.content

@@ -21,11 +21,21 @@ def test_long_text_is_cut_with_a_marker() -> None:
     assert format_value("x" * 25, 10) == "x" * 10 + "…[+15 chars]"
 
 
-def test_rows_render_without_padding_and_list_all_null_columns() -> None:
-    rows = Rows(("a", "b", "c"), [(1, None, "x"), (22, None, "yy")], 2, False)
+def test_rows_render_without_padding_and_list_null_and_constant_columns_once() -> None:
+    rows = Rows(("a", "b", "c", "d"), [(1, None, "x", 7), (22, None, "yy", 7)], 2, False)
     text, cut = render_rows("T", rows, Limits(), narrow="narrow")
-    assert text.splitlines() == ["T: 2 rows", "a|c", "1|x", "22|yy", "(all NULL in these rows: b)"]
+    assert text.splitlines() == ["T: 2 rows", "same in every row: d=7", "all NULL: b", "a|c", "1|x", "22|yy"]
     assert not cut
+
+
+def test_a_single_row_shows_every_non_null_column() -> None:
+    text, _ = render_rows("T", Rows(("a", "b"), [(1, None)], 1, False), Limits(), narrow="")
+    assert text.splitlines() == ["T: 1 row", "all NULL: b", "a", "1"]
+
+
+def test_uniform_rows_keep_one_grid_column() -> None:
+    text, _ = render_rows("T", Rows(("a", "b"), [(1, 2), (1, 2)], 2, False), Limits(), narrow="")
+    assert text.splitlines() == ["T: 2 rows", "same in every row: b=2", "a", "1", "1"]
 
 
 def test_row_cap_is_announced_with_the_total_and_how_to_narrow() -> None:
@@ -38,13 +48,13 @@ def test_row_cap_is_announced_with_the_total_and_how_to_narrow() -> None:
 
 
 def test_character_cap_cuts_at_a_row_and_says_so() -> None:
-    rows = Rows(("a",), [("v" * 100,) for _ in range(100)], 100, False)
+    rows = Rows(("a",), [(f"{i:03d}" + "v" * 97,) for i in range(100)], 100, False)
     limits = Limits(max_tool_chars=2_000)
     text, cut = render_rows("T", rows, limits, narrow="page.")
     assert cut and len(text) <= limits.max_tool_chars
     assert "the output character limit" in text.splitlines()[-1]
     shown = int(text.splitlines()[-1].split("first ")[1].split(" ")[0])
-    assert shown == len(text.splitlines()) - 3
+    assert shown == len(text.splitlines()) - 3  # title, header, notice
 
 
 def test_empty_result() -> None:

@@ -7,7 +7,8 @@ compact and capped with a notice, keyword search is literal, SQL is parsed and g
 errors come back as structured results (:class:`ToolResult` with ``error_kind``).
 """
 
-from . import _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql  # noqa: F401  (register)
+from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql  # noqa: F401  (register)
+from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
 from ._call import call_tool
 from ._context import ToolContext
 from ._limits import Limits
@@ -36,15 +37,22 @@ EHR_TOOLS: tuple[str, ...] = (
 )
 """The 16 EHR tool names, in the reference's order (the order of their schemas)."""
 
+BROWSER_TOOLS: tuple[str, ...] = ("browser.search", "browser.open", "browser.find")
+"""The 3 knowledge tools, in the reference's order; they need :func:`attach_browser` on the context."""
+
 __all__ = [
+    "BROWSER_TOOLS",
     "DEFAULT_REGISTRY",
     "EHR_TOOLS",
     "Limits",
+    "PageBrowser",
+    "PageBrowserLimits",
     "Rows",
     "ToolContext",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "attach_browser",
     "call_tool",
     "format_value",
     "get_tool",

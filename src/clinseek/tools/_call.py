@@ -13,6 +13,7 @@ import anyio.to_thread
 from ..errors import RegistryError, ToolError
 from ._context import ToolContext
 from ._registry import DEFAULT_REGISTRY, ToolRegistry
+from ._render import cap_text
 from ._result import ToolResult
 from ._signature import validate_arguments
 
@@ -33,7 +34,8 @@ async def call_tool(
         registry: where to look the tool up (default: the built-in registry).
 
     Returns:
-        The tool's result with ``elapsed_s`` set. Unknown tools (``"unknown_tool"``), bad or
+        The tool's result with ``elapsed_s`` set, its content cut at ``ctx.limits.max_tool_chars``
+        (with a notice) whatever the tool. Unknown tools (``"unknown_tool"``), bad or
         missing arguments (``"bad_argument"``) and every :class:`~clinseek.errors.ToolError`
         the tool raises come back as ``ok=False`` results.
 
@@ -58,7 +60,13 @@ async def call_tool(
         result = ToolResult.failed(err.kind, err.message)
     if not isinstance(result, ToolResult):
         raise TypeError(f"tool {name} returned {type(result).__name__}, not ToolResult")
-    return result.model_copy(update={"elapsed_s": time.perf_counter() - started})
+    update: dict[str, Any] = {"elapsed_s": time.perf_counter() - started}
+    content, cut = cap_text(
+        result.content, ctx.limits, narrow="Ask for less (a narrower table, window or query)."
+    )
+    if cut:
+        update.update(content=content, truncated=True)
+    return result.model_copy(update=update)
 
 
 def _as_dict(name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:

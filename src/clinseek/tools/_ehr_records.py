@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from typing import Any
 
@@ -73,7 +74,8 @@ def get_records_by_time(
 
 
 def _fmt(when: dt.datetime) -> str:
-    return when.isoformat(sep=" ")
+    """``YYYY-MM-DD`` at midnight, else ``YYYY-MM-DD HH:MM:SS``."""
+    return when.date().isoformat() if when.time() == dt.time() else when.isoformat(sep=" ")
 
 
 @tool("ehr.get_event_counts_by_time")
@@ -92,20 +94,10 @@ def get_event_counts_by_time(
     """
     check_subject(ctx, subject_id)
     start, end = parse_window(start_time, end_time)
-    parts: list[str] = []
-    params: list[Any] = []
-    counts: dict[str, int] = {}
-    for name, n_rows in sorted(ehr_tables(ctx).items()):
-        view = table_view(ctx, get_table(name), labels=False)
-        if view.timed and not n_rows:
-            counts[name] = 0  # nothing visible at all: no need to ask
-        elif view.timed:
-            parts.append(
-                f"SELECT '{name}' AS t, count(*) FROM ({view.sql}) v WHERE v.{EVENT_TIME} >= ? AND v.{EVENT_TIME} < ?"
-            )
-            params += [start, end]
-    if parts:
-        counts.update(run_query(ctx, " UNION ALL ".join(parts), params, max_rows=len(parts)).rows)
+    counts = {
+        name: bisect.bisect_left(times, end) - bisect.bisect_left(times, start)
+        for name, times in event_times(ctx).items()
+    }
     busy = {k: v for k, v in sorted(counts.items()) if v}
     lines = [f"Events in [{_fmt(start)}, {_fmt(end)}):", *(f"- {k}: {v}" for k, v in busy.items())]
     empty = [k for k, v in sorted(counts.items()) if not v]
@@ -115,6 +107,35 @@ def get_event_counts_by_time(
         lines.append("(The window starts at or after the prediction time: nothing there is visible.)")
     data = {"start_time": _fmt(start), "end_time": _fmt(end), "counts": dict(sorted(counts.items()))}
     return ToolResult(ok=True, content="\n".join(lines), data=data)
+
+
+_EVENT_TIMES = "ehr.event_times"
+
+
+def event_times(ctx: ToolContext) -> dict[str, list[dt.datetime]]:
+    """Sorted event times of every visible row, per timed EHR table (empty tables included).
+
+    Read once per episode (one query) and kept in ``ctx.state``: an episode never changes.
+    """
+    cached: dict[str, list[dt.datetime]] | None = ctx.state.get(_EVENT_TIMES)
+    if cached is not None:
+        return cached
+    out: dict[str, list[dt.datetime]] = {}
+    parts: list[str] = []
+    for name, n_rows in sorted(ehr_tables(ctx).items()):
+        view = table_view(ctx, get_table(name), labels=False)
+        if view.timed:
+            out[name] = []
+            if n_rows:
+                parts.append(f"SELECT '{name}' AS t, v.{EVENT_TIME} FROM ({view.sql}) v")
+    if parts:
+        total = sum(ehr_tables(ctx)[t] for t in out)
+        rows = run_query(ctx, " UNION ALL ".join(parts) + " ORDER BY 2", max_rows=total).rows
+        for name, when in rows:
+            if when is not None:
+                out[name].append(when)
+    ctx.state[_EVENT_TIMES] = out
+    return out
 
 
 @tool("ehr.get_latest_records")

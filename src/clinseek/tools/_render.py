@@ -67,30 +67,58 @@ def _format_text(text: str, max_chars: int) -> str:
 def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple[str, bool]:
     """Render ``rows`` under ``title`` as ``col|col`` lines; returns (text, truncated).
 
-    Columns that are NULL in every shown row are dropped from the grid and listed once
-    (``all NULL: ...``). When rows were cut (row cap or character cap) the text ends with a
-    notice giving the total (when known) and ``narrow``, the way to ask for fewer rows.
+    Columns that are NULL in every row are listed once (``all NULL: ...``) and, when there are
+    several rows, columns with the same value in every row once (``same in every row:
+    subject_id=..., ...``); the grid holds the rest. When rows were cut (row cap or character
+    cap) the text ends with a notice giving the total (when known) and ``narrow``, the way to
+    ask for fewer rows.
     """
     if not rows.rows:
         return f"{title}: no rows.", False
-    keep = [i for i in range(len(rows.columns)) if any(r[i] is not None for r in rows.rows)]
-    nulls = [c for i, c in enumerate(rows.columns) if i not in keep]
-    lines = [f"{title}: {_count(rows)}", "|".join(rows.columns[i] for i in keep)]
+    keep, same, nulls = _split_columns(rows)
+    cap = limits.max_cell_chars
+    lines = [f"{title}: {_count(rows)}"]
+    if same:
+        lines.append(
+            "same in every row: "
+            + ", ".join(f"{rows.columns[i]}={format_value(rows.rows[0][i], cap)}" for i in same)
+        )
+    if nulls:
+        lines.append(f"all NULL: {', '.join(rows.columns[i] for i in nulls)}")
+    lines.append("|".join(rows.columns[i] for i in keep))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     shown = 0
     for row in rows.rows:
-        line = "|".join(format_value(row[i], limits.max_cell_chars) for i in keep)
+        line = "|".join(format_value(row[i], cap) for i in keep)
         budget -= len(line) + 1
         if budget < 0 and shown:
             break
         lines.append(line)
         shown += 1
-    if nulls:
-        lines.append(f"(all NULL in these rows: {', '.join(nulls)})")
     cut = rows.truncated or shown < len(rows.rows)
     if cut:
         lines.append(_notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
     return "\n".join(lines), cut
+
+
+def _split_columns(rows: Rows) -> tuple[list[int], list[int], list[int]]:
+    """Column indexes: (shown in the grid, same non-NULL value in every row, NULL in every row)."""
+    keep: list[int] = []
+    same: list[int] = []
+    nulls: list[int] = []
+    first = rows.rows[0]
+    for i in range(len(rows.columns)):
+        value = first[i]
+        uniform = all(r[i] == value and type(r[i]) is type(value) for r in rows.rows)
+        if uniform and value is None:
+            nulls.append(i)
+        elif uniform and len(rows.rows) > 1:
+            same.append(i)
+        else:
+            keep.append(i)
+    if not keep:  # keep at least one column in the grid so the rows stay visible
+        keep, same = same[:1], same[1:]
+    return keep, same, nulls
 
 
 def _count(rows: Rows) -> str:
