@@ -1,0 +1,168 @@
+"""Corpus documents for lab tests (``hosp.d_labitems``) and ICU items (``icu.d_items``).
+
+Sources: the MIT-LCP concept maps shipped in ``meds-etl`` (``d_labitems_to_loinc.csv``: every
+MIMIC-IV lab itemid with label, fluid, category, unit and LOINC; ``meas_chartevents_main.csv``:
+the main charted vitals with LOINC) and, when a store is given, that store's dictionaries
+(``hosp.d_labitems``, ``icu.d_items`` with ``lownormalvalue``/``highnormalvalue``) and the most
+common reference range of each lab item in ``hosp.labevents`` (``ref_range_lower`` /
+``ref_range_upper``). Only population-level constants are read from a store: never a patient's row.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from ._document import KnowledgeDocument, kb_url
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+_MAPS = "meds_etl.mimic.concept_map"
+
+
+@dataclass(frozen=True, slots=True)
+class LabItem:
+    """What the corpus says about one ``hosp.d_labitems`` itemid."""
+
+    itemid: int
+    label: str
+    fluid: str = ""
+    category: str = ""
+    unit: str = ""
+    loinc: str = ""
+    loinc_name: str = ""
+    ref_low: float | None = None
+    ref_high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IcuItem:
+    """What the corpus says about one ``icu.d_items`` itemid."""
+
+    itemid: int
+    label: str
+    abbreviation: str = ""
+    linksto: str = ""
+    category: str = ""
+    unit: str = ""
+    loinc: str = ""
+    normal: tuple[float | None, float | None] = field(default=(None, None))
+
+
+def _csv_rows(name: str) -> list[dict[str, str]]:
+    text = resources.files(_MAPS).joinpath(name).read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _lab_items_from_maps() -> dict[int, LabItem]:
+    out: dict[int, LabItem] = {}
+    for row in _csv_rows("d_labitems_to_loinc.csv"):
+        itemid = int(row["itemid (omop_source_code)"])
+        loinc = row["omop_concept_code"] if row["omop_vocabulary_id"] == "LOINC" else ""
+        out[itemid] = LabItem(itemid, row["label"], row["fluid"], row["category"], row["valueuom"], loinc,
+                              row["omop_concept_name"] if loinc else "")
+    return out
+
+
+def _icu_items_from_maps() -> dict[int, IcuItem]:
+    out: dict[int, IcuItem] = {}
+    for row in _csv_rows("meas_chartevents_main.csv"):
+        itemid = int(row["itemid (omop_source_code)"])
+        loinc = row["omop_concept_code"] if row["omop_vocabulary_id"] == "LOINC" else ""
+        out[itemid] = IcuItem(itemid, row["label"], linksto="chartevents", loinc=loinc)
+    return out
+
+
+_REF_RANGES = """
+SELECT itemid, ref_range_lower, ref_range_upper FROM (
+  SELECT itemid, ref_range_lower, ref_range_upper, count(*) AS n FROM hosp.labevents
+  WHERE ref_range_lower IS NOT NULL OR ref_range_upper IS NOT NULL GROUP BY ALL)
+QUALIFY row_number() OVER (PARTITION BY itemid ORDER BY n DESC, ref_range_lower, ref_range_upper) = 1
+"""
+
+
+def _merge_store(labs: dict[int, LabItem], icu: dict[int, IcuItem], store: Store) -> None:
+    con = store.connect()
+    try:
+        if store.has_table("hosp.d_labitems"):
+            for itemid, label, fluid, category in con.execute(
+                "SELECT itemid, label, fluid, category FROM hosp.d_labitems"
+            ).fetchall():
+                base = labs.get(itemid) or LabItem(itemid, label or "")
+                labs[itemid] = replace(base, label=label or base.label, fluid=fluid or base.fluid,
+                                       category=category or base.category)
+        if store.has_table("hosp.labevents"):
+            for itemid, low, high in con.execute(_REF_RANGES).fetchall():
+                if itemid in labs:
+                    labs[itemid] = replace(labs[itemid], ref_low=low, ref_high=high)
+        if store.has_table("icu.d_items"):
+            rows = con.execute(
+                "SELECT itemid, label, abbreviation, linksto, category, unitname, lownormalvalue, highnormalvalue "
+                "FROM icu.d_items"
+            ).fetchall()
+            for itemid, label, abbr, linksto, category, unit, low, high in rows:
+                base = icu.get(itemid) or IcuItem(itemid, label or "")
+                icu[itemid] = replace(base, label=label or base.label, abbreviation=abbr or "",
+                                      linksto=linksto or "", category=category or "", unit=unit or "",
+                                      normal=(low, high))
+    finally:
+        con.close()
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def lab_document(item: LabItem) -> KnowledgeDocument:
+    """The document of one lab test: label, specimen, unit, LOINC and reference range."""
+    where = ", ".join(x for x in (item.fluid, item.category) if x)
+    lines = [f"MIMIC-IV hosp.d_labitems itemid {item.itemid}: {item.label}; rows in hosp.labevents."]
+    if item.fluid:
+        lines.append(f"Fluid (specimen): {item.fluid}. Category: {item.category}.")
+    lines.append(f"Unit (valueuom): {item.unit}." if item.unit else "Unit (valueuom): none recorded.")
+    if item.loinc:
+        lines.append(f"LOINC {item.loinc}: {item.loinc_name}.")
+    if item.ref_low is not None or item.ref_high is not None:
+        lines.append(
+            f"Reference range (normal range; most common ref_range_lower - ref_range_upper in hosp.labevents): "
+            f"{_num(item.ref_low)} - {_num(item.ref_high)} {item.unit}".rstrip() + "."
+        )
+        lines.append("Values outside the range are flagged 'abnormal' in hosp.labevents.flag.")
+    else:
+        lines.append("Reference range: not recorded in this corpus; each hosp.labevents row carries its own "
+                     "ref_range_lower and ref_range_upper.")
+    return KnowledgeDocument(kb_url("labs", str(item.itemid)),
+                             f"Lab test {item.label} ({where}), itemid {item.itemid}", "\n".join(lines), "labs")
+
+
+def icu_document(item: IcuItem) -> KnowledgeDocument:
+    """The document of one ICU item: label, abbreviation, table, unit, normal range."""
+    lines = [f"MIMIC-IV icu.d_items itemid {item.itemid}: {item.label}"
+             + (f" (abbreviation {item.abbreviation})" if item.abbreviation else "") + "."]
+    if item.linksto:
+        lines.append(f"Recorded in icu.{item.linksto}." + (f" Category: {item.category}." if item.category else ""))
+    if item.unit:
+        lines.append(f"Unit: {item.unit}.")
+    if item.loinc:
+        lines.append(f"LOINC {item.loinc}.")
+    low, high = item.normal
+    if low is not None or high is not None:
+        lines.append(f"Normal range (lownormalvalue - highnormalvalue): {_num(low)} - {_num(high)} {item.unit}".rstrip() + ".")
+    return KnowledgeDocument(kb_url("icu_items", str(item.itemid)), f"ICU item {item.label}, itemid {item.itemid}",
+                             "\n".join(lines), "icu_items")
+
+
+def item_documents(store: Store | None = None) -> Iterator[KnowledgeDocument]:
+    """Lab test and ICU item documents from the meds-etl maps, enriched from ``store`` when given."""
+    labs, icu = _lab_items_from_maps(), _icu_items_from_maps()
+    if store is not None:
+        _merge_store(labs, icu, store)
+    for itemid in sorted(labs):
+        yield lab_document(labs[itemid])
+    for itemid in sorted(icu):
+        yield icu_document(icu[itemid])
