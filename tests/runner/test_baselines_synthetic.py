@@ -49,3 +49,14 @@ def test_evidence_beats_null_on_decision_making(runs) -> None:
 
     assert hits("baseline_null", "agent") == 0
     assert hits("baseline_evidence", "agent") >= 2
+
+
+def test_concurrent_runs_each_see_only_their_own_patient(runs) -> None:
+    out, _ = runs
+    rows = _rows(out, "clinseek-bench-text", "agent", "baseline_evidence")
+    rows += _rows(out, "clinseek-bench-mm", "agent", "baseline_evidence")
+    for row in rows:
+        loaded = next(m["content"] for m in row.messages if m["role"] == "tool")
+        assert f"subject_id {row.subject_id}," in loaded
+        others = {r.subject_id for r in rows} - {row.subject_id}
+        assert not any(f"subject_id {s}," in loaded for s in others)
