@@ -276,3 +276,19 @@ def test_next_event_labels_match_hand_written_sql(
     assert rows
     for q in rows:
         assert set(q.label) == expected_next_event(store_con, q, present), q.qid
+
+
+def test_a_failing_task_is_reported_and_the_rest_is_built(demo_store: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from clinseek.store import connect_store
+
+    broken = tmp_path / "broken.duckdb"
+    shutil.copy(demo_store, broken)
+    con = connect_store(broken, read_only=False)
+    con.execute("DROP TABLE hosp.d_labitems")  # still listed as present in clinseek_meta.table_info
+    con.close()
+    result = build_benchmark(broken, tasks=["labevents", "poe"], per_task=2, out=tmp_path / "out")
+    assert result.counts == {"labevents": 0, "poe": 2}
+    assert result.skipped["labevents"].startswith("failed: CatalogException")
+    assert [q.task for q in load_questions(result.out)] == ["poe", "poe"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
@@ -145,14 +146,17 @@ def build_benchmark(
                 per_task,
                 pool or max(20 * per_task, 400),
             )
-            if name in MM_BUILDERS:
-                rows, reason = build_mm_rows(ctx, name)
-                mm_rows += rows
-            else:
-                rows, reason, cands = _build_text_task(ctx, get_task(name), len(text_rows))
-                text_rows += rows
-                if cands is not None:
-                    vocab[name] = cands
+            try:
+                if name in MM_BUILDERS:
+                    rows, reason = build_mm_rows(ctx, name)
+                    mm_rows += rows
+                else:
+                    rows, reason, cands = _build_text_task(ctx, get_task(name), len(text_rows))
+                    text_rows += rows
+                    if cands is not None:
+                        vocab[name] = cands
+            except (ClinseekError, duckdb.Error) as err:  # one task's failure does not stop the build
+                rows, reason = [], f"failed: {type(err).__name__}: {err}"
             counts[name] = len(rows)
             if reason:
                 skipped[name] = reason
