@@ -109,3 +109,12 @@ def test_every_generated_code_and_item_is_in_its_dictionary(con: duckdb.DuckDBPy
     assert not any(bad.values()), bad
     titled = con.execute("SELECT count(*) FROM ed.diagnosis WHERE icd_title IS NULL").fetchall()[0][0]
     assert titled == 0
+
+
+def test_keys_are_unique(con: duckdb.DuckDBPyConnection) -> None:
+    for table, key in (("hosp.admissions", "hadm_id"), ("icu.icustays", "stay_id"), ("ed.edstays", "stay_id"),
+                       ("hosp.transfers", "transfer_id"), ("hosp.poe", "poe_id"), ("hosp.emar", "emar_id"),
+                       ("hosp.labevents", "labevent_id"), ("cxr.metadata", "dicom_id"), ("note.discharge", "note_id"),
+                       ("note.radiology", "note_id"), ("hosp.pharmacy", "pharmacy_id")):
+        total, distinct = con.execute(f"SELECT count(*), count(DISTINCT {key}) FROM {table}").fetchall()[0]
+        assert total == distinct, table

@@ -83,7 +83,7 @@ def synthesize(out: Path, *, patients: int, seed: int, progress: bool = False) -
 
     Args:
         out: the store file to write.
-        patients: number of patients (>= 1). Ids stay in MIMIC ranges up to ~100k patients.
+        patients: number of patients (>= 1). Ids stay in MIMIC ranges up to 40,000 patients.
         seed: random seed.
         progress: show a progress bar (rich).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -160,30 +161,40 @@ def _sigmoid(x: float) -> float:
 
 
 class _Ids:
-    """Per-patient id slots, so ids stay unique and deterministic whatever the chunking."""
+    """Per-patient id slots, so ids stay unique and deterministic whatever the chunking.
+
+    Patient ``i`` owns ids ``base + i * stride + 1 .. base + (i + 1) * stride``; a timeline has at
+    most :data:`MAX_EPISODES` episodes, which bounds every count below its stride. The ranges stay
+    inside MIMIC's (2xxxxxxx admissions, 3xxxxxxx stays and transfers) up to 20,000 patients.
+    """
+
+    STRIDES: ClassVar[dict[str, int]] = {"hadm": 20, "icu": 40, "ed": 20, "transfer": 100}
+    BASES: ClassVar[dict[str, int]] = {"hadm": 20_000_000, "icu": 30_000_000, "ed": 33_000_000, "transfer": 36_000_000}
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.hadm = self.icu = self.ed = self.transfer = 0
+        self.used = dict.fromkeys(self.STRIDES, 0)
+
+    def _next(self, kind: str) -> int:
+        self.used[kind] += 1
+        if self.used[kind] > self.STRIDES[kind]:  # pragma: no cover - bounded by MAX_EPISODES
+            raise AssertionError(f"patient {self.index}: more than {self.STRIDES[kind]} {kind} ids")
+        return self.BASES[kind] + self.index * self.STRIDES[kind] + self.used[kind]
 
     def next_hadm(self) -> int:
-        self.hadm += 1
-        return 20_000_000 + self.index * 40 + self.hadm
+        return self._next("hadm")
 
     def next_icu(self) -> int:
-        self.icu += 1
-        return 30_000_000 + self.index * 40 + self.icu
+        return self._next("icu")
 
     def next_ed(self) -> int:
-        self.ed += 1
-        return 34_000_000 + self.index * 40 + self.ed
+        return self._next("ed")
 
     def next_transfer(self) -> int:
-        self.transfer += 1
-        return 38_000_000 + self.index * 160 + self.transfer
+        return self._next("transfer")
 
 
-MAX_EPISODES = 8
+MAX_EPISODES = 12
 
 
 def make_patient(index: int, subject_id: int, rng: np.random.Generator) -> Patient:
@@ -229,7 +240,7 @@ def make_timeline(patient: Patient, rng: np.random.Generator) -> Timeline:
     ids = _Ids(patient.index)
     t = _minute(year_start(patient.anchor_year) + rng.uniform(0.05, 1.5) * YEAR)
     last_clinic = t - rng.uniform(30, 200) * DAY
-    episodes = min(int(rng.geometric(0.33)), MAX_EPISODES)
+    episodes = min(int(rng.geometric(0.33)), 8)
     k = 0
     forced_return = False
     while k < episodes:
@@ -258,7 +269,7 @@ def make_timeline(patient: Patient, rng: np.random.Generator) -> Timeline:
         p_readmit = min(0.7, 0.02 + 0.25 * adm.severity + 0.22 * patient.frailty)
         if rng.random() < p_readmit:
             t = _minute(adm.dischtime + rng.uniform(1.0, 29.0) * DAY)
-            if k >= episodes:
+            if k >= episodes and episodes < MAX_EPISODES:
                 episodes += 1
         else:
             t = _minute(adm.dischtime + rng.uniform(35, 500) * DAY)
