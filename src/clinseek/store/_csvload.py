@@ -104,7 +104,8 @@ def explain_csv_error(
     A CSV error (bad value, wrong field count, bad encoding) is located by re-scanning the file
     with DuckDB's reject tables (structured: column, error type, byte position); the byte
     position becomes the physical line (multi-line quoted fields count every line they span;
-    the header is line 1). Call it outside any open transaction.
+    the header is line 1). DuckDB keeps at most 1,000 rejected rows per scan; the earliest of
+    them is reported. Call it outside any open transaction.
     """
     if isinstance(err, duckdb.IOException):
         return IngestError(path, f"cannot read the file: truncated or corrupt? ({_first_line(err)})")
@@ -117,7 +118,11 @@ def explain_csv_error(
         f"rejects_scan={_literal(_REJECTS + '_scans')}, rejects_limit=1000"
     )
     try:
-        con.execute(f"SELECT * FROM {read_csv_sql(path, match, extra=options)}").fetchall()
+        # count every column so that each one is converted (count(*) alone converts nothing),
+        # while only one row of counts comes back, whatever the file's size
+        names = [c.name if c is not None else f"_ignored_{i}" for i, c in enumerate(match.columns)]
+        counts = ", ".join(f"count({_quote(n)})" for n in names)
+        con.execute(f"SELECT {counts} FROM {read_csv_sql(path, match, extra=options)}").fetchall()
         rows = con.execute(
             "SELECT CASE WHEN error_type = 'CAST' THEN byte_position ELSE line_byte_position END AS pos, "
             f"column_name, error_type, csv_line, error_message FROM {_REJECTS} ORDER BY pos LIMIT 1"
