@@ -9,14 +9,20 @@ import typer
 
 from ._app import bench_app
 
-_Manifest = Annotated[Path, typer.Argument(help="A manifest file (.json array / .jsonl) or a benchmark directory.")]
+_Manifest = Annotated[
+    Path, typer.Argument(help="A manifest file (.json array / .jsonl) or a benchmark directory.")
+]
 
 
 @bench_app.command("validate")
 def validate_cmd(
     path: _Manifest,
-    store: Annotated[Path | None, typer.Option("--store", help="Check every referenced id exists in this store.")] = None,
-    release: Annotated[bool, typer.Option("--release", help="Check the released composition (card counts).")] = False,
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Check every referenced id exists in this store.")
+    ] = None,
+    release: Annotated[
+        bool, typer.Option("--release", help="Check the released composition (card counts).")
+    ] = False,
 ) -> None:
     """Validate every row; exit 1 when any problem is found."""
     from ..bench import validate_benchmark
@@ -37,14 +43,19 @@ def validate_cmd(
 def build_cmd(
     store: Annotated[Path, typer.Option("--store", help="The clinseek store to draw questions from.")],
     out: Annotated[Path, typer.Option("--out", help="Output benchmark directory (absent or empty).")],
-    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Task name (repeat); default: all.")] = None,
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Task names (repeat or comma-separate); default: all.")
+    ] = None,
     per_task: Annotated[int, typer.Option("--per-task", min=1, help="Questions per task.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 42,
 ) -> None:
     """Build a release-shaped benchmark directory from a store."""
     from ..bench import build_benchmark
 
-    result = build_benchmark(store, tasks=tasks, per_task=per_task, seed=seed, out=out)
+    names = [t for arg in tasks or [] for t in arg.split(",") if t.strip()]
+    result = build_benchmark(
+        store, tasks=[t.strip() for t in names] or None, per_task=per_task, seed=seed, out=out
+    )
     for name, count in sorted(result.counts.items()):
         typer.echo(f"{name}: {count}")
     for name, reason in sorted(result.skipped.items()):
@@ -56,7 +67,9 @@ def build_cmd(
 def join_cmd(
     path: Annotated[Path, typer.Argument(help="A ClinSeek-Bench text manifest (JSON array).")],
     ehr_bench: Annotated[Path, typer.Option("--ehr-bench", help="Directory with the EHR-Bench JSONL files.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Output file (default: PATH stem + .joined.json).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output file (default: PATH stem + .joined.json).")
+    ] = None,
 ) -> None:
     """Join EHR-Bench ``input``/``question`` back into text rows by source_file/source_idx."""
     from ..bench import join_ehr_bench
