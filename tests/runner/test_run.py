@@ -89,3 +89,11 @@ def test_an_unknown_subject_is_an_infra_error_row_not_a_crash(text_questions, sy
     rows = {r.qid: r for r in read_results(Path(summary.out_dir) / "results.jsonl").rows}
     assert rows["ghost"].status == "infra_error" and rows["ghost"].error_type
     assert rows[text_questions[1].qid].status == "answered"
+
+
+def test_a_missing_store_fails_fast(text_questions, tmp_path: Path) -> None:
+    from clinseek.errors import ClinseekError
+
+    with pytest.raises(ClinseekError, match="no such store"):
+        _run(text_questions, tmp_path / "missing.duckdb", "agent", "baseline:null", tmp_path)
+    assert not (tmp_path / "clinseek-bench-text").exists()

@@ -181,6 +181,15 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
 
 
+def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:
+    """Fail fast on a missing store (rather than one infra-error row per question)."""
+    from ..agent import verbatim_package
+
+    needs = mode != "curated" or any(verbatim_package(q)[0] is None for q in questions)
+    if needs and not store.is_file():
+        raise ClinseekError(f"{store}: no such store file (build one with 'clinseek data ...')")
+
+
 def _model(name: str, settings: RunSettings) -> ChatModel:
     return get_model(name, base_url=settings.base_url, tool_protocol=settings.tool_protocol,
                      api_key_env=settings.api_key_env, credentials_file=settings.credentials_file,
@@ -227,7 +236,8 @@ async def run_benchmark(
         tasks: run only questions of these tasks.
 
     Raises:
-        ClinseekError: no questions to run, or a results directory of another configuration.
+        ClinseekError: no questions to run, a missing store file, a results directory of another
+            configuration, or one another run is writing.
         ModelError: an unknown provider or a missing API key.
     """
     settings = settings or RunSettings()
@@ -235,6 +245,7 @@ async def run_benchmark(
     chosen = chosen[:limit] if limit is not None else chosen
     if not chosen:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
+    _check_store(Path(store), chosen, mode)
     groups: dict[str, list[Question]] = {}
     for q in chosen:  # one results directory per benchmark (text and multimodal rows never mix)
         groups.setdefault(benchmark or q.benchmark, []).append(q)
