@@ -16,7 +16,7 @@ from ._app import app, state
 def main() -> None:
     """Entry point of the ``clinseek`` console script."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except ClinseekError as err:
         if state["debug"]:
             raise
@@ -34,6 +34,9 @@ def main() -> None:
             print("aborted", file=sys.stderr)
             sys.exit(1)
         raise
+    # with standalone_mode=False click returns the code of typer.Exit / ctx.exit instead of exiting
+    if isinstance(code, int) and code != 0:
+        sys.exit(code)
 
 
 __all__ = ["app", "main"]
