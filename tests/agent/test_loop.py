@@ -187,3 +187,13 @@ def test_a_tool_set_without_finish_is_refused() -> None:
     question = make_question(1, WHEN)
     with pytest.raises(ClinseekError, match=r"ehr\.finish"):
         anyio.run(lambda: run_agent(ScriptedModel([]), ToolContext(episode=None), question, tools=("ehr.think",)))  # type: ignore[arg-type]
+
+
+def test_a_tool_crash_is_an_infra_error_named_after_the_real_exception() -> None:
+    # run_sql_query needs the episode, which this context lacks: the tool raises AttributeError
+    model = ScriptedModel([assistant(call("ehr.run_sql_query", sql_query="SELECT 1"), call("ehr.think", response="x"))])
+    question = make_question(1, WHEN)
+    ctx = ToolContext(episode=None)  # type: ignore[arg-type]
+    outcome = anyio.run(lambda: run_agent(model, ctx, question, tools=("ehr.run_sql_query", "ehr.finish", "ehr.think")))
+    assert outcome.status == "infra_error" and outcome.error_type == "AttributeError"
+    assert outcome.messages[-1].role == "assistant"  # the transcript up to the crash is kept

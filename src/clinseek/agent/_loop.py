@@ -125,13 +125,19 @@ class _Run:
     # -- tools ---------------------------------------------------------------------------------
     async def run_tools(self, calls: Sequence[ToolCall]) -> list[tuple[ToolCall, ToolResult]]:
         results: list[ToolResult | None] = [None] * len(calls)
+        crashes: list[Exception] = []
 
         async def one(i: int, call: ToolCall) -> None:
-            results[i] = await self.run_tool(call)
+            try:
+                results[i] = await self.run_tool(call)
+            except Exception as err:  # not a ToolError: an infrastructure failure, raised after the batch
+                crashes.append(err)
 
         async with anyio.create_task_group() as tg:
             for i, call in enumerate(calls):
                 tg.start_soon(one, i, call)
+        if crashes:
+            raise crashes[0]
         done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
         for call, result in done:
             content = self.cap(result.content)
