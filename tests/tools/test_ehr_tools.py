@@ -286,7 +286,7 @@ def test_slow_sql_is_stopped_within_the_time_limit(episode: Any) -> None:
     for query in SLOW:
         started = time.perf_counter()
         result = run(episode, "ehr.run_sql_query", limits, sql_query=query)
-        assert time.perf_counter() - started < 5, query
+        assert time.perf_counter() - started < 10, query  # 0.5 s limit; slack for a loaded CI box
         assert not result.ok and result.error_kind in ("timeout", "sql_error"), (query, result.content)
 
 
