@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clinseek.episode import MM_POLICY, TEXT_POLICY, Episode, EpisodeKey, build_episode
+from clinseek.episode import MM_POLICY, TEXT_POLICY, EpisodeKey, build_episode
 from clinseek.store import connect_store, synthesize
 
 QUERIES: dict[str, str] = {
@@ -93,10 +93,14 @@ def bench_store(store: Path, episodes: int, seed: int) -> dict[str, float]:
         cpus.append(cpu)
         rows.append(sum(n for name, n in ep.table_counts().items() if "d_" not in name))
         eps.append(ep)
-    print(f"\n{store.name}: {store.stat().st_size / 1e6:.0f} MB, {len(eps)} episodes, "
-          f"median {statistics.median(rows):.0f} patient rows per episode")
-    print(f"  episode build      wall p50 {_pct(walls, 0.5):7.1f} ms  p95 {_pct(walls, 0.95):7.1f} ms"
-          f"   thread-CPU p50 {_pct(cpus, 0.5):7.1f} ms  p95 {_pct(cpus, 0.95):7.1f} ms")
+    print(
+        f"\n{store.name}: {store.stat().st_size / 1e6:.0f} MB, {len(eps)} episodes, "
+        f"median {statistics.median(rows):.0f} patient rows per episode"
+    )
+    print(
+        f"  episode build      wall p50 {_pct(walls, 0.5):7.1f} ms  p95 {_pct(walls, 0.95):7.1f} ms"
+        f"   thread-CPU p50 {_pct(cpus, 0.5):7.1f} ms  p95 {_pct(cpus, 0.95):7.1f} ms"
+    )
     for label, sql in QUERIES.items():
         qw, qc = [], []
         for ep in eps:
@@ -121,7 +125,9 @@ def _store_for(patients: int, keep: Path | None, tmp: Path) -> Path:
 
 def main() -> None:
     """Parse arguments, build or open the stores, print the figures and the target checks."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--patients", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--episodes", type=int, default=40)
     parser.add_argument("--store", type=Path, nargs="*", default=None, help="existing stores instead")
@@ -133,10 +139,14 @@ def main() -> None:
         results = [bench_store(store, args.episodes, args.seed) for store in stores]
         if len(results) >= 2:
             small, large = results[0], results[-1]
-            print(f"\nbuild p50 ratio {stores[-1].name} / {stores[0].name}: wall {large['wall'] / small['wall']:.2f}, "
-                  f"thread-CPU {large['cpu'] / small['cpu']:.2f}   (target <= 1.5)")
+            print(
+                f"\nbuild p50 ratio {stores[-1].name} / {stores[0].name}: wall {large['wall'] / small['wall']:.2f}, "
+                f"thread-CPU {large['cpu'] / small['cpu']:.2f}   (target <= 1.5)"
+            )
         last = results[-1]
-        print(f"build p50 on {stores[-1].name}: wall {last['wall']:.1f} ms, thread-CPU {last['cpu']:.1f} ms   (target <= 50 ms)")
+        print(
+            f"build p50 on {stores[-1].name}: wall {last['wall']:.1f} ms, thread-CPU {last['cpu']:.1f} ms   (target <= 50 ms)"
+        )
 
 
 if __name__ == "__main__":
