@@ -104,3 +104,18 @@ def test_episode_cutoff_before_any_event_is_empty_but_complete(small_store: Path
             if name != "hosp.patients" and "d_" not in name and name not in ("hosp.provider", "icu.caregiver")
         )
         assert ep.execute("SELECT dod FROM patients").rows == [(None,)]
+
+
+def test_a_failing_build_names_the_store_and_leaves_nothing_open(small_store: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import duckdb
+
+    broken = tmp_path / "broken.duckdb"
+    shutil.copy(small_store, broken)
+    con = duckdb.connect(str(broken))
+    con.execute("ALTER TABLE hosp.labevents DROP COLUMN storetime")
+    con.close()
+    with pytest.raises(EpisodeError, match=r"broken\.duckdb: cannot build the episode of subject_id 1"):
+        build_episode(broken, EpisodeKey(S, T))
+    broken.unlink()  # no connection kept the file open
