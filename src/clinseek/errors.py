@@ -14,6 +14,7 @@ The tree is shallow; each error keeps the data it points at as attributes::
     ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
     ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
     ├── MissingExtraError    an optional dependency that is not installed (names the extra)
+    ├── ImagingError         a linked CXR image or report file that cannot be found or read
     └── ScoringError         results that cannot be scored (file, row, field)
 
 Only ``ToolError`` reaches the model. Any other exception raised while a question runs ends
@@ -161,6 +162,20 @@ class MissingExtraError(ClinseekError):
         super().__init__(msg)
 
 
+class ImagingError(ClinseekError):
+    """A linked CXR image or report cannot be found or read.
+
+    Attributes:
+        path: the path as given (manifest path, dicom_id or file path).
+        problem: what was expected (the places looked at) and what was found.
+    """
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
 class ScoringError(ClinseekError):
     """Results that cannot be scored (names the file, row and field)."""
 
@@ -170,6 +185,7 @@ __all__ = [
     "EpisodeError",
     "EpisodeQueryError",
     "EpisodeTimeout",
+    "ImagingError",
     "IngestError",
     "ManifestError",
     "MissingExtraError",

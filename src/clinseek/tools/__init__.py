@@ -7,10 +7,11 @@ compact and capped with a notice, keyword search is literal, SQL is parsed and g
 errors come back as structured results (:class:`ToolResult` with ``error_kind``).
 """
 
-from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql  # noqa: F401  (register)
+from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql, _image  # noqa: F401  (register)
 from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
 from ._call import call_tool
 from ._context import ToolContext
+from ._image_state import attach_imaging
 from ._limits import Limits
 from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
 from ._render import Rows, format_value, render_rows
@@ -40,10 +41,21 @@ EHR_TOOLS: tuple[str, ...] = (
 BROWSER_TOOLS: tuple[str, ...] = ("browser.search", "browser.open", "browser.find")
 """The 3 knowledge tools, in the reference's order; they need :func:`attach_browser` on the context."""
 
+IMAGE_TOOLS: tuple[str, ...] = (
+    "image.dicom_processor",
+    "image.chest_xray_classifier",
+    "image.chest_xray_report_generator",
+    "image.xray_phrase_grounding",
+    "image.chest_xray_segmentation",
+    "image.image_visualizer",
+)
+"""The 6 imaging tools; they need :func:`attach_imaging` on the context (the episode's linked CXR images)."""
+
 __all__ = [
     "BROWSER_TOOLS",
     "DEFAULT_REGISTRY",
     "EHR_TOOLS",
+    "IMAGE_TOOLS",
     "Limits",
     "PageBrowser",
     "PageBrowserLimits",
@@ -53,6 +65,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "attach_browser",
+    "attach_imaging",
     "call_tool",
     "format_value",
     "get_tool",
