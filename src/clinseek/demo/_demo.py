@@ -1,0 +1,172 @@
+"""``run_demo``: store → benchmark → both baselines in both modes → scores → paired tables, resumable."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio.to_thread
+
+from ..bench import BuildManifest, Question, build_benchmark, load_questions
+from ..errors import ClinseekError
+from ..runner import ModeSummary, RunSettings, run_benchmark
+from ..scoring import ScoredResults, ScoreReport, score_path, write_scores
+from ..store import open_store, synthesize
+from ._config import DEMO_MODELS, DemoConfig, DemoSettings, check_config
+from ._paired import model_comparisons
+
+StageCallback = Callable[[str], None]
+"""Receives one line per stage as it starts or is reused (the CLI prints them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of a demo run and how long it took (``reused`` = found done in OUT, not redone)."""
+
+    name: str
+    seconds: float
+    reused: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    """Everything a demo run produced; paths are inside ``out`` unless a store was given."""
+
+    out: Path
+    store: Path
+    bench: Path
+    """The benchmark directory (``ClinSeek-Bench_text.json``, ``ClinSeek-Bench_multimodal.jsonl``...)."""
+    runs: Path
+    """Results root: ``runs/<benchmark>/<mode>/<model-slug>/results.jsonl``."""
+    scores: Path
+    """``per_question.jsonl``, ``summary.json``, ``summary.md``."""
+    build: BuildManifest
+    questions: int
+    run_summaries: list[ModeSummary]
+    report: ScoreReport
+    """Scores of every run; ``paired`` holds evidence − null per (benchmark, mode), then agent − curated."""
+    stages: list[Stage]
+
+    @property
+    def infra_errors(self) -> int:
+        """Infra-error rows over every run."""
+        return sum(r.infra_errors for r in self.run_summaries)
+
+
+async def run_demo(
+    out: Path | str,
+    *,
+    settings: DemoSettings | None = None,
+    store: Path | str | None = None,
+    tasks: Sequence[str] | None = None,
+    on_stage: StageCallback | None = None,
+) -> DemoResult:
+    """Run the whole clinseek pipeline offline, with no credentials, into ``out``.
+
+    Stages: synthesize a MIMIC-IV-shaped store (``out/store.duckdb``, unless ``store`` is given:
+    any clinseek store, e.g. an ingest of the MIMIC-IV demo); build a benchmark from it
+    (``out/bench``: every text subtask and multimodal category the store supports,
+    ``settings.per_task`` questions each); run ``baseline:evidence`` and ``baseline:null`` in
+    agent and curated mode (``out/runs``); score every run and compare pairwise (``out/scores``:
+    evidence − null per benchmark and mode, agent − curated per model; paired bootstrap 95 % CI,
+    t-interval, McNemar).
+
+    A rerun into the same ``out`` with the same options resumes: a finished store or benchmark
+    is reused, finished result rows are kept (the runner's resume), scores are recomputed.
+
+    Raises:
+        ClinseekError: ``out`` holds another demo configuration or is not a demo directory; no
+            question could be built; a stage failed (StoreError, RegistryError... are subclasses).
+    """
+    settings = settings or DemoSettings()
+    out = Path(out)
+    say = on_stage or (lambda _line: None)
+    store_path = Path(store) if store is not None else out / "store.duckdb"
+    check_config(out, _config(store_path, store is None, settings, tasks))
+    stages: list[Stage] = []
+    if store is None:
+        stages.append(await _synthesize(store_path, settings, say))
+    elif not store_path.is_file():
+        raise ClinseekError(f"{store_path}: no such store file")
+    build, stage = await _build(store_path, out / "bench", settings, tasks, say)
+    stages.append(stage)
+    questions = load_questions(out / "bench")
+    if not questions:
+        raise ClinseekError(f"{out / 'bench'}: the store supports none of the requested tasks")
+    summaries, stage = await _run(questions, store_path, out / "runs", settings, say)
+    stages.append(stage)
+    report, stage = await _score(out / "runs", out / "scores", settings, say)
+    stages.append(stage)
+    return DemoResult(out=out, store=store_path, bench=out / "bench", runs=out / "runs", scores=out / "scores",
+                      build=build, questions=len(questions), run_summaries=summaries, report=report, stages=stages)
+
+
+def _config(store: Path, synthesized: bool, settings: DemoSettings, tasks: Sequence[str] | None) -> DemoConfig:
+    return DemoConfig(
+        store=str(store), synthesized=synthesized, patients=settings.patients if synthesized else None,
+        per_task=settings.per_task, seed=settings.seed, tasks=list(tasks) if tasks else None, models=list(DEMO_MODELS),
+    )
+
+
+async def _synthesize(path: Path, settings: DemoSettings, say: StageCallback) -> Stage:
+    started = time.perf_counter()
+    if path.is_file():  # synthesize() renames a complete store into place: present means finished
+        say(f"store: reusing {path}")
+        return Stage("store", time.perf_counter() - started, True)
+    say(f"store: synthesizing {settings.patients} patients (seed {settings.seed}) -> {path}")
+    await anyio.to_thread.run_sync(lambda: synthesize(path, patients=settings.patients, seed=settings.seed))
+    return Stage("store", time.perf_counter() - started, False)
+
+
+async def _build(store: Path, bench: Path, settings: DemoSettings, tasks: Sequence[str] | None,
+                 say: StageCallback) -> tuple[BuildManifest, Stage]:
+    started = time.perf_counter()
+    manifest = bench / "build_manifest.json"
+    if manifest.is_file():  # build_benchmark renames a complete directory into place
+        say(f"benchmark: reusing {bench}")
+        found = BuildManifest.model_validate_json(manifest.read_text(encoding="utf-8"))
+        return found, Stage("benchmark", time.perf_counter() - started, True)
+    say(f"benchmark: {settings.per_task} questions per task -> {bench}")
+    result = await anyio.to_thread.run_sync(
+        lambda: build_benchmark(store, tasks=tasks, per_task=settings.per_task, seed=settings.seed, out=bench))
+    return result.manifest, Stage("benchmark", time.perf_counter() - started, False)
+
+
+def _cxr_root(store: Path) -> Path | None:
+    """The store's CXR image folder (``store_info.cxr_root``, relative to the store's folder), if present."""
+    root = open_store(store).info.get("cxr_root")
+    if not root:
+        return None
+    path = store.parent / root
+    return path if path.is_dir() else None
+
+
+async def _run(questions: Sequence[Question], store: Path, runs: Path, settings: DemoSettings,
+               say: StageCallback) -> tuple[list[ModeSummary], Stage]:
+    started = time.perf_counter()
+    run_settings = RunSettings(concurrency=settings.concurrency, seed=settings.seed, progress=settings.progress,
+                               cxr_root=_cxr_root(store))
+    summaries: list[ModeSummary] = []
+    for model in DEMO_MODELS:
+        say(f"run: {model}, agent and curated mode, {len(questions)} questions -> {runs}")
+        summary = await run_benchmark(questions, store, "both", model, runs, settings=run_settings)
+        summaries += summary.runs
+    reused = all(s.ran == 0 for s in summaries)
+    return summaries, Stage("run", time.perf_counter() - started, reused)
+
+
+async def _score(runs: Path, scores: Path, settings: DemoSettings, say: StageCallback) -> tuple[ScoreReport, Stage]:
+    started = time.perf_counter()
+    say(f"score: deterministic scores and paired comparisons -> {scores}")
+
+    def work() -> ScoreReport:
+        scored = score_path(runs, n_resamples=settings.n_resamples, seed=settings.seed)
+        extra = model_comparisons(scored.questions, *DEMO_MODELS, n_resamples=settings.n_resamples, seed=settings.seed)
+        report = scored.report.model_copy(update={"paired": extra + scored.report.paired})
+        write_scores(ScoredResults(scored.questions, report, scored.inputs), scores)
+        return report
+
+    report = await anyio.to_thread.run_sync(work)
+    return report, Stage("score", time.perf_counter() - started, False)

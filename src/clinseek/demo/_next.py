@@ -1,0 +1,59 @@
+""""Where to look next" after a demo: the files written and commands to replay, rescore and rerun."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from ..bench import Question, load_questions
+from ..runner import model_slug
+from ._config import DEMO_MODELS
+
+
+def _q(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
+
+def replay_command(store: Path, question: Question, tool: str = "ehr.load_ehr") -> str:
+    """A ``clinseek tool`` command that opens ``question``'s own sealed episode and runs ``tool`` once."""
+    parts = ["clinseek", "tool", tool, "--store", _q(store), "--subject-id", str(question.subject_id),
+             "--prediction-time", _q(question.prediction_time.isoformat(sep=" ")), "--policy", question.policy]
+    if question.target_hadm_id is not None:
+        parts += ["--target-hadm-id", str(question.target_hadm_id)]
+    if question.target_stay_id is not None:
+        parts += ["--target-stay-id", str(question.target_stay_id)]
+    return " ".join(parts)
+
+
+def _example(bench: Path) -> Question | None:
+    """The first text decision-making question (else the first question) of the benchmark."""
+    questions = load_questions(bench)
+    text = [q for q in questions if q.task_type == "decision_making" and not q.study_ids]
+    pool = text or questions
+    return pool[0] if pool else None
+
+
+def next_steps(out: Path, store: Path) -> list[tuple[str, str]]:
+    """(what, where/how) pairs the CLI prints after the tables; paths are those of this demo."""
+    runs, bench = out / "runs", out / "bench"
+    evidence, null = (model_slug(m) for m in DEMO_MODELS)
+    text = runs / "clinseek-bench-text"
+    steps = [
+        ("scores, every table", str(out / "scores" / "summary.md")),
+        ("per-question scores", str(out / "scores" / "per_question.jsonl")),
+        ("trajectories (tool calls, answers)", str(text / "agent" / evidence / "results.jsonl")),
+        ("the benchmark", str(bench / "ClinSeek-Bench_text.json")),
+    ]
+    example = _example(bench)
+    if example is not None:
+        steps.append((f"replay question {example.qid}'s episode", replay_command(store, example)))
+    steps += [
+        ("rescore", f"clinseek score {_q(runs)} --out {_q(out / 'scores')}"),
+        ("one paired table", f"clinseek compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
+        ("a real LLM (OPENAI_API_KEY)", f"clinseek run --bench {_q(bench)} --store {_q(store)} "
+                                        f"--model openai:gpt-5.1 --mode both --out {_q(runs)}"),
+        ("a local server (vLLM, Ollama...)", f"clinseek run --bench {_q(bench)} --store {_q(store)} "
+                                             "--model openai:MODEL --base-url http://127.0.0.1:8000/v1 "
+                                             f"--mode both --out {_q(runs)}"),
+    ]
+    return steps
