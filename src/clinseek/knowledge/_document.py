@@ -18,12 +18,16 @@ class KnowledgeDocument:
         title: one-line title shown in search results.
         text: the body as plain text (Markdown allowed); lines are kept as written.
         source: the generator or folder it came from (``icd10cm``, ``ccs``, ``labs``, ``folder``...).
+        prior: added to the BM25 score (0 for most documents): a small static preference that
+            breaks near-ties, e.g. a CCS category page over each of its member codes, or the most
+            used of several lab items with the same name.
     """
 
     url: str
     title: str
     text: str
     source: str
+    prior: float = 0.0
 
 
 def kb_url(source: str, key: str) -> str:

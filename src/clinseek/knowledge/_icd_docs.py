@@ -11,6 +11,8 @@ from ._icd import IcdCode, ccs_grouper, icd_codes
 from ._phenotypes import MEDMOD_PHENOTYPES
 
 _MAX_CODES_LISTED = 150
+GROUP_PRIOR = 1.0
+"""Score bonus of a CCS category page (half of it for a phenotype page) over single-code pages."""
 
 
 def _slug(text: str) -> str:
@@ -74,7 +76,8 @@ def ccs_document(number: int, name: str, members: list[IcdCode], phenotype: str 
     if phenotype:
         lines.append(f"Part of the MedMod phenotype [{phenotype}]({kb_url('phenotype', _slug(phenotype))}).")
     lines += [f"ICD-9-CM codes ({len(icd9)}):", *_listing(icd9), f"ICD-10-CM codes ({len(icd10)}):", *_listing(icd10)]
-    return KnowledgeDocument(kb_url("ccs", str(number)), f"CCS {number}: {name}", "\n".join(lines), "ccs")
+    return KnowledgeDocument(kb_url("ccs", str(number)), f"CCS {number}: {name}", "\n".join(lines), "ccs",
+                             prior=GROUP_PRIOR)
 
 
 def phenotype_document(name: str, numbers: tuple[int, ...], ccs_names: dict[int, str]) -> KnowledgeDocument:
@@ -86,7 +89,8 @@ def phenotype_document(name: str, numbers: tuple[int, ...], ccs_names: dict[int,
         f"An ICU stay has this phenotype when its admission is coded with a diagnosis in: {groups}.",
         "ICD-10-CM codes count through the CMS GEM mapping to ICD-9-CM, then CCS.",
     ])
-    return KnowledgeDocument(kb_url("phenotype", _slug(name)), f"MedMod phenotype: {name}", text, "phenotypes")
+    return KnowledgeDocument(kb_url("phenotype", _slug(name)), f"MedMod phenotype: {name}", text, "phenotypes",
+                             prior=GROUP_PRIOR / 2)
 
 
 def icd_documents(*, procedures_icd10: bool = False) -> Iterator[KnowledgeDocument]:

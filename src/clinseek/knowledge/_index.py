@@ -17,6 +17,8 @@ from ..errors import ClinseekError
 from ._document import KnowledgeDocument
 from ._tokenize import tokenize
 
+TITLE_WEIGHT = 2
+"""How many times a title's terms count (a simple field weight: titles name what a page is about)."""
 _DOCS = "documents.jsonl"
 _META = "meta.json"
 
@@ -49,7 +51,8 @@ class KnowledgeIndex:
 
     @classmethod
     def build(cls, documents: Iterable[KnowledgeDocument], version: str) -> KnowledgeIndex:
-        """Index ``documents`` (title and text) in memory; duplicate URLs keep the first."""
+        """Index ``documents`` (title terms counted :data:`TITLE_WEIGHT` times, then the text) in memory;
+        duplicate URLs keep the first."""
         docs: list[KnowledgeDocument] = []
         seen: set[str] = set()
         vocab: dict[str, int] = {}
@@ -59,8 +62,8 @@ class KnowledgeIndex:
                 continue
             seen.add(doc.url)
             docs.append(doc)
-            terms = tokenize(f"{doc.title}\n{doc.text}")
-            ids.append([vocab.setdefault(t, len(vocab)) for t in terms])
+            title = [vocab.setdefault(t, len(vocab)) for t in tokenize(doc.title)]
+            ids.append(title * TITLE_WEIGHT + [vocab.setdefault(t, len(vocab)) for t in tokenize(doc.text)])
         retriever = bm25s.BM25()
         if docs:
             retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
@@ -75,19 +78,21 @@ class KnowledgeIndex:
         return None if i is None else self.documents[i]
 
     def search(self, query: str, k: int = 10) -> list[IndexHit]:
-        """The ``k`` best documents for ``query`` by BM25, best first; no hit has score 0."""
+        """The ``k`` best documents for ``query`` by BM25 plus each document's prior, best first.
+
+        Documents that share no term with the query are never returned. Ties keep corpus order.
+        """
         terms = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
         if not terms or not self.documents:
             return []
-        k = max(1, min(k, len(self.documents)))
+        pool = max(1, min(k * 4 + 10, len(self.documents)))
         found, scores = self._retriever.retrieve(
-            Tokenized(ids=[terms], vocab=self._vocab), k=k, show_progress=False, n_threads=1
+            Tokenized(ids=[terms], vocab=self._vocab), k=pool, show_progress=False, n_threads=1
         )
-        return [
-            IndexHit(self.documents[int(i)], float(s), rank)
-            for rank, (i, s) in enumerate(zip(found[0], scores[0], strict=True))
-            if s > 0
-        ]
+        scored = [(float(s) + self.documents[int(i)].prior, int(i)) for i, s in zip(found[0], scores[0], strict=True)
+                  if s > 0]
+        scored.sort(key=lambda x: (-x[0], x[1]))
+        return [IndexHit(self.documents[i], score, rank) for rank, (score, i) in enumerate(scored[:k])]
 
     def save(self, directory: Path) -> None:
         """Write the index to ``directory`` (created; must not exist yet)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -38,6 +39,8 @@ class LabItem:
     loinc_name: str = ""
     ref_low: float | None = None
     ref_high: float | None = None
+    rows: int = 0
+    """``labevents_row_count`` of MIMIC-IV v2.0 in the meds-etl map (0 when unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +67,9 @@ def _lab_items_from_maps() -> dict[int, LabItem]:
     for row in _csv_rows("d_labitems_to_loinc.csv"):
         itemid = int(row["itemid (omop_source_code)"])
         loinc = row["omop_concept_code"] if row["omop_vocabulary_id"] == "LOINC" else ""
+        rows = int(row["labevents_row_count"]) if row["labevents_row_count"].isdigit() else 0
         out[itemid] = LabItem(itemid, row["label"], row["fluid"], row["category"], row["valueuom"], loinc,
-                              row["omop_concept_name"] if loinc else "")
+                              row["omop_concept_name"] if loinc else "", rows=rows)
     return out
 
 
@@ -118,26 +122,33 @@ def _num(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def lab_document(item: LabItem) -> KnowledgeDocument:
-    """The document of one lab test: label, specimen, unit, LOINC and reference range."""
+def lab_document(items: list[LabItem]) -> KnowledgeDocument:
+    """The document of one lab test (the itemids sharing a label, fluid and category, most used first):
+    label, specimen, unit, LOINC and reference range."""
+    item = items[0]
+    ranged = next((i for i in items if i.ref_low is not None or i.ref_high is not None), None)
     where = ", ".join(x for x in (item.fluid, item.category) if x)
-    lines = [f"MIMIC-IV hosp.d_labitems itemid {item.itemid}: {item.label}; rows in hosp.labevents."]
-    if item.fluid:
-        lines.append(f"Fluid (specimen): {item.fluid}. Category: {item.category}.")
-    lines.append(f"Unit (valueuom): {item.unit}." if item.unit else "Unit (valueuom): none recorded.")
+    others = f" (also {', '.join(str(i.itemid) for i in items[1:])})" if len(items) > 1 else ""
+    lines = [f"MIMIC-IV hosp.d_labitems itemid {item.itemid}{others}: {item.label}.",
+             f"Fluid {item.fluid or 'not recorded'}; category {item.category or 'not recorded'}; "
+             f"unit {item.unit or 'none recorded'}."]
     if item.loinc:
         lines.append(f"LOINC {item.loinc}: {item.loinc_name}.")
-    if item.ref_low is not None or item.ref_high is not None:
-        lines.append(
-            f"Reference range (normal range; most common ref_range_lower - ref_range_upper in hosp.labevents): "
-            f"{_num(item.ref_low)} - {_num(item.ref_high)} {item.unit}".rstrip() + "."
-        )
-        lines.append("Values outside the range are flagged 'abnormal' in hosp.labevents.flag.")
-    else:
-        lines.append("Reference range: not recorded in this corpus; each hosp.labevents row carries its own "
-                     "ref_range_lower and ref_range_upper.")
+    if ranged is not None:
+        lines.append(f"Reference range {_num(ranged.ref_low)} - {_num(ranged.ref_high)} {item.unit}".rstrip()
+                     + " (most common in hosp.labevents).")
+    prior = math.log10(1 + sum(i.rows for i in items)) / 10  # 0 .. ~0.8: the most used test first on ties
     return KnowledgeDocument(kb_url("labs", str(item.itemid)),
-                             f"Lab test {item.label} ({where}), itemid {item.itemid}", "\n".join(lines), "labs")
+                             f"Lab test {item.label} ({where}), itemid {item.itemid}", "\n".join(lines), "labs",
+                             prior=prior)
+
+
+def _lab_groups(labs: dict[int, LabItem]) -> list[list[LabItem]]:
+    groups: dict[tuple[str, str, str], list[LabItem]] = {}
+    for item in labs.values():
+        groups.setdefault((item.label.lower(), item.fluid.lower(), item.category.lower()), []).append(item)
+    ordered = [sorted(g, key=lambda i: (-i.rows, i.itemid)) for g in groups.values()]
+    return sorted(ordered, key=lambda g: g[0].itemid)
 
 
 def icu_document(item: IcuItem) -> KnowledgeDocument:
@@ -162,7 +173,7 @@ def item_documents(store: Store | None = None) -> Iterator[KnowledgeDocument]:
     labs, icu = _lab_items_from_maps(), _icu_items_from_maps()
     if store is not None:
         _merge_store(labs, icu, store)
-    for itemid in sorted(labs):
-        yield lab_document(labs[itemid])
+    for group in _lab_groups(labs):
+        yield lab_document(group)
     for itemid in sorted(icu):
         yield icu_document(icu[itemid])

@@ -2,12 +2,14 @@
 
 Lower-cased alphanumeric runs; a run joined by ``.``, ``-`` or ``/`` is also kept whole without
 its separators when it holds a digit, so ``I50.23`` yields ``i5023`` (the MIMIC ``icd_code``) as
-well as ``i50`` and ``23``. English stop words are dropped and words are Snowball-stemmed
+well as ``i50`` and ``23``; longer runs also give each adjacent pair (``ICD-10-CM``: ``icd10cm``,
+``icd10``, ``10cm``, ``icd``, ``10``, ``cm``). English stop words are dropped and words are Snowball-stemmed
 (PyStemmer when installed; otherwise words are kept as they are).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from functools import cache, lru_cache
@@ -69,6 +71,8 @@ def _line_terms(line: str) -> tuple[str, ...]:
         parts = _SEP.split(run)
         if _DIGIT.search(run):
             out.append("".join(parts))
+            if len(parts) > 2:
+                out.extend(a + b for a, b in itertools.pairwise(parts))
         for part in parts:
             out.extend(_term(part))
     return tuple(out)
