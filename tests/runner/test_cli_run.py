@@ -28,7 +28,7 @@ def test_tasks_filter_and_unknown_provider(demo_bench, demo_store: Path, tmp_pat
         "run", "--bench", str(bench), "--store", str(demo_store), "--model", "baseline:null", "--mode", "curated",
         "--out", str(tmp_path), "--tasks", "omr", "--no-progress",
     ])
-    assert ok.exit_code == 0 and "2 answered" in ok.output
+    assert ok.exit_code == 0 and "2 no answer" in ok.output  # null answers nothing to decision tasks
     bad = CliRunner().invoke(app, [
         "run", "--bench", str(bench), "--store", str(demo_store), "--model", "nope:x", "--out", str(tmp_path),
         "--no-progress",
