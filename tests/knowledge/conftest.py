@@ -10,7 +10,7 @@ import pytest
 
 from clinseek.knowledge import Knowledge, KnowledgeConfig, KnowledgeDocument, kb_url, open_knowledge
 
-from ._server import TestServer
+from ._server import LoopbackServer
 
 
 @pytest.fixture(scope="session")
@@ -45,8 +45,8 @@ def small_knowledge() -> Knowledge:
 
 
 @pytest.fixture()
-def web_server() -> Iterator[TestServer]:
-    server = TestServer().start()
+def web_server() -> Iterator[LoopbackServer]:
+    server = LoopbackServer().start()
     try:
         yield server
     finally:

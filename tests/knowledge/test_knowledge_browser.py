@@ -47,7 +47,7 @@ def test_search_lists_numbered_links_as_a_page(small_knowledge: Knowledge) -> No
     assert lines[0].startswith("[0] Search results: potassium protocol (")
     assert lines[1].startswith("**viewing lines [0 - ")
     assert "L2: 【0†Potassium protocol†clinseek-kb】" in result.content
-    assert [r["url"] for r in result.data["results"]][0] == "clinseek-kb://notes/potassium"
+    assert result.data["results"][0]["url"] == "clinseek-kb://notes/potassium"
     assert len(result.data["results"]) <= 2
 
 
