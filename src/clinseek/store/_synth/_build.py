@@ -128,6 +128,7 @@ def _remove(path: Path) -> None:
 def _build(path: Path, cxr_root: Path, patients: int, seed: int, progress: bool, cxr_name: str) -> tuple[dict[str, int], int, int]:
     con = connect_store(path, read_only=False, limits=StoreLimits(memory_limit="1GB"))
     try:
+        con.execute("SET enable_progress_bar = false")
         init_store(con, kind="synthetic", sources={"seed": str(seed), "patients": str(patients), "cxr_root": cxr_name,
                                                    "generator": "clinseek.store.synthesize"})
         for table in tables():
