@@ -200,6 +200,7 @@ MAX_EPISODES = 12
 def make_patient(index: int, subject_id: int, rng: np.random.Generator) -> Patient:
     """Draw one patient's static facts (sex, age, anchor year, comorbidities, frailty)."""
     age = int(np.clip(rng.normal(60, 17), 18, 91))
+    age = 91 if age >= 90 else age  # MIMIC groups patients over 89 as 91
     chronic: list[int] = []
     for i, c in enumerate(CHRONIC):
         p = min(0.95, c.prevalence * (0.35 + 1.1 * age / 75))
