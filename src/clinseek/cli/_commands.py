@@ -9,6 +9,7 @@ from . import (
     _bench,  # noqa: F401
     _data,  # noqa: F401
     _demo,  # noqa: F401
+    _knowledge,  # noqa: F401
     _run,  # noqa: F401
     _score,  # noqa: F401
     _tool,  # noqa: F401

@@ -21,14 +21,22 @@ FOLDER_SUFFIXES = (".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf")
 class TaskLike(Protocol):
     """The attributes of a benchmark task definition (``clinseek.bench.TaskSpec``) the corpus uses."""
 
-    name: str
-    task_type: str
-    category: str
-    instruction: str
-    prediction_time: str
-    label_definition: str
-    candidate_source: str
-    label_source: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def task_type(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def instruction(self) -> str: ...
+    @property
+    def prediction_time(self) -> str: ...
+    @property
+    def label_definition(self) -> str: ...
+    @property
+    def candidate_source(self) -> str: ...
+    @property
+    def label_source(self) -> str: ...
 
 
 def task_documents(tasks: Iterable[TaskLike]) -> list[KnowledgeDocument]:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from ._document import KnowledgeDocument, kb_url
 
 if TYPE_CHECKING:
+    import duckdb
+
     from ..store import Store
 
 _MAPS = "meds_etl.mimic.concept_map"
@@ -90,30 +92,38 @@ QUALIFY row_number() OVER (PARTITION BY itemid ORDER BY n DESC, ref_range_lower,
 """
 
 
+def _merge_labs(labs: dict[int, LabItem], con: duckdb.DuckDBPyConnection, store: Store) -> None:
+    if store.has_table("hosp.d_labitems"):
+        for itemid, label, fluid, category in con.execute(
+            "SELECT itemid, label, fluid, category FROM hosp.d_labitems"
+        ).fetchall():
+            lab = labs.get(itemid) or LabItem(itemid, label or "")
+            labs[itemid] = replace(lab, label=label or lab.label, fluid=fluid or lab.fluid,
+                                   category=category or lab.category)
+    if store.has_table("hosp.labevents"):
+        for itemid, low, high in con.execute(_REF_RANGES).fetchall():
+            if itemid in labs:
+                labs[itemid] = replace(labs[itemid], ref_low=low, ref_high=high)
+
+
+def _merge_icu(icu: dict[int, IcuItem], con: duckdb.DuckDBPyConnection, store: Store) -> None:
+    if not store.has_table("icu.d_items"):
+        return
+    rows = con.execute(
+        "SELECT itemid, label, abbreviation, linksto, category, unitname, lownormalvalue, highnormalvalue "
+        "FROM icu.d_items"
+    ).fetchall()
+    for itemid, label, abbr, linksto, category, unit, low, high in rows:
+        item = icu.get(itemid) or IcuItem(itemid, label or "")
+        icu[itemid] = replace(item, label=label or item.label, abbreviation=abbr or "", linksto=linksto or "",
+                              category=category or "", unit=unit or "", normal=(low, high))
+
+
 def _merge_store(labs: dict[int, LabItem], icu: dict[int, IcuItem], store: Store) -> None:
     con = store.connect()
     try:
-        if store.has_table("hosp.d_labitems"):
-            for itemid, label, fluid, category in con.execute(
-                "SELECT itemid, label, fluid, category FROM hosp.d_labitems"
-            ).fetchall():
-                base = labs.get(itemid) or LabItem(itemid, label or "")
-                labs[itemid] = replace(base, label=label or base.label, fluid=fluid or base.fluid,
-                                       category=category or base.category)
-        if store.has_table("hosp.labevents"):
-            for itemid, low, high in con.execute(_REF_RANGES).fetchall():
-                if itemid in labs:
-                    labs[itemid] = replace(labs[itemid], ref_low=low, ref_high=high)
-        if store.has_table("icu.d_items"):
-            rows = con.execute(
-                "SELECT itemid, label, abbreviation, linksto, category, unitname, lownormalvalue, highnormalvalue "
-                "FROM icu.d_items"
-            ).fetchall()
-            for itemid, label, abbr, linksto, category, unit, low, high in rows:
-                base = icu.get(itemid) or IcuItem(itemid, label or "")
-                icu[itemid] = replace(base, label=label or base.label, abbreviation=abbr or "",
-                                      linksto=linksto or "", category=category or "", unit=unit or "",
-                                      normal=(low, high))
+        _merge_labs(labs, con, store)
+        _merge_icu(icu, con, store)
     finally:
         con.close()
 

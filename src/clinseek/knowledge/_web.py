@@ -54,6 +54,10 @@ class WebBackend:
         except ValueError:
             raise ToolError("backend", f"{self.name} search answered with something that is not JSON") from None
 
+    def search(self, query: str, topn: int) -> list[SearchResult]:
+        """Up to ``topn`` results for ``query`` (each backend implements it)."""
+        raise NotImplementedError
+
     def fetch(self, url: str) -> Page:
         """The page at ``url`` (see :func:`~clinseek.knowledge.fetch_page`)."""
         return fetch_page(self._client, url, self.deny, max_bytes=self.max_page_bytes)
