@@ -1,0 +1,160 @@
+"""``clinseek demo`` end to end on a small synthetic store: rows, scores, paired tables, resume, next steps.
+
+The demo runs once per module (40 patients, 1 question per task: every text subtask the builder
+supports and every multimodal category); the other tests read what it wrote or rerun it (which
+reuses everything).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+from clinseek.bench import MM_CATEGORIES, TEXT_TASKS, load_questions
+from clinseek.cli import app
+from clinseek.demo import (
+    CONFIG_FILE,
+    DEMO_MODELS,
+    DemoResult,
+    DemoSettings,
+    find_delta,
+    next_steps,
+    replay_command,
+    run_demo,
+)
+from clinseek.errors import ClinseekError
+from clinseek.runner import read_results
+from clinseek.scoring import QuestionScore, ScoreReport
+
+SETTINGS = DemoSettings(patients=40, per_task=1, seed=7, concurrency=4, n_resamples=1000)
+EVIDENCE, NULL = DEMO_MODELS
+BUILDER_SKIPS = {"prescriptions_atc", "medrecon_atc", "procedures_ccs"}
+"""Text subtasks the builder cannot label offline (no ATC / procedure-CCS mapping; docs/benchmarks.md)."""
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoResult:
+    out = tmp_path_factory.mktemp("demo") / "out"
+    return anyio.run(lambda: run_demo(out, settings=SETTINGS))
+
+
+def _rows(result: DemoResult):
+    return [row for path in sorted(result.runs.rglob("results.jsonl")) for row in read_results(path).rows]
+
+
+def test_every_question_runs_once_per_model_and_mode_without_infra_errors(demo: DemoResult) -> None:
+    rows = _rows(demo)
+    assert demo.questions > 0 and len(rows) == 4 * demo.questions
+    keys = {(r.model, r.mode, r.qid) for r in rows}
+    assert len(keys) == len(rows)
+    assert {(r.model, r.mode) for r in rows} == {(m, mode) for m in DEMO_MODELS for mode in ("agent", "curated")}
+    assert demo.infra_errors == 0 and [r for r in rows if r.status == "infra_error"] == []
+
+
+def test_the_benchmark_has_every_buildable_text_subtask_and_every_multimodal_category(demo: DemoResult) -> None:
+    counts = demo.build.counts
+    text = {t.name for t in TEXT_TASKS}
+    assert {t for t in text if counts.get(t, 0) > 0} == text - BUILDER_SKIPS
+    assert {c.category for c in MM_CATEGORIES} <= {name for name, n in counts.items() if n > 0}
+    assert set(demo.build.skipped) >= BUILDER_SKIPS
+
+
+def test_evidence_beats_null_on_decision_making_by_a_clear_margin(demo: DemoResult) -> None:
+    for mode in ("agent", "curated"):
+        a, b = (f"clinseek-bench-text/{mode}/{m}" for m in DEMO_MODELS)
+        delta = find_delta(demo.report, a, b, "task_type:decision_making")
+        assert delta is not None and delta.n >= 20
+        assert delta.mean_b == 0.0  # the null baseline names no item
+        assert delta.delta >= 0.10 and delta.ci_low > 0.0, (mode, delta)
+
+
+def test_answered_rows_have_items_and_carry_the_gold_aliases_field(demo: DemoResult) -> None:
+    rows = _rows(demo)
+    assert all(r.answer for r in rows if r.status == "answered")
+    null_decision = [r for r in rows if r.model == NULL and r.task_type == "decision_making"]
+    assert null_decision and all(r.status == "no_answer" for r in null_decision)
+    raw = json.loads((demo.runs / "clinseek-bench-text" / "agent" / "baseline_null" / "results.jsonl")
+                     .read_text().splitlines()[0])
+    assert "gold_aliases" in raw
+
+
+def test_scores_are_written_for_every_run_and_question(demo: DemoResult) -> None:
+    report = ScoreReport.model_validate_json((demo.scores / "summary.json").read_text())
+    assert report == demo.report
+    assert {(r.benchmark, r.mode, r.model) for r in report.runs} == {
+        (b, mode, m) for b in ("clinseek-bench-text", "clinseek-bench-mm") for mode in ("agent", "curated")
+        for m in DEMO_MODELS
+    }
+    lines = (demo.scores / "per_question.jsonl").read_text().splitlines()
+    scored = [QuestionScore.model_validate_json(line) for line in lines]
+    assert len(scored) == 4 * demo.questions and all(q.scored for q in scored)
+    assert sum(r.overall.n_questions for r in report.runs) == 4 * demo.questions
+    assert f"A = clinseek-bench-text/agent/{EVIDENCE}, B = clinseek-bench-text/agent/{NULL}" in (
+        demo.scores / "summary.md").read_text()
+
+
+def test_paired_comparisons_are_evidence_minus_null_then_agent_minus_curated(demo: DemoResult) -> None:
+    pairs = [(c.a, c.b) for c in demo.report.paired]
+    benches = ("clinseek-bench-mm", "clinseek-bench-text")
+    by_model = [(f"{b}/{mode}/{EVIDENCE}", f"{b}/{mode}/{NULL}") for b in benches for mode in ("agent", "curated")]
+    by_mode = [(f"{b}/agent/{m}", f"{b}/curated/{m}") for b in benches for m in DEMO_MODELS]
+    assert pairs[:4] == by_model and sorted(pairs[4:]) == sorted(by_mode)
+    assert all(c.n_resamples == SETTINGS.n_resamples and c.seed == SETTINGS.seed for c in demo.report.paired)
+
+
+def _invoke(args: list[str]):
+    return CliRunner().invoke(app, args, env={"COLUMNS": "160"})
+
+
+def test_the_cli_rerun_resumes_and_prints_tables_and_next_steps(demo: DemoResult) -> None:
+    before = {p: p.read_bytes() for p in demo.runs.rglob("results.jsonl")}
+    result = _invoke(["demo", "--out", str(demo.out), "--patients", "40", "--per-task", "1", "--seed", "7",
+                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert {p: p.read_bytes() for p in demo.runs.rglob("results.jsonl")} == before  # nothing redone
+    out = result.output
+    assert "store: reusing" in out and "benchmark: reusing" in out and "run 0 s (reused)" in out
+    assert f"{EVIDENCE} − {NULL} (Δ F1, percentage points)" in out and "agent − curated" in out
+    assert f"Decision-making, text, agent mode: {EVIDENCE} − {NULL} = +" in out
+    assert "Where to look next" in out and str(demo.scores / "summary.md") in out
+
+
+def test_another_configuration_in_the_same_out_is_refused(demo: DemoResult) -> None:
+    config = (demo.out / CONFIG_FILE).read_text()
+    other = DemoSettings(patients=40, per_task=2, seed=7)
+    with pytest.raises(ClinseekError, match=r"per_task=1.*asks for 2"):
+        anyio.run(lambda: run_demo(demo.out, settings=other))
+    assert (demo.out / CONFIG_FILE).read_text() == config
+
+
+def test_a_directory_that_is_not_a_demo_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    result = _invoke(["demo", "--out", str(tmp_path), "--no-progress"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ClinseekError) and "not a demo directory" in str(result.exception)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_the_replay_command_opens_the_questions_episode(demo: DemoResult) -> None:
+    question = next(q for q in load_questions(demo.bench) if q.task_type == "decision_making")
+    args = shlex.split(replay_command(demo.store, question))
+    assert args[:2] == ["clinseek", "tool"]
+    result = _invoke(args[1:])
+    assert result.exit_code == 0, result.output
+    assert f"subject_id {question.subject_id}" in result.output
+
+
+def test_the_printed_score_and_compare_commands_run(demo: DemoResult, tmp_path: Path) -> None:
+    steps = dict(next_steps(demo.out, demo.store))
+    score = shlex.split(steps["rescore"])[1:]
+    score[score.index("--out") + 1] = str(tmp_path)  # leave the demo's own scores as they are
+    assert _invoke([*score, "--resamples", "200"]).exit_code == 0
+    assert (tmp_path / "summary.json").is_file()
+    compare = _invoke([*shlex.split(steps["one paired table"])[1:], "--resamples", "200"])
+    assert compare.exit_code == 0, compare.output
+    assert "task_type:decision_making" in compare.output
