@@ -59,9 +59,12 @@ def connect_store(
         temp = limits.temp_directory or path.with_name(path.name + ".tmp")
         config["temp_directory"] = str(temp)
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
+        con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as err:
         raise StoreError(f"{path}: cannot open as a DuckDB store: {err}") from err
+    # a missing table must be an error, never a Python variable of the same name in the caller
+    con.execute("SET python_enable_replacements = false")
+    return con
 
 
 def table_ddl(table: Table, *, name: str | None = None) -> str:
