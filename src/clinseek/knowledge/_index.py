@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import bm25s
+import numpy as np
 from bm25s.tokenization import Tokenized
 
 from ..errors import ClinseekError
@@ -48,6 +49,7 @@ class KnowledgeIndex:
         self._retriever = retriever
         self._vocab: dict[str, int] = dict(retriever.vocab_dict)
         self._by_url = {d.url: i for i, d in enumerate(self.documents)}
+        self._priors = np.array([d.prior for d in self.documents], dtype=np.float32)
 
     @classmethod
     def build(cls, documents: Iterable[KnowledgeDocument], version: str) -> KnowledgeIndex:
@@ -85,14 +87,11 @@ class KnowledgeIndex:
         terms = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
         if not terms or not self.documents:
             return []
-        pool = max(1, min(k * 4 + 10, len(self.documents)))
-        found, scores = self._retriever.retrieve(
-            Tokenized(ids=[terms], vocab=self._vocab), k=pool, show_progress=False, n_threads=1
-        )
-        scored = [(float(s) + self.documents[int(i)].prior, int(i)) for i, s in zip(found[0], scores[0], strict=True)
-                  if s > 0]
-        scored.sort(key=lambda x: (-x[0], x[1]))
-        return [IndexHit(self.documents[i], score, rank) for rank, (score, i) in enumerate(scored[:k])]
+        bm25 = self._retriever.get_scores(terms)
+        hits = np.flatnonzero(bm25 > 0)  # a document that shares no term is never a hit
+        scores = bm25[hits] + self._priors[hits]
+        order = np.lexsort((hits, -scores))[:k]  # best first; ties in corpus order
+        return [IndexHit(self.documents[int(hits[j])], float(scores[j]), rank) for rank, j in enumerate(order)]
 
     def save(self, directory: Path) -> None:
         """Write the index to ``directory`` (created; must not exist yet)."""
