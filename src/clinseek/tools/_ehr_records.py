@@ -22,7 +22,7 @@ from ._views import View, table_view
 _NARROW_TIME = (
     "ask for a shorter window (start_time/end_time) or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
 )
-_SEARCHED_TYPES = frozenset({"VARCHAR", "INTEGER", "BIGINT", "SMALLINT"})
+_INTEGER_TYPES = frozenset({"INTEGER", "BIGINT", "SMALLINT"})
 _NARROW_SQL = "filter further, or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
 
 
@@ -39,13 +39,29 @@ def _ehr_view(ctx: ToolContext, table_name: str, *, timed: bool = False) -> tupl
     return ref, view
 
 
-def _rows(ctx: ToolContext, title: str, view: View, where: str, params: list[Any], narrow: str) -> ToolResult:
-    result = run_query(ctx, view.select(where, limit=ctx.limits.max_rows + 1), params)
+def _rows(
+    ctx: ToolContext,
+    title: str,
+    view: View,
+    where: str,
+    params: list[Any],
+    narrow: str,
+    *,
+    costly_filter: bool = False,
+) -> ToolResult:
+    limit = ctx.limits.max_rows + 1
+    if costly_filter:  # evaluate the filter once: the total comes from a window over the matches
+        result = run_query(ctx, view.select(where, limit=limit, with_total=True), params)
+        total = result.rows[0][-1] if result.rows else 0
+        rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
+        return table_result(title, rows, ctx.limits, narrow=narrow)
+    result = run_query(ctx, view.select(where, limit=limit), params)
     total = result.row_count
-    if total is None:  # cut: count the rest (cheaper than a window over every call)
+    if total is None:  # cut: count them all (cheaper than a window when the filter is cheap)
         total = run_query(ctx, view.count(where), params).rows[0][0]
-    rows = Rows(view.columns, result.rows, total, result.truncated)
-    return table_result(title, rows, ctx.limits, narrow=narrow)
+    return table_result(
+        title, Rows(view.columns, result.rows, total, result.truncated), ctx.limits, narrow=narrow
+    )
 
 
 @tool("ehr.get_records_by_time")
@@ -156,9 +172,10 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
 def get_records_by_keyword(
     ctx: ToolContext, table_name: str, keyword: str, subject_id: SubjectArg = None
 ) -> ToolResult:
-    """Rows of one table where any text or integer column (dictionary labels included) contains keyword.
+    """Rows of one table where any text column (dictionary labels included) contains keyword.
 
-    Times and decimal numbers are not searched (use the time and value tools). The match is
+    A keyword made of digits also searches integer columns (itemid, hadm_id, ...). Times and
+    decimal numbers are not searched (use the time and value tools). The match is
     literal and case-insensitive (no regular expressions: '(' or '+' match themselves). Rows
     are oldest first. Works on dictionary tables too (e.g. d_labitems).
 
@@ -171,12 +188,20 @@ def get_records_by_keyword(
     if not keyword.strip():
         raise ToolError("bad_argument", "keyword is empty")
     ref, view = _ehr_view(ctx, table_name)
-    searched = [c for c, t in zip(view.columns, view.types, strict=True) if t in _SEARCHED_TYPES]
+    needle = keyword.strip().lower()
+    # an integer's text is digits and '-': integer columns can only match such keywords
+    types = {"VARCHAR", *(_INTEGER_TYPES if set(needle) <= set("0123456789-") else ())}
+    searched = [c for c, t in zip(view.columns, view.types, strict=True) if t in types]
     if not searched:
-        raise ToolError("bad_argument", f"{ref.qualified} has no text or integer column to search")
-    haystack = ", ".join(f'CAST(v."{c}" AS VARCHAR)' for c in searched)
+        return _rows(ctx, f"{ref.qualified} containing {keyword!r}", view, "FALSE", [], _NARROW_SQL)
+    haystack = ", ".join(
+        f'v."{c}"' if t == "VARCHAR" else f'CAST(v."{c}" AS VARCHAR)'
+        for c, t in zip(view.columns, view.types, strict=True)
+        if c in searched
+    )
     where = f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
-    return _rows(ctx, f"{ref.qualified} containing {keyword!r}", view, where, [keyword.lower()], _NARROW_SQL)
+    title = f"{ref.qualified} containing {keyword!r}"
+    return _rows(ctx, title, view, where, [needle], _NARROW_SQL, costly_filter=True)
 
 
 @tool("ehr.get_records_by_value")

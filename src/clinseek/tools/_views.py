@@ -32,12 +32,15 @@ class View:
     timed: bool
     order_by: str
 
-    def select(self, where: str = "TRUE", *, limit: int | None = None) -> str:
+    def select(self, where: str = "TRUE", *, limit: int | None = None, with_total: bool = False) -> str:
         """``SELECT <shown columns> FROM view v WHERE <where> ORDER BY <order> [LIMIT n]``.
 
-        A ``limit`` (the row cap + 1) lets DuckDB keep only the first rows instead of sorting all.
+        A ``limit`` (the row cap + 1) lets DuckDB keep only the first rows instead of sorting all;
+        ``with_total`` adds a last column ``_total`` = the number of matching rows.
         """
-        cols = ", ".join(f'v."{c}"' for c in self.columns)
+        cols = ", ".join(f'v."{c}"' for c in self.columns) + (
+            ", count(*) OVER () AS _total" if with_total else ""
+        )
         tail = f" LIMIT {int(limit)}" if limit is not None else ""
         return f"SELECT {cols} FROM ({self.sql}) v WHERE {where} ORDER BY {self.order_by}{tail}"
 
