@@ -109,6 +109,7 @@ def test_find_caps_its_matches_and_says_when_none(small_knowledge: Knowledge) ->
         ("browser.search", {"query": "  "}, "bad_argument", "empty"),
         ("browser.open", {"id": "clinseek-kb://notes/nothing"}, "not_found", "no page"),
         ("browser.open", {"id": "https://example.org/"}, "not_found", "no web access"),
+        ("browser.open", {"id": "file:///etc/passwd"}, "not_found", "no page"),
         ("browser.open", {"id": "clinseek-kb://notes/sodium", "source": "serper"}, "bad_argument", "source"),
         ("browser.open", {"id": "https://huggingface.co/datasets/UCSC-VLAA/ClinSeek-Bench"}, "blocked", "deny list"),
         ("browser.search", {"query": "sodium", "topn": "many"}, "bad_argument", "topn"),

@@ -135,16 +135,35 @@ def test_folder_documents_are_indexed_and_bad_files_are_reported(tmp_path: Path)
     assert any("broken.pdf" in p for p in problems) and any("bad.txt" in p for p in problems)
 
 
+def _tiny_pdf(text: str) -> bytes:
+    """A one-page PDF that shows ``text`` in Helvetica (written by hand: no PDF writer needed)."""
+    content = f"BT /F1 18 Tf 20 100 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 144] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
 def test_a_pdf_in_a_folder_is_read(tmp_path: Path) -> None:
-    pypdf = pytest.importorskip("pypdf")
-    writer = pypdf.PdfWriter()
-    writer.add_blank_page(width=200, height=200)
-    with (tmp_path / "blank.pdf").open("wb") as fh:
-        writer.write(fh)
+    pytest.importorskip("pypdf")
+    (tmp_path / "dialysis.pdf").write_bytes(_tiny_pdf("Hyperkalemia dialysis protocol"))
     (tmp_path / "other.md").write_text("# Other\nnothing here\n")
     knowledge = open_knowledge(KnowledgeConfig(bundled=False, folders=(tmp_path,)))
-    assert knowledge.describe()["corpus_problems"] == []  # a text-less PDF is read, not an error
-    assert knowledge.describe()["documents"] == 1
+    assert knowledge.describe()["corpus_problems"] == []
+    (hit,), _ = knowledge.search("dialysis", 3)
+    assert hit.url.endswith("dialysis.pdf") and "Hyperkalemia dialysis protocol" in knowledge.fetch(hit.url).text
 
 
 def test_a_changed_folder_changes_the_corpus_version(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from ._server import DENIED, LoopbackServer
 
 def _web(server: LoopbackServer, tmp_path: Path, backend: str = "serper", mode: str = "read_write",
          **extra: Any) -> Knowledge:
-    base = server.base + extra.pop("path", "")
+    base = extra.pop("base_url", server.base + extra.pop("path", ""))
     config = KnowledgeConfig(backend=backend, api_key=extra.pop("api_key", "good-key"), base_url=base,  # type: ignore[arg-type]
                              cache_dir=tmp_path / "cache", cache_mode=mode, fetch_timeout_s=0.5,  # type: ignore[arg-type]
                              max_page_bytes=100_000, **extra)
@@ -130,6 +130,14 @@ def test_a_broken_search_api_is_a_model_visible_error(web_server: LoopbackServer
     ctx = _ctx(_web(web_server, tmp_path, "searxng", path="/api-broken"))
     result = _call(ctx, "browser.search", query="potassium")
     assert result.error_kind == "backend" and "HTTP 500" in result.content
+
+
+def test_the_manifest_entry_never_holds_credentials(web_server: LoopbackServer, tmp_path: Path) -> None:
+    host = web_server.base.removeprefix("http://")
+    knowledge = _web(web_server, tmp_path, "searxng", base_url=f"http://user:secret@{host}/?token=abc")
+    described = knowledge.describe()
+    assert described["base_url"] == f"http://{host}/"
+    assert "secret" not in repr(described) and "abc" not in repr(described)
 
 
 def test_missing_configuration_is_refused(tmp_path: Path) -> None:

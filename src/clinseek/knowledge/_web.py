@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
@@ -63,9 +64,11 @@ class WebBackend:
         return fetch_page(self._client, url, self.deny, max_bytes=self.max_page_bytes)
 
     def describe(self) -> dict[str, Any]:
-        """Backend name and endpoint (never the key)."""
-        return {"backend": self.name, "base_url": self.base_url, "timeout_s": self.timeout_s,
-                "max_page_bytes": self.max_page_bytes}
+        """Backend name and endpoint without user-info or query (never the key)."""
+        parts = urlsplit(self.base_url)
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        return {"backend": self.name, "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),
+                "timeout_s": self.timeout_s, "max_page_bytes": self.max_page_bytes}
 
     def close(self) -> None:
         """Close the HTTP client."""
