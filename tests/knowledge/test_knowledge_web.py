@@ -79,6 +79,13 @@ def test_a_page_is_cleaned_and_its_links_numbered(web_server: LoopbackServer, tm
     assert sodium.data["url"] == f"{web_server.base}/page/sodium"
 
 
+def test_view_source_shows_the_html_in_short_lines(web_server: LoopbackServer, tmp_path: Path) -> None:
+    ctx = _ctx(_web(web_server, tmp_path))
+    raw = _call(ctx, "browser.open", id=f"{web_server.base}/page/potassium", view_source=True)
+    assert raw.ok and "Home | About | Contact" in raw.content
+    assert all(len(line) <= 80 for line in ctx.state["browser"].pages[0].lines)
+
+
 def test_redirects_are_followed_and_checked(web_server: LoopbackServer, tmp_path: Path) -> None:
     knowledge = _web(web_server, tmp_path)
     assert knowledge.fetch(f"{web_server.base}/redirect").url == f"{web_server.base}/page/potassium"

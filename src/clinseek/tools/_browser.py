@@ -62,7 +62,9 @@ def browser_open(
     session = browser_session(ctx)
     with session.call():
         if source not in (None, "", session.knowledge.name):
-            raise ToolError("bad_argument", f"unknown source {source!r}; this run's source is {session.knowledge.name!r}")
+            raise ToolError(
+                "bad_argument", f"unknown source {source!r}; this run's source is {session.knowledge.name!r}"
+            )
         return session.open(id, cursor, loc, num_lines, view_source)
 
 

@@ -50,7 +50,9 @@ def marker(link_id: int, text: str, url: str) -> str:
     return f"【{link_id}†{text.strip() or url}†{link_host(url)}】"
 
 
-def make_page(url: str, title: str, text: str, *, width: int, links: dict[int, Link] | None = None) -> BrowserPage:
+def make_page(
+    url: str, title: str, text: str, *, width: int, links: dict[int, Link] | None = None
+) -> BrowserPage:
     """Turn ``text`` into a page: Markdown links numbered after ``links``, lines wrapped at ``width``."""
     found: dict[int, Link] = dict(links or {})
     base = url if urlsplit(url).scheme in ("http", "https") else ""
@@ -62,11 +64,18 @@ def make_page(url: str, title: str, text: str, *, width: int, links: dict[int, L
         return marker(link_id, match.group(1), target)
 
     body = _LINK.sub(number, _IMAGE.sub(lambda m: f"[image: {m.group(1)}]", text))
+    return BrowserPage(url, title or url, wrap_lines(body, width), found)
+
+
+def wrap_lines(text: str, width: int) -> list[str]:
+    """``text`` as lines of at most ``width`` characters (blank lines kept; at least one line)."""
     lines: list[str] = []
-    for raw in body.splitlines() or [""]:
-        wrapped = textwrap.wrap(raw, width=width, break_on_hyphens=False, replace_whitespace=False, drop_whitespace=True)
+    for raw in text.splitlines() or [""]:
+        wrapped = textwrap.wrap(
+            raw, width=width, break_on_hyphens=False, replace_whitespace=False, drop_whitespace=True
+        )
         lines.extend(wrapped or [""])
-    return BrowserPage(url, title or url, lines, found)
+    return lines
 
 
 @dataclass(frozen=True, slots=True)

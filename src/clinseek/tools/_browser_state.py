@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..errors import ToolError
-from ._browser_page import BrowserPage, Link, make_page, marker, render_view
+from ._browser_page import BrowserPage, Link, make_page, marker, render_view, wrap_lines
 from ._result import ToolResult
 
 if TYPE_CHECKING:
@@ -81,11 +81,17 @@ class PageBrowser:
         """
         lim = self.limits
         if self.calls >= lim.max_calls:
-            raise ToolError("limit", f"browser call limit reached: all {lim.max_calls} browser calls of this run "
-                                     "are used; answer with the evidence you have")
+            raise ToolError(
+                "limit",
+                f"browser call limit reached: all {lim.max_calls} browser calls of this run "
+                "are used; answer with the evidence you have",
+            )
         if self.chars >= lim.max_chars:
-            raise ToolError("limit", f"browser output limit reached: {lim.max_chars:,} characters shown in this "
-                                     "run; answer with the evidence you have")
+            raise ToolError(
+                "limit",
+                f"browser output limit reached: {lim.max_chars:,} characters shown in this "
+                "run; answer with the evidence you have",
+            )
         self.calls += 1
 
     def _finish(self, text: str, data: dict[str, Any], cut: bool = False) -> ToolResult:
@@ -94,7 +100,9 @@ class PageBrowser:
         notes = []
         if len(text) > room:
             text, cut = text[:room].rsplit("\n", 1)[0], True
-            notes.append(f"[output cut: the browser output limit of {lim.max_chars:,} characters for this run is reached]")
+            notes.append(
+                f"[output cut: the browser output limit of {lim.max_chars:,} characters for this run is reached]"
+            )
         if self.calls == lim.max_calls:
             notes.append(f"[this was the last of {lim.max_calls} browser calls allowed in this run]")
         text = "\n".join([text, *notes]) if notes else text
@@ -114,10 +122,15 @@ class PageBrowser:
             ToolError: ``bad_argument`` when there is no such page.
         """
         if not self.pages:
-            raise ToolError("bad_argument", "no page is open yet; call browser.search or browser.open with a URL")
+            raise ToolError(
+                "bad_argument", "no page is open yet; call browser.search or browser.open with a URL"
+            )
         index = len(self.pages) - 1 if cursor < 0 else cursor
         if index >= len(self.pages):
-            raise ToolError("bad_argument", f"no page with cursor {cursor}; open pages have cursors 0-{len(self.pages) - 1}")
+            raise ToolError(
+                "bad_argument",
+                f"no page with cursor {cursor}; open pages have cursors 0-{len(self.pages) - 1}",
+            )
         return index, self.pages[index]
 
     def view(self, cursor: int, loc: int, num_lines: int, extra: dict[str, Any] | None = None) -> ToolResult:
@@ -125,11 +138,21 @@ class PageBrowser:
         cursor, page = self.page_at(cursor)
         loc = max(loc, 0)
         if loc >= len(page.lines):
-            raise ToolError("bad_argument", f"page [{cursor}] has {len(page.lines)} lines (L0-L{len(page.lines) - 1}); "
-                                            f"loc {loc} is past its end")
+            raise ToolError(
+                "bad_argument",
+                f"page [{cursor}] has {len(page.lines)} lines (L0-L{len(page.lines) - 1}); "
+                f"loc {loc} is past its end",
+            )
         shown = render_view(page, cursor, loc, num_lines, self.limits.view_chars)
-        data = {"cursor": cursor, "url": page.url, "title": page.title, "lines": [shown.first, shown.last],
-                "total_lines": len(page.lines), "links": len(page.links), **(extra or {})}
+        data = {
+            "cursor": cursor,
+            "url": page.url,
+            "title": page.title,
+            "lines": [shown.first, shown.last],
+            "total_lines": len(page.lines),
+            "links": len(page.links),
+            **(extra or {}),
+        }
         return self._finish(shown.text, data, shown.cut)
 
     # --- tools --------------------------------------------------------------------------------
@@ -148,9 +171,16 @@ class PageBrowser:
         if not results:
             lines.append("No results. Try other words (a code such as I50.23, a lab name, a condition).")
         if hidden:
-            lines.append(f"[{hidden} result(s) hidden: their sites are on the deny list of benchmark answer-key sources]")
-        page = make_page(f"{name}-search://?q={quote(query)}", f"Search results: {query}", "\n".join(lines),
-                         width=self.limits.line_width, links=links)
+            lines.append(
+                f"[{hidden} result(s) hidden: their sites are on the deny list of benchmark answer-key sources]"
+            )
+        page = make_page(
+            f"{name}-search://?q={quote(query)}",
+            f"Search results: {query}",
+            "\n".join(lines),
+            width=self.limits.line_width,
+            links=links,
+        )
         cursor = self._push(page)
         found = [{"id": i, "url": r.url, "title": r.title} for i, r in enumerate(results)]
         return self.view(cursor, 0, -1, {"results": found, "hidden": hidden, "backend": name})
@@ -165,8 +195,8 @@ class PageBrowser:
     def _open_url(self, url: str, view_source: bool) -> int:
         fetched = self._fetch(url)
         if view_source:
-            lines = (fetched.source or fetched.text).splitlines()
-            page = BrowserPage(f"view-source:{fetched.url}", f"Source of {fetched.title}", lines or [""])
+            lines = wrap_lines(fetched.source or fetched.text, self.limits.line_width)
+            page = BrowserPage(f"view-source:{fetched.url}", f"Source of {fetched.title}", lines)
         else:
             page = make_page(fetched.url, fetched.title, fetched.text, width=self.limits.line_width)
         if fetched.truncated:
@@ -204,23 +234,37 @@ class PageBrowser:
         needle, lim = pattern.casefold(), self.limits
         hits = [i for i, line in enumerate(page.lines) if needle in line.casefold()][: lim.find_max_hits]
         if not hits:
-            return self._finish(f"No matches for {pattern!r} in [{at}] {page.title}", {"cursor": at, "matches": 0})
-        lines = [f"Matches for {pattern!r} in [{at}] {page.title} ({len(hits)} shown, at most {lim.find_max_hits})", ""]
+            return self._finish(
+                f"No matches for {pattern!r} in [{at}] {page.title}", {"cursor": at, "matches": 0}
+            )
+        lines = [
+            f"Matches for {pattern!r} in [{at}] {page.title} ({len(hits)} shown, at most {lim.find_max_hits})",
+            "",
+        ]
         links: dict[int, Link] = {}
         for n, i in enumerate(hits):
             links[n] = Link(page.url, f"match at L{i}", loc=i, cursor=at)
             lines.append(marker(n, f"match at L{i}", page.url))
             lines += page.lines[i : i + lim.find_context_lines]
             lines.append("")
-        found = BrowserPage(f"{page.url}#find={quote(pattern)}", f"Find results for {pattern!r} in {page.title}", lines, links)
+        found = BrowserPage(
+            f"{page.url}#find={quote(pattern)}", f"Find results for {pattern!r} in {page.title}", lines, links
+        )
         return self.view(self._push(found), 0, -1, {"matches": len(hits), "in_cursor": at})
 
     def describe(self) -> dict[str, Any]:
         """Calls and characters used, and the limits."""
-        return {"calls": self.calls, "chars": self.chars, "pages": len(self.pages), "limits": asdict(self.limits)}
+        return {
+            "calls": self.calls,
+            "chars": self.chars,
+            "pages": len(self.pages),
+            "limits": asdict(self.limits),
+        }
 
 
-def attach_browser(ctx: ToolContext, knowledge: Knowledge, limits: PageBrowserLimits | None = None) -> PageBrowser:
+def attach_browser(
+    ctx: ToolContext, knowledge: Knowledge, limits: PageBrowserLimits | None = None
+) -> PageBrowser:
     """Give the episode of ``ctx`` its own browser on ``knowledge`` (replacing any previous one)."""
     session = PageBrowser(knowledge, limits)
     ctx.state[STATE_KEY] = session
