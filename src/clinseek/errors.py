@@ -15,7 +15,8 @@ The tree is shallow; each error keeps the data it points at as attributes::
     ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
     ├── MissingExtraError    an optional dependency that is not installed (names the extra)
     ├── ImagingError         a linked CXR image or report file that cannot be found or read
-    └── ScoringError         results that cannot be scored (file, row, field)
+    ├── ScoringError         results that cannot be scored (file, row, field)
+    └── ReportError          a report input folder with no scores or results, or runs given twice
 
 Only ``ToolError`` reaches the model. Any other exception raised while a question runs ends
 that run as an infrastructure error, never as a wrong answer.
@@ -180,6 +181,11 @@ class ScoringError(ClinseekError):
     """Results that cannot be scored (names the file, row and field)."""
 
 
+class ReportError(ClinseekError):
+    """A report cannot be built: an input folder holds neither scores nor results, a file in it
+    cannot be read (names the file and line), or two inputs hold the same run."""
+
+
 __all__ = [
     "ClinseekError",
     "EpisodeError",
@@ -192,6 +198,7 @@ __all__ = [
     "ModelError",
     "PolicyError",
     "RegistryError",
+    "ReportError",
     "ScoringError",
     "StoreError",
     "ToolError",

@@ -1,0 +1,237 @@
+"""Find and read what a report is made of: scores (``summary.json``, ``per_question.jsonl``),
+result files (``results.jsonl``) and run manifests (``run_manifest.json``) under each input folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import ReportError, ScoringError
+from ..runner import RunManifest
+from ..scoring import (
+    PairedComparison,
+    QuestionScore,
+    RunSummary,
+    ScoreReport,
+    compare_questions,
+    find_results,
+    score_path,
+)
+
+RunKey = tuple[str, str, str]
+"""``(benchmark, mode, model)``: one run, as the scorer keys it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSource:
+    """One input folder of a report, resolved.
+
+    ``scores`` is where ``summary.json`` was read (``None`` when the folder was scored on the fly);
+    ``results`` is the root under which ``results.jsonl`` files were found (``None`` = none found:
+    the report then has scores but no trajectories).
+    """
+
+    folder: Path
+    scores: Path | None
+    results: Path | None
+    result_files: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInputs:
+    """Everything a report shows, merged over its input folders (run keys are unique across them)."""
+
+    sources: list[ReportSource]
+    runs: list[RunSummary]
+    """One ``RunSummary`` per (benchmark, mode, model), as ``summary.json`` holds it."""
+    paired: list[PairedComparison]
+    """Every paired comparison of the inputs' ``summary.json``, plus any agent − curated pair the
+    report computed because its two modes came from different folders (see ``computed_pairs``)."""
+    questions: list[QuestionScore]
+    """Per-question scores (``per_question.jsonl``) of every run."""
+    manifests: dict[RunKey, RunManifest] = field(default_factory=dict)
+    """``run_manifest.json`` of each run whose result folder holds one."""
+    computed_pairs: list[str] = field(default_factory=list)
+    """Labels (``benchmark/agent/model``) of agent − curated comparisons computed by the report."""
+    notes: list[str] = field(default_factory=list)
+    """Things the reader should know (bad rows skipped, folders scored on the fly...)."""
+
+
+def _summary_dir(folder: Path) -> Path | None:
+    """Where ``summary.json`` is: the folder itself, or its ``scores/`` (a ``clinseek demo`` folder)."""
+    for candidate in (folder, folder / "scores"):
+        if (candidate / "summary.json").is_file():
+            return candidate
+    return None
+
+
+def _results_root(folder: Path, scores: Path, report: ScoreReport) -> Path | None:
+    """The results root of scores read from ``scores``: the demo's ``runs/``, the folder itself, or
+    the scored ``source`` (absolute, relative to the working directory or to the scores folder)."""
+    source = Path(report.source)
+    candidates = [folder / "runs", folder, source, scores / source, scores.parent / source]
+    for candidate in candidates:
+        if candidate.is_dir() and any(candidate.rglob("results.jsonl")):
+            return candidate
+    if source.is_file():
+        return source.parent
+    return None
+
+
+def read_question_scores(path: Path) -> list[QuestionScore]:
+    """Read ``per_question.jsonl`` (one :class:`~clinseek.scoring.QuestionScore` per line).
+
+    Raises:
+        ReportError: the file is missing, or a line is not a valid question score (names the line).
+    """
+    if not path.is_file():
+        raise ReportError(f"{path}: not found; it is written beside summary.json by `clinseek score`")
+    out: list[QuestionScore] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(QuestionScore.model_validate_json(line))
+            except ValidationError as err:
+                raise ReportError(f"{path}:{number}: not a question score: {err.errors()[0]['msg']}") from None
+    return out
+
+
+def _read_summary(path: Path) -> ScoreReport:
+    try:
+        return ScoreReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as err:
+        raise ReportError(f"{path}: not a clinseek summary.json: {str(err).splitlines()[0]}") from None
+
+
+def _scored_files(results: Path | None) -> tuple[Path, ...]:
+    if results is None:
+        return ()
+    try:
+        return tuple(find_results(results, "clinseek"))
+    except ScoringError:
+        return ()
+
+
+def load_source(folder: Path | str) -> tuple[ReportSource, ScoreReport, list[QuestionScore]]:
+    """Resolve one input folder and read its scores.
+
+    A folder is one of: a scores folder (``summary.json`` + ``per_question.jsonl``, as written by
+    ``clinseek score``); a ``clinseek demo`` folder (``scores/`` and ``runs/``); a results folder
+    without scores, which is then scored here (paired bootstrap: 10,000 resamples, seed 0).
+
+    Raises:
+        ReportError: the folder does not exist or holds neither scores nor ``results.jsonl`` files,
+            or its ``summary.json`` / ``per_question.jsonl`` cannot be read.
+    """
+    root = Path(folder)
+    if root.is_file() and root.name == "summary.json":
+        root = root.parent
+    if not root.is_dir():
+        raise ReportError(f"{root}: no such folder")
+    scores = _summary_dir(root)
+    if scores is not None:
+        report = _read_summary(scores / "summary.json")
+        questions = read_question_scores(scores / "per_question.jsonl")
+        results = _results_root(root, scores, report) if report.layout == "clinseek" else None
+        return ReportSource(root, scores, results, _scored_files(results)), report, questions
+    files = _scored_files(root)
+    if not files:
+        raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek run)")
+    scored = score_path(root)
+    return ReportSource(root, None, root, files), scored.report, scored.questions
+
+
+def read_manifest(folder: Path) -> RunManifest | None:
+    """``run_manifest.json`` of one result folder, or ``None`` when it is absent or unreadable."""
+    path = folder / "run_manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        return RunManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValidationError, ValueError):
+        return None
+
+
+def _run_key(summary: RunSummary) -> RunKey:
+    return (summary.benchmark, summary.mode, summary.model)
+
+
+def _manifests(sources: Sequence[ReportSource]) -> dict[RunKey, RunManifest]:
+    found: dict[RunKey, RunManifest] = {}
+    for source in sources:
+        for path in source.result_files:
+            manifest = read_manifest(path.parent)
+            if manifest is not None:
+                found[(manifest.benchmark, manifest.mode, manifest.model)] = manifest
+    return found
+
+
+def _missing_pairs(
+    runs: Sequence[RunSummary], paired: Sequence[PairedComparison], questions: Sequence[QuestionScore]
+) -> list[PairedComparison]:
+    """Agent − curated comparisons for (benchmark, model)s whose two modes no summary paired."""
+    have = {(c.a, c.b) for c in paired}
+    keys = {_run_key(r) for r in runs}
+    out = []
+    for bench, mode, model in sorted(keys):
+        a, b = f"{bench}/agent/{model}", f"{bench}/curated/{model}"
+        if mode != "agent" or (bench, "curated", model) not in keys or (a, b) in have:
+            continue
+        qa = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "agent", model)]
+        qb = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "curated", model)]
+        try:
+            out.append(compare_questions(qa, qb, label_a=a, label_b=b))
+        except ValueError:  # no scored qid in common
+            continue
+    return out
+
+
+def load_inputs(folders: Sequence[Path | str]) -> ReportInputs:
+    """Read and merge the scores, result files and run manifests of every input folder.
+
+    Raises:
+        ReportError: no folder given, a folder cannot be read (see :func:`load_source`), or two
+            folders hold the same run (benchmark, mode, model).
+    """
+    if not folders:
+        raise ReportError("no input folder given")
+    sources: list[ReportSource] = []
+    runs: list[RunSummary] = []
+    paired: list[PairedComparison] = []
+    questions: list[QuestionScore] = []
+    notes: list[str] = []
+    seen: dict[RunKey, Path] = {}
+    for folder in folders:
+        source, report, qs = load_source(folder)
+        for run in report.runs:
+            if _run_key(run) in seen:
+                raise ReportError(
+                    f"run {'/'.join(_run_key(run))} is in both {seen[_run_key(run)]} and {source.folder}; give it once"
+                )
+            seen[_run_key(run)] = source.folder
+        sources.append(source)
+        runs += report.runs
+        paired += report.paired
+        questions += qs
+        notes += _source_notes(source, report)
+    extra = _missing_pairs(runs, paired, questions)
+    return ReportInputs(sources, runs, paired + extra, questions, _manifests(sources),
+                        computed_pairs=[c.a for c in extra], notes=notes)
+
+
+def _source_notes(source: ReportSource, report: ScoreReport) -> list[str]:
+    notes = []
+    if source.scores is None:
+        notes.append(f"{source.folder}: no summary.json; scored here (bootstrap 10,000 resamples, seed 0)")
+    if source.results is None:
+        notes.append(f"{source.folder}: no results.jsonl found; trajectories are not shown for its runs")
+    if report.bad_rows:
+        notes.append(f"{source.scores or source.folder}: {len(report.bad_rows)} unreadable result rows were skipped "
+                     "by the scorer (listed in summary.json)")
+    return notes

@@ -1,0 +1,154 @@
+"""HTML tables of the report: the paper-style headline table, per-model detail with paired Δ, other
+comparisons, and the run manifests. Every number comes from ``summary.json`` unchanged; cells carry
+``data-*`` attributes with the raw value so tests (and readers' scripts) can check them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..runner import RunManifest
+from ..scoring import DELTA_HEADER, GroupDelta, GroupStats, PairedComparison, RunSummary, delta_cells, pct
+from ._plots import MODE_NAMES
+from ._svg import esc
+
+TYPE_NAMES = {"risk_prediction": "Risk prediction", "decision_making": "Decision making", "multimodal": "Multimodal"}
+
+
+def run_label(bench: str, mode: str, model: str) -> str:
+    """``benchmark/mode/model``: the label the scorer gives a run (``PairedComparison.a``)."""
+    return f"{bench}/{mode}/{model}"
+
+
+def _f1_cell(run: RunSummary | None, group: str, stats: GroupStats | None, ci: bool = True) -> str:
+    if run is None or stats is None:
+        return '<td class="num na">–</td>'
+    tip = ""
+    if ci and stats.f1_ci_t is not None:
+        tip = f' title="t 95 % CI [{pct(stats.f1_ci_t[0])}, {pct(stats.f1_ci_t[1])}], n = {stats.n_questions}"'
+    value = "" if stats.f1 is None else f' data-f1="{stats.f1!r}"'
+    key = esc(run_label(run.benchmark, run.mode, run.model))
+    return f'<td class="num" data-run="{key}" data-group="{esc(group)}"{value}{tip}>{pct(stats.f1)}</td>'
+
+
+def _delta_cell(pair: PairedComparison | None, group: str, delta: GroupDelta | None) -> str:
+    if pair is None or delta is None:
+        return '<td class="num na">–</td>'
+    sign = "pos" if delta.ci_low > 0 else ("neg" if delta.ci_high < 0 else "")
+    return (f'<td class="num delta {sign}" data-pair="{esc(pair.a)}" data-group="{esc(group)}" '
+            f'data-delta="{delta.delta!r}" data-ci-low="{delta.ci_low!r}" data-ci-high="{delta.ci_high!r}">'
+            f'{100 * delta.delta:+.1f} <span class="ci">[{pct(delta.ci_low)}, {pct(delta.ci_high)}]</span></td>')
+
+
+def _stats(run: RunSummary | None, group: str) -> GroupStats | None:
+    if run is None:
+        return None
+    if group == "overall":
+        return run.overall
+    kind, _, name = group.partition(":")
+    table = {"task_type": run.per_task_type, "category": run.per_category, "task": run.per_task}.get(kind, {})
+    return table.get(name)
+
+
+def _group(pair: PairedComparison | None, group: str) -> GroupDelta | None:
+    if pair is None:
+        return None
+    return next((g for g in pair.groups if g.group == group), None)
+
+
+def headline_table(bench: str, models: Sequence[str], runs: dict[tuple[str, str, str], RunSummary],
+                   pairs: dict[tuple[str, str], PairedComparison]) -> str:
+    """The paper's table for one benchmark: per model, Curated Input, ClinSeekAgent and Δ [95 % CI]
+    for each task type, overall (micro, over questions) and macro (over categories)."""
+    types = sorted({t for (b, _m, _o), r in runs.items() if b == bench for t in r.per_task_type})
+    groups = [f"task_type:{t}" for t in types] + ["overall"]
+    head = "".join(f"<th>{esc(TYPE_NAMES.get(t, t))}</th>" for t in types)
+    rows = [f'<table class="headline" data-bench="{esc(bench)}"><thead><tr><th>Model</th><th>Method</th>{head}'
+            "<th>Overall</th><th>Macro (categories)</th><th>n</th></tr></thead><tbody>"]
+    for model in models:
+        pair = pairs.get((bench, model))
+        cells = []
+        for mode in ("curated", "agent"):
+            run = runs.get((bench, mode, model))
+            if run is None:
+                continue
+            body = "".join(_f1_cell(run, g, _stats(run, g)) for g in groups)
+            macro = "" if run.macro_f1_over_categories is None else f' data-macro="{run.macro_f1_over_categories!r}"'
+            key = esc(run_label(bench, mode, model))
+            cells.append(f'<tr class="{mode}"><td>{esc(model)}</td><td>{MODE_NAMES[mode]}</td>{body}'
+                         f'<td class="num" data-run="{key}" data-group="macro"{macro}>'
+                         f"{pct(run.macro_f1_over_categories)}</td><td class=num>{run.overall.n_questions}</td></tr>")
+        if pair is not None:
+            body = "".join(_delta_cell(pair, g, _group(pair, g)) for g in groups)
+            n = _group(pair, "overall")
+            cells.append(f'<tr class="delta-row"><td>{esc(model)}</td><td>Δ [95 % CI]</td>{body}'
+                         f'<td class="num na">–</td><td class=num>{n.n if n else "–"}</td></tr>')
+        rows += cells
+    rows.append("</tbody></table>")
+    return "".join(rows)
+
+
+def detail_table(curated: RunSummary | None, agent: RunSummary | None, pair: PairedComparison | None) -> str:
+    """One model on one benchmark, group by group: n, both modes' F1, Δ with its bootstrap and t CIs,
+    p (paired t), McNemar p, and the agent's unanswered and infrastructure-error counts."""
+    base = agent or curated
+    if base is None:
+        return ""
+    groups = ["overall"] + [f"task_type:{t}" for t in sorted(base.per_task_type)]
+    groups += [f"category:{c}" for c in sorted(base.per_category)] + [f"task:{t}" for t in sorted(base.per_task)]
+    head = ("<tr><th>Group</th><th>n</th><th>Curated F1</th><th>Agent F1</th><th>Δ [bootstrap 95 % CI]</th>"
+            "<th>t 95 % CI of Δ</th><th>p (t)</th><th>p (McNemar)</th><th>no answer</th><th>infra errors</th></tr>")
+    rows = [f'<table class="detail"><thead>{head}</thead><tbody>']
+    for group in groups:
+        stats = _stats(base, group)
+        delta = _group(pair, group)
+        cells = delta_cells(delta) if delta is not None else ["", "–", "", "", "", "", "–", "–", "–"]
+        kind = group.partition(":")[0]
+        rows.append(f'<tr class="g-{kind}"><td>{esc(group.replace("task_type:", "type: "))}</td>'
+                    f'<td class="num">{stats.n_questions if stats else "–"}</td>'
+                    f"{_f1_cell(curated, group, _stats(curated, group))}{_f1_cell(agent, group, _stats(agent, group))}"
+                    f"{_delta_cell(pair, group, delta)}<td class=num>{cells[6]}</td><td class=num>{cells[7]}</td>"
+                    f"<td class=num>{cells[8]}</td><td class=num>{stats.n_no_answer if stats else '–'}</td>"
+                    f"<td class=num>{stats.n_infra_error if stats else '–'}</td></tr>")
+    rows.append("</tbody></table>")
+    return "".join(rows)
+
+
+def comparison_table(comparison: PairedComparison) -> str:
+    """Any paired comparison (model − model, or a pair the headline does not show), as ``clinseek compare`` prints it."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in DELTA_HEADER)
+    rows = []
+    for group in comparison.groups:
+        if group.group.startswith("task:"):
+            continue
+        cells = delta_cells(group)
+        tds = "".join(f'<td class="{"" if i == 0 else "num"}">{esc(c)}</td>' for i, c in enumerate(cells))
+        rows.append(f'<tr data-pair="{esc(comparison.a)}|{esc(comparison.b)}" data-group="{esc(group.group)}" '
+                    f'data-delta="{group.delta!r}">{tds}</tr>')
+    overall = next((g for g in comparison.groups if g.group == "overall"), None)
+    headline = "" if overall is None else f": Δ {100 * overall.delta:+.1f} [{pct(overall.ci_low)}, {pct(overall.ci_high)}], n = {overall.n}"
+    title = f"A = {esc(comparison.a)} − B = {esc(comparison.b)}{headline}"
+    note = f"paired bootstrap: {comparison.n_resamples} resamples, seed {comparison.seed}"
+    return (f'<details class="comparison"><summary>{title}</summary><table class="detail"><thead><tr>{head}</tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table><p class="note">{note}</p></details>')
+
+
+_MANIFEST_KEYS = ("model", "benchmark", "mode", "prompt_version", "policy_versions", "code_version", "git_commit",
+                  "seed", "config_hash", "runs_per_question", "questions", "concurrency", "base_url", "started_at",
+                  "python")
+
+
+def manifest_block(key: tuple[str, str, str], manifest: RunManifest | None) -> str:
+    """One run's manifest: the fields that say how it was produced, then the whole JSON."""
+    label = esc(run_label(*key))
+    if manifest is None:
+        return f'<details class="manifest"><summary>{label}</summary><p class="note">no run_manifest.json found</p></details>'
+    data = manifest.model_dump(mode="json")
+    rows = "".join(f"<tr><th>{k}</th><td>{esc(json.dumps(data[k]) if isinstance(data[k], list) else data[k])}</td></tr>"
+                   for k in _MANIFEST_KEYS)
+    short = (f"prompts {esc(manifest.prompt_version)} · policy {esc(', '.join(manifest.policy_versions))} · "
+             f"code {esc(manifest.code_version)}{' @ ' + esc(manifest.git_commit[:10]) if manifest.git_commit else ''}"
+             f" · seed {manifest.seed}")
+    return (f'<details class="manifest" data-run="{label}"><summary><b>{label}</b> — {short}</summary>'
+            f'<table class="kv">{rows}</table><details><summary>full run_manifest.json</summary>'
+            f"<pre>{esc(json.dumps(data, indent=2))}</pre></details></details>")
