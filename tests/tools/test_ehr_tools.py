@@ -384,3 +384,14 @@ def test_think_and_finish_record_state(episode: Any) -> None:
     assert thought.ok and ctx.state["thoughts"] == ["check creatinine"]
     assert done.data["answer"] == ["Acute renal failure"]
     assert single.data["answer"] == ["Yes"] == ctx.state["answer"]
+
+
+def test_latest_records_are_the_same_once_the_time_index_is_read(episode: Any) -> None:
+    ctx = ToolContext(episode)
+    args = {"table_name": "labevents"}
+    before = anyio.run(call_tool, ctx, "ehr.get_latest_records", args)
+    anyio.run(
+        call_tool, ctx, "ehr.get_event_counts_by_time", {"start_time": "1900-01-01", "end_time": "2400-01-01"}
+    )
+    after = anyio.run(call_tool, ctx, "ehr.get_latest_records", args)
+    assert before.data == after.data and before.data["rows"]

@@ -164,8 +164,14 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
     """
     check_subject(ctx, subject_id)
     ref, view = _ehr_view(ctx, table_name, timed=True)
-    where = f"v.{EVENT_TIME} = (SELECT max(w.{EVENT_TIME}) FROM ({view.sql}) w)"
-    return _rows(ctx, f"{ref.qualified} latest", view, where, [], _NARROW_SQL)
+    assert ref.table is not None
+    times = ctx.state.get(_EVENT_TIMES, {}).get(ref.qualified)
+    if times is not None:  # the episode's time index is already read: no extra scan
+        where, params = f"v.{EVENT_TIME} = ?", [times[-1] if times else None]
+    else:
+        bare = table_view(ctx, ref.table, labels=False)
+        where, params = f"v.{EVENT_TIME} = (SELECT max(w.{EVENT_TIME}) FROM ({bare.sql}) w)", []
+    return _rows(ctx, f"{ref.qualified} latest", view, where, params, _NARROW_SQL)
 
 
 @tool("ehr.get_records_by_keyword")
