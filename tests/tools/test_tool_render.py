@@ -24,18 +24,25 @@ def test_long_text_is_cut_with_a_marker() -> None:
 def test_rows_render_without_padding_and_list_null_and_constant_columns_once() -> None:
     rows = Rows(("a", "b", "c", "d"), [(1, None, "x", 7), (22, None, "yy", 7)], 2, False)
     text, cut = render_rows("T", rows, Limits(), narrow="narrow")
-    assert text.splitlines() == ["T: 2 rows", "same in every row: d=7", "all NULL: b", "a|c", "1|x", "22|yy"]
+    assert text.splitlines() == [
+        "T: 2 rows",
+        "same in all rows shown: d=7",
+        "NULL in all rows shown: b",
+        "a|c",
+        "1|x",
+        "22|yy",
+    ]
     assert not cut
 
 
 def test_a_single_row_shows_every_non_null_column() -> None:
     text, _ = render_rows("T", Rows(("a", "b"), [(1, None)], 1, False), Limits(), narrow="")
-    assert text.splitlines() == ["T: 1 row", "all NULL: b", "a", "1"]
+    assert text.splitlines() == ["T: 1 row", "NULL in all rows shown: b", "a", "1"]
 
 
 def test_uniform_rows_keep_one_grid_column() -> None:
     text, _ = render_rows("T", Rows(("a", "b"), [(1, 2), (1, 2)], 2, False), Limits(), narrow="")
-    assert text.splitlines() == ["T: 2 rows", "same in every row: b=2", "a", "1", "1"]
+    assert text.splitlines() == ["T: 2 rows", "same in all rows shown: b=2", "a", "1", "1"]
 
 
 def test_row_cap_is_announced_with_the_total_and_how_to_narrow() -> None:

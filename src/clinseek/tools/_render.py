@@ -67,9 +67,9 @@ def _format_text(text: str, max_chars: int) -> str:
 def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple[str, bool]:
     """Render ``rows`` under ``title`` as ``col|col`` lines; returns (text, truncated).
 
-    Columns that are NULL in every row are listed once (``all NULL: ...``) and, when there are
-    several rows, columns with the same value in every row once (``same in every row:
-    subject_id=..., ...``); the grid holds the rest. When rows were cut (row cap or character
+    Columns that are NULL in every shown row are listed once (``NULL in all rows shown: ...``)
+    and, when there are several rows, columns with the same value in every shown row once
+    (``same in all rows shown: subject_id=..., ...``); the grid holds the rest. When rows were cut (row cap or character
     cap) the text ends with a notice giving the total (when known) and ``narrow``, the way to
     ask for fewer rows.
     """
@@ -80,11 +80,11 @@ def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple
     lines = [f"{title}: {_count(rows)}"]
     if same:
         lines.append(
-            "same in every row: "
+            "same in all rows shown: "
             + ", ".join(f"{rows.columns[i]}={format_value(rows.rows[0][i], cap)}" for i in same)
         )
     if nulls:
-        lines.append(f"all NULL: {', '.join(rows.columns[i] for i in nulls)}")
+        lines.append(f"NULL in all rows shown: {', '.join(rows.columns[i] for i in nulls)}")
     lines.append("|".join(rows.columns[i] for i in keep))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     shown = 0

@@ -77,8 +77,10 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
             types.append("TIMESTAMP")
     sql = f"SELECT {', '.join(select)} FROM {source} t {' '.join(joins)}"
     order = [EVENT_TIME] if timed else []
-    order += [f'"{c}"' for c in table.sort_columns if c != "subject_id"] or ["1"]
-    return View(sql, tuple(names), tuple(types), timed, ", ".join(f"v.{c}" if c != "1" else c for c in order))
+    for col in (*table.sort_columns, *table.key):  # the key breaks ties: the same call, the same order
+        if col != "subject_id" and f'"{col}"' not in order:
+            order.append(f'"{col}"')
+    return View(sql, tuple(names), tuple(types), timed, ", ".join(f"v.{c}" for c in order) or "1")
 
 
 def _time_source(table: Table) -> tuple[str, str | None]:
