@@ -1,0 +1,108 @@
+"""``clinseek distill ...``: export scored agent runs as SFT data, render them for a model, print serving prompts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._app import distill_app
+
+_Dataset = Annotated[Path, typer.Argument(help="A dataset folder written by 'clinseek distill export'.")]
+_Tokenizer = Annotated[
+    Path | None, typer.Option("--tokenizer", help="Local Hugging Face tokenizer directory with a chat template.")
+]
+
+
+@distill_app.command("export")
+def export_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Results roots or results.jsonl files (scored runs).")],
+    out: Annotated[Path, typer.Option("--out", help="Dataset folder to write (absent or empty).")],
+    min_f1: Annotated[float, typer.Option("--min-f1", min=0.0, max=1.0, help="Keep runs with F1 >= this.")] = 0.5,
+    require_finish: Annotated[
+        bool, typer.Option("--require-finish/--no-require-finish", help="Keep only runs ended by ehr.finish.")
+    ] = True,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Drop longer runs (never cut).")] = 52_000,
+    tokenizer: _Tokenizer = None,
+    exclude_bench: Annotated[
+        list[Path] | None,
+        typer.Option("--exclude-bench", help="Evaluation benchmark (manifest or directory) not to train on; repeatable."),
+    ] = None,
+    wire_provider: Annotated[
+        str, typer.Option("--wire-provider", help="Tool names as this provider sends them (openai for vLLM).")
+    ] = "openai",
+    keep_reasoning: Annotated[
+        bool, typer.Option("--keep-reasoning", help="Keep teacher reasoning as reasoning_content.")
+    ] = False,
+) -> None:
+    """Write train.jsonl, train.parquet, refused.jsonl and a dataset card from scored agent runs."""
+    from ..distill import ExportFilters, export_dataset
+
+    filters = ExportFilters(
+        min_f1=min_f1, require_finish=require_finish, max_tokens=max_tokens,
+        tokenizer=str(tokenizer) if tokenizer else None, wire_provider=wire_provider,
+        keep_reasoning=keep_reasoning, exclude_benchmarks=[str(p) for p in exclude_bench or []],
+    )
+    result = export_dataset(runs, out, filters)
+    card = result.card
+    typer.echo(f"{card.samples} samples exported, {card.refused} runs refused -> {result.out}")
+    for reason, count in card.refused_by_reason.items():
+        typer.echo(f"  refused {reason}: {count}")
+    for refusal in result.leakage_refusals:
+        typer.echo(f"refused (in an excluded benchmark): {refusal.benchmark}/{refusal.qid}/run{refusal.run_index}: "
+                   + "; ".join(refusal.detail), err=True)
+
+
+@distill_app.command("render")
+def render_cmd(
+    dataset: _Dataset,
+    tokenizer: Annotated[Path, typer.Option("--tokenizer", help="Local Hugging Face tokenizer directory.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Default: DATASET/rendered/<tokenizer name>.")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, help="Drop longer samples (default: the export's).")
+    ] = None,
+    tool_parser: Annotated[str, typer.Option("--tool-parser", help="auto, hermes or qwen3_xml.")] = "auto",
+) -> None:
+    """Token ids and assistant-only loss masks via the tokenizer's chat template; tool calls re-parsed."""
+    from ..distill import render_dataset
+
+    if tool_parser not in ("auto", "hermes", "qwen3_xml"):
+        raise typer.BadParameter(f"expected auto, hermes or qwen3_xml, got {tool_parser!r}", param_hint="--tool-parser")
+    report = render_dataset(dataset, tokenizer, out, max_tokens=max_tokens, tool_parser=tool_parser)  # type: ignore[arg-type]
+    typer.echo(f"{report.rendered} of {report.samples_in} samples rendered ({report.tokens} tokens, "
+               f"{report.loss_tokens} with loss); dropped: {len(report.too_long)} too long, "
+               f"{len(report.round_trip_failures)} tool calls not round-tripping, {len(report.mask_failures)} mask failures")
+    for problem in report.round_trip_failures + report.mask_failures:
+        typer.echo(f"problem: {problem.sample_id}: {'; '.join(problem.problems)}", err=True)
+
+
+@distill_app.command("prompts")
+def prompts_cmd(
+    dataset: _Dataset,
+    out: Annotated[Path | None, typer.Option("--out", help="Write system_<n>.txt and tools_<n>.json here.")] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 unless 'clinseek run' sends exactly the trained prompts.")
+    ] = False,
+) -> None:
+    """Print the system prompt(s) and tool schemas the samples were trained on (serve with these)."""
+    from ..distill import check_serving, serving_prompts
+
+    for n, record in enumerate(serving_prompts(dataset), start=1):
+        typer.echo(f"# prompt {n}: {record.prompt_version}, {record.samples} samples, system "
+                   f"{record.system_sha256[:16]}, tools {record.tools_sha256[:16]}")
+        if out is None:
+            typer.echo(record.system + "\n\n" + json.dumps(record.tools, indent=2, ensure_ascii=False))
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"system_{n}.txt").write_text(record.system, encoding="utf-8")
+        (out / f"tools_{n}.json").write_text(json.dumps(record.tools, indent=2, ensure_ascii=False) + "\n",
+                                             encoding="utf-8")
+    if check:
+        problems = check_serving(dataset)
+        for problem in problems:
+            typer.echo(f"mismatch: {problem}", err=True)
+        typer.echo("serving prompts match the trained ones" if not problems else f"{len(problems)} mismatch(es)")
+        if problems:
+            raise SystemExit(1)

@@ -1,0 +1,73 @@
+"""Trajectory distillation: scored agent runs → supervised fine-tuning data, rendered for a target model.
+
+``export_dataset`` filters runs explicitly (finished, F1 threshold, no tool-protocol errors, length,
+no overlap with excluded evaluation benchmarks) and writes OpenAI-style messages with structured
+tool calls and the run's tool schemas as JSONL and Parquet, plus a dataset card. ``render_dataset``
+applies a local Hugging Face chat template (``tools=``) and writes token ids with an assistant-only
+loss mask, checking that every tool call round-trips through the matching parser and dropping
+(never cutting) over-long samples. ``serving_prompts`` gives the exact system prompt and tools the
+student must be served with. See ``docs/distill.md``.
+"""
+
+from ._convert import Converted, convert_messages, wire_tools
+from ._exclude import Exclusions, load_exclusions
+from ._export import ExportResult, export_dataset
+from ._model import (
+    DatasetCard,
+    ExportFilters,
+    LengthMethod,
+    PromptRecord,
+    Refusal,
+    RefusalReason,
+    Sample,
+    SourceRun,
+)
+from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
+from ._render import (
+    MaskError,
+    Rendered,
+    RenderReport,
+    SampleProblem,
+    read_card,
+    read_samples,
+    render_dataset,
+    render_sample,
+    round_trip,
+)
+from ._serving import check_serving, serving_prompts
+from ._tokenizer import TokenCounter, load_tokenizer
+
+__all__ = [
+    "Converted",
+    "DatasetCard",
+    "Exclusions",
+    "ExportFilters",
+    "ExportResult",
+    "LengthMethod",
+    "MaskError",
+    "ParseFailure",
+    "PromptRecord",
+    "Refusal",
+    "RefusalReason",
+    "RenderReport",
+    "Rendered",
+    "Sample",
+    "SampleProblem",
+    "SourceRun",
+    "TokenCounter",
+    "ToolParser",
+    "check_serving",
+    "compare_calls",
+    "convert_messages",
+    "export_dataset",
+    "load_exclusions",
+    "load_tokenizer",
+    "parse_tool_calls",
+    "read_card",
+    "read_samples",
+    "render_dataset",
+    "render_sample",
+    "round_trip",
+    "serving_prompts",
+    "wire_tools",
+]

@@ -1,0 +1,235 @@
+"""``render_dataset``: samples → token ids with an assistant-only loss mask, via the target chat template.
+
+Each sample is rendered once with the tokenizer's own chat template (``tools=`` given) and
+tokenised once with character offsets. An assistant turn's span is the text between the render of
+the turns before it with the generation prompt and the render including it; tokens starting in a
+span get loss 1 (the turn's text, tool-call markup and end-of-turn token), all others 0. A template
+whose renders are not prefixes of the full render, or a turn that gets no loss token (the silent
+all-masked trap), fails that sample loudly. The tokens of each span are decoded and their tool calls
+re-parsed; a sample whose calls do not round-trip is reported and not written. A sample longer than
+``max_tokens`` is dropped whole, never cut.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ClinseekError
+from ._model import DatasetCard, Sample
+from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
+from ._tokenizer import load_tokenizer, render_text
+from ._write import StagingDir, check_out, sha256_file
+
+TOKENS_SCHEMA = pa.schema([
+    pa.field("sample_id", pa.string()), pa.field("input_ids", pa.list_(pa.int32())),
+    pa.field("loss_mask", pa.list_(pa.int8())), pa.field("n_tokens", pa.int64()), pa.field("n_loss_tokens", pa.int64()),
+])
+"""Columns of a rendered ``train.parquet``."""
+
+
+class SampleProblem(BaseModel):
+    """A sample that was not written, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sample_id: str
+    problems: list[str]
+
+
+class RenderReport(BaseModel):
+    """``render_report.json``: what :func:`render_dataset` wrote and every sample it did not."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = 1
+    tokenizer: str
+    tool_parser: str
+    max_tokens: int
+    samples_in: int
+    rendered: int
+    tokens: int
+    loss_tokens: int
+    too_long: list[SampleProblem] = Field(default_factory=list)
+    """Dropped whole (longer than ``max_tokens``); never left- or right-cut."""
+    round_trip_failures: list[SampleProblem] = Field(default_factory=list)
+    """Rendered tool calls that the parser did not read back as the sample's calls."""
+    mask_failures: list[SampleProblem] = Field(default_factory=list)
+    """The template is not prefix-stable, or an assistant turn got no loss token."""
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One rendered sample."""
+
+    input_ids: list[int]
+    loss_mask: list[int]
+    assistant_text: list[tuple[int, str]]
+    """(message index, decoded loss-masked tokens of that assistant turn)."""
+
+
+class MaskError(ValueError):
+    """The assistant-only loss mask cannot be computed faithfully for a sample."""
+
+
+def _spans(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]],
+           full: str) -> list[tuple[int, int, int]]:
+    spans = []
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before = render_text(tokenizer, messages[:index], tools, add_generation_prompt=True)
+        through = render_text(tokenizer, messages[: index + 1], tools)
+        if not (full.startswith(before) and full.startswith(through) and len(through) > len(before)):
+            raise MaskError(f"message {index}: the chat template's partial renders are not prefixes of the full render")
+        spans.append((len(before), len(through), index))
+    return spans
+
+
+def render_sample(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> Rendered:
+    """Token ids, loss mask and per-assistant-turn decoded text of one sample.
+
+    Raises:
+        MaskError: the template is not prefix-stable, or an assistant turn has no loss token.
+        ValueError: the template cannot render the sample.
+    """
+    full = render_text(tokenizer, messages, tools)
+    encoded = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    ids: list[int] = list(encoded["input_ids"])
+    offsets: list[tuple[int, int]] = [tuple(o) for o in encoded["offset_mapping"]]
+    starts = [a for a, _ in offsets]  # non-decreasing: tokens are in text order
+    mask = [0] * len(ids)
+    texts = []
+    for start, end, index in _spans(tokenizer, messages, tools, full):
+        picked = range(bisect_left(starts, start), bisect_left(starts, end))
+        if not picked:
+            raise MaskError(f"message {index}: the assistant turn got no loss token")
+        for t in picked:
+            mask[t] = 1
+        texts.append((index, tokenizer.decode([ids[t] for t in picked], skip_special_tokens=False)))
+    return Rendered(ids, mask, texts)
+
+
+def round_trip(rendered: Rendered, messages: Sequence[dict[str, Any]], parser: ToolParser) -> list[str]:
+    """Problems re-parsing each assistant turn's tool calls from its loss-masked tokens (``[]`` = all good)."""
+    problems = []
+    for index, text in rendered.assistant_text:
+        try:
+            parsed = parse_tool_calls(text, parser)
+        except ParseFailure as err:
+            problems.append(f"message {index}: {err}")
+            continue
+        problems += [f"message {index}: {p}" for p in compare_calls(parsed, messages[index].get("tool_calls", []))]
+    return problems
+
+
+def read_samples(dataset: Path | str) -> list[Sample]:
+    """The samples of a dataset folder (``train.jsonl``), in file order.
+
+    Raises:
+        ClinseekError: no ``train.jsonl``, or a line that is not a valid sample (file and line named).
+    """
+    path = Path(dataset) / "train.jsonl"
+    if not path.is_file():
+        raise ClinseekError(f"{path}: no such file (make a dataset with 'clinseek distill export')")
+    samples = []
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            samples.append(Sample.model_validate_json(line))
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise ClinseekError(f"{path}:{line_no}: field {field!r}: {first['msg']}") from err
+    return samples
+
+
+def read_card(dataset: Path | str) -> DatasetCard:
+    """The dataset's ``card.json``.
+
+    Raises:
+        ClinseekError: missing or invalid.
+    """
+    path = Path(dataset) / "card.json"
+    try:
+        return DatasetCard.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as err:
+        raise ClinseekError(f"{path}: not a readable dataset card ({err})") from err
+
+
+class _Collector:
+    def __init__(self, max_tokens: int) -> None:
+        self.max_tokens = max_tokens
+        self.rows: list[dict[str, Any]] = []
+        self.too_long: list[SampleProblem] = []
+        self.trips: list[SampleProblem] = []
+        self.masks: list[SampleProblem] = []
+
+    def add(self, tokenizer: Any, sample: Sample, parser: ToolParser) -> None:
+        try:
+            rendered = render_sample(tokenizer, sample.messages, sample.tools)
+        except ValueError as err:
+            self.masks.append(SampleProblem(sample_id=sample.sample_id, problems=[str(err)]))
+            return
+        if len(rendered.input_ids) > self.max_tokens:
+            problem = f"{len(rendered.input_ids)} tokens > {self.max_tokens}"
+            self.too_long.append(SampleProblem(sample_id=sample.sample_id, problems=[problem]))
+            return
+        problems = round_trip(rendered, sample.messages, parser)
+        if problems:
+            self.trips.append(SampleProblem(sample_id=sample.sample_id, problems=problems))
+            return
+        self.rows.append({"sample_id": sample.sample_id, "input_ids": rendered.input_ids,
+                          "loss_mask": rendered.loss_mask, "n_tokens": len(rendered.input_ids),
+                          "n_loss_tokens": sum(rendered.loss_mask)})
+
+
+def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | str | None = None, *,
+                   max_tokens: int | None = None, tool_parser: ToolParser = "auto") -> RenderReport:
+    """Render a dataset for one target model: ``train.parquet`` (token ids, loss mask) and ``render_report.json``.
+
+    Args:
+        dataset: a folder written by :func:`export_dataset`.
+        tokenizer_path: a local Hugging Face tokenizer directory with a chat template (never downloaded).
+        out: output folder (default ``DATASET/rendered/<tokenizer folder name>``); must be new or empty.
+        max_tokens: drop samples longer than this (default: the export's ``max_tokens``).
+        tool_parser: how rendered tool calls are read back (``hermes``, ``qwen3_xml`` or ``auto``).
+
+    Raises:
+        ClinseekError: an unreadable dataset or tokenizer, or ``out`` exists and is not empty.
+        MissingExtraError: ``transformers`` is not installed.
+    """
+    card = read_card(dataset)
+    samples = read_samples(dataset)
+    tokenizer = load_tokenizer(tokenizer_path)
+    target = Path(out) if out is not None else Path(dataset) / "rendered" / Path(tokenizer_path).resolve().name
+    check_out(target)
+    collector = _Collector(max_tokens if max_tokens is not None else card.filters.max_tokens)
+    for sample in samples:
+        collector.add(tokenizer, sample, tool_parser)
+    staging = StagingDir(target)
+    try:
+        pq.write_table(pa.Table.from_pylist(collector.rows, schema=TOKENS_SCHEMA), staging.path / "train.parquet",
+                       compression="zstd")
+        report = RenderReport(
+            tokenizer=str(tokenizer_path), tool_parser=tool_parser, max_tokens=collector.max_tokens,
+            samples_in=len(samples), rendered=len(collector.rows), tokens=sum(r["n_tokens"] for r in collector.rows),
+            loss_tokens=sum(r["n_loss_tokens"] for r in collector.rows), too_long=collector.too_long,
+            round_trip_failures=collector.trips, mask_failures=collector.masks,
+            files={"train.parquet": sha256_file(staging.path / "train.parquet")},
+        )
+        (staging.path / "render_report.json").write_text(json.dumps(report.model_dump(), indent=2) + "\n",
+                                                         encoding="utf-8")
+        staging.commit()
+    except BaseException:
+        staging.discard()
+        raise
+    return report
