@@ -23,7 +23,14 @@ from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
 from ._outcome import AgentOutcome, StopReason
-from ._prompts import FINISH_NOW, INVALID_ANSWER, PROMPT_VERSION, REMINDER, agent_messages_text
+from ._prompts import (
+    FINISH_NOW,
+    INVALID_ANSWER,
+    PROMPT_VERSION,
+    REMINDER,
+    LinkedEvidence,
+    agent_messages_text,
+)
 from ._records import CallRecord, ToolRecord, Transcript
 
 if TYPE_CHECKING:
@@ -44,14 +51,15 @@ class _Run:
     """Mutable state of one loop run (one question, one run index)."""
 
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
-                 config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = ()) -> None:
+                 config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = (),
+                 linked: LinkedEvidence | None = None) -> None:
         self.model = model
         self.ctx = ctx
         self.question = question
         self.budget = budget
         self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
         self.schemas = tool_schemas(tools)
-        system, user = agent_messages_text(question)
+        system, user = agent_messages_text(question, linked)
         self.messages: list[Message] = [Message.system(system), Message.user(user, list(images))]
         self.transcript = Transcript()
         self.turn = 0
@@ -141,7 +149,10 @@ class _Run:
         done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
         for call, result in done:
             content = self.cap(result.content)
-            self.messages.append(Message.tool(call, content, is_error=not result.ok))
+            message = Message.tool(call, content, is_error=not result.ok)
+            if result.images:  # pictures a tool made go back to the model as images, by reference
+                message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})
+            self.messages.append(message)
             self.transcript.tools.append(
                 ToolRecord(turn=self.turn, name=call.name, ok=result.ok, error_kind=result.error_kind,
                            elapsed_s=result.elapsed_s, output_chars=len(content),
@@ -234,6 +245,7 @@ async def run_agent(
     config: GenerateConfig | None = None,
     tools: Sequence[str] | None = None,
     images: Sequence[ImageRef] = (),
+    linked: LinkedEvidence | None = None,
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -246,6 +258,7 @@ async def run_agent(
         config: generation settings; ``max_output_tokens`` is taken from the budget.
         tools: canonical tool names offered (default: every ``ehr.*`` tool).
         images: images attached to the task turn by reference (linked CXR images, multimodal).
+        linked: what the multimodal ``<run_context>`` lists (attached images, inlined reports, imaging tools).
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
@@ -257,5 +270,5 @@ async def run_agent(
     offered = tuple(tools) if tools is not None else default_tools()
     if FINISH_TOOL not in offered:
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
-    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images)
+    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked)
     return await run.run()

@@ -11,12 +11,14 @@ SQL values are typed, and the prompt version is recorded with every result row.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ..bench import Question
 
-PROMPT_VERSION = "clinseek-prompts-v1"
+PROMPT_VERSION = "clinseek-prompts-v2"
 """Bumped whenever any text below changes; written into every result row and run manifest."""
 
 Mode = Literal["agent", "curated"]
@@ -38,6 +40,9 @@ ehr.get_records_by_time, ehr.get_latest_records, ehr.get_records_by_keyword and 
 - For decision-making tasks, the candidate tables (ehr.get_candidates_by_keyword, \
 ehr.get_candidates_by_fuzzy_matching) hold the allowed answer names.
 - Use ehr.think to note your reasoning when useful.
+- When the task links chest X-ray studies, their images and reports are attached to the task; the \
+image.* tools (when offered) analyse an image given its dicom_id from <run_context>. A tool that \
+reports itself unavailable cannot run here: go on with the other evidence.
 
 Finish by calling ehr.finish with your answer as a list of strings, each copied exactly from the \
 candidate answers. Do not answer in plain text: only ehr.finish counts."""
@@ -120,27 +125,65 @@ def agentehr_task_prompt(question: Question) -> str:
     return "\n".join(parts)
 
 
-def multimodal_task_prompt(question: Question) -> str:
-    """The multimodal agent prompt: a ``<run_context>`` preamble then the manifest's rendered question."""
-    context = "\n".join(
-        [
-            "<run_context>",
-            f"images_attached: {len(question.image_paths)}",
-            f"linked_study_ids: {', '.join(str(s) for s in question.study_ids) or 'none'}",
-            "patient_ehr_available: yes",
-            f"current_time: {question.prediction_time.isoformat(sep=' ')}",
-            f"subject_id: {question.subject_id}",
-            "Call ehr.load_ehr first; submit the answer through ehr.finish (one item per list entry).",
-            "</run_context>",
-        ]
-    )
-    return context + "\n" + (question.question_text or question.instruction or "")
+REPORT_MAX_CHARS = 4_000
+"""Characters of one linked report inlined in the task turn (the reference's cap); longer ones are cut."""
 
 
-def agent_messages_text(question: Question) -> tuple[str, str]:
+@dataclass(frozen=True, slots=True)
+class LinkedEvidence:
+    """What a multimodal run attaches to the task turn besides the question (set by the runner).
+
+    Attributes:
+        images: ``(dicom_id, path)`` of each image attached to the turn (by reference), in order.
+        reports: ``(study_id, text)`` of each visible linked report (empty when hidden).
+        reports_hidden: the question hides the linked reports (CXR finding tasks).
+        imaging_tools: the ``image.*`` tools are offered in this run.
+    """
+
+    images: tuple[tuple[str, str], ...] = ()
+    reports: tuple[tuple[int, str], ...] = ()
+    reports_hidden: bool = False
+    imaging_tools: bool = False
+
+
+def _report_blocks(reports: Sequence[tuple[int, str]]) -> list[str]:
+    out = []
+    for study_id, text in reports:
+        cut = text if len(text) <= REPORT_MAX_CHARS else text[:REPORT_MAX_CHARS] + "\n[report truncated]"
+        out.append(f'<linked_radiology_report study_id="{study_id}">\n{cut.strip()}\n</linked_radiology_report>')
+    return out
+
+
+def multimodal_task_prompt(question: Question, linked: LinkedEvidence | None = None) -> str:
+    """The multimodal agent prompt: a ``<run_context>`` preamble, the manifest's question, the linked reports.
+
+    The preamble says what is attached (images, inlined reports, or that reports are withheld) and
+    what is available (the EHR, the imaging tools and the image ids they accept).
+    """
+    linked = linked or LinkedEvidence()
+    reports = "withheld for this question" if linked.reports_hidden else str(len(linked.reports))
+    lines = [
+        "<run_context>",
+        f"images_attached: {len(linked.images)}",
+        f"reports_inlined: {reports}",
+        f"linked_study_ids: {', '.join(str(s) for s in question.study_ids) or 'none'}",
+        "patient_ehr_available: yes",
+        f"imaging_tools_available: {'yes' if linked.imaging_tools else 'no'}",
+        f"current_time: {question.prediction_time.isoformat(sep=' ')}",
+        f"subject_id: {question.subject_id}",
+    ]
+    if linked.images and linked.imaging_tools:
+        lines.append("Images (pass the dicom_id or the path to the image.* tools):")
+        lines += [f"- {dicom_id}: {path}" for dicom_id, path in linked.images]
+    lines += ["Call ehr.load_ehr first; submit the answer through ehr.finish (one item per list entry).", "</run_context>"]
+    parts = ["\n".join(lines), question.question_text or question.instruction or "", *_report_blocks(linked.reports)]
+    return "\n".join(p for p in parts if p)
+
+
+def agent_messages_text(question: Question, linked: LinkedEvidence | None = None) -> tuple[str, str]:
     """(system, user) texts for ClinSeekAgent mode, chosen by ``question.benchmark``."""
     if question.benchmark == "clinseek-bench-mm":
-        return SYSTEM_AGENT, multimodal_task_prompt(question)
+        return SYSTEM_AGENT, multimodal_task_prompt(question, linked)
     if question.benchmark == "agentehr-bench":
         return SYSTEM_AGENT, agentehr_task_prompt(question)
     return SYSTEM_AGENT, ehr_bench_task_prompt(question)

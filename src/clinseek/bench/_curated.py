@@ -91,6 +91,7 @@ def episode_key(question: Question) -> EpisodeKey:
         question.target_stay_id,
         question.study_ids,
         question.dicom_ids,
+        question.hide_cxr_reports,
     )
 
 

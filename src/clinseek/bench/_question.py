@@ -61,6 +61,9 @@ class Question(BaseModel):
     study_ids: tuple[int, ...] = ()
     """Linked MIMIC-CXR studies (multimodal rows); only these exist in the episode."""
     dicom_ids: tuple[str, ...] = ()
+    hide_cxr_reports: bool = False
+    """The linked studies' report text is hidden (episode ``cxr.reports``, inlined reports, curated package);
+    by default for the CXR finding tasks, whose answer the report states (row field ``hide_linked_reports``)."""
     candidates: tuple[str, ...] = ()
     """Allowed answers (``("yes", "no")`` for risk tasks); empty when the agent must find them."""
     label: tuple[str, ...]
@@ -163,17 +166,31 @@ def question_from_text(row: TextRow) -> Question:
     )
 
 
+CXR_FINDING_CATEGORIES = frozenset({"cxr_finding_presence", "cxr_finding_enumeration", "cxr_change_comparison"})
+"""Categories whose answer a linked study's report states: its text is hidden by default."""
+
+_CXR_FINDING_TASKS = frozenset({"ehrxqa_image", "medmod_radiology"})
+
+
+def hides_reports(row: MultimodalRow, category: str | None) -> bool:
+    """``row.hide_linked_reports`` when set, else True for the CXR finding categories and tasks."""
+    if row.hide_linked_reports is not None:
+        return row.hide_linked_reports
+    return category in CXR_FINDING_CATEGORIES or row.task in _CXR_FINDING_TASKS
+
+
 def question_from_mm(row: MultimodalRow) -> Question:
     """Normalise a ClinSeek-Bench-MM row; asset prefixes are stripped, ``ground_truth`` preferred to ``label``."""
     raw = row.ground_truth if row.ground_truth is not None else row.label
     label, aliases = normalise_label(raw, multi=False)
+    category = normalise_category(row.category, task=row.task) or category_for_mm_task(row.task)
     return Question(
         qid=row.qid,
         benchmark="clinseek-bench-mm",
         source=row.source_benchmark,
         task=row.task,
         task_type="multimodal",
-        category=normalise_category(row.category, task=row.task) or category_for_mm_task(row.task),
+        category=category,
         subject_id=row.subject_id,
         hadm_id=row.hadm_id,
         stay_id=row.stay_id,
@@ -181,6 +198,7 @@ def question_from_mm(row: MultimodalRow) -> Question:
         policy=row.leakage_policy_version or MM_LEAKAGE_POLICY,
         study_ids=tuple(row.study_ids or ()),
         dicom_ids=tuple(row.dicom_ids or ()),
+        hide_cxr_reports=hides_reports(row, category),
         label=label,
         label_aliases=aliases,
         label_raw=_dump_raw(raw),

@@ -188,6 +188,10 @@ class MultimodalRow(_Row):
     official_split: str | None = None
     db_path_hint: str | None = None
     input_text: str | None = None
+    hide_linked_reports: bool | None = None
+    """clinseek extension: ``True`` hides the report text of the linked studies (``cxr.reports``, inlined
+    reports, curated package); ``None`` = the default, hidden for the CXR finding tasks (presence,
+    enumeration, change: the report states the answer), shown otherwise."""
 
     @model_validator(mode="after")
     def _complete(self) -> MultimodalRow:

@@ -42,7 +42,9 @@ def run_cmd(
     max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1)] = 8192,
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
-    cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images.")] = None,
+    cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
+    imaging_weights: Annotated[Path | None, typer.Option("--imaging-weights", help="Folder of imaging model weights (docs/imaging.md).")] = None,
+    imaging_device: Annotated[str, typer.Option("--imaging-device", help="torch device of the imaging models.")] = "cpu",
     tool_protocol: Annotated[str, typer.Option("--tool-protocol", help="native, or text for endpoints without tool calling.")] = "native",
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price-table override (JSON or TOML).")] = None,
@@ -52,12 +54,15 @@ def run_cmd(
 
     from ..agent import AgentBudget
     from ..bench import load_questions
+    from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RunSettings, run_benchmark
 
     settings = RunSettings(
         runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
-        requests_per_s=requests_per_s, base_url=base_url, progress=progress, cxr_root=cxr_root,
+        requests_per_s=requests_per_s, base_url=base_url, progress=progress,
+        cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
+        imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
         tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
         generate=GenerateConfig(temperature=temperature),

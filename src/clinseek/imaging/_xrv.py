@@ -16,6 +16,7 @@ centre crop on the long side, resized to 224 (classifier) or 512 (segmentation) 
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,8 @@ class XrvPSPNet:
     def segment(self, image: CxrImage) -> dict[str, np.ndarray]:
         """Sigmoid > 0.5 masks, mapped back from the 512 px square to the image's own pixel grid."""
         x = self._torch.from_numpy(to_model_input(image.pixels, 512)).to(self._device)
-        with self._lock, self._torch.inference_mode():
+        with self._lock, self._torch.inference_mode(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*upsample.* is deprecated")  # inside torchxrayvision's PSPNet
             prob = self._torch.sigmoid(self._model(x))[0].detach().float().cpu().numpy()
         return {name: back_to_image(prob[i] > 0.5, image.shape) for i, name in enumerate(self.structures)}
 

@@ -23,6 +23,9 @@ class EpisodeKey:
         study_ids: the CXR studies linked to the question (the only ones that exist under a
             linked-studies-only policy).
         dicom_ids: the CXR images linked to the question (likewise).
+        hide_cxr_reports: the report text of the CXR studies (``cxr.reports``) is not visible.
+            Set for questions whose answer a linked study's report states (CXR finding presence,
+            enumeration, change); the images and ``cxr.metadata`` stay visible.
 
     Raises:
         PolicyError: a field has the wrong type, ``prediction_time`` carries a time zone, or the
@@ -36,6 +39,7 @@ class EpisodeKey:
     target_stay_id: int | None = None
     study_ids: tuple[int, ...] = ()
     dicom_ids: tuple[str, ...] = ()
+    hide_cxr_reports: bool = False
 
     def __post_init__(self) -> None:
         if not _is_int(self.subject_id):
@@ -61,6 +65,8 @@ class EpisodeKey:
             raise PolicyError(f"EpisodeKey.study_ids: expected a tuple of integers, got {self.study_ids!r}")
         if not isinstance(self.dicom_ids, tuple) or not all(isinstance(d, str) for d in self.dicom_ids):
             raise PolicyError(f"EpisodeKey.dicom_ids: expected a tuple of strings, got {self.dicom_ids!r}")
+        if not isinstance(self.hide_cxr_reports, bool):
+            raise PolicyError(f"EpisodeKey.hide_cxr_reports: expected a bool, got {self.hide_cxr_reports!r}")
 
 
 def _is_int(value: object) -> bool:

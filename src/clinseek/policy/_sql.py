@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 SUBJECT = "$1"
 CUTOFF = "$2"
 _PARENT = "_parent"
+REPORTS_TABLE = "cxr.reports"
+"""The CXR report text table an ``EpisodeKey.hide_cxr_reports`` key does not see."""
 
 
 @dataclass(slots=True)
@@ -65,7 +67,7 @@ def visible_sql(
     table: Table, key: EpisodeKey, *, op: str, linked_only: bool, present: Collection[str] | None
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_select`."""
-    if table.visibility == "never":
+    if table.visibility == "never" or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE):
         return None
     cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
     if table.visibility == "dictionary":

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
 
-from ..agent import AgentOutcome, run_agent, run_curated, verbatim_package
+from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
 from ..episode import EpisodeKey, build_episode
+from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
 from ..models import ChatModel, ImageRef
-from ..tools import ToolContext
+from ..tools import IMAGE_TOOLS, ToolContext, attach_imaging
 from ._engine import Job
 from ._rows import ResultRow
 
@@ -35,6 +36,7 @@ def episode_key(question: Question) -> EpisodeKey:
         subject_id=question.subject_id, prediction_time=question.prediction_time, policy=question.policy,
         target_hadm_id=question.target_hadm_id, target_stay_id=question.target_stay_id,
         study_ids=tuple(question.study_ids), dicom_ids=tuple(question.dicom_ids),
+        hide_cxr_reports=question.hide_cxr_reports,
     )
 
 
@@ -64,8 +66,9 @@ class Executor:
     """Runs jobs of one (benchmark, mode, model) and turns outcomes into rows."""
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
-                 digest: str, settings: RunSettings, tools: Sequence[str]) -> None:
+                 digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None) -> None:
         self.store = store
+        self.image_dir = image_dir
         self.mode = mode
         self.model = model
         self.benchmark = benchmark
@@ -88,8 +91,69 @@ class Executor:
         episode = await self._episode(question)
         try:
             ctx = ToolContext(episode=episode, limits=self.settings.limits, candidates=candidate_lists(question))
+            linked, images = await anyio.to_thread.run_sync(self._linked, ctx, job)
             return await run_agent(self.model, ctx, question, budget=self.settings.budget,
-                                   config=self._config(job), tools=self.tools, images=self.images(question))
+                                   config=self._config(job), tools=self.tools, images=images, linked=linked)
+        finally:
+            await anyio.to_thread.run_sync(episode.close)
+
+    def _linked(self, ctx: ToolContext, job: Job) -> tuple[LinkedEvidence | None, list[ImageRef]]:
+        """The linked evidence of a multimodal question: visible images (attached, and the imaging session
+        the image tools read) and visible reports (inlined unless hidden). Runs in a worker thread.
+
+        Raises:
+            ImagingError: a visible linked image has no file under ``settings.cxr_root`` (the row
+                becomes an infra error naming the file; an image is never dropped silently).
+        """
+        question: Question = job.question
+        if question.task_type != "multimodal":
+            return None, []
+        root = self.settings.cxr_root
+        if root is None:  # no images configured: the reports still come from the episode
+            rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id").rows \
+                if ctx.episode.has_table("cxr.reports") else []
+            return LinkedEvidence(reports=tuple((s, t) for s, t in rows if t),
+                                  reports_hidden=question.hide_cxr_reports), []
+        run_dir = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', question.qid)}__run_{job.run_index}"
+        session = attach_imaging(ctx, CxrLocator((Path(root),)), self.settings.imaging,
+                                 self._image_dir() / "artifacts" / run_dir)
+        chosen = self._chosen(question, session)
+        evidence = LinkedEvidence(images=tuple((i.dicom_id, str(i.path)) for i in chosen),
+                                  reports=tuple((r.study_id, r.text) for r in session.reports),
+                                  reports_hidden=question.hide_cxr_reports,
+                                  imaging_tools=any(t in IMAGE_TOOLS for t in self.tools))
+        return evidence, self._refs(chosen)
+
+    def _image_dir(self) -> Path:
+        if self.image_dir is None:  # a bare Executor (tests): a private temporary folder
+            import tempfile
+
+            self.image_dir = Path(tempfile.mkdtemp(prefix="clinseek_images_"))
+        return self.image_dir
+
+    def _chosen(self, question: Question, session: ImagingSession) -> list[LinkedImage]:
+        """Visible linked images in the manifest's ``image_paths`` order (others after), at most ``max_images``."""
+        order: dict[str, int] = {}
+        for n, path in enumerate(question.image_paths):
+            ref = parse_cxr_path(path)
+            if ref is not None and ref.dicom_id is not None:
+                order.setdefault(ref.dicom_id, n)
+        ranked = sorted(session.images, key=lambda i: order.get(i.dicom_id, len(order)))
+        return ranked[: self.settings.max_images]
+
+    def _refs(self, images: Sequence[LinkedImage]) -> list[ImageRef]:
+        """References to model-ready copies (long edge <= 1568 px; JPG/PNG within it are used as they are)."""
+        cache = self._image_dir() / "fitted"
+        return [ImageRef(path=str(fit_for_model(i.path, cache))) for i in images]
+
+    async def _curated_images(self, job: Job) -> list[ImageRef]:
+        question: Question = job.question
+        if question.task_type != "multimodal" or self.settings.cxr_root is None:
+            return []
+        episode = await self._episode(question)
+        try:
+            _, images = await anyio.to_thread.run_sync(self._linked, ToolContext(episode=episode), job)
+            return images
         finally:
             await anyio.to_thread.run_sync(episode.close)
 
@@ -98,16 +162,9 @@ class Executor:
         package, embeds = verbatim_package(question)
         if package is None:
             package = await self._render(question)
+        images = await self._curated_images(job)
         return await run_curated(self.model, question, package, embeds_question=embeds,
-                                 budget=self.settings.budget, config=self._config(job), images=self.images(question))
-
-    def images(self, question: Question) -> list[ImageRef]:
-        """The question's linked images that exist under ``settings.cxr_root``, by reference."""
-        root = self.settings.cxr_root
-        if root is None:
-            return []
-        found = [root / p for p in question.image_paths if (root / p).is_file()]
-        return [ImageRef(path=str(p)) for p in found[: self.settings.max_images]]
+                                 budget=self.settings.budget, config=self._config(job), images=images)
 
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict
 from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
 from ..errors import ClinseekError
+from ..imaging import ImagingConfig
 from ..models import ChatModel, GenerateConfig, get_model
-from ..tools import Limits
+from ..tools import IMAGE_TOOLS, Limits
 from ._cache import CachedModel, ResponseCache
 from ._engine import Job, run_jobs
 from ._execute import Executor
@@ -98,6 +99,9 @@ class RunSettings:
     reference to the task turn (``None`` = no images)."""
     max_images: int = 4
     """Images attached per question at most (the reference's cap)."""
+    imaging: ImagingConfig = field(default_factory=ImagingConfig)
+    """Imaging model weights and device for the ``image.*`` tools (offered in multimodal agent runs
+    when ``cxr_root`` is set); without weights the model tools return a structured error."""
     tool_protocol: Literal["native", "text"] = "native"
     """``text`` for endpoints without native tool calling (the models layer's strict text protocol)."""
     api_key_env: str | None = None
@@ -121,6 +125,7 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
         "tools": list(tools) if mode == "agent" else [], "seed": settings.seed,
         "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
+        "imaging": settings.imaging.as_dict() if settings.cxr_root else None,
         "tool_protocol": settings.tool_protocol,
     }
 
@@ -141,7 +146,7 @@ def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, r
 
 async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                     out: Path, benchmark: str, settings: RunSettings) -> ModeSummary:
-    tools = tuple(settings.tools or default_tools()) if mode == "agent" else ()
+    tools = tuple(settings.tools or _default_tools(questions, settings)) if mode == "agent" else ()
     policies = sorted({q.policy for q in questions})
     digest = config_hash(_config(mode, model, settings, tools, policies))
     out_dir = out / benchmark / mode / model_slug(model.name)
@@ -167,7 +172,7 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
             if (q.qid, i) not in finished]
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
-                        settings=settings, tools=tools)
+                        settings=settings, tools=tools, image_dir=out_dir / "images")
     started = time.perf_counter()
     total = len(questions) * settings.runs_per_question
     results.open()
@@ -179,6 +184,12 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     finally:
         results.close()
     return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
+
+
+def _default_tools(questions: Sequence[Question], settings: RunSettings) -> tuple[str, ...]:
+    """Every ``ehr.*`` tool, plus the ``image.*`` tools for multimodal questions when images are configured."""
+    multimodal = settings.cxr_root is not None and any(q.task_type == "multimodal" for q in questions)
+    return default_tools() + (IMAGE_TOOLS if multimodal else ())
 
 
 def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:

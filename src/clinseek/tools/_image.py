@@ -26,8 +26,9 @@ def _fmt(meta: dict[str, Any]) -> str:
 
 
 @tool("image.dicom_processor")
-def dicom_processor(ctx: ToolContext, dicom_path: str, window_center: float | None = None,
-                    window_width: float | None = None) -> ToolResult:
+def dicom_processor(
+    ctx: ToolContext, dicom_path: str, window_center: float | None = None, window_width: float | None = None
+) -> ToolResult:
     """Convert a linked chest X-ray (DICOM or JPG) to a viewable PNG and report its acquisition metadata.
 
     DICOM pixels get the rescale slope/intercept, then the window (arguments, else the file's
@@ -41,14 +42,22 @@ def dicom_processor(ctx: ToolContext, dicom_path: str, window_center: float | No
     """
     if (window_center is None) != (window_width is None):
         raise ToolError("bad_argument", "give both window_center and window_width, or neither")
-    session, image, linked = open_image(ctx, dicom_path, window_center=window_center, window_width=window_width)
+    session, image, linked = open_image(
+        ctx, dicom_path, window_center=window_center, window_width=window_width
+    )
     img = fit(image.pixels, MAX_EDGE)
     key = f"{image.path}:{window_center}:{window_width}"
     png = session.artifact(save_png(np.asarray(img), session.artifact_dir, "dicom_", key=key))
-    meta = {**image.metadata, "PixelSpacing_mm": image.pixel_spacing_mm,
-            "dicom_id": linked.dicom_id if linked else None, "study_id": linked.study_id if linked else None}
+    meta = {
+        **image.metadata,
+        "PixelSpacing_mm": image.pixel_spacing_mm,
+        "dicom_id": linked.dicom_id if linked else None,
+        "study_id": linked.study_id if linked else None,
+    }
     content = f"Converted {image.path.name} ({image.shape[1]}x{image.shape[0]} px) to {png}.\n{_fmt(meta)}"
-    return ToolResult(ok=True, content=content, data={"image_path": str(png), "metadata": meta}, images=(str(png),))
+    return ToolResult(
+        ok=True, content=content, data={"image_path": str(png), "metadata": meta}, images=(str(png),)
+    )
 
 
 @tool("image.chest_xray_classifier")
@@ -66,8 +75,11 @@ def chest_xray_classifier(ctx: ToolContext, image_path: str) -> ToolResult:
     scores = model.classify(image)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     lines = [f"{name}: {p:.3f}" for name, p in ranked]
-    return ToolResult(ok=True, content=f"Pathology probabilities for {image.path.name} (highest first):\n" + "\n".join(lines),
-                      data={"probabilities": dict(ranked)})
+    return ToolResult(
+        ok=True,
+        content=f"Pathology probabilities for {image.path.name} (highest first):\n" + "\n".join(lines),
+        data={"probabilities": dict(ranked)},
+    )
 
 
 @tool("image.chest_xray_report_generator")
@@ -83,12 +95,17 @@ def chest_xray_report_generator(ctx: ToolContext, image_path: str) -> ToolResult
     session, image, _ = open_image(ctx, image_path)
     report = backend(session, "report_generator").generate(image)
     text = f"CHEST X-RAY REPORT (generated)\nFINDINGS: {report.findings}\nIMPRESSION: {report.impression}"
-    return ToolResult(ok=True, content=text, data={"findings": report.findings, "impression": report.impression,
-                                                   "report": text})
+    return ToolResult(
+        ok=True,
+        content=text,
+        data={"findings": report.findings, "impression": report.impression, "report": text},
+    )
 
 
 @tool("image.xray_phrase_grounding")
-def xray_phrase_grounding(ctx: ToolContext, image_path: str, phrase: str, max_new_tokens: int = 300) -> ToolResult:
+def xray_phrase_grounding(
+    ctx: ToolContext, image_path: str, phrase: str, max_new_tokens: int = 300
+) -> ToolResult:
     """Find where a finding phrase (e.g. "left pleural effusion") is seen in a linked chest X-ray (MAIRA-2).
 
     Boxes are fractions (0-1) of the image width and height, ``[x1, y1, x2, y2]``; the image with
@@ -107,15 +124,28 @@ def xray_phrase_grounding(ctx: ToolContext, image_path: str, phrase: str, max_ne
     session, image, _ = open_image(ctx, image_path)
     found = backend(session, "grounder").ground(image, phrase.strip())
     boxes = [list(b) for b in found.boxes]
-    data: dict[str, Any] = {"phrase": found.phrase, "boxes": boxes, "status": "completed" if boxes else "completed_no_finding"}
+    data: dict[str, Any] = {
+        "phrase": found.phrase,
+        "boxes": boxes,
+        "status": "completed" if boxes else "completed_no_finding",
+    }
     if not boxes:
-        return ToolResult(ok=True, content=f"'{found.phrase}' was not localised in {image.path.name}.", data=data)
+        return ToolResult(
+            ok=True, content=f"'{found.phrase}' was not localised in {image.path.name}.", data=data
+        )
     img = draw_boxes(fit(image.pixels, MAX_EDGE), found.boxes, found.phrase)
-    png = session.artifact(save_png(np.asarray(img), session.artifact_dir, "ground_", key=f"{image.path}:{phrase}"))
+    png = session.artifact(
+        save_png(np.asarray(img), session.artifact_dir, "ground_", key=f"{image.path}:{phrase}")
+    )
     data["visualization_path"] = str(png)
     listed = "; ".join("[" + ", ".join(f"{v:.3f}" for v in b) + "]" for b in boxes)
-    return ToolResult(ok=True, content=f"'{found.phrase}' in {image.path.name}: {len(boxes)} box(es) {listed} "
-                      f"(x1, y1, x2, y2 as fractions). Picture: {png}", data=data, images=(str(png),))
+    return ToolResult(
+        ok=True,
+        content=f"'{found.phrase}' in {image.path.name}: {len(boxes)} box(es) {listed} "
+        f"(x1, y1, x2, y2 as fractions). Picture: {png}",
+        data=data,
+        images=(str(png),),
+    )
 
 
 @tool("image.chest_xray_segmentation")
@@ -140,15 +170,30 @@ def chest_xray_segmentation(ctx: ToolContext, image_path: str, organs: list[str]
     stats = {name: _mask_stats(mask, image.pixel_spacing_mm) for name, mask in masks.items()}
     ctr = _ctr(masks)
     img = overlay_masks(image.pixels, {k: v for k, v in masks.items() if v.any()}, MAX_EDGE)
-    png = session.artifact(save_png(np.asarray(img), session.artifact_dir, "seg_", key=f"{image.path}:{sorted(wanted)}"))
+    png = session.artifact(
+        save_png(np.asarray(img), session.artifact_dir, "seg_", key=f"{image.path}:{sorted(wanted)}")
+    )
     spacing = image.pixel_spacing_mm
-    lines = [f"{name}: " + ", ".join(f"{k} {v}" for k, v in s.items() if v is not None) for name, s in stats.items()]
-    head = (f"Segmentation of {image.path.name} ({image.shape[1]}x{image.shape[0]} px, pixel spacing "
-            f"{'{:.3f} x {:.3f} mm'.format(*spacing) if spacing else 'unknown: areas in pixels only'}).")
+    lines = [
+        f"{name}: " + ", ".join(f"{k} {v}" for k, v in s.items() if v is not None)
+        for name, s in stats.items()
+    ]
+    head = (
+        f"Segmentation of {image.path.name} ({image.shape[1]}x{image.shape[0]} px, pixel spacing "
+        f"{'{:.3f} x {:.3f} mm'.format(*spacing) if spacing else 'unknown: areas in pixels only'})."
+    )
     tail = [f"cardiothoracic ratio: {ctr:.2f}"] if ctr is not None else []
-    return ToolResult(ok=True, content="\n".join([head, *lines, *tail, f"Overlay: {png}"]),
-                      data={"structures": stats, "cardiothoracic_ratio": ctr, "pixel_spacing_mm": spacing,
-                            "overlay_path": str(png)}, images=(str(png),))
+    return ToolResult(
+        ok=True,
+        content="\n".join([head, *lines, *tail, f"Overlay: {png}"]),
+        data={
+            "structures": stats,
+            "cardiothoracic_ratio": ctr,
+            "pixel_spacing_mm": spacing,
+            "overlay_path": str(png),
+        },
+        images=(str(png),),
+    )
 
 
 def _organs(organs: list[str] | None, known: tuple[str, ...]) -> set[str]:
@@ -171,8 +216,12 @@ def _mask_stats(mask: np.ndarray, spacing: tuple[float, float] | None) -> dict[s
         "area_px": area,
         "area_cm2": round(area * spacing[0] * spacing[1] / 100, 2) if spacing else None,
         "centroid_xy": [round(float(cols.mean()) / w, 3), round(float(rows.mean()) / h, 3)],
-        "bbox_xyxy": [round(cols.min() / w, 3), round(rows.min() / h, 3), round((cols.max() + 1) / w, 3),
-                      round((rows.max() + 1) / h, 3)],
+        "bbox_xyxy": [
+            round(cols.min() / w, 3),
+            round(rows.min() / h, 3),
+            round((cols.max() + 1) / w, 3),
+            round((rows.max() + 1) / h, 3),
+        ],
     }
     if spacing:
         out["width_mm"] = round((cols.max() - cols.min() + 1) * spacing[1], 1)
@@ -191,8 +240,13 @@ def _ctr(masks: dict[str, np.ndarray]) -> float | None:
 
 
 @tool("image.image_visualizer")
-def image_visualizer(ctx: ToolContext, image_path: str, title: str | None = None, description: str | None = None,
-                     boxes: list[list[float]] | None = None) -> ToolResult:
+def image_visualizer(
+    ctx: ToolContext,
+    image_path: str,
+    title: str | None = None,
+    description: str | None = None,
+    boxes: list[list[float]] | None = None,
+) -> ToolResult:
     """Show a linked chest X-ray (or a picture a tool made in this run) to you as an image, with an optional
     title, caption and boxes drawn on it. Needs no model weights.
 
@@ -205,11 +259,17 @@ def image_visualizer(ctx: ToolContext, image_path: str, title: str | None = None
     parsed: list[tuple[float, float, float, float]] = []
     for box in boxes or []:
         if len(box) != 4 or not all(0 <= v <= 1 for v in box) or box[0] >= box[2] or box[1] >= box[3]:
-            raise ToolError("bad_argument", f"box {box}: expected [x1, y1, x2, y2] fractions with x1<x2, y1<y2")
+            raise ToolError(
+                "bad_argument", f"box {box}: expected [x1, y1, x2, y2] fractions with x1<x2, y1<y2"
+            )
         parsed.append((box[0], box[1], box[2], box[3]))
     session, image, _ = open_image(ctx, image_path)
     img = with_text(draw_boxes(fit(image.pixels, MAX_EDGE), parsed), title, description)
     key = f"{image.path}:{title}:{description}:{parsed}"
     png = session.artifact(save_png(np.asarray(img), session.artifact_dir, "view_", key=key))
-    return ToolResult(ok=True, content=f"Showing {image.path.name} ({image.shape[1]}x{image.shape[0]} px) as {png}.",
-                      data={"image_path": str(png)}, images=(str(png),))
+    return ToolResult(
+        ok=True,
+        content=f"Showing {image.path.name} ({image.shape[1]}x{image.shape[0]} px) as {png}.",
+        data={"image_path": str(png)},
+        images=(str(png),),
+    )

@@ -28,8 +28,12 @@ MAX_EDGE = 1568
 """Long edge (pixels) of every picture a tool returns to the model (the reference's image cap)."""
 
 
-def attach_imaging(ctx: ToolContext, locator: CxrLocator, config: ImagingConfig | None = None,
-                   artifact_dir: Path | None = None) -> ImagingSession:
+def attach_imaging(
+    ctx: ToolContext,
+    locator: CxrLocator,
+    config: ImagingConfig | None = None,
+    artifact_dir: Path | None = None,
+) -> ImagingSession:
     """Give ``ctx`` its imaging session (the episode's linked, visible images and reports).
 
     Raises:
@@ -48,12 +52,17 @@ def session_of(ctx: ToolContext) -> ImagingSession:
     """
     session = ctx.state.get(STATE_KEY)
     if not isinstance(session, ImagingSession):
-        raise ToolError("unavailable", "imaging tools are not enabled in this run (no chest X-ray images are "
-                        "configured); continue with the EHR tools")
+        raise ToolError(
+            "unavailable",
+            "imaging tools are not enabled in this run (no chest X-ray images are "
+            "configured); continue with the EHR tools",
+        )
     return session
 
 
-def open_image(ctx: ToolContext, image_path: str, **window: float | None) -> tuple[ImagingSession, CxrImage, LinkedImage | None]:
+def open_image(
+    ctx: ToolContext, image_path: str, **window: float | None
+) -> tuple[ImagingSession, CxrImage, LinkedImage | None]:
     """Resolve an image argument against the linked images and read its pixels.
 
     The pixel spacing of a JPG comes from the ``.dcm`` of the same image when the release has one.
@@ -87,7 +96,9 @@ def _with_spacing(image: CxrImage, dicom_path: Path) -> CxrImage:
         return image
     scale = float(rows) / image.shape[0]  # the JPG may be a downsampled copy of the DICOM
     spacing = (float(value[0]) * scale, float(value[1]) * scale)
-    return CxrImage(image.path, image.pixels, spacing, {**image.metadata, "pixel_spacing_source": str(dicom_path.name)})
+    return CxrImage(
+        image.path, image.pixels, spacing, {**image.metadata, "pixel_spacing_source": str(dicom_path.name)}
+    )
 
 
 def backend(session: ImagingSession, kind: BackendKind) -> Any:
@@ -100,5 +111,8 @@ def backend(session: ImagingSession, kind: BackendKind) -> Any:
     try:
         return load_backend(kind, session.config)
     except BackendUnavailable as err:
-        raise ToolError("unavailable", f"{err}. This tool cannot run here; continue with the other evidence "
-                        "(the EHR, linked reports, image.dicom_processor, image.image_visualizer).") from None
+        raise ToolError(
+            "unavailable",
+            f"{err}. This tool cannot run here; continue with the other evidence "
+            "(the EHR, linked reports, image.dicom_processor, image.image_visualizer).",
+        ) from None
