@@ -69,3 +69,32 @@ def test_parse_cxr_path_reads_ids_or_refuses() -> None:
 def test_a_non_cxr_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ImagingError, match="not a MIMIC-CXR"):
         CxrLocator((tmp_path,)).resolve("notes/readme.txt")
+
+
+@pytest.mark.parametrize("release", ["mimic-cxr-jpg/2.0.0", "mimic-cxr-jpg/2.1.0"])
+def test_ingest_finds_a_physionet_download_tree_and_its_images(tmp_path: Path, release: str) -> None:
+    from clinseek.imaging import store_cxr_root
+    from clinseek.schema import CHEXPERT_LABELS
+    from clinseek.store import ingest
+
+    root = tmp_path / "physionet"
+    csvs = root / release
+    csvs.mkdir(parents=True)
+    (csvs / "mimic-cxr-2.0.0-metadata.csv").write_text(
+        "dicom_id,subject_id,study_id,PerformedProcedureStepDescription,ViewPosition,Rows,Columns,StudyDate,"
+        "StudyTime,ProcedureCodeSequence_CodeMeaning,ViewCodeSequence_CodeMeaning,"
+        f"PatientOrientationCodeSequence_CodeMeaning\n{DICOM},{SID},{STUDY},CHEST (PA AND LAT),PA,3056,2544,"
+        "21800506,213014.531,CHEST (PA AND LAT),postero-anterior,Erect\n")
+    (csvs / "mimic-cxr-2.0.0-chexpert.csv").write_text(
+        f"subject_id,study_id,{','.join(CHEXPERT_LABELS)}\n{SID},{STUDY},{',' * (len(CHEXPERT_LABELS) - 1)}\n")
+    image = _touch(csvs / NESTED)
+    report = root / f"mimic-cxr/2.0.0/mimic-cxr-reports/files/p10/p{SID}/s{STUDY}.txt"
+    report.parent.mkdir(parents=True)
+    report.write_text("IMPRESSION: No acute process.\n")
+    out = tmp_path / "s.duckdb"
+    result = ingest(out, cxr=root, progress=False)
+    assert result.table("cxr.metadata").rows == 1 and result.table("cxr.reports").rows == 1
+    cxr_root = store_cxr_root(out)
+    assert cxr_root == root.resolve()
+    assert CxrLocator((cxr_root,)).image(SID, STUDY, DICOM) == cxr_root / release / NESTED
+    assert image.is_file()

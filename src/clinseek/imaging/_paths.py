@@ -164,10 +164,12 @@ class CxrLocator:
 
 
 def store_cxr_root(store: Path) -> Path | None:
-    """The image folder a store records (``store_info.cxr_root``, relative to the store's folder), if it exists."""
+    """The image folder a store records, if it exists: ``store_info.cxr_root`` (synthetic stores, relative to
+    the store's folder) or ``source.cxr`` (the ``--cxr`` folder an ingested store was built from)."""
     from ..store import open_store
 
-    root = open_store(store).info.get("cxr_root")
+    info = open_store(store).info
+    root = info.get("cxr_root") or info.get("source.cxr")  # synthetic stores / ingested MIMIC-CXR(-JPG)
     if not root:
         return None
     path = Path(root) if Path(root).is_absolute() else store.parent / root

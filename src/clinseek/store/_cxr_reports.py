@@ -22,14 +22,35 @@ _REPORT_PATH = re.compile(r"(?:^|/)files/p\d{2}/p(\d+)/s(\d+)\.txt$")
 _BATCH = 5_000
 
 
+CSV_RELEASE_DIRS: tuple[str, ...] = ("", "mimic-cxr-jpg/2.1.0", "mimic-cxr-jpg/2.0.0", "mimic-cxr-jpg-2.1.0",
+                                     "mimic-cxr-jpg-2.0.0", "2.1.0", "2.0.0")
+"""Where the MIMIC-CXR-JPG CSVs may sit below ``--cxr`` (the release folder itself, or a PhysioNet download root)."""
+
+REPORT_DIRS: tuple[str, ...] = ("", "mimic-cxr-reports", "mimic-cxr/2.0.0", "mimic-cxr/2.0.0/mimic-cxr-reports",
+                                "mimic-cxr-2.0.0", *CSV_RELEASE_DIRS[1:])
+"""Where the report zip or ``files/`` report tree may sit below ``--cxr`` (MIMIC-CXR 2.0.0 ships the reports)."""
+
+
+def cxr_csv_dir(base: Path) -> Path:
+    """The folder below ``base`` holding ``mimic-cxr-2.0.0-metadata.csv(.gz)`` (MIMIC-CXR-JPG 2.0.0 or 2.1.0), else ``base``."""
+    for rel in CSV_RELEASE_DIRS:
+        folder = base / rel if rel else base
+        if any((folder / f"mimic-cxr-2.0.0-metadata{s}").is_file() for s in (".csv.gz", ".csv")):
+            return folder
+    return base
+
+
 def find_report_source(base: Path) -> Path | None:
-    """``<base>/mimic-cxr-reports.zip`` if present, else ``<base>/files`` if it holds report ``.txt`` files."""
-    archive = base / REPORTS_ZIP
-    if archive.is_file():
-        return archive
-    files = base / "files"
-    if files.is_dir() and next(files.glob("p*/p*/s*.txt"), None) is not None:
-        return files
+    """The first ``mimic-cxr-reports.zip``, else ``files/`` tree holding report ``.txt`` files, under
+    ``base`` or one of its :data:`REPORT_DIRS` (release folders of a PhysioNet download)."""
+    for rel in REPORT_DIRS:
+        folder = base / rel if rel else base
+        archive = folder / REPORTS_ZIP
+        if archive.is_file():
+            return archive
+        files = folder / "files"
+        if files.is_dir() and next(files.glob("p*/p*/s*.txt"), None) is not None:
+            return files
     return None
 
 

@@ -154,7 +154,12 @@ def resolve_sources(sources: dict[str, Path]) -> tuple[list[SourceTable], list[s
         mods = SOURCE_MODULES[source]
         if not base.is_dir():
             raise IngestError(base, f"--{source.replace('_', '-')}: not a directory")
-        here, missing = _resolve_modules(base, mods)
+        if source == "cxr":  # the CSVs may sit in a release folder below --cxr (mimic-cxr-jpg/2.1.0/ ...)
+            from ._cxr_reports import cxr_csv_dir
+
+            here, missing = _resolve_modules(cxr_csv_dir(base), mods, report_base=base)
+        else:
+            here, missing = _resolve_modules(base, mods)
         if not here:
             first = tables(mods)[0]
             raise IngestError(
@@ -171,14 +176,16 @@ def resolve_sources(sources: dict[str, Path]) -> tuple[list[SourceTable], list[s
     return found, absent
 
 
-def _resolve_modules(base: Path, mods: tuple[Module, ...]) -> tuple[list[SourceTable], list[Table]]:
+def _resolve_modules(
+    base: Path, mods: tuple[Module, ...], *, report_base: Path | None = None
+) -> tuple[list[SourceTable], list[Table]]:
     from ._cxr_reports import find_report_source
 
     here: list[SourceTable] = []
     missing: list[Table] = []
     for table in tables(mods):
         if table.qualified in SPECIAL_TABLES:
-            report_source = find_report_source(base)
+            report_source = find_report_source(report_base or base)
             if report_source is None:
                 missing.append(table)
             else:
