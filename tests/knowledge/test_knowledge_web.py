@@ -66,6 +66,21 @@ def test_duckduckgo_goes_through_ddgs(tmp_path: Path) -> None:
     assert seen == [("potassium", 3)]
 
 
+def test_missing_ddgs_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ddgs", None)
+    with pytest.raises(MissingExtraError, match=r"\[web\]"):
+        DuckDuckGoBackend().search("potassium", 3)
+
+
+def test_a_failing_ddgs_search_is_a_model_visible_error() -> None:
+    def broken(query: str, max_results: int) -> list[dict[str, str]]:
+        raise RuntimeError("ratelimited")
+
+    with pytest.raises(ToolError) as err:
+        DuckDuckGoBackend(text_search=broken).search("potassium", 3)
+    assert err.value.kind == "backend"
+
+
 def test_a_page_is_cleaned_and_its_links_numbered(web_server: LoopbackServer, tmp_path: Path) -> None:
     ctx = _ctx(_web(web_server, tmp_path))
     search = _call(ctx, "browser.search", query="potassium")
