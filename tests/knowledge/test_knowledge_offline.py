@@ -174,3 +174,20 @@ def test_a_changed_folder_changes_the_corpus_version(tmp_path: Path) -> None:
     before = corpus_version(spec)
     (tmp_path / "b.md").write_text("two")
     assert corpus_version(spec) != before
+
+
+def test_store_derived_documents_hold_no_patient_identifier(demo_store: Path) -> None:
+    from clinseek.knowledge._item_docs import item_documents
+    from clinseek.store import open_store
+
+    store = open_store(demo_store)
+    con = store.connect()
+    try:
+        ids = {str(r[0]) for r in con.execute("SELECT subject_id FROM hosp.patients").fetchall()}
+        ids |= {str(r[0]) for r in con.execute("SELECT hadm_id FROM hosp.admissions").fetchall()}
+    finally:
+        con.close()
+    docs = list(item_documents(store))
+    assert len(docs) > 1_000
+    seen = {word for d in docs for word in (d.title + " " + d.text).replace(",", " ").replace(")", " ").split()}
+    assert not ids & seen  # dictionaries and reference ranges only: never a patient's row
