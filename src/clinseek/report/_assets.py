@@ -51,11 +51,13 @@ pre { white-space: pre-wrap; word-break: break-word; background: var(--soft); pa
   padding: 8px 10px; border-radius: 6px; position: sticky; top: 38px; z-index: 4; }
 .controls label { font-size: 12.5px; color: var(--muted); display: flex; gap: 4px; align-items: center; }
 .controls select, .controls input { font: inherit; padding: 2px 4px; max-width: 230px; }
-#qb-table { width: 100%; }
+#qb-table { width: 100%; table-layout: fixed; }
+#qb-table td { overflow: hidden; text-overflow: ellipsis; }
+#qb-table td.detail-cell { overflow: visible; }
 #qb-table tr.qrow { cursor: pointer; }
 #qb-table tr.qrow:hover { background: #f0f5ff; }
 #qb-table tr.qrow.open { background: #e8f0fe; }
-#qb-table td.gold, #qb-table td.ans { max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#qb-table td.gold, #qb-table td.ans { white-space: nowrap; }
 .oc { display: inline-block; min-width: 52px; padding: 0 6px; border-radius: 9px; font-size: 12px; text-align: center; }
 .oc-right { background: #dff3e6; color: var(--ok); } .oc-wrong { background: #fde7e4; color: var(--bad); }
 .oc-invalid { background: #fff1d6; color: var(--warn); } .oc-error { background: #e9e9ef; color: #444; }

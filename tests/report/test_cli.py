@@ -1,0 +1,29 @@
+"""``clinseek report DIR... --out FILE`` on fabricated runs; errors become one message and exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from clinseek.cli import app
+
+
+def test_report_writes_the_file_and_prints_its_path(fabricated: Path, tmp_path: Path) -> None:
+    out = tmp_path / "nested" / "r.html"
+    result = CliRunner().invoke(app, ["report", str(fabricated), "--out", str(out), "--title", "Fabricated"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == str(out)
+    assert "2 runs, 4 question rows, 8 trajectories" in result.output
+    assert "<title>Fabricated</title>" in out.read_text(encoding="utf-8")
+
+
+def test_a_folder_without_runs_is_a_clear_error(tmp_path: Path) -> None:
+    code = "from clinseek.cli import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, "report", str(tmp_path), "--out", str(tmp_path / "r.html")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "error:" in done.stderr and "neither summary.json" in done.stderr
+    assert not (tmp_path / "r.html").exists()
