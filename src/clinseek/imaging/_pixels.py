@@ -91,7 +91,7 @@ _KEPT = ("Modality", "BodyPartExamined", "ViewPosition", "StudyDate", "StudyTime
 def _load_dicom(path: Path, center: float | None, width: float | None) -> CxrImage:
     import pydicom
     from pydicom.errors import InvalidDicomError
-    from pydicom.pixels import apply_modality_lut, apply_voi_lut
+    from pydicom.pixels.processing import apply_modality_lut, apply_voi_lut
 
     try:
         ds = pydicom.dcmread(str(path))
@@ -176,8 +176,8 @@ def fit_for_model(path: Path, out_dir: Path, *, max_edge: int = 1568) -> Path:
     dicom = is_dicom(path)
     if not dicom:
         try:
-            with Image.open(path) as img:
-                size, fmt = img.size, img.format
+            with Image.open(path) as probe:
+                size, fmt = probe.size, probe.format
         except (OSError, ValueError) as err:
             raise ImagingError(path, f"not a readable image: {err}") from err
         if max(size) <= max_edge and fmt in ("JPEG", "PNG"):
@@ -186,8 +186,8 @@ def fit_for_model(path: Path, out_dir: Path, *, max_edge: int = 1568) -> Path:
     out = out_dir / f"fit_{hashlib.sha256(stamp.encode()).hexdigest()[:16]}.jpg"
     if out.is_file():
         return out
-    img = Image.fromarray(load_image(path).pixels) if dicom else Image.open(path)
-    with img:
+    source: Image.Image = Image.fromarray(load_image(path).pixels) if dicom else Image.open(path)
+    with source as img:
         rgb = img.convert("RGB")
         rgb.thumbnail((max_edge, max_edge), Image.Resampling.LANCZOS)
         out_dir.mkdir(parents=True, exist_ok=True)
