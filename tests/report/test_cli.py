@@ -27,3 +27,15 @@ def test_a_folder_without_runs_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "error:" in done.stderr and "neither summary.json" in done.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_every_option_of_the_command_is_documented() -> None:
+    import click
+    import typer.main
+
+    command = typer.main.get_command(app)
+    assert isinstance(command, click.Group)
+    report = command.commands["report"]
+    text = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    options = [opt for param in report.params for opt in param.opts if opt.startswith("--") and opt != "--help"]
+    assert options and [o for o in options if o not in text] == []
