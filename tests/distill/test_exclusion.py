@@ -79,3 +79,19 @@ def test_exclusions_compare_timestamps_not_strings(distill_bench) -> None:
     assert exclusions.match("other", q.subject_id, q.prediction_time.isoformat(sep="T"))
     assert exclusions.match("other", q.subject_id, q.prediction_time.isoformat(sep=" "))
     assert exclusions.match("other", q.subject_id + 1, q.prediction_time.isoformat()) == []
+
+
+def test_excluding_subjects_refuses_the_patient_at_any_time(distill_runs: Path, distill_bench, baseline,
+                                                              tmp_path: Path) -> None:
+    bench, _ = distill_bench
+    target = baseline.samples[0]
+    rows = [dict(r, qid="eval_question_1", prediction_time="2001-01-01 00:00:00")
+            for r in _manifest_rows(bench) if r["qid"] == target.qid]
+    excluded = str(_write_bench(tmp_path / "eval", rows))
+    loose = export_dataset([distill_runs], tmp_path / "a", ExportFilters(min_f1=0.0, exclude_benchmarks=[excluded]))
+    assert loose.leakage_refusals == []
+    strict = export_dataset([distill_runs], tmp_path / "b",
+                            ExportFilters(min_f1=0.0, exclude_benchmarks=[excluded], exclude_subjects=True))
+    refused = {r.qid for r in strict.leakage_refusals}
+    assert target.qid in refused
+    assert all(s.subject_id != target.subject_id for s in strict.samples)

@@ -125,3 +125,12 @@ def test_a_results_file_without_its_manifest_is_refused(agent_results: Path, tmp
 def test_the_same_run_given_twice_is_read_once(distill_runs: Path, agent_results: Path, tmp_path: Path) -> None:
     result = export_dataset([distill_runs, agent_results], tmp_path / "out")
     assert len(result.card.sources) == 2
+
+
+def test_a_validation_split_never_shares_a_patient(distill_runs: Path, tmp_path: Path) -> None:
+    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, val_fraction=0.5))
+    train, val = read_samples(result.out, "train"), read_samples(result.out, "val")
+    assert train and val and len(train) + len(val) == result.card.samples
+    assert {s.subject_id for s in train}.isdisjoint({s.subject_id for s in val})
+    assert result.card.per_split == {"train": len(train), "val": len(val)}
+    assert {"val.jsonl", "val.parquet"} <= set(result.card.files)

@@ -130,3 +130,12 @@ def test_a_tokenizer_path_that_is_not_a_local_folder_is_refused(dataset: Path, t
     with pytest.raises(ClinseekError, match="nothing is downloaded"):
         render_dataset(dataset, "Qwen/Qwen3.5-35B-A3B", tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_validation_split_is_rendered_to_its_own_file(distill_runs: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
+    result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(min_f1=0.0, val_fraction=0.5))
+    report = render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
+    assert report.per_split == result.card.per_split
+    for split, count in result.card.per_split.items():
+        rows = pq.read_table(tmp_path / "r" / f"{split}.parquet").to_pylist()
+        assert len(rows) == count and {r["split"] for r in rows} == {split}

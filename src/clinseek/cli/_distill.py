@@ -30,6 +30,13 @@ def export_cmd(
         list[Path] | None,
         typer.Option("--exclude-bench", help="Evaluation benchmark (manifest or directory) not to train on; repeatable."),
     ] = None,
+    exclude_subjects: Annotated[
+        bool, typer.Option("--exclude-subjects", help="Also refuse every patient of an excluded benchmark.")
+    ] = False,
+    val_fraction: Annotated[
+        float, typer.Option("--val-fraction", min=0.0, max=0.99, help="Share of patients in val.jsonl/val.parquet.")
+    ] = 0.0,
+    split_seed: Annotated[int, typer.Option("--split-seed", help="Seed of the patient-level split.")] = 42,
     wire_provider: Annotated[
         str, typer.Option("--wire-provider", help="Tool names as this provider sends them (openai for vLLM).")
     ] = "openai",
@@ -44,10 +51,12 @@ def export_cmd(
         min_f1=min_f1, require_finish=require_finish, max_tokens=max_tokens,
         tokenizer=str(tokenizer) if tokenizer else None, wire_provider=wire_provider,
         keep_reasoning=keep_reasoning, exclude_benchmarks=[str(p) for p in exclude_bench or []],
+        exclude_subjects=exclude_subjects, val_fraction=val_fraction, split_seed=split_seed,
     )
     result = export_dataset(runs, out, filters)
     card = result.card
-    typer.echo(f"{card.samples} samples exported, {card.refused} runs refused -> {result.out}")
+    splits = ", ".join(f"{k} {v}" for k, v in card.per_split.items())
+    typer.echo(f"{card.samples} samples exported ({splits}), {card.refused} runs refused -> {result.out}")
     for reason, count in card.refused_by_reason.items():
         typer.echo(f"  refused {reason}: {count}")
     for refusal in result.leakage_refusals:

@@ -55,8 +55,11 @@ def card_markdown(card: DatasetCard) -> str:
         + "; longer runs are dropped, never cut",
         f"- tool names as sent to `{f.wire_provider}` endpoints; reasoning text "
         + ("kept" if f.keep_reasoning else "dropped"),
-        f"- excluded benchmarks ({card.excluded_questions} questions): "
+        f"- excluded benchmarks ({card.excluded_questions} questions; same qid, or same subject_id and "
+        f"prediction_time{', or same patient' if f.exclude_subjects else ''}): "
         + (", ".join(f"`{p}`" for p in f.exclude_benchmarks) or "none"),
+        f"- validation split: {f.val_fraction:.0%} of patients (seed {f.split_seed}); samples per split: "
+        + ", ".join(f"{k} {v}" for k, v in card.per_split.items()),
         "",
         "## Samples per task",
         "",

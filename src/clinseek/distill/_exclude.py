@@ -18,16 +18,22 @@ class Exclusions:
     """qid → the benchmark path that holds it."""
     moments: dict[tuple[int, dt.datetime], str] = field(default_factory=dict)
     """(subject_id, prediction_time) → ``<path>:<qid>`` of the question asked at that moment."""
+    subjects: dict[int, str] = field(default_factory=dict)
+    """subject_id → ``<path>:<qid>`` of one question about that patient."""
     paths: tuple[str, ...] = ()
     questions: int = 0
 
-    def match(self, qid: str, subject_id: int | None, prediction_time: str | None) -> list[str]:
+    def match(self, qid: str, subject_id: int | None, prediction_time: str | None, *,
+              same_subject: bool = False) -> list[str]:
         """Why a run of ``qid`` at (``subject_id``, ``prediction_time``) overlaps, or ``[]``.
 
         ``prediction_time`` is ISO 8601 (naive, MIMIC clock) as in a result row; the comparison is on
         the parsed timestamp, so ``2130-01-01T08:00:00`` and ``2130-01-01 08:00:00`` are the same moment.
+        With ``same_subject``, any question about the same patient overlaps too.
         """
         found = []
+        if same_subject and subject_id is not None and int(subject_id) in self.subjects:
+            found.append(f"subject {subject_id} is a patient of excluded question {self.subjects[int(subject_id)]}")
         if qid in self.qids:
             found.append(f"qid {qid} is in excluded benchmark {self.qids[qid]}")
         moment = _moment(subject_id, prediction_time)
@@ -53,13 +59,15 @@ def load_exclusions(paths: Sequence[Path | str]) -> Exclusions:
     """
     qids: dict[str, str] = {}
     moments: dict[tuple[int, dt.datetime], str] = {}
+    subjects: dict[int, str] = {}
     total = 0
     for path in paths:
         questions = load_questions(path)
         total += len(questions)
         for q in questions:
             qids.setdefault(q.qid, str(path))
+            subjects.setdefault(q.subject_id, f"{path}:{q.qid}")
             moment = _moment(q.subject_id, q.prediction_time)
             if moment is not None:
                 moments.setdefault(moment, f"{path}:{q.qid}")
-    return Exclusions(qids=qids, moments=moments, paths=tuple(str(p) for p in paths), questions=total)
+    return Exclusions(qids=qids, moments=moments, subjects=subjects, paths=tuple(str(p) for p in paths), questions=total)

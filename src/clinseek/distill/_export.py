@@ -77,6 +77,7 @@ def _card(filters: ExportFilters, counter: TokenCounter, samples: list[Sample], 
     return DatasetCard(
         clinseek_version=__version__, filters=filters, length_method=counter.method, samples=len(samples),
         refused=len(refusals), per_task=dict(sorted(Counter(s.task for s in samples).items())),
+        per_split=dict(sorted(Counter(s.split for s in samples).items())),
         refused_by_reason=refusal_counts(refusals), teacher_models=sorted({s.model for s in sources}),
         sources=sources, prompts=prompt_records(samples), excluded_questions=excluded,
         leakage_refusals=[f"{r.benchmark}/{r.teacher_model}/{r.qid}/run{r.run_index}" for r in leaks],
@@ -88,7 +89,8 @@ def export_dataset(runs: Sequence[Path | str], out: Path | str, filters: ExportF
 
     Reads every ``results.jsonl`` at or under ``runs`` (with the ``run_manifest.json`` beside it),
     scores each row with ``clinseek.scoring``, applies :class:`ExportFilters` and writes into ``out``:
-    ``train.jsonl`` and ``train.parquet`` (:class:`Sample`, sorted by ``sample_id``), ``refused.jsonl``
+    ``train.jsonl`` and ``train.parquet`` (:class:`Sample`, sorted by ``sample_id``; ``val.*`` too when
+    ``filters.val_fraction`` > 0, split by patient), ``refused.jsonl``
     (:class:`Refusal`: every run not exported, with all its reasons), ``card.json`` and ``README.md``.
     A run whose question (same qid, or same subject_id and prediction_time) is in an excluded
     benchmark is refused and listed in the card. The folder is staged and moved into place only
@@ -114,7 +116,7 @@ def export_dataset(runs: Sequence[Path | str], out: Path | str, filters: ExportF
     card = _card(filters, counter, samples, refusals, sources, exclusions.questions)
     staging = StagingDir(out)
     try:
-        hashes = write_samples(staging.path, samples, refusals)
+        hashes = write_samples(staging.path, samples, refusals, with_val=filters.val_fraction > 0)
         card = card.model_copy(update={"files": hashes})
         (staging.path / "card.json").write_text(card.model_dump_json(indent=2) + "\n", encoding="utf-8")
         (staging.path / "README.md").write_text(card_markdown(card), encoding="utf-8")

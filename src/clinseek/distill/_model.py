@@ -48,6 +48,14 @@ class ExportFilters(_Frozen):
     """Keep the teacher's reasoning text as ``reasoning_content`` on assistant turns."""
     exclude_benchmarks: list[str] = Field(default_factory=list)
     """Benchmarks (manifest files or directories) whose questions may not be trained on."""
+    exclude_subjects: bool = False
+    """Also refuse every run on a patient who appears anywhere in an excluded benchmark (stricter
+    than the default rule: same qid, or same subject_id and prediction_time)."""
+    val_fraction: float = Field(default=0.0, ge=0.0, lt=1.0)
+    """Share of patients whose samples go to the validation split (by a hash of subject_id, so no
+    patient is in both splits)."""
+    split_seed: int = 42
+    """Seed of the patient-level split hash."""
 
 
 class Sample(_Frozen):
@@ -62,7 +70,9 @@ class Sample(_Frozen):
 
     schema_version: Literal[1] = 1
     sample_id: str
-    """``<benchmark>/<model-slug>/<qid>/run<run_index>``: unique in a dataset."""
+    """``<benchmark>/<model-slug>/<config-hash[:8]>/<qid>/run<run_index>``: unique in a dataset."""
+    split: Literal["train", "val"] = "train"
+    """``val`` for the patients drawn by ``ExportFilters.val_fraction``; a patient is never in both."""
     qid: str
     run_index: int
     benchmark: str
@@ -147,6 +157,8 @@ class DatasetCard(_Frozen):
     refused: int
     per_task: dict[str, int]
     """Exported samples per task."""
+    per_split: dict[str, int] = Field(default_factory=dict)
+    """Exported samples per split (``train``, ``val``)."""
     refused_by_reason: dict[str, int]
     """Refused runs per reason (a run with two reasons counts under both)."""
     teacher_models: list[str]
@@ -158,4 +170,5 @@ class DatasetCard(_Frozen):
     leakage_refusals: list[str] = Field(default_factory=list)
     """``sample_id`` of every run refused because its question is in an excluded benchmark."""
     files: dict[str, str] = Field(default_factory=dict)
-    """SHA-256 of each data file written (``train.jsonl``, ``train.parquet``, ``refused.jsonl``)."""
+    """SHA-256 of each data file written (``train.jsonl``, ``train.parquet``, ``refused.jsonl``, and
+    ``val.jsonl``/``val.parquet`` when there is a validation split)."""

@@ -30,10 +30,10 @@ from ._tokenizer import load_tokenizer, render_text
 from ._write import StagingDir, check_out, sha256_file
 
 TOKENS_SCHEMA = pa.schema([
-    pa.field("sample_id", pa.string()), pa.field("input_ids", pa.list_(pa.int32())),
+    pa.field("sample_id", pa.string()), pa.field("split", pa.string()), pa.field("input_ids", pa.list_(pa.int32())),
     pa.field("loss_mask", pa.list_(pa.int8())), pa.field("n_tokens", pa.int64()), pa.field("n_loss_tokens", pa.int64()),
 ])
-"""Columns of a rendered ``train.parquet``."""
+"""Columns of a rendered ``train.parquet`` / ``val.parquet``."""
 
 
 class SampleProblem(BaseModel):
@@ -56,6 +56,8 @@ class RenderReport(BaseModel):
     max_tokens: int
     samples_in: int
     rendered: int
+    per_split: dict[str, int] = Field(default_factory=dict)
+    """Rendered samples per split file."""
     tokens: int
     loss_tokens: int
     too_long: list[SampleProblem] = Field(default_factory=list)
@@ -132,13 +134,13 @@ def round_trip(rendered: Rendered, messages: Sequence[dict[str, Any]], parser: T
     return problems
 
 
-def read_samples(dataset: Path | str) -> list[Sample]:
-    """The samples of a dataset folder (``train.jsonl``), in file order.
+def read_samples(dataset: Path | str, split: str = "train") -> list[Sample]:
+    """The samples of one split of a dataset folder (``<split>.jsonl``), in file order.
 
     Raises:
-        ClinseekError: no ``train.jsonl``, or a line that is not a valid sample (file and line named).
+        ClinseekError: no such file, or a line that is not a valid sample (file and line named).
     """
-    path = Path(dataset) / "train.jsonl"
+    path = Path(dataset) / f"{split}.jsonl"
     if not path.is_file():
         raise ClinseekError(f"{path}: no such file (make a dataset with 'clinseek distill export')")
     samples = []
@@ -187,14 +189,25 @@ class _Collector:
         if problems:
             self.trips.append(SampleProblem(sample_id=sample.sample_id, problems=problems))
             return
-        self.rows.append({"sample_id": sample.sample_id, "input_ids": rendered.input_ids,
+        self.rows.append({"sample_id": sample.sample_id, "split": sample.split, "input_ids": rendered.input_ids,
                           "loss_mask": rendered.loss_mask, "n_tokens": len(rendered.input_ids),
                           "n_loss_tokens": sum(rendered.loss_mask)})
 
 
+def _write_rendered(folder: Path, rows: list[dict[str, Any]], splits: Sequence[str]) -> dict[str, str]:
+    hashes = {}
+    for split in splits:
+        name = f"{split}.parquet"
+        chosen = [r for r in rows if r["split"] == split]
+        pq.write_table(pa.Table.from_pylist(chosen, schema=TOKENS_SCHEMA), folder / name, compression="zstd")
+        hashes[name] = sha256_file(folder / name)
+    return hashes
+
+
 def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | str | None = None, *,
                    max_tokens: int | None = None, tool_parser: ToolParser = "auto") -> RenderReport:
-    """Render a dataset for one target model: ``train.parquet`` (token ids, loss mask) and ``render_report.json``.
+    """Render a dataset for one target model: ``train.parquet`` (token ids, loss mask; ``val.parquet``
+    too when the dataset has a validation split) and ``render_report.json``.
 
     Args:
         dataset: a folder written by :func:`export_dataset`.
@@ -208,7 +221,8 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         MissingExtraError: ``transformers`` is not installed.
     """
     card = read_card(dataset)
-    samples = read_samples(dataset)
+    splits = ["train", "val"] if (Path(dataset) / "val.jsonl").is_file() else ["train"]
+    samples = [s for split in splits for s in read_samples(dataset, split)]
     tokenizer = load_tokenizer(tokenizer_path)
     target = Path(out) if out is not None else Path(dataset) / "rendered" / Path(tokenizer_path).resolve().name
     check_out(target)
@@ -217,14 +231,14 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         collector.add(tokenizer, sample, tool_parser)
     staging = StagingDir(target)
     try:
-        pq.write_table(pa.Table.from_pylist(collector.rows, schema=TOKENS_SCHEMA), staging.path / "train.parquet",
-                       compression="zstd")
+        files = _write_rendered(staging.path, collector.rows, splits)
         report = RenderReport(
             tokenizer=str(tokenizer_path), tool_parser=tool_parser, max_tokens=collector.max_tokens,
-            samples_in=len(samples), rendered=len(collector.rows), tokens=sum(r["n_tokens"] for r in collector.rows),
+            samples_in=len(samples), rendered=len(collector.rows),
+            per_split={split: sum(r["split"] == split for r in collector.rows) for split in splits},
+            tokens=sum(r["n_tokens"] for r in collector.rows),
             loss_tokens=sum(r["n_loss_tokens"] for r in collector.rows), too_long=collector.too_long,
-            round_trip_failures=collector.trips, mask_failures=collector.masks,
-            files={"train.parquet": sha256_file(staging.path / "train.parquet")},
+            round_trip_failures=collector.trips, mask_failures=collector.masks, files=files,
         )
         (staging.path / "render_report.json").write_text(json.dumps(report.model_dump(), indent=2) + "\n",
                                                          encoding="utf-8")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..runner import ResultRow, model_slug
 from ._convert import Converted, canonical_json, convert_messages, sha256_text
@@ -23,6 +24,16 @@ class Selector:
     filters: ExportFilters
     exclusions: Exclusions
     counter: TokenCounter
+
+
+def split_of(row: ResultRow, filters: ExportFilters) -> Literal["train", "val"]:
+    """``val`` when the patient's hash (``split_seed``, ``subject_id``; the qid without one) falls under
+    ``val_fraction``, else ``train``: every run of one patient lands in the same split."""
+    if filters.val_fraction <= 0:
+        return "train"
+    key = f"{filters.split_seed}:{row.subject_id if row.subject_id is not None else row.qid}"
+    draw = int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16**12
+    return "val" if draw < filters.val_fraction else "train"
 
 
 def sample_id(row: ResultRow) -> str:
@@ -59,7 +70,8 @@ def _check_outcome(row: ResultRow, run: RunFile, selector: Selector, verdict: _V
         return 0.0
     if f1 < filters.min_f1:
         verdict.refuse("below_min_f1", f"F1 {f1:.3f} < {filters.min_f1}")
-    leaks = selector.exclusions.match(row.qid, row.subject_id, row.prediction_time)
+    leaks = selector.exclusions.match(row.qid, row.subject_id, row.prediction_time,
+                                      same_subject=filters.exclude_subjects)
     if leaks:
         verdict.refuse("in_excluded_benchmark", *leaks)
     return f1
@@ -106,7 +118,7 @@ def select_row(row: ResultRow, run: RunFile, tools: list[dict[str, Any]], select
     if verdict.reasons:
         return _refusal(row, run, verdict)
     return Sample(
-        sample_id=sample_id(row), qid=row.qid, run_index=row.run_index, benchmark=row.benchmark, task=row.task,
+        sample_id=sample_id(row), split=split_of(row, selector.filters), qid=row.qid, run_index=row.run_index, benchmark=row.benchmark, task=row.task,
         task_type=row.task_type, category=row.category, subject_id=row.subject_id,
         prediction_time=row.prediction_time, teacher_model=row.model, source_run=str(run.results),
         prompt_version=row.prompt_version, f1=f1, n_tokens=n_tokens, length_method=selector.counter.method,

@@ -24,7 +24,7 @@ from ..errors import ClinseekError
 from ._model import Refusal, Sample
 
 _SCALARS: tuple[tuple[str, pa.DataType], ...] = (
-    ("sample_id", pa.string()), ("qid", pa.string()), ("run_index", pa.int32()), ("benchmark", pa.string()),
+    ("sample_id", pa.string()), ("split", pa.string()), ("qid", pa.string()), ("run_index", pa.int32()), ("benchmark", pa.string()),
     ("task", pa.string()), ("task_type", pa.string()), ("category", pa.string()), ("subject_id", pa.int64()),
     ("prediction_time", pa.string()), ("teacher_model", pa.string()), ("source_run", pa.string()),
     ("prompt_version", pa.string()), ("f1", pa.float64()), ("n_tokens", pa.int64()), ("length_method", pa.string()),
@@ -59,12 +59,18 @@ def write_jsonl(path: Path, records: Sequence[Sample] | Sequence[Refusal]) -> No
             handle.write(record.model_dump_json() + "\n")
 
 
-def write_samples(folder: Path, samples: Sequence[Sample], refusals: Sequence[Refusal]) -> dict[str, str]:
-    """Write ``train.jsonl``, ``train.parquet`` and ``refused.jsonl`` into ``folder``; their SHA-256s."""
-    write_jsonl(folder / "train.jsonl", samples)
-    pq.write_table(sample_table(samples), folder / "train.parquet", compression="zstd")
+def write_samples(folder: Path, samples: Sequence[Sample], refusals: Sequence[Refusal], *,
+                  with_val: bool = False) -> dict[str, str]:
+    """Write ``train.{jsonl,parquet}`` (and ``val.{jsonl,parquet}`` when ``with_val``) and
+    ``refused.jsonl`` into ``folder``; returns the SHA-256 of each file."""
+    names = ["refused.jsonl"]
     write_jsonl(folder / "refused.jsonl", refusals)
-    return {name: sha256_file(folder / name) for name in ("train.jsonl", "train.parquet", "refused.jsonl")}
+    for split in ("train", "val") if with_val else ("train",):
+        chosen = [s for s in samples if s.split == split]
+        write_jsonl(folder / f"{split}.jsonl", chosen)
+        pq.write_table(sample_table(chosen), folder / f"{split}.parquet", compression="zstd")
+        names += [f"{split}.jsonl", f"{split}.parquet"]
+    return {name: sha256_file(folder / name) for name in sorted(names)}
 
 
 def check_out(out: Path) -> None:
