@@ -150,8 +150,8 @@ def forest(rows: Sequence[ForestRow], *, label: str, width: int = 600) -> str:
     height = 16 + row_h * len(rows) + 30
     low = min([0.0, *(r.low for r in rows)]) * 100
     high = max([0.0, *(r.high for r in rows)]) * 100
-    if high - low < 2:
-        low, high = low - 1, high + 1
+    pad = max((high - low) * 0.05, 1.0)
+    low, high = low - pad, high + pad
     ticks = nice_ticks(low, high)
     low, high = ticks[0], ticks[-1]
     scale = plot_w / (high - low)
@@ -292,11 +292,14 @@ def scatter(points: Sequence[tuple[str, float, float, str]], *, label: str, x_ax
         x = left + tick * sx
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="16" y2="{16 + plot_h}" class="grid"/>')
         body.append(_text(x, 16 + plot_h + 14, fmt_num(tick), "middle", 'class="tick"'))
+    labelled: dict[tuple[float, float], list[str]] = {}
     for name, x_value, y_value, color in points:
         x, y = left + x_value * sx, 16 + plot_h - y_value * sy
         tip = f"{name}: {y_axis} {100 * y_value:.1f} %, {x_axis} {fmt_num(x_value)}"
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{color}"><title>{esc(tip)}</title></circle>')
-        body.append(_text(x + 8, y + 4, _clip(name, 30), extra='class="val"'))
+        labelled.setdefault((round(x), round(y)), []).append(name)
+    for (x, y), names in labelled.items():  # points drawn at the same place share one label
+        body.append(_text(x + 8, y + 4, _clip(", ".join(names), 40), extra='class="val"', title="\n".join(names)))
     body.append(_text(left + plot_w / 2, height - 4, x_axis, "middle", 'class="tick"'))
     body.append(_text(12, 16 + plot_h / 2, y_axis, "middle", f'class="tick" transform="rotate(-90 12 {16 + plot_h / 2:.1f})"'))
     return svg(width, height, "".join(body), label)
