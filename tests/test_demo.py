@@ -158,3 +158,15 @@ def test_the_printed_score_and_compare_commands_run(demo: DemoResult, tmp_path: 
     compare = _invoke([*shlex.split(steps["one paired table"])[1:], "--resamples", "200"])
     assert compare.exit_code == 0, compare.output
     assert "task_type:decision_making" in compare.output
+
+
+def test_every_demo_option_and_setting_is_documented() -> None:
+    import dataclasses
+    import inspect
+
+    from clinseek.cli._demo import demo_cmd
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "demo.md").read_text()
+    options = [f"--{name.replace('_', '-')}" for name in inspect.signature(demo_cmd).parameters]
+    assert [o for o in options if o not in text] == []
+    assert [f.name for f in dataclasses.fields(DemoSettings) if f"`{f.name}`" not in text] == []
