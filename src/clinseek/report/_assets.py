@@ -29,9 +29,10 @@ th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: lef
 th { background: var(--soft); font-weight: 600; font-size: 13px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.na { color: #aaa; }
-.headline tr.agent td:nth-child(2) { color: var(--agt); font-weight: 600; }
-.headline tr.curated td:nth-child(2) { color: var(--cur); font-weight: 600; }
-.headline tr.delta-row { border-bottom: 2px solid #9aa5b4; }
+.headline td.model { font-weight: 600; border-bottom: 2px solid #9aa5b4; }
+.headline tr.agent td:not(.num):not(.model) { color: var(--agt); font-weight: 600; }
+.headline tr.curated td:not(.num):not(.model) { color: var(--cur); font-weight: 600; }
+.headline tr.delta-row td { border-bottom: 2px solid #9aa5b4; }
 .delta.pos { color: var(--ok); font-weight: 600; } .delta.neg { color: var(--bad); font-weight: 600; }
 .ci { color: var(--muted); font-weight: 400; font-size: 12px; }
 .detail tr.g-task td { color: var(--muted); }

@@ -60,32 +60,44 @@ def headline_table(bench: str, models: Sequence[str], runs: dict[tuple[str, str,
                    pairs: dict[tuple[str, str], PairedComparison]) -> str:
     """The paper's table for one benchmark: per model, Curated Input, ClinSeekAgent and Δ [95 % CI]
     for each task type, overall (micro, over questions) and macro (over categories)."""
-    types = sorted({t for (b, _m, _o), r in runs.items() if b == bench for t in r.per_task_type})
-    groups = [f"task_type:{t}" for t in types] + ["overall"]
-    head = "".join(f"<th>{esc(TYPE_NAMES.get(t, t))}</th>" for t in types)
+    bench_runs = [r for (b, _m, _o), r in runs.items() if b == bench]
+    types = sorted({t for r in bench_runs for t in r.per_task_type})
+    if len(types) > 1:  # Table 1 of the paper: one column per task type
+        groups = [f"task_type:{t}" for t in types]
+        head = "".join(f"<th>{esc(TYPE_NAMES.get(t, t))}</th>" for t in types)
+    else:  # Table 2 (multimodal): one column per category
+        categories = sorted({c for r in bench_runs for c in r.per_category})
+        groups = [f"category:{c}" for c in categories]
+        head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in categories)
+    groups.append("overall")
     rows = [f'<table class="headline" data-bench="{esc(bench)}"><thead><tr><th>Model</th><th>Method</th>{head}'
             "<th>Overall</th><th>Macro (categories)</th><th>n</th></tr></thead><tbody>"]
     for model in models:
-        pair = pairs.get((bench, model))
-        cells = []
-        for mode in ("curated", "agent"):
-            run = runs.get((bench, mode, model))
-            if run is None:
-                continue
-            body = "".join(_f1_cell(run, g, _stats(run, g)) for g in groups)
-            macro = "" if run.macro_f1_over_categories is None else f' data-macro="{run.macro_f1_over_categories!r}"'
-            key = esc(run_label(bench, mode, model))
-            cells.append(f'<tr class="{mode}"><td>{esc(model)}</td><td>{MODE_NAMES[mode]}</td>{body}'
-                         f'<td class="num" data-run="{key}" data-group="macro"{macro}>'
-                         f"{pct(run.macro_f1_over_categories)}</td><td class=num>{run.overall.n_questions}</td></tr>")
-        if pair is not None:
-            body = "".join(_delta_cell(pair, g, _group(pair, g)) for g in groups)
-            n = _group(pair, "overall")
-            cells.append(f'<tr class="delta-row"><td>{esc(model)}</td><td>Δ [95 % CI]</td>{body}'
-                         f'<td class="num na">–</td><td class=num>{n.n if n else "–"}</td></tr>')
-        rows += cells
+        rows += _model_rows(bench, model, groups, runs, pairs.get((bench, model)))
     rows.append("</tbody></table>")
     return "".join(rows)
+
+
+def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[str, str, str], RunSummary],
+                pair: PairedComparison | None) -> list[str]:
+    """Curated Input, ClinSeekAgent and Δ rows of one model; the model's name spans them."""
+    cells = []
+    for mode in ("curated", "agent"):
+        run = runs.get((bench, mode, model))
+        if run is None:
+            continue
+        body = "".join(_f1_cell(run, g, _stats(run, g)) for g in groups)
+        macro = "" if run.macro_f1_over_categories is None else f' data-macro="{run.macro_f1_over_categories!r}"'
+        key = esc(run_label(bench, mode, model))
+        cells.append(f'<td>{MODE_NAMES[mode]}</td>{body}<td class="num" data-run="{key}" data-group="macro"{macro}>'
+                     f"{pct(run.macro_f1_over_categories)}</td><td class=num>{run.overall.n_questions}</td></tr>")
+    if pair is not None:
+        body = "".join(_delta_cell(pair, g, _group(pair, g)) for g in groups)
+        n = _group(pair, "overall")
+        cells.append(f'<td>Δ [95 % CI]</td>{body}<td class="num na">–</td><td class=num>{n.n if n else "–"}</td></tr>')
+    classes = [m for m in ("curated", "agent") if (bench, m, model) in runs] + (["delta-row"] if pair else [])
+    name = f'<td class="model" rowspan="{len(cells)}">{esc(model)}</td>'
+    return [f'<tr class="{cls}">{name if i == 0 else ""}{cell}' for i, (cls, cell) in enumerate(zip(classes, cells, strict=True))]
 
 
 def detail_table(curated: RunSummary | None, agent: RunSummary | None, pair: PairedComparison | None) -> str:
