@@ -1,0 +1,33 @@
+"""docs/distill.md covers every option, filter setting and refusal reason (STYLE rule 17)."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from pathlib import Path
+
+import pytest
+
+from clinseek.cli._distill import export_cmd, prompts_cmd, render_cmd
+from clinseek.distill import ExportFilters, RefusalReason
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "distill.md"
+
+
+@pytest.mark.parametrize("command", [export_cmd, render_cmd, prompts_cmd])
+def test_every_option_is_documented(command) -> None:
+    text = DOCS.read_text()
+    skip = {"runs", "dataset"}  # positional arguments
+    options = [f"--{n.replace('_', '-')}" for n in inspect.signature(command).parameters if n not in skip]
+    assert [o for o in options if o not in text] == []
+
+
+def test_every_refusal_reason_is_documented() -> None:
+    text = DOCS.read_text()
+    assert [r for r in typing.get_args(RefusalReason) if f"`{r}`" not in text] == []
+
+
+def test_every_filter_setting_has_an_option() -> None:
+    text = DOCS.read_text()
+    fields = [f for f in ExportFilters.model_fields if f != "exclude_benchmarks"]
+    assert [f for f in fields if f"--{f.replace('_', '-')}" not in text] == []
