@@ -103,6 +103,7 @@ def test_filter_to_a_task_and_open_a_trajectory(page: Any, tmp_path: Path) -> No
     assert "ehr.run_sql_query" in names
     assert trajectory.locator(".step.tool").count() == len(names)
     assert page.locator(".mode-col.curated .traj").count() == 1
+    assert "precision" in page.locator(".mode-col.agent > .facts").first.inner_text()
     page.locator("#questions").screenshot(path=str(tmp_path / "trajectory.png"))
     assert (tmp_path / "trajectory.png").stat().st_size > 10_000
 
@@ -130,3 +131,12 @@ def test_figures_render(page: Any, tmp_path: Path) -> None:
     box = charts.first.bounding_box()
     assert box is not None and box["width"] > 200
     page.locator("#figures").screenshot(path=str(tmp_path / "figures.png"))
+
+
+def test_a_link_with_a_qid_opens_the_page_searching_for_it(page: Any, demo_report: ReportStats) -> None:
+    page.goto("about:blank")
+    page.goto(demo_report.path.as_uri() + "#q=mm_cxr")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    assert page.input_value("#qb-search") == "mm_cxr"
+    qids = page.locator("#qb-body tr.qrow td.qid").all_inner_texts()
+    assert qids and all("mm_cxr" in q for q in qids)

@@ -236,6 +236,8 @@ async function showDetail(td, r) {
 async function modeColumn(mode, title, m) {
   const col = el("div", "mode-col " + mode);
   col.appendChild(el("h4", mode, `${title} — ${IDX.outcomes[m[0]]}, F1 ${(100 * m[1]).toFixed(1)}`));
+  const pct = (v) => (100 * v).toFixed(1);
+  col.appendChild(el("div", "facts", `precision ${pct(m[5])} · recall ${pct(m[6])} · exact match ${pct(m[7])} · rule ${m[8] ?? "–"} · status ${m[4]}`));
   const ans = el("div", "answer-box"); ans.append(el("b", null, "Answer: "), document.createTextNode(m[2] || "(none)"));
   col.appendChild(ans);
   if (!m[3].length) { col.appendChild(el("div", "muted", `no trajectory in the results (status ${m[4]})`)); return col; }
@@ -335,6 +337,7 @@ function callNode(call) {
 }
 
 initFilters();
+if (location.hash.startsWith("#q=")) { $("qb-search").value = decodeURIComponent(location.hash.slice(3)); }
 apply(true);
 document.body.dataset.ready = "1";
 })();

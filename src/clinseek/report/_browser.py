@@ -112,7 +112,9 @@ def _mode_entry(q: QuestionScore | None, index: TrajectoryIndex) -> list[Any] | 
     key = (q.benchmark, q.mode, q.model, q.qid)
     answer = index.answers.get(key) if key in index.answers else (q.runs[0].pred if q.runs else None)
     blobs = [blob for _, blob in index.blobs.get(key, [])]
-    return [OUTCOMES.index(outcome(q)), round(q.f1, 4), "; ".join(answer or []), blobs, q.status]
+    route = q.runs[0].route if q.runs else None
+    return [OUTCOMES.index(outcome(q)), round(q.f1, 4), "; ".join(answer or []), blobs, q.status,
+            round(q.precision, 4), round(q.recall, 4), round(q.exact_match, 4), route]
 
 
 def build_index(questions: Sequence[QuestionScore], index: TrajectoryIndex) -> dict[str, Any]:
@@ -120,7 +122,8 @@ def build_index(questions: Sequence[QuestionScore], index: TrajectoryIndex) -> d
 
     A row is ``[bench, model, qid, task, category, task_type, gold, curated, agent]`` where bench,
     model, task, category and task_type index the lookup lists, and each mode entry is ``null`` or
-    ``[outcome (index into outcomes), F1, answer text, [blob ids], status]``.
+    ``[outcome (index into outcomes), F1, answer text, [blob ids], status, precision, recall, exact
+    match, scoring route]`` (scores are the question's means over its scored runs).
     """
     by_key: dict[tuple[str, str, str], dict[str, QuestionScore]] = {}
     for q in questions:
