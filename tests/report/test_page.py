@@ -186,3 +186,13 @@ def test_exports_are_sorted() -> None:
 
     assert report_pkg.__all__ == sorted(report_pkg.__all__, key=key)
     assert all(hasattr(report_pkg, name) for name in report_pkg.__all__)
+
+
+def test_one_results_tree_under_two_score_folders_is_read_once(tmp_path: Path) -> None:
+    runs = write_fabricated(tmp_path / "x" / "runs")  # both modes
+    write_scores(score_path(runs / "synthetic-bench" / "agent", n_resamples=100), tmp_path / "x")
+    write_scores(score_path(runs / "synthetic-bench" / "curated", n_resamples=100), tmp_path / "y")
+    inputs = load_inputs([tmp_path / "x", tmp_path / "y"])
+    assert inputs.sources[0].results == runs  # every results.jsonl, the curated one included
+    stats = build_report(inputs, tmp_path / "r.html")
+    assert stats.trajectories == 8 and stats.question_rows == 4

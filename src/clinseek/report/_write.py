@@ -62,10 +62,14 @@ def _head(title: str) -> str:
 def _stream(inputs: ReportInputs, image_roots: Sequence[Path], blobs: TextIO) -> tuple[dict[str, object], list[str], int]:
     """Write trajectory, shared-text and image blobs to ``blobs``; return the index, bad rows and image count."""
     texts, images = SharedTexts(), ImageTable(image_roots)
-    files = [(path, source.results) for source in inputs.sources if source.results is not None
-             for path in source.result_files]
+    files: dict[Path, tuple[Path, Path]] = {}  # a file under two inputs' results roots is read once
+    for source in inputs.sources:
+        if source.results is None:
+            continue
+        for path in source.result_files:
+            files.setdefault(path.resolve(), (path, source.results))
     run_keys: set[tuple[str, str, str]] = {(r.benchmark, r.mode, r.model) for r in inputs.runs}
-    found = write_trajectories(blobs, files, run_keys, texts, images)
+    found = write_trajectories(blobs, list(files.values()), run_keys, texts, images)
     blobs.write(blob_element("shared-texts", texts.texts))
     for key, entry in images.entries.items():
         blobs.write(blob_element(f"img-{key}", entry))
