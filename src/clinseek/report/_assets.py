@@ -55,6 +55,7 @@ pre { white-space: pre-wrap; word-break: break-word; background: var(--soft); pa
 #qb-table { width: 100%; table-layout: fixed; }
 #qb-table td { overflow: hidden; text-overflow: ellipsis; }
 #qb-table td.detail-cell { overflow: visible; }
+#qb-table td.qid { overflow-wrap: anywhere; } #qb-table td.qid button { text-align: left; }
 #qb-table tr.qrow { cursor: pointer; }
 #qb-table tr.qrow:hover { background: #f0f5ff; }
 #qb-table tr.qrow.open { background: #e8f0fe; }
@@ -192,7 +193,7 @@ function render() {
     tr.append(q, el("td", null, IDX.benches[r[0]]), el("td", null, IDX.models[r[1]]), el("td", null, IDX.tasks[r[3]]),
       el("td", null, IDX.categories[r[4]]), el("td", "gold", r[6]), modeCell(r[7]), modeCell(r[8]),
       el("td", "ans", r[8] ? r[8][2] : (r[7] ? r[7][2] : "")));
-    tr.children[5].title = r[6];
+    for (const td of tr.children) if (!td.classList.contains("num")) td.title = td.textContent;
     tr.addEventListener("click", () => toggle(tr, i));
     body.appendChild(tr);
     if (state.open.has(i)) toggle(tr, i, true);

@@ -130,8 +130,8 @@ Click a row to open both modes' answers and the trajectory, step by step.</p>
 </div>
 <div class="pager"><button id="qb-prev" type="button">◀ prev</button><span id="qb-page"></span>
 <button id="qb-next" type="button">next ▶</button><span id="qb-count" class="muted"></span></div>
-<table id="qb-table"><colgroup><col style="width:17%"><col style="width:9%"><col style="width:11%">
-<col style="width:10%"><col style="width:11%"><col style="width:13%"><col style="width:8.5%"><col style="width:8.5%">
+<table id="qb-table"><colgroup><col style="width:20%"><col style="width:8%"><col style="width:10%">
+<col style="width:9%"><col style="width:10%"><col style="width:12%"><col style="width:9.5%"><col style="width:9.5%">
 <col style="width:12%"></colgroup><thead><tr><th>qid</th><th>benchmark</th><th>model</th><th>task</th><th>category</th><th>gold</th>
 <th class="num">curated</th><th class="num">agent</th><th>answer (agent)</th></tr></thead><tbody id="qb-body"></tbody></table>
 </section>"""
