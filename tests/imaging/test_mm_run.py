@@ -144,3 +144,20 @@ def test_tool_pictures_reach_the_model_and_missing_weights_do_not_stop_the_run(
     assert tool_turns["c2"]["is_error"] and "unavailable" in tool_turns["c2"]["content"]
     seen = next(m for m in model.requests[1] if m.role == "tool" and m.tool_call_id == "c1")
     assert [i.path for i in seen.images] == [picture["path"]]  # sent to the model as an image, by path
+
+
+def test_a_missing_linked_image_is_that_rows_clear_error(mm_bench: Path, synthetic_store: Path, tmp_path: Path) -> None:
+    import anyio
+
+    from clinseek.bench import load_questions
+    from clinseek.runner import RunSettings, run_benchmark
+
+    questions = [q for q in load_questions(mm_bench) if q.category == "cxr_finding_presence"]
+    empty = tmp_path / "no_images"
+    empty.mkdir()
+    settings = RunSettings(concurrency=1, cxr_root=empty)
+    summary = anyio.run(lambda: run_benchmark(questions, synthetic_store, "curated", "baseline:evidence", tmp_path,
+                                              settings=settings))
+    rows = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows
+    assert len(rows) == len(questions) and {r.status for r in rows} == {"infra_error"}
+    assert all("linked CXR image not found" in (r.error or "") and str(empty) in (r.error or "") for r in rows)
