@@ -170,3 +170,10 @@ def test_every_demo_option_and_setting_is_documented() -> None:
     options = [f"--{name.replace('_', '-')}" for name in inspect.signature(demo_cmd).parameters]
     assert [o for o in options if o not in text] == []
     assert [f.name for f in dataclasses.fields(DemoSettings) if f"`{f.name}`" not in text] == []
+
+
+def test_a_missing_store_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ClinseekError, match="no such store file"):
+        anyio.run(lambda: run_demo(out, store=tmp_path / "absent.duckdb"))
+    assert not out.exists()

@@ -84,12 +84,12 @@ async def run_demo(
     out = Path(out)
     say = on_stage or (lambda _line: None)
     store_path = Path(store) if store is not None else out / "store.duckdb"
+    if store is not None and not store_path.is_file():
+        raise ClinseekError(f"{store_path}: no such store file")
     check_config(out, _config(store_path, store is None, settings, tasks))
     stages: list[Stage] = []
     if store is None:
         stages.append(await _synthesize(store_path, settings, say))
-    elif not store_path.is_file():
-        raise ClinseekError(f"{store_path}: no such store file")
     build, stage = await _build(store_path, out / "bench", settings, tasks, say)
     stages.append(stage)
     questions = load_questions(out / "bench")
