@@ -31,3 +31,10 @@ def test_every_filter_setting_has_an_option() -> None:
     text = DOCS.read_text()
     fields = [f for f in ExportFilters.model_fields if f != "exclude_benchmarks"]
     assert [f for f in fields if f"--{f.replace('_', '-')}" not in text] == []
+
+
+def test_public_names_are_exported_sorted() -> None:
+    import clinseek.distill as distill
+
+    assert distill.__all__ == sorted(distill.__all__)
+    assert all(hasattr(distill, name) for name in distill.__all__)
