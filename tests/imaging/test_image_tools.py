@@ -89,3 +89,18 @@ def test_no_imaging_session_is_a_structured_error(mm_ctx, mm_case) -> None:
     bare = ToolContext(episode=mm_ctx.episode)
     result = _call(bare, "image.dicom_processor", dicom_path=mm_case.dicom_ids[0])
     assert result.error_kind == "unavailable"
+
+
+def test_dicom_processor_on_the_real_pa_film_and_nih_films(mm_ctx, rg1: Path, nih_pngs: list[Path]) -> None:
+    session = mm_ctx.state["imaging"]
+    for film in (rg1, nih_pngs[0]):
+        session.artifact(film)  # stand in for linked images (the same code path opens them)
+    result = _call(mm_ctx, "image.dicom_processor", dicom_path=str(rg1))
+    assert result.ok and result.data["metadata"]["PhotometricInterpretation"] == "MONOCHROME1"
+    with Image.open(result.images[0]) as img:
+        assert max(img.size) == 1568
+        arr = np.asarray(img.convert("L"))
+    h, w = arr.shape
+    assert arr[h // 3 : h // 2, w // 2 - 20 : w // 2 + 20].mean() > arr[h // 3 : h // 2, w // 4 - 20 : w // 4 + 20].mean()
+    shown = _call(mm_ctx, "image.image_visualizer", image_path=str(nih_pngs[0]), title="NIH 00000003_000")
+    assert shown.ok and "1024x1024" in shown.content
