@@ -55,7 +55,9 @@ def test_an_excluded_qid_never_appears(distill_runs: Path, distill_bench, baseli
     result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, exclude_benchmarks=[str(excluded)]))
     assert target.qid not in _exported_qids(result.out)
     assert {r.qid for r in result.leakage_refusals} == {target.qid}
-    assert result.leakage_refusals[0].detail == [f"qid {target.qid} is in excluded benchmark {excluded}"]
+    assert result.leakage_refusals[0].detail["in_excluded_benchmark"] == [
+        f"qid {target.qid} is in excluded benchmark {excluded}"
+    ]
     assert len(result.samples) == len(baseline.samples) - 1
 
 
@@ -68,7 +70,7 @@ def test_the_same_patient_and_moment_under_another_qid_is_refused(
     excluded = _write_bench(tmp_path / "eval", rows)
     result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, exclude_benchmarks=[str(excluded)]))
     assert {r.qid for r in result.leakage_refusals} == {target.qid}
-    assert "is asked in" in result.leakage_refusals[0].detail[0]
+    assert "is asked in" in result.leakage_refusals[0].detail["in_excluded_benchmark"][0]
     assert target.qid not in _exported_qids(result.out)
 
 

@@ -58,7 +58,7 @@ def test_f1_below_the_threshold_is_refused(tmp_path: Path, agent_results: Path, 
     wrong = [c for c in good_row.candidates if c not in good_row.gold]
     row = update(good_row, answer=wrong[:1])
     result = _export(tmp_path / "a", agent_results, [row])
-    assert _reasons(result) == ["below_min_f1"] and result.refusals[0].detail == ["F1 0.000 < 0.5"]
+    assert _reasons(result) == ["below_min_f1"] and result.refusals[0].detail == {"below_min_f1": ["F1 0.000 < 0.5"]}
     assert len(_export(tmp_path / "b", agent_results, [row], min_f1=0.0).samples) == 1
 
 
@@ -86,7 +86,7 @@ def test_tool_protocol_errors_are_refused(tmp_path: Path, agent_results: Path, g
 
     result = _export(tmp_path, agent_results, [_with_messages(good_row, edit)])
     assert _reasons(result) == ["protocol_errors"]
-    assert result.refusals[0].detail[0].endswith("tool-protocol errors")
+    assert result.refusals[0].detail["protocol_errors"][0].endswith("tool-protocol errors")
 
 
 def test_trajectories_with_images_are_refused(tmp_path: Path, agent_results: Path, good_row: ResultRow) -> None:
@@ -100,7 +100,7 @@ def test_compacted_trajectories_are_refused(tmp_path: Path, agent_results: Path,
 
 def test_over_long_runs_are_refused_whole(tmp_path: Path, agent_results: Path, good_row: ResultRow) -> None:
     result = _export(tmp_path, agent_results, [good_row], max_tokens=100)
-    assert _reasons(result) == ["too_long"] and "approximate tokens > 100" in result.refusals[0].detail[0]
+    assert _reasons(result) == ["too_long"] and "approximate tokens > 100" in result.refusals[0].detail["too_long"][0]
 
 
 def test_a_malformed_trajectory_fails_that_row_only(tmp_path: Path, agent_results: Path, good_row: ResultRow) -> None:

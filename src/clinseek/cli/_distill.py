@@ -55,13 +55,13 @@ def export_cmd(
     )
     result = export_dataset(runs, out, filters)
     card = result.card
-    splits = ", ".join(f"{k} {v}" for k, v in card.per_split.items())
+    splits = ", ".join(f"{k} {v}" for k, v in card.per_split.items()) or "train 0"
     typer.echo(f"{card.samples} samples exported ({splits}), {card.refused} runs refused -> {result.out}")
     for reason, count in card.refused_by_reason.items():
         typer.echo(f"  refused {reason}: {count}")
     for refusal in result.leakage_refusals:
         typer.echo(f"refused (in an excluded benchmark): {refusal.benchmark}/{refusal.qid}/run{refusal.run_index}: "
-                   + "; ".join(refusal.detail), err=True)
+                   + "; ".join(refusal.detail.get("in_excluded_benchmark", [])), err=True)
 
 
 @distill_app.command("render")

@@ -112,8 +112,9 @@ class Refusal(_Frozen):
     teacher_model: str
     source_run: str
     reasons: list[RefusalReason]
-    detail: list[str] = Field(default_factory=list)
-    """What exactly failed (``F1 0.33 < 0.5``, ``qid in excluded benchmark B``, ...)."""
+    detail: dict[str, list[str]] = Field(default_factory=dict)
+    """Per reason, what exactly failed (``{"below_min_f1": ["F1 0.333 < 0.5"]}``, the excluded
+    question a leak matched, the first protocol errors, ...)."""
 
 
 class SourceRun(_Frozen):

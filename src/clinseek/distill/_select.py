@@ -44,12 +44,12 @@ def sample_id(row: ResultRow) -> str:
 class _Verdict:
     def __init__(self) -> None:
         self.reasons: list[RefusalReason] = []
-        self.detail: list[str] = []
+        self.detail: dict[str, list[str]] = {}
 
     def refuse(self, reason: RefusalReason, *detail: str) -> None:
         if reason not in self.reasons:
             self.reasons.append(reason)
-        self.detail.extend(detail)
+        self.detail.setdefault(reason, []).extend(detail)
 
 
 def _refusal(row: ResultRow, run: RunFile, verdict: _Verdict) -> Refusal:
