@@ -38,3 +38,12 @@ def test_every_option_of_the_command_is_documented() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
     assert options >= {"--out", "--image-root", "--title"}
     assert sorted(o for o in options if o not in text) == []
+
+
+def test_demo_ends_with_the_report_path(synthetic_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--out", str(out), "--store", str(synthetic_store), "--per-task", "1",
+                                      "--tasks", "ED_Hospitalization", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1].strip() == str(out / "report.html")
+    assert (out / "report.html").read_text(encoding="utf-8").startswith("<!doctype html>")

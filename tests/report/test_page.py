@@ -196,3 +196,15 @@ def test_one_results_tree_under_two_score_folders_is_read_once(tmp_path: Path) -
     assert inputs.sources[0].results == runs  # every results.jsonl, the curated one included
     stats = build_report(inputs, tmp_path / "r.html")
     assert stats.trajectories == 8 and stats.question_rows == 4
+
+
+def test_several_runs_of_a_question_are_listed_in_run_order(tmp_path: Path) -> None:
+    from _report_helpers import result_row, write_run
+
+    rows = [result_row("q1", "agent", "m", gold=["yes"], answer=["yes"]).model_copy(update={"run_index": i})
+            for i in (1, 0, 2)]
+    write_run(tmp_path / "runs", rows)
+    stats = build_report(load_inputs([tmp_path / "runs"]), tmp_path / "r.html")
+    parsed = _parse(stats.path.read_text(encoding="utf-8"))
+    (row,) = json.loads(parsed.texts["report-index"])["rows"]
+    assert [decode_blob(parsed.texts[b])["run_index"] for b in row[8][3]] == [0, 1, 2]
