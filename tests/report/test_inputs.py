@@ -9,7 +9,7 @@ import pytest
 from _report_helpers import write_fabricated
 
 from clinseek.errors import ReportError
-from clinseek.report import load_inputs, load_source
+from clinseek.report import build_report, load_inputs, load_source
 from clinseek.scoring import score_path, write_scores
 
 
@@ -82,3 +82,14 @@ def test_run_manifests_are_read(fabricated: Path) -> None:
     inputs = load_inputs([fabricated])
     manifest = inputs.manifests[("synthetic-bench", "agent", "openai:gpt-x")]
     assert (manifest.seed, manifest.git_commit) == (3, "0123456789abcdef")
+
+
+def test_scores_without_their_results_are_shown_without_trajectories(tmp_path: Path) -> None:
+    runs = write_fabricated(tmp_path / "runs")
+    write_scores(score_path(runs, n_resamples=100), tmp_path / "scores")
+    shutil.rmtree(runs)
+    inputs = load_inputs([tmp_path / "scores"])
+    assert inputs.sources[0].results is None and len(inputs.questions) == 8
+    assert any("trajectories are not shown" in note for note in inputs.notes)
+    stats = build_report(inputs, tmp_path / "r.html")
+    assert (stats.question_rows, stats.trajectories) == (4, 0)

@@ -229,7 +229,9 @@ def _source_notes(source: ReportSource, report: ScoreReport) -> list[str]:
     notes = []
     if source.scores is None:
         notes.append(f"{source.folder}: no summary.json; scored here (bootstrap 10,000 resamples, seed 0)")
-    if source.results is None:
+    if report.layout == "reference":
+        notes.append(f"{source.folder}: scores of the reference layout; trajectories are shown for clinseek runs only")
+    elif source.results is None:
         notes.append(f"{source.folder}: no results.jsonl found; trajectories are not shown for its runs")
     if report.bad_rows:
         notes.append(f"{source.scores or source.folder}: {len(report.bad_rows)} unreadable result rows were skipped "
