@@ -137,10 +137,3 @@ def build_index(questions: Sequence[QuestionScore], index: TrajectoryIndex) -> d
                      lookups["categories"](any_q.category), lookups["types"](any_q.task_type), "; ".join(gold),
                      _mode_entry(modes.get("curated"), index), _mode_entry(modes.get("agent"), index)])
     return {"outcomes": list(OUTCOMES), **{k: v.names for k, v in lookups.items()}, "rows": rows}
-
-
-def index_stats(index: dict[str, Any]) -> str:
-    """One line about the index (for the CLI): questions and runs with trajectories."""
-    rows = index["rows"]
-    blobs = sum(len(m[3]) for r in rows for m in r[7:9] if m)
-    return f"{len(rows)} question rows, {blobs} trajectories"
