@@ -73,7 +73,7 @@ def test_every_tool_call_round_trips(request, dataset: Path, samples, fixture: s
     tokenizer = request.getfixturevalue(fixture)
     report = render_dataset(dataset, tokenizer, tmp_path / "r", tool_parser=parser)
     assert report.round_trip_failures == [] and report.mask_failures == [] and report.too_long == []
-    assert report.rendered == len(samples)
+    assert report.rendered == len(samples) and report.eot_fallback == 0
     rows = pq.read_table(tmp_path / "r" / "train.parquet").to_pylist()
     assert [r["sample_id"] for r in rows] == [s.sample_id for s in samples]
     for row in rows:
@@ -103,11 +103,32 @@ def test_over_long_samples_are_dropped_never_cut(hermes_tokenizer: Path, dataset
         assert tok.decode(row["input_ids"], skip_special_tokens=False) == _render(tok, sample.messages, sample.tools)
 
 
-def test_a_template_whose_partial_renders_are_not_prefixes_fails_loudly(dataset: Path, tmp_path: Path) -> None:
-    unstable = build_tokenizer(tmp_path / "tok", HERMES_TEMPLATE + "{% if not add_generation_prompt %}<|endoftext|>{% endif %}")
-    report = render_dataset(dataset, unstable, tmp_path / "r")
+def test_a_template_that_renders_the_last_turn_differently_ends_turns_at_the_end_of_turn_token(
+    dataset: Path, samples, tmp_path: Path
+) -> None:
+    qwen3_like = HERMES_TEMPLATE.replace(  # an empty think block on the last assistant turn only
+        "<|im_start|>assistant\n{{ m.content or '' }}",
+        "<|im_start|>assistant\n{% if loop.last %}<think>\n\n</think>\n\n{% endif %}{{ m.content or '' }}",
+    )
+    assert qwen3_like != HERMES_TEMPLATE
+    folder = build_tokenizer(tmp_path / "tok", qwen3_like)
+    report = render_dataset(dataset, folder, tmp_path / "r")
+    assert report.mask_failures == [] and report.round_trip_failures == []
+    assert report.rendered == report.eot_fallback == len(samples)
+    tok = load_tokenizer(folder)
+    rendered = render_sample(tok, samples[0].messages, samples[0].tools)
+    assert rendered.eot_fallback
+    for _, text in rendered.assistant_text:
+        assert text.endswith("<|im_end|>") and "<think>" not in text and text.count("<|im_end|>") == 1
+
+
+def test_a_generation_prompt_unlike_the_assistant_header_fails_loudly(dataset: Path, tmp_path: Path) -> None:
+    mismatched = HERMES_TEMPLATE.replace("{%- if add_generation_prompt -%}\n<|im_start|>assistant\n",
+                                         "{%- if add_generation_prompt -%}\n<|im_start|>assistant\n<think>\n")
+    assert mismatched != HERMES_TEMPLATE
+    report = render_dataset(dataset, build_tokenizer(tmp_path / "tok", mismatched), tmp_path / "r")
     assert report.rendered == 0 and report.mask_failures
-    assert "not prefixes of the full render" in report.mask_failures[0].problems[0]
+    assert "generation prompt" in report.mask_failures[0].problems[0]
 
 
 def test_export_with_a_tokenizer_measures_exact_lengths(distill_runs: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:

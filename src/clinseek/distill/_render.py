@@ -2,10 +2,11 @@
 
 Each sample is rendered once with the tokenizer's own chat template (``tools=`` given) and
 tokenised once with character offsets. An assistant turn's span is the text between the render of
-the turns before it with the generation prompt and the render including it; tokens starting in a
-span get loss 1 (the turn's text, tool-call markup and end-of-turn token), all others 0. A template
-whose renders are not prefixes of the full render, or a turn that gets no loss token (the silent
-all-masked trap), fails that sample loudly. The tokens of each span are decoded and their tool calls
+the turns before it with the generation prompt and the render including it (or, for templates
+that render the last turn differently, the first end-of-turn token after its start); tokens
+starting in a span get loss 1 (the turn's text, tool-call markup and end-of-turn token), all
+others 0. A template whose generation prompt is not its assistant header, or a turn that gets no
+loss token (the silent all-masked trap), fails that sample loudly. The tokens of each span are decoded and their tool calls
 re-parsed; a sample whose calls do not round-trip is reported and not written. A sample longer than
 ``max_tokens`` is dropped whole, never cut.
 """
@@ -65,7 +66,10 @@ class RenderReport(BaseModel):
     round_trip_failures: list[SampleProblem] = Field(default_factory=list)
     """Rendered tool calls that the parser did not read back as the sample's calls."""
     mask_failures: list[SampleProblem] = Field(default_factory=list)
-    """The template is not prefix-stable, or an assistant turn got no loss token."""
+    """The template's generation prompt does not match its assistant header, a turn's end cannot be
+    found, or an assistant turn got no loss token."""
+    eot_fallback: int = 0
+    """Samples where some turn's end was found by the end-of-turn token, not a prefix render."""
     files: dict[str, str] = Field(default_factory=dict)
 
 
@@ -77,24 +81,49 @@ class Rendered:
     loss_mask: list[int]
     assistant_text: list[tuple[int, str]]
     """(message index, decoded loss-masked tokens of that assistant turn)."""
+    eot_fallback: bool = False
+    """Some turn's end was found by the end-of-turn token (the template renders a last turn differently)."""
 
 
 class MaskError(ValueError):
     """The assistant-only loss mask cannot be computed faithfully for a sample."""
 
 
+def _turn_end(tokenizer: Any, full: str, start: int, through: str, index: int) -> tuple[int, bool]:
+    """End of the assistant turn starting at ``start``, and whether the end-of-turn fallback was used.
+
+    Normally the render through this turn is a prefix of the full render and ends the turn. Some
+    templates render the *last* assistant turn differently (Qwen3 adds an empty think block to
+    it), so that render is not a prefix; then the turn ends after the first end-of-turn token (the
+    tokenizer's ``eos_token``, e.g. ``<|im_end|>``) from ``start``.
+    """
+    if full.startswith(through) and len(through) > start:
+        return len(through), False
+    eot = getattr(tokenizer, "eos_token", None)
+    found = full.find(eot, start) if isinstance(eot, str) and eot else -1
+    if found < 0:
+        raise MaskError(f"message {index}: the render through this turn is not a prefix of the full render "
+                        "and no end-of-turn token (eos_token) follows the turn")
+    return found + len(eot), True  # type: ignore[arg-type]
+
+
 def _spans(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]],
-           full: str) -> list[tuple[int, int, int]]:
+           full: str) -> tuple[list[tuple[int, int, int]], bool]:
     spans = []
+    fallback = False
     for index, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
         before = render_text(tokenizer, messages[:index], tools, add_generation_prompt=True)
+        if not full.startswith(before):
+            raise MaskError(f"message {index}: the render before this turn with the generation prompt is not a "
+                            "prefix of the full render (the template's assistant header differs from its "
+                            "generation prompt)")
         through = render_text(tokenizer, messages[: index + 1], tools)
-        if not (full.startswith(before) and full.startswith(through) and len(through) > len(before)):
-            raise MaskError(f"message {index}: the chat template's partial renders are not prefixes of the full render")
-        spans.append((len(before), len(through), index))
-    return spans
+        end, used = _turn_end(tokenizer, full, len(before), through, index)
+        fallback = fallback or used
+        spans.append((len(before), end, index))
+    return spans, fallback
 
 
 def render_sample(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> Rendered:
@@ -111,14 +140,15 @@ def render_sample(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Seq
     starts = [a for a, _ in offsets]  # non-decreasing: tokens are in text order
     mask = [0] * len(ids)
     texts = []
-    for start, end, index in _spans(tokenizer, messages, tools, full):
+    spans, fallback = _spans(tokenizer, messages, tools, full)
+    for start, end, index in spans:
         picked = range(bisect_left(starts, start), bisect_left(starts, end))
         if not picked:
             raise MaskError(f"message {index}: the assistant turn got no loss token")
         for t in picked:
             mask[t] = 1
         texts.append((index, tokenizer.decode([ids[t] for t in picked], skip_special_tokens=False)))
-    return Rendered(ids, mask, texts)
+    return Rendered(ids, mask, texts, fallback)
 
 
 def round_trip(rendered: Rendered, messages: Sequence[dict[str, Any]], parser: ToolParser) -> list[str]:
@@ -174,6 +204,7 @@ class _Collector:
         self.too_long: list[SampleProblem] = []
         self.trips: list[SampleProblem] = []
         self.masks: list[SampleProblem] = []
+        self.fallbacks = 0
 
     def add(self, tokenizer: Any, sample: Sample, parser: ToolParser) -> None:
         try:
@@ -185,6 +216,7 @@ class _Collector:
             problem = f"{len(rendered.input_ids)} tokens > {self.max_tokens}"
             self.too_long.append(SampleProblem(sample_id=sample.sample_id, problems=[problem]))
             return
+        self.fallbacks += rendered.eot_fallback
         problems = round_trip(rendered, sample.messages, parser)
         if problems:
             self.trips.append(SampleProblem(sample_id=sample.sample_id, problems=problems))
@@ -238,7 +270,8 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
             per_split={split: sum(r["split"] == split for r in collector.rows) for split in splits},
             tokens=sum(r["n_tokens"] for r in collector.rows),
             loss_tokens=sum(r["n_loss_tokens"] for r in collector.rows), too_long=collector.too_long,
-            round_trip_failures=collector.trips, mask_failures=collector.masks, files=files,
+            round_trip_failures=collector.trips, mask_failures=collector.masks, eot_fallback=collector.fallbacks,
+            files=files,
         )
         (staging.path / "render_report.json").write_text(json.dumps(report.model_dump(), indent=2) + "\n",
                                                          encoding="utf-8")
