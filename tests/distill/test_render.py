@@ -134,7 +134,8 @@ def test_a_generation_prompt_unlike_the_assistant_header_fails_loudly(dataset: P
 def test_export_with_a_tokenizer_measures_exact_lengths(distill_runs: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
     result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(min_f1=0.0, tokenizer=str(hermes_tokenizer)))
     assert result.card.length_method == "tokenizer"
-    render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
+    report = render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
+    assert result.card.tokenizer_sha256 == report.tokenizer_sha256 and len(report.tokenizer_sha256) == 64
     rows = {r["sample_id"]: r["n_tokens"] for r in pq.read_table(tmp_path / "r" / "train.parquet").to_pylist()}
     assert rows == {s.sample_id: s.n_tokens for s in result.samples}
 

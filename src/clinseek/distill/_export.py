@@ -75,7 +75,8 @@ def _card(filters: ExportFilters, counter: TokenCounter, samples: list[Sample], 
           sources: list[SourceRun], excluded: int) -> DatasetCard:
     leaks = [r for r in refusals if "in_excluded_benchmark" in r.reasons]
     return DatasetCard(
-        clinseek_version=__version__, filters=filters, length_method=counter.method, samples=len(samples),
+        clinseek_version=__version__, filters=filters, length_method=counter.method,
+        tokenizer_sha256=counter.sha256, samples=len(samples),
         refused=len(refusals), per_task=dict(sorted(Counter(s.task for s in samples).items())),
         per_split=dict(sorted(Counter(s.split for s in samples).items())),
         refused_by_reason=refusal_counts(refusals), teacher_models=sorted({s.model for s in sources}),

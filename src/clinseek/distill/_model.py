@@ -154,6 +154,8 @@ class DatasetCard(_Frozen):
     clinseek_version: str
     filters: ExportFilters
     length_method: LengthMethod
+    tokenizer_sha256: str | None = None
+    """Fingerprint of the tokenizer directory that measured lengths (``None``: approximate)."""
     samples: int
     refused: int
     per_task: dict[str, int]

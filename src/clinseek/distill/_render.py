@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import ClinseekError
 from ._model import DatasetCard, Sample
 from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
-from ._tokenizer import load_tokenizer, render_text
+from ._tokenizer import load_tokenizer, render_text, tokenizer_sha256
 from ._write import StagingDir, check_out, sha256_file
 
 TOKENS_SCHEMA = pa.schema([
@@ -53,6 +53,8 @@ class RenderReport(BaseModel):
 
     schema_version: int = 1
     tokenizer: str
+    tokenizer_sha256: str
+    """Fingerprint of the tokenizer directory (files' names and bytes, chat template included)."""
     tool_parser: str
     max_tokens: int
     samples_in: int
@@ -265,7 +267,7 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
     try:
         files = _write_rendered(staging.path, collector.rows, splits)
         report = RenderReport(
-            tokenizer=str(tokenizer_path), tool_parser=tool_parser, max_tokens=collector.max_tokens,
+            tokenizer=str(tokenizer_path), tokenizer_sha256=tokenizer_sha256(tokenizer_path), tool_parser=tool_parser, max_tokens=collector.max_tokens,
             samples_in=len(samples), rendered=len(collector.rows),
             per_split={split: sum(r["split"] == split for r in collector.rows) for split in splits},
             tokens=sum(r["n_tokens"] for r in collector.rows),

@@ -8,6 +8,7 @@ canonical JSON of messages and tools, and every record says ``length_method = "a
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,21 @@ from ._model import LengthMethod
 
 CHARS_PER_TOKEN = 4
 """Characters per token of the approximate count (a rough average for English and JSON)."""
+
+
+TOKENIZER_FILE_PREFIXES = ("tokenizer", "chat_template", "special_tokens_map", "added_tokens", "vocab", "merges")
+"""Files of a tokenizer directory that define tokenisation and the chat template (weights are not read)."""
+
+
+def tokenizer_sha256(path: Path | str) -> str:
+    """SHA-256 over the names and bytes of the tokenizer files of a directory (vocabulary, merges,
+    configuration, chat template; not model weights): which tokenizer measured or rendered a dataset."""
+    digest = hashlib.sha256()
+    folder = Path(path)
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith(TOKENIZER_FILE_PREFIXES))
+    for file in files:
+        digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def load_tokenizer(path: Path | str) -> Any:
@@ -67,6 +83,7 @@ class TokenCounter:
     def __init__(self, tokenizer_path: Path | str | None = None) -> None:
         self.path = str(tokenizer_path) if tokenizer_path is not None else None
         self.tokenizer = load_tokenizer(tokenizer_path) if tokenizer_path is not None else None
+        self.sha256 = tokenizer_sha256(tokenizer_path) if tokenizer_path is not None else None
 
     @property
     def method(self) -> LengthMethod:
