@@ -161,3 +161,10 @@ def test_a_validation_split_is_rendered_to_its_own_file(distill_runs: Path, herm
     for split, count in result.card.per_split.items():
         rows = pq.read_table(tmp_path / "r" / f"{split}.parquet").to_pylist()
         assert len(rows) == count and {r["split"] for r in rows} == {split}
+
+
+def test_parallel_rendering_writes_the_same_files(dataset: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
+    one = render_dataset(dataset, hermes_tokenizer, tmp_path / "one")
+    two = render_dataset(dataset, hermes_tokenizer, tmp_path / "two", workers=2)
+    assert one.files == two.files and one.rendered == two.rendered
+    assert (tmp_path / "one" / "train.parquet").read_bytes() == (tmp_path / "two" / "train.parquet").read_bytes()

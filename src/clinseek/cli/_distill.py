@@ -73,13 +73,15 @@ def render_cmd(
         int | None, typer.Option("--max-tokens", min=1, help="Drop longer samples (default: the export's).")
     ] = None,
     tool_parser: Annotated[str, typer.Option("--tool-parser", help="auto, hermes or qwen3_xml.")] = "auto",
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Processes rendering in parallel.")] = 1,
 ) -> None:
     """Token ids and assistant-only loss masks via the tokenizer's chat template; tool calls re-parsed."""
     from ..distill import render_dataset
 
     if tool_parser not in ("auto", "hermes", "qwen3_xml"):
         raise typer.BadParameter(f"expected auto, hermes or qwen3_xml, got {tool_parser!r}", param_hint="--tool-parser")
-    report = render_dataset(dataset, tokenizer, out, max_tokens=max_tokens, tool_parser=tool_parser)  # type: ignore[arg-type]
+    report = render_dataset(dataset, tokenizer, out, max_tokens=max_tokens, tool_parser=tool_parser,  # type: ignore[arg-type]
+                            workers=workers)
     typer.echo(f"{report.rendered} of {report.samples_in} samples rendered ({report.tokens} tokens, "
                f"{report.loss_tokens} with loss); dropped: {len(report.too_long)} too long, "
                f"{len(report.round_trip_failures)} tool calls not round-tripping, {len(report.mask_failures)} mask failures")

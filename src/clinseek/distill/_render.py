@@ -228,6 +228,42 @@ class _Collector:
                           "n_loss_tokens": sum(rendered.loss_mask)})
 
 
+    def merge(self, other: _Collector) -> None:
+        """Append ``other``'s results after this one's (chunks are merged in sample order)."""
+        self.rows += other.rows
+        self.too_long += other.too_long
+        self.trips += other.trips
+        self.masks += other.masks
+        self.fallbacks += other.fallbacks
+
+
+def _render_chunk(tokenizer_path: str, samples: Sequence[Sample], parser: ToolParser, max_tokens: int) -> _Collector:
+    """Render a contiguous chunk of samples (one worker process loads the tokenizer once)."""
+    tokenizer = load_tokenizer(tokenizer_path)
+    collector = _Collector(max_tokens)
+    for sample in samples:
+        collector.add(tokenizer, sample, parser)
+    return collector
+
+
+def _render_all(tokenizer_path: Path | str, samples: Sequence[Sample], parser: ToolParser, max_tokens: int,
+                workers: int) -> _Collector:
+    if workers <= 1 or len(samples) < 2:
+        return _render_chunk(str(tokenizer_path), samples, parser, max_tokens)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = -(-len(samples) // workers)
+    chunks = [samples[i : i + size] for i in range(0, len(samples), size)]
+    merged = _Collector(max_tokens)
+    context = multiprocessing.get_context("spawn")  # no fork after the tokenizers library started threads
+    with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
+        futures = [pool.submit(_render_chunk, str(tokenizer_path), chunk, parser, max_tokens) for chunk in chunks]
+        for future in futures:
+            merged.merge(future.result())
+    return merged
+
+
 def _write_rendered(folder: Path, rows: list[dict[str, Any]], splits: Sequence[str]) -> dict[str, str]:
     hashes = {}
     for split in splits:
@@ -239,7 +275,7 @@ def _write_rendered(folder: Path, rows: list[dict[str, Any]], splits: Sequence[s
 
 
 def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | str | None = None, *,
-                   max_tokens: int | None = None, tool_parser: ToolParser = "auto") -> RenderReport:
+                   max_tokens: int | None = None, tool_parser: ToolParser = "auto", workers: int = 1) -> RenderReport:
     """Render a dataset for one target model: ``train.parquet`` (token ids, loss mask; ``val.parquet``
     too when the dataset has a validation split) and ``render_report.json``.
 
@@ -249,6 +285,7 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         out: output folder (default ``DATASET/rendered/<tokenizer folder name>``); must be new or empty.
         max_tokens: drop samples longer than this (default: the export's ``max_tokens``).
         tool_parser: how rendered tool calls are read back (``hermes``, ``qwen3_xml`` or ``auto``).
+        workers: processes rendering contiguous chunks in parallel (output identical to ``1``).
 
     Raises:
         ClinseekError: an unreadable dataset or tokenizer, or ``out`` exists and is not empty.
@@ -257,12 +294,11 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
     card = read_card(dataset)
     splits = ["train", "val"] if (Path(dataset) / "val.jsonl").is_file() else ["train"]
     samples = [s for split in splits for s in read_samples(dataset, split)]
-    tokenizer = load_tokenizer(tokenizer_path)
+    load_tokenizer(tokenizer_path)  # fail early on a bad tokenizer, before any worker starts
     target = Path(out) if out is not None else Path(dataset) / "rendered" / Path(tokenizer_path).resolve().name
     check_out(target)
-    collector = _Collector(max_tokens if max_tokens is not None else card.filters.max_tokens)
-    for sample in samples:
-        collector.add(tokenizer, sample, tool_parser)
+    limit = max_tokens if max_tokens is not None else card.filters.max_tokens
+    collector = _render_all(tokenizer_path, samples, tool_parser, limit, workers)
     staging = StagingDir(target)
     try:
         files = _write_rendered(staging.path, collector.rows, splits)
