@@ -14,7 +14,7 @@ from ._deny import DEFAULT_DENY, DenyList
 from ._document import KB_SCHEME, KnowledgeDocument, kb_url
 from ._extra_docs import FOLDER_SUFFIXES, TaskLike, folder_documents, html_to_text, task_documents
 from ._fetch import clean_html, fetch_page
-from ._icd import IcdCode, ccs_grouper, icd_codes
+from ._icd import IcdCode, ccs_category, ccs_grouper, icd_codes
 from ._index import IndexHit, KnowledgeIndex, load_or_build_index
 from ._knowledge import BackendName, Knowledge, KnowledgeConfig, open_knowledge
 from ._phenotypes import MEDMOD_PHENOTYPES
@@ -57,6 +57,7 @@ __all__ = [
     "SerperBackend",
     "TaskLike",
     "WebBackend",
+    "ccs_category",
     "ccs_grouper",
     "clean_html",
     "corpus_documents",

