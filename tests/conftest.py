@@ -7,6 +7,7 @@ Per-area fixtures live in conftest.py files of the test sub-folders.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,22 @@ def _no_api_keys(monkeypatch: pytest.MonkeyPatch) -> None:
             "GOOGLE_APPLICATION_CREDENTIALS",
         }:
             monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def clinseek_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``$CLINSEEK_CACHE_DIR`` for the whole session: commands that default to it (``clinseek run``'s
+    offline knowledge index) write here, never to ``~/.cache``, and build the index once per store."""
+    path = tmp_path_factory.mktemp("clinseek_cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLINSEEK_CACHE_DIR", str(path))
+        yield path
+
+
+@pytest.fixture(scope="session")
+def knowledge_cache(clinseek_cache_dir: Path) -> Path:
+    """The session's knowledge cache (``$CLINSEEK_CACHE_DIR/knowledge``, what ``clinseek run`` uses by default)."""
+    return clinseek_cache_dir / "knowledge"
 
 
 @pytest.fixture(scope="session")

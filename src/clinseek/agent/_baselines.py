@@ -116,6 +116,8 @@ class NullBaseline:
     """``baseline:null``: "no" for yes/no questions, nothing otherwise; one call, no evidence."""
 
     supports_native_tools = True
+    supports_vision = True
+    """Images are accepted (and ignored): the baseline reads only the text."""
 
     def __init__(self) -> None:
         self.name = "baseline:null"

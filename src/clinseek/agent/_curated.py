@@ -6,12 +6,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message
+from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message, accepts_images
 from ._answer import AnswerFormatError, parse_answer_block, validate_answer
 from ._budget import AgentBudget
 from ._loop import _call_record
 from ._outcome import AgentOutcome
-from ._prompts import PROMPT_VERSION, SYSTEM_CURATED, curated_user_prompt
+from ._prompts import PROMPT_VERSION, SYSTEM_CURATED, curated_user_prompt, images_note
 from ._records import Transcript
 
 if TYPE_CHECKING:
@@ -44,20 +44,26 @@ async def run_curated(
     budget: AgentBudget | None = None,
     config: GenerateConfig | None = None,
     images: Sequence[ImageRef] = (),
+    vision: bool | None = None,
 ) -> AgentOutcome:
     """Answer ``question`` in one call from the curated ``package`` (no tools).
 
     The reply must end with exactly one ``<answer>`` block (one item per line); a reply without it
     is a ``no_answer`` with ``parse_failures = 1`` (counted, never guessed). Items outside the
-    candidates are kept in ``invalid_answer``. ``images`` (by reference) go with the user turn.
+    candidates are kept in ``invalid_answer``. ``images`` (by reference) go with the user turn
+    when the model takes images (``vision``, default: its declared ``supports_vision``); otherwise
+    a note after the package says how many were not shown, and ``images_not_sent`` counts them.
 
     Returns:
         The outcome; provider and harness failures end it as ``infra_error`` with the transcript.
     """
     budget = budget or AgentBudget()
     config = (config or GenerateConfig()).model_copy(update={"max_output_tokens": budget.max_output_tokens})
-    messages = [Message.system(SYSTEM_CURATED),
-                Message.user(curated_user_prompt(question, package, embeds_question=embeds_question), list(images))]
+    sees = accepts_images(model) if vision is None else vision
+    note = images_note(len(images), imaging_tools=False) if images and not sees else None
+    text = curated_user_prompt(question, package, embeds_question=embeds_question, note=note)
+    messages = [Message.system(SYSTEM_CURATED), Message.user(text, list(images) if sees else [])]
+    counts = {"images_sent": len(images) if sees else 0, "images_not_sent": 0 if sees else len(images)}
     transcript = Transcript()
 
     def done(status: str, stop: str, **kw: object) -> AgentOutcome:
@@ -65,7 +71,7 @@ async def run_curated(
             mode="curated", status=status, completed=stop == "answer_block", stop_reason=stop,  # type: ignore[arg-type]
             messages=list(messages), calls=list(transcript.calls), usage=transcript.usage,
             cost_usd=transcript.total_cost_usd, turns=len(transcript.calls), prompt_version=PROMPT_VERSION,
-            **kw,  # type: ignore[arg-type]
+            **counts, **kw,  # type: ignore[arg-type]
         )
 
     started = time.perf_counter()

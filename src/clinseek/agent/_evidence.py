@@ -130,6 +130,8 @@ class EvidenceBaseline:
     """``baseline:evidence``: load the record, query history or risk features, decide by documented rules."""
 
     supports_native_tools = True
+    supports_vision = True
+    """Images are accepted (and ignored): the rules read only the text."""
 
     def __init__(self) -> None:
         self.name = "baseline:evidence"

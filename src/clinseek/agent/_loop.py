@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import ClinseekError
-from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message, ModelResponse, ToolCall
+from ..models import (
+    ContextLengthExceeded,
+    GenerateConfig,
+    ImageRef,
+    Message,
+    ModelResponse,
+    ToolCall,
+    accepts_images,
+)
 from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
@@ -26,6 +34,7 @@ from ._outcome import AgentOutcome, StopReason
 from ._prompts import (
     FINISH_NOW,
     INVALID_ANSWER,
+    PICTURES_NOT_SHOWN,
     PROMPT_VERSION,
     REMINDER,
     LinkedEvidence,
@@ -52,15 +61,21 @@ class _Run:
 
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
                  config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = (),
-                 linked: LinkedEvidence | None = None) -> None:
+                 linked: LinkedEvidence | None = None, vision: bool = True) -> None:
         self.model = model
         self.ctx = ctx
         self.question = question
         self.budget = budget
         self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
         self.schemas = tool_schemas(tools)
-        system, user = agent_messages_text(question, linked)
-        self.messages: list[Message] = [Message.system(system), Message.user(user, list(images))]
+        self.vision = vision
+        self.images_sent = len(images) if vision else 0
+        self.images_not_sent = 0 if vision else len(images)
+        system, user = agent_messages_text(
+            question, linked, vision=vision, browser=any(t.startswith("browser.") for t in tools),
+            images_withheld=self.images_not_sent if question.benchmark != "clinseek-bench-mm" else 0,
+        )
+        self.messages: list[Message] = [Message.system(system), Message.user(user, list(images) if vision else [])]
         self.transcript = Transcript()
         self.turn = 0
         self.reminders = 0
@@ -79,6 +94,7 @@ class _Run:
             invalid_answer=list(invalid), messages=list(self.messages), calls=list(t.calls),
             tools=list(t.tools), usage=t.usage, cost_usd=t.total_cost_usd, turns=self.turn,
             reminders=self.reminders, compactions=self.compactions, prompt_version=PROMPT_VERSION,
+            images_sent=self.images_sent, images_not_sent=self.images_not_sent,
         )
 
     # -- budget and context ------------------------------------------------------------------
@@ -149,9 +165,7 @@ class _Run:
         done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
         for call, result in done:
             content = self.cap(result.content)
-            message = Message.tool(call, content, is_error=not result.ok)
-            if result.images:  # pictures a tool made go back to the model as images, by reference
-                message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})
+            message = self.tool_message(call, result, content)
             self.messages.append(message)
             self.transcript.tools.append(
                 ToolRecord(turn=self.turn, name=call.name, ok=result.ok, error_kind=result.error_kind,
@@ -159,6 +173,17 @@ class _Run:
                            truncated=result.truncated or len(content) < len(result.content))
             )
         return done
+
+    def tool_message(self, call: ToolCall, result: ToolResult, content: str) -> Message:
+        """The tool turn; pictures a tool made go back by reference to a model that takes images, else a note."""
+        if result.images and not self.vision:
+            self.images_not_sent += len(result.images)
+            content += "\n" + PICTURES_NOT_SHOWN.format(count=len(result.images))
+        message = Message.tool(call, content, is_error=not result.ok)
+        if result.images and self.vision:
+            self.images_sent += len(result.images)
+            message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})
+        return message
 
     async def run_tool(self, call: ToolCall) -> ToolResult:
         if call.error_kind is not None:  # decided by the provider's name map / JSON parser; never repaired
@@ -246,6 +271,7 @@ async def run_agent(
     tools: Sequence[str] | None = None,
     images: Sequence[ImageRef] = (),
     linked: LinkedEvidence | None = None,
+    vision: bool | None = None,
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -259,6 +285,9 @@ async def run_agent(
         tools: canonical tool names offered (default: every ``ehr.*`` tool).
         images: images attached to the task turn by reference (linked CXR images, multimodal).
         linked: what the multimodal ``<run_context>`` lists (attached images, inlined reports, imaging tools).
+        vision: whether the model is sent images (default: its declared ``supports_vision``). When
+            ``False``, no image is attached (task turn or tool pictures); the prompt says how many
+            were not shown, and the outcome counts them in ``images_not_sent``.
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
@@ -270,5 +299,6 @@ async def run_agent(
     offered = tuple(tools) if tools is not None else default_tools()
     if FINISH_TOOL not in offered:
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
-    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked)
+    sees = accepts_images(model) if vision is None else vision
+    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked, sees)
     return await run.run()

@@ -52,6 +52,11 @@ class AgentOutcome(BaseModel):
     reminders: int = 0
     compactions: int = 0
     prompt_version: str
+    images_sent: int = 0
+    """Images sent to the model (task turn and tool pictures), by reference."""
+    images_not_sent: int = 0
+    """Images the run had for the model but did not send because it does not take images (a text
+    note said how many); never dropped silently."""
 
     def tool_counts(self) -> dict[str, int]:
         """Number of calls per tool name."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from ..bench import Question
 
-PROMPT_VERSION = "clinseek-prompts-v2"
+PROMPT_VERSION = "clinseek-prompts-v3"
 """Bumped whenever any text below changes; written into every result row and run manifest."""
 
 Mode = Literal["agent", "curated"]
@@ -46,6 +46,17 @@ reports itself unavailable cannot run here: go on with the other evidence.
 
 Finish by calling ehr.finish with your answer as a list of strings, each copied exactly from the \
 candidate answers. Do not answer in plain text: only ehr.finish counts."""
+
+SYSTEM_BROWSER = """\
+- The browser tools (browser.search, browser.open, browser.find) look up clinical reference \
+knowledge: ICD codes with their CCS groups, phenotype definitions, lab tests with units and \
+reference ranges, ICU items and the benchmark task definitions. They never show this patient's \
+record; use them to interpret codes and values, not as evidence about the patient."""
+"""Added to the system prompt (before the finish rule) when the run offers the browser tools (v3)."""
+
+IMAGES_NOT_SHOWN = "[{count} image(s) available through the image.* tools: they are not attached because this model does not take images]"
+IMAGES_NOT_SHOWN_NO_TOOLS = "[{count} linked image(s) not shown: this model does not take images]"
+PICTURES_NOT_SHOWN = "[{count} picture(s) made by this tool not shown: this model does not take images]"
 
 SYSTEM_CURATED = """\
 You are a clinical expert. You answer one question about one patient from the evidence package \
@@ -146,6 +157,20 @@ class LinkedEvidence:
     imaging_tools: bool = False
 
 
+def images_note(count: int, *, imaging_tools: bool) -> str:
+    """The text that stands in for ``count`` images a model that does not take images is not sent (v3)."""
+    template = IMAGES_NOT_SHOWN if imaging_tools else IMAGES_NOT_SHOWN_NO_TOOLS
+    return template.format(count=count)
+
+
+def agent_system_prompt(*, browser: bool = False) -> str:
+    """The agent-mode system prompt: :data:`SYSTEM_AGENT`, plus :data:`SYSTEM_BROWSER` when the browser tools are offered."""
+    if not browser:
+        return SYSTEM_AGENT
+    head, sep, finish = SYSTEM_AGENT.rpartition("\n\nFinish by calling")
+    return f"{head}\n{SYSTEM_BROWSER}{sep}{finish}"
+
+
 def _report_blocks(reports: Sequence[tuple[int, str]]) -> list[str]:
     out = []
     for study_id, text in reports:
@@ -154,17 +179,19 @@ def _report_blocks(reports: Sequence[tuple[int, str]]) -> list[str]:
     return out
 
 
-def multimodal_task_prompt(question: Question, linked: LinkedEvidence | None = None) -> str:
+def multimodal_task_prompt(question: Question, linked: LinkedEvidence | None = None, *, vision: bool = True) -> str:
     """The multimodal agent prompt: a ``<run_context>`` preamble, the manifest's question, the linked reports.
 
     The preamble says what is attached (images, inlined reports, or that reports are withheld) and
-    what is available (the EHR, the imaging tools and the image ids they accept).
+    what is available (the EHR, the imaging tools and the image ids they accept). For a model that
+    does not take images (``vision=False``) ``images_attached`` is 0 and a note says how many images
+    the image tools can read instead.
     """
     linked = linked or LinkedEvidence()
     reports = "withheld for this question" if linked.reports_hidden else str(len(linked.reports))
     lines = [
         "<run_context>",
-        f"images_attached: {len(linked.images)}",
+        f"images_attached: {len(linked.images) if vision else 0}",
         f"reports_inlined: {reports}",
         f"linked_study_ids: {', '.join(str(s) for s in question.study_ids) or 'none'}",
         "patient_ehr_available: yes",
@@ -172,6 +199,8 @@ def multimodal_task_prompt(question: Question, linked: LinkedEvidence | None = N
         f"current_time: {question.prediction_time.isoformat(sep=' ')}",
         f"subject_id: {question.subject_id}",
     ]
+    if linked.images and not vision:
+        lines.append(images_note(len(linked.images), imaging_tools=linked.imaging_tools))
     if linked.images and linked.imaging_tools:
         lines.append("Images (pass the dicom_id or the path to the image.* tools):")
         lines += [f"- {dicom_id}: {path}" for dicom_id, path in linked.images]
@@ -180,16 +209,28 @@ def multimodal_task_prompt(question: Question, linked: LinkedEvidence | None = N
     return "\n".join(p for p in parts if p)
 
 
-def agent_messages_text(question: Question, linked: LinkedEvidence | None = None) -> tuple[str, str]:
-    """(system, user) texts for ClinSeekAgent mode, chosen by ``question.benchmark``."""
+def agent_messages_text(question: Question, linked: LinkedEvidence | None = None, *, vision: bool = True,
+                        browser: bool = False, images_withheld: int = 0) -> tuple[str, str]:
+    """(system, user) texts for ClinSeekAgent mode, chosen by ``question.benchmark``.
+
+    Args:
+        question: the question (its ``benchmark`` field picks the task prompt).
+        linked: the multimodal run context (images, reports, imaging tools).
+        vision: the model takes images; when ``False`` the multimodal ``<run_context>`` says how
+            many images were not attached.
+        browser: the browser tools are offered (adds :data:`SYSTEM_BROWSER` to the system prompt).
+        images_withheld: images of a non-multimodal task turn not attached (a note says so).
+    """
+    system = agent_system_prompt(browser=browser)
     if question.benchmark == "clinseek-bench-mm":
-        return SYSTEM_AGENT, multimodal_task_prompt(question, linked)
-    if question.benchmark == "agentehr-bench":
-        return SYSTEM_AGENT, agentehr_task_prompt(question)
-    return SYSTEM_AGENT, ehr_bench_task_prompt(question)
+        return system, multimodal_task_prompt(question, linked, vision=vision)
+    user = agentehr_task_prompt(question) if question.benchmark == "agentehr-bench" else ehr_bench_task_prompt(question)
+    if images_withheld:
+        user += "\n" + images_note(images_withheld, imaging_tools=bool(linked and linked.imaging_tools))
+    return system, user
 
 
-def curated_user_prompt(question: Question, package: str, *, embeds_question: bool) -> str:
+def curated_user_prompt(question: Question, package: str, *, embeds_question: bool, note: str | None = None) -> str:
     """The Curated Input user turn: evidence package, the task, candidates, the strict answer format.
 
     Args:
@@ -198,10 +239,12 @@ def curated_user_prompt(question: Question, package: str, *, embeds_question: bo
         embeds_question: True when ``package`` is the manifest's own rendered question that already
             holds the instruction, patient info and candidates (ClinSeek-Bench-Text ``question``);
             then only the answer format is added.
+        note: a line placed right after the package (e.g. :func:`images_note` for images not shown).
     """
+    head = package.rstrip() + (f"\n\n{note}" if note else "")
     if embeds_question:
-        return package.rstrip() + "\n\n" + ANSWER_FORMAT
-    parts = [package.rstrip()]
+        return head + "\n\n" + ANSWER_FORMAT
+    parts = [head]
     if question.benchmark == "clinseek-bench-mm" and question.question_text:
         parts.append(question.question_text)
     else:

@@ -2,19 +2,57 @@
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from ._app import app
+
+if TYPE_CHECKING:
+    from ..knowledge import KnowledgeConfig
 
 
 class _Mode(StrEnum):
     agent = "agent"
     curated = "curated"
     both = "both"
+
+
+class _Knowledge(StrEnum):
+    offline = "offline"
+    web = "web"
+    off = "off"
+
+
+class _SearchBackend(StrEnum):
+    serper = "serper"
+    brave = "brave"
+    searxng = "searxng"
+    duckduckgo = "duckduckgo"
+
+
+def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_url: str | None, cache: Path | None,
+                      docs: list[Path] | None, replay: bool, store: Path) -> KnowledgeConfig | None:
+    """The browser tools' source: the offline index (cached under ``cache``), a web backend, or none.
+    Serper / Brave keys come from ``SERPER_API_KEY`` / ``BRAVE_API_KEY`` (only the CLI reads the environment)."""
+    from ..knowledge import KnowledgeConfig
+    from ._knowledge import _KEY_ENV, _default_cache
+
+    if kind is _Knowledge.off:
+        return None
+    if kind is _Knowledge.web and backend is None:
+        raise typer.BadParameter("--knowledge web needs --search-backend serper|brave|searxng|duckduckgo",
+                                 param_hint="--search-backend")
+    name = backend.value if kind is _Knowledge.web and backend else "offline"
+    env = _KEY_ENV.get(name)
+    return KnowledgeConfig(
+        backend=name, api_key=os.environ.get(env) if env else None, base_url=search_url,  # type: ignore[arg-type]
+        cache_dir=cache or _default_cache(), cache_mode="replay" if replay else "read_write",
+        store=store if name == "offline" and store.is_file() else None, folders=tuple(docs or ()),
+    )
 
 
 def _protocol(value: str) -> Literal["native", "text"]:
@@ -48,6 +86,14 @@ def run_cmd(
     tool_protocol: Annotated[str, typer.Option("--tool-protocol", help="native, or text for endpoints without tool calling.")] = "native",
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price-table override (JSON or TOML).")] = None,
+    knowledge: Annotated[_Knowledge, typer.Option("--knowledge", help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools).")] = _Knowledge.offline,
+    search_backend: Annotated[_SearchBackend | None, typer.Option("--search-backend", help="Web backend for --knowledge web.")] = None,
+    search_url: Annotated[str | None, typer.Option("--search-url", help="Endpoint of the web backend (required for searxng).")] = None,
+    knowledge_cache: Annotated[Path | None, typer.Option("--knowledge-cache", help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
+    docs: Annotated[list[Path] | None, typer.Option("--docs", help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable).")] = None,
+    search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
+    browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
+    vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration)."""
     import anyio
@@ -57,6 +103,7 @@ def run_cmd(
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RunSettings, run_benchmark
+    from ..tools import PageBrowserLimits
 
     settings = RunSettings(
         runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
@@ -65,7 +112,9 @@ def run_cmd(
         imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
         tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
-        generate=GenerateConfig(temperature=temperature),
+        generate=GenerateConfig(temperature=temperature), vision=vision,
+        knowledge=_knowledge_config(knowledge, search_backend, search_url, knowledge_cache, docs, search_replay, store),
+        browser=PageBrowserLimits(max_calls=browser_max_calls),
     )
     questions = load_questions(bench)
     summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,

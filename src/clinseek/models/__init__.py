@@ -45,9 +45,11 @@ from ._text_protocol import (
     render_messages,
     render_tool_instructions,
 )
+from ._vision import VISION_PATTERNS, accepts_images, vision_capable
 
 __all__ = [
     "TEXT_PROTOCOL_VERSION",
+    "VISION_PATTERNS",
     "WIRE_NAME_RULES",
     "BadRequest",
     "ChatModel",
@@ -74,6 +76,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "WireNameRule",
+    "accepts_images",
     "decode_tool_call",
     "get_model",
     "parse_action",
@@ -83,5 +86,6 @@ __all__ = [
     "render_messages",
     "render_tool_instructions",
     "to_tool_specs",
+    "vision_capable",
     "wire_name",
 ]

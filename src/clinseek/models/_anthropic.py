@@ -23,6 +23,7 @@ from ._messages import GenerateConfig, Message, ModelResponse
 from ._names import ToolNameMap, to_tool_specs
 from ._pricing import PriceTable
 from ._sdk_errors import map_sdk_error
+from ._vision import vision_capable
 
 AnthropicClient = anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
 
@@ -40,6 +41,7 @@ class AnthropicChatModel:
     def __init__(self, model_id: str, *, client: AnthropicClient, prices: PriceTable, provider: str) -> None:
         self.name = f"{provider}:{model_id}"
         self.model_id = model_id
+        self.supports_vision = vision_capable(model_id)
         self._provider = provider
         self._prices = prices
         self._client = client

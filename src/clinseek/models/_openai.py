@@ -23,6 +23,7 @@ from ._openai_wire import (
 )
 from ._pricing import PriceTable
 from ._sdk_errors import map_sdk_error
+from ._vision import vision_capable
 
 
 class OpenAIChatModel:
@@ -46,6 +47,7 @@ class OpenAIChatModel:
     ) -> None:
         self.name = f"{provider}:{model_id}"
         self.model_id = model_id
+        self.supports_vision = vision_capable(model_id)
         self._provider = provider
         self._prices = prices
         self._extra_body = dict(extra_body) if extra_body else None

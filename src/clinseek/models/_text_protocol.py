@@ -24,6 +24,7 @@ from typing import Any
 from ._messages import GenerateConfig, Message, ModelResponse, ToolCall
 from ._names import ToolSpec, to_tool_specs
 from ._protocol import ChatModel
+from ._vision import accepts_images
 
 TEXT_PROTOCOL_VERSION = "clinseek-text-actions-v1"
 """Recorded with results; bump when the instructions or the parser change."""
@@ -123,6 +124,7 @@ class TextProtocolModel:
     def __init__(self, inner: ChatModel) -> None:
         self.inner = inner
         self.name = inner.name
+        self.supports_vision = accepts_images(inner)
 
     def __repr__(self) -> str:
         return f"TextProtocolModel({self.inner!r})"

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..models import ChatModel, GenerateConfig, Message, ModelResponse
+from ..models import ChatModel, GenerateConfig, Message, ModelResponse, accepts_images
 from ._secrets import redact_line
 
 
@@ -72,6 +72,7 @@ class CachedModel:
         self.inner = model
         self.name = model.name
         self.supports_native_tools = model.supports_native_tools
+        self.supports_vision = accepts_images(model)
         self.cache = cache
 
     async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),

@@ -14,14 +14,15 @@ import anyio.to_thread
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
 from ..episode import EpisodeKey, build_episode
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
-from ..models import ChatModel, ImageRef
-from ..tools import IMAGE_TOOLS, ToolContext, attach_imaging
+from ..models import ChatModel, ImageRef, accepts_images
+from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
 from ._engine import Job
 from ._rows import ResultRow
 
 if TYPE_CHECKING:
     from ..bench import Question
     from ..episode import Episode
+    from ..knowledge import Knowledge
     from ._run import RunSettings
 
 _MANIFEST_SKIP = {
@@ -63,10 +64,18 @@ def _now() -> str:
 
 
 class Executor:
-    """Runs jobs of one (benchmark, mode, model) and turns outcomes into rows."""
+    """Runs jobs of one (benchmark, mode, model) and turns outcomes into rows.
+
+    ``knowledge`` (shared, stateless) backs the browser tools when ``tools`` offers them: each agent
+    job gets its own ``PageBrowser`` in its own ``ToolContext``. ``vision`` (default: the model's
+    declared ``supports_vision``) says whether images are sent or replaced by a note.
+    """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
-                 digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None) -> None:
+                 digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
+                 knowledge: Knowledge | None = None, vision: bool | None = None) -> None:
+        self.knowledge = knowledge
+        self.vision = accepts_images(model) if vision is None else vision
         self.store = store
         self.image_dir = image_dir
         self.mode = mode
@@ -91,9 +100,11 @@ class Executor:
         episode = await self._episode(question)
         try:
             ctx = ToolContext(episode=episode, limits=self.settings.limits, candidates=candidate_lists(question))
+            if self.knowledge is not None and any(t in BROWSER_TOOLS for t in self.tools):
+                attach_browser(ctx, self.knowledge, self.settings.browser)  # this episode's own pages and budgets
             linked, images = await anyio.to_thread.run_sync(self._linked, ctx, job)
-            return await run_agent(self.model, ctx, question, budget=self.settings.budget,
-                                   config=self._config(job), tools=self.tools, images=images, linked=linked)
+            return await run_agent(self.model, ctx, question, budget=self.settings.budget, config=self._config(job),
+                                   tools=self.tools, images=images, linked=linked, vision=self.vision)
         finally:
             await anyio.to_thread.run_sync(episode.close)
 
@@ -163,8 +174,8 @@ class Executor:
         if package is None:
             package = await self._render(question)
         images = await self._curated_images(job)
-        return await run_curated(self.model, question, package, embeds_question=embeds,
-                                 budget=self.settings.budget, config=self._config(job), images=images)
+        return await run_curated(self.model, question, package, embeds_question=embeds, budget=self.settings.budget,
+                                 config=self._config(job), images=images, vision=self.vision)
 
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
@@ -209,7 +220,7 @@ class Executor:
             usage=outcome.usage, cost_usd=outcome.cost_usd, latency_s=latency_s, turns=outcome.turns,
             tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
             reminders=outcome.reminders, compactions=outcome.compactions, started_at=started_at,
-            finished_at=_now(),
+            finished_at=_now(), images_sent=outcome.images_sent, images_not_sent=outcome.images_not_sent,
         )
 
     def error_row(self, job: Job, exc: BaseException) -> ResultRow:

@@ -47,6 +47,15 @@ class RunManifest(BaseModel):
     retry: dict[str, Any]
     tools: list[str]
     response_cache: bool
+    vision: bool | None = None
+    """Images were sent to the model (its declared ``supports_vision`` or the ``--vision`` override);
+    ``False``: images were replaced by a text note and counted in each row's ``images_not_sent``."""
+    knowledge: dict[str, Any] | None = None
+    """The browser tools' knowledge source (``Knowledge.describe()``: backend, corpus version and
+    document count or endpoint, response-cache path / mode / counts at the end of the run, deny list,
+    corpus problems; plus ``index_dir``, ``folders``, ``store``); ``None`` when no browser tools."""
+    browser: dict[str, Any] | None = None
+    """Per-episode browser budgets (``PageBrowserLimits``); ``None`` when no browser tools."""
     python: str = Field(default_factory=platform.python_version)
     packages: dict[str, str] = Field(default_factory=dict)
     started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))

@@ -16,7 +16,15 @@ from typing import Any
 
 import anyio
 
-from ..models import ChatModel, GenerateConfig, Message, ModelCallError, ModelResponse, RateLimited
+from ..models import (
+    ChatModel,
+    GenerateConfig,
+    Message,
+    ModelCallError,
+    ModelResponse,
+    RateLimited,
+    accepts_images,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +101,7 @@ class ResilientModel:
         self.inner = model
         self.name = model.name
         self.supports_native_tools = model.supports_native_tools
+        self.supports_vision = accepts_images(model)
         self.limiter = limiter
         self.policy = policy or RetryPolicy()
         self._rng = random.Random(self.policy.seed)

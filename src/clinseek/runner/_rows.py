@@ -86,6 +86,11 @@ class ResultRow(BaseModel):
     tools: list[ToolRecord] = Field(default_factory=list)
     reminders: int = 0
     compactions: int = 0
+    images_sent: int = 0
+    """Images sent to the model by reference (task turn and tool pictures)."""
+    images_not_sent: int = 0
+    """Images the run had but did not send because the model does not take images (``vision`` off);
+    the prompt said how many instead. Never a silent drop."""
     started_at: str | None = None
     finished_at: str | None = None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -21,11 +21,19 @@ from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
 from ..errors import ClinseekError
 from ..imaging import ImagingConfig
-from ..models import ChatModel, GenerateConfig, get_model
-from ..tools import IMAGE_TOOLS, Limits
+from ..knowledge import Knowledge, KnowledgeConfig
+from ..models import ChatModel, GenerateConfig, accepts_images, get_model
+from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
 from ._engine import Job, run_jobs
 from ._execute import Executor
+from ._knowledge import (
+    close_knowledge,
+    knowledge_identity,
+    knowledge_record,
+    open_run_knowledge,
+    wants_browser,
+)
 from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
 from ._results import ResultsFile, RunLock
@@ -110,6 +118,17 @@ class RunSettings:
     """A user file with a ``[keys]`` table, read when the variable is unset."""
     price_table: Path | None = None
     """A price-table override merged over the shipped one."""
+    knowledge: KnowledgeConfig | Knowledge | None = None
+    """Source of the browser tools (``browser.search``/``open``/``find``) offered in agent mode: a
+    ``KnowledgeConfig`` (opened once per ``run_benchmark`` call in a worker thread; the offline index
+    is cached under its ``cache_dir`` and gets the benchmark task definitions), an opened
+    ``Knowledge`` (shared as is, e.g. across calls), or ``None`` (no browser tools). The CLI
+    defaults to the offline index; the Python default is ``None``."""
+    browser: PageBrowserLimits = field(default_factory=PageBrowserLimits)
+    """Per-episode budgets of the browser tools (calls, characters, view size)."""
+    vision: bool | None = None
+    """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
+    vision, images are not attached, a text note says how many, and the row counts them."""
 
 
 def model_slug(name: str) -> str:
@@ -117,9 +136,13 @@ def model_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "_", name.lower()).strip("_")
 
 
-def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[str], policies: list[str]) -> dict[str, object]:
+def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[str], policies: list[str],
+            knowledge: dict[str, object] | None = None) -> dict[str, object]:
     generate = settings.generate.model_dump(mode="json", exclude={"seed"})
+    browser = mode == "agent" and any(t in BROWSER_TOOLS for t in tools)
     return {
+        "vision": _vision(model, settings),
+        "knowledge": knowledge_identity(knowledge, asdict(settings.browser)) if browser else None,
         "mode": mode, "model": model.name, "base_url": safe_base_url(settings.base_url),
         "prompt_version": PROMPT_VERSION, "policies": policies, "budget": settings.budget.as_dict(),
         "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
@@ -144,35 +167,63 @@ def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, r
     )
 
 
+def _vision(model: ChatModel, settings: RunSettings) -> bool:
+    """Whether images are sent: the override, else the model's declared capability."""
+    return accepts_images(model) if settings.vision is None else settings.vision
+
+
+@dataclass(frozen=True, slots=True)
+class _Shared:
+    """What every mode of one ``run_benchmark`` call shares besides the model."""
+
+    knowledge: Knowledge | None = None
+    record: dict[str, object] | None = None
+    """The manifest's ``knowledge`` entry (``None`` when no browser tools are offered)."""
+
+
 async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
-                    out: Path, benchmark: str, settings: RunSettings) -> ModeSummary:
-    tools = tuple(settings.tools or _default_tools(questions, settings)) if mode == "agent" else ()
+                    out: Path, benchmark: str, settings: RunSettings, shared: _Shared) -> ModeSummary:
+    browser = shared.knowledge is not None
+    tools = tuple(settings.tools or _default_tools(questions, settings, browser=browser)) if mode == "agent" else ()
     policies = sorted({q.policy for q in questions})
-    digest = config_hash(_config(mode, model, settings, tools, policies))
+    digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
     with RunLock(out_dir):
-        return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest)
+        return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
+                                 shared if mode == "agent" else _Shared())
+
+
+def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatModel, settings: RunSettings,
+              tools: tuple[str, ...], policies: list[str], digest: str, questions: int, shared: _Shared) -> RunManifest:
+    browser = shared.knowledge is not None and any(t in BROWSER_TOOLS for t in tools)
+    record = shared.knowledge.describe() if browser and shared.knowledge else None
+    return RunManifest(
+        benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.base_url),
+        config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
+        git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
+        questions=questions, concurrency=settings.concurrency, budget=settings.budget.as_dict(),
+        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json"),
+        retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
+        packages=package_versions(), vision=_vision(model, settings),
+        knowledge={**(shared.record or {}), **(record or {})} if browser else None,
+        browser=asdict(settings.browser) if browser else None,
+    )
 
 
 async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
-                      policies: list[str], digest: str) -> ModeSummary:
+                      policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     results = ResultsFile(out_dir / "results.jsonl")
     done = results.prepare_resume(digest)
-    write_manifest(out_dir / "run_manifest.json", RunManifest(
-        benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.base_url),
-        config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
-        git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
-        questions=len(questions), concurrency=settings.concurrency, budget=settings.budget.as_dict(),
-        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json"),
-        retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
-        packages=package_versions(),
-    ))
+    manifest_path = out_dir / "run_manifest.json"
+    write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
+                                            len(questions), shared))
     finished = {(r.qid, r.run_index) for r in done}
     jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
             if (q.qid, i) not in finished]
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
-                        settings=settings, tools=tools, image_dir=out_dir / "images")
+                        settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
+                        vision=_vision(model, settings))
     started = time.perf_counter()
     total = len(questions) * settings.runs_per_question
     results.open()
@@ -183,13 +234,17 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
                                  concurrency=settings.concurrency, progress=progress)
     finally:
         results.close()
+        if shared.knowledge is not None:  # the web cache's counts after the run
+            write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
+                                                    len(questions), shared))
     return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
 
 
-def _default_tools(questions: Sequence[Question], settings: RunSettings) -> tuple[str, ...]:
-    """Every ``ehr.*`` tool, plus the ``image.*`` tools for multimodal questions when images are configured."""
+def _default_tools(questions: Sequence[Question], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
+    """Every ``ehr.*`` tool, the three ``browser.*`` tools when the run has a knowledge source, and the
+    ``image.*`` tools for multimodal questions when images are configured (the reference's 16 + 3 + 6)."""
     multimodal = settings.cxr_root is not None and any(q.task_type == "multimodal" for q in questions)
-    return default_tools() + (IMAGE_TOOLS if multimodal else ())
+    return default_tools() + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
 
 
 def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:
@@ -248,7 +303,8 @@ async def run_benchmark(
 
     Raises:
         ClinseekError: no questions to run, a missing store file, a results directory of another
-            configuration, or one another run is writing.
+            configuration, or one another run is writing; browser tools named without a knowledge
+            source, or a knowledge source that cannot be opened (unknown backend, missing key).
         ModelError: an unknown provider or a missing API key.
     """
     settings = settings or RunSettings()
@@ -265,12 +321,25 @@ async def run_benchmark(
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
-        runs = [await _run_mode(qs, Path(store), m, wrapped, Path(out), name, settings)
-                for name, qs in groups.items() for m in modes]
+        shared = await _open_shared(settings, "agent" in modes)
+        try:
+            runs = [await _run_mode(qs, Path(store), m, wrapped, Path(out), name, settings, shared)
+                    for name, qs in groups.items() for m in modes]
+        finally:
+            if shared.knowledge is not None and not isinstance(settings.knowledge, Knowledge):
+                close_knowledge(shared.knowledge)
     finally:
         if owned:
             await base.aclose()
     return RunSummary(runs=runs)
+
+
+async def _open_shared(settings: RunSettings, agent: bool) -> _Shared:
+    """Open the knowledge source once for the whole call when agent runs offer the browser tools."""
+    if not agent or not wants_browser(settings) or settings.knowledge is None:
+        return _Shared()
+    knowledge, _ = await open_run_knowledge(settings.knowledge)
+    return _Shared(knowledge, knowledge_record(knowledge, settings.knowledge))
 
 
 def now_iso() -> str:
