@@ -33,8 +33,8 @@ from clinseek.scoring import QuestionScore, ScoreReport
 
 SETTINGS = DemoSettings(patients=40, per_task=1, seed=7, concurrency=4, n_resamples=1000)
 EVIDENCE, NULL = DEMO_MODELS
-BUILDER_SKIPS = {"prescriptions_atc", "medrecon_atc", "procedures_ccs"}
-"""Text subtasks the builder cannot label offline (no ATC / procedure-CCS mapping; docs/benchmarks.md)."""
+BUILDER_SKIPS = {"prescriptions_atc", "medrecon_atc"}
+"""Text subtasks the builder cannot label offline (no ATC mapping; docs/benchmarks.md)."""
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,6 @@ UNSUPPORTED = {
     "radiology": "note.radiology",  # the demo has no notes
     "prescriptions_atc": "ATC",
     "medrecon_atc": "ATC",
-    "procedures_ccs": "CCS",
 }
 
 

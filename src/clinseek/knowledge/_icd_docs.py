@@ -1,4 +1,4 @@
-"""Corpus documents for ICD codes, CCS categories and the 25 MedMod phenotypes."""
+"""Corpus documents for ICD codes, CCS diagnosis and procedure categories and the 25 MedMod phenotypes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
+from ._ccs_procedure_docs import ccs_procedure_documents, ccs_procedure_line
 from ._document import KnowledgeDocument, kb_url
 from ._icd import IcdCode, ccs_grouper, icd_codes
 from ._phenotypes import MEDMOD_PHENOTYPES
@@ -46,6 +47,8 @@ def code_document(code: IcdCode, ccs_names: dict[int, str], phenotype_of: dict[i
         lines.append(f"CCS category {code.ccs}: [{ccs_names[code.ccs]}]({kb_url('ccs', str(code.ccs))}).")
     elif code.kind == "diagnosis":
         lines.append("CCS category: none.")
+    elif code.version == 10 and (procedure_line := ccs_procedure_line(code.code)):
+        lines.append(procedure_line)
     if code.via_icd9:
         lines.append(f"ICD-9-CM equivalent (CMS GEM): {code.via_icd9}.")
     if code.ccsr:
@@ -94,7 +97,7 @@ def phenotype_document(name: str, numbers: tuple[int, ...], ccs_names: dict[int,
 
 
 def icd_documents(*, procedures_icd10: bool = False) -> Iterator[KnowledgeDocument]:
-    """Documents for every ICD code, every CCS category and the 25 MedMod phenotypes."""
+    """Documents for every ICD code, every CCS diagnosis and procedure category and the 25 MedMod phenotypes."""
     ccs_names, _ = ccs_grouper()
     phenotype_of = _phenotype_of()
     members: dict[int, list[IcdCode]] = defaultdict(list)
@@ -104,5 +107,6 @@ def icd_documents(*, procedures_icd10: bool = False) -> Iterator[KnowledgeDocume
         yield code_document(code, ccs_names, phenotype_of)
     for number, name in sorted(ccs_names.items()):
         yield ccs_document(number, name, members[number], phenotype_of.get(number))
+    yield from ccs_procedure_documents(GROUP_PRIOR)
     for name, numbers in MEDMOD_PHENOTYPES.items():
         yield phenotype_document(name, numbers, ccs_names)
