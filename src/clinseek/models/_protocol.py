@@ -16,14 +16,15 @@ class ChatModel(Protocol):
         name: the full model name ``provider:model`` (e.g. ``openai:gpt-5.1``).
         supports_native_tools: ``True`` when tool calls travel in the provider's native tool-calling
             fields; ``False`` for the text protocol (tools rendered into the system prompt).
-        supports_vision: ``True`` when the model takes images (``Message.images``) in user and tool
-            turns; the agent loop and Curated Input mode attach images only then, and otherwise say
-            in text how many were not shown (built-ins: ``clinseek.models.VISION_PATTERNS``).
+        supports_vision: (declared by every built-in model; optional, so a plug-in written before
+            it still satisfies the protocol) ``True`` when the model takes images
+            (``Message.images``) in user and tool turns. Read it with ``accepts_images(model)``: the
+            agent loop and Curated Input mode attach images only then, and otherwise say in text how
+            many were not shown (built-ins: ``clinseek.models.VISION_PATTERNS``).
     """
 
     name: str
     supports_native_tools: bool
-    supports_vision: bool
 
     async def generate(
         self,
