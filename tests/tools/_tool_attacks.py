@@ -91,7 +91,7 @@ REFUSED: list[tuple[str, str]] = [
 ]
 
 SLOW: list[str] = [
-    "SELECT count(*) FROM range(1000000000) a, range(1000000000) b",
+    "SELECT count(*) FROM range(1000000) a, range(1000000) b",
     "SELECT count(*) FROM hosp.d_labitems a, hosp.d_labitems b, hosp.d_labitems c, hosp.d_labitems d",
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
     "SELECT sum(a.range * b.range) FROM range(100000) a CROSS JOIN range(100000) b",

@@ -13,7 +13,7 @@ from ..errors import MissingExtraError, ToolError
 from ._context import ToolContext
 from ._query import run_query
 from ._registry import tool
-from ._render import Rows, format_value, table_result
+from ._render import Rows, echo, format_value, table_result
 from ._result import ToolResult
 from ._tables import resolve_table
 
@@ -62,7 +62,7 @@ def get_candidates_by_keyword(ctx: ToolContext, table_name: str, keyword: str) -
     total = result.rows[0][-1] if result.rows else 0
     rows = Rows(("candidate",), [r[:1] for r in result.rows], total, result.truncated, unit="candidate")
     narrow = "use a more specific keyword."
-    return table_result(f"{ref.qualified} containing {keyword.strip()!r}", rows, ctx.limits, narrow=narrow)
+    return table_result(f"{ref.qualified} containing {echo(keyword.strip())}", rows, ctx.limits, narrow=narrow)
 
 
 @tool("ehr.get_candidates_by_fuzzy_matching")
@@ -98,7 +98,7 @@ def _ranked(
 ) -> ToolResult:
     lines = []
     for kw, hits in results.items():
-        lines.append(f"--- {kw!r} in {qualified} ({len(hits)} with {rule}) ---")
+        lines.append(f"--- {echo(kw)} in {qualified} ({len(hits)} with {rule}) ---")
         lines += [f"{format_value(c, ctx.limits.max_cell_chars)}|{s:g}" for c, s in hits] or ["(no match)"]
     data = {
         "table": qualified,

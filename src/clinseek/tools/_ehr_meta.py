@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..errors import RegistryError, ToolError
 from ..policy import get_policy
-from ..schema import describe_table, get_table
+from ..schema import DictJoin, Table, describe_table, get_table
 from ._context import ToolContext
 from ._pin import check_subject, check_timestamp
 from ._query import run_query
 from ._registry import tool
-from ._render import Rows, table_result
+from ._render import Rows, echo, table_result
 from ._result import ToolResult
 from ._tables import candidate_tables, ehr_tables, resolve_table
 from ._views import table_view
@@ -93,14 +93,43 @@ def get_column_names(ctx: ToolContext, table_name: str, subject_id: SubjectArg =
         view = table_view(ctx, ref.table)
         cols = list(zip(view.columns, view.types, strict=True))
     own = set(ref.table.column_names) if ref.table else {"candidate"}
-    parts = [f"{c} {t}" + ("" if c in own or c == "event_time" else " (dictionary label)") for c, t in cols]
+    sql_cols = [(c, t) for c, t in cols if c in own]
+    labels = [(c, t) for c, t in cols if c not in own and c != "event_time"]
+    parts = [f"{c} {t}" for c, t in sql_cols]
     if ref.table and "event_time" in dict(cols):
-        parts[-1] = "event_time TIMESTAMP (when the row became known, inherited from its parent)"
+        parts.append(
+            "event_time TIMESTAMP (shown by the record tools: when the row became known; not a SQL column)"
+        )
     content = f"Columns of {ref.qualified}: " + ", ".join(parts)
+    if labels and ref.table is not None:
+        content += "\n" + _label_note(ref.table, labels)
     return ToolResult(
         ok=True,
         content=content,
-        data={"table": ref.qualified, "columns": [c for c, _ in cols], "types": [t for _, t in cols]},
+        data={
+            "table": ref.qualified,
+            "columns": [c for c, _ in cols],
+            "types": [t for _, t in cols],
+            "sql_columns": [c for c, _ in sql_cols],
+            "joined_labels": [c for c, _ in labels],
+        },
+    )
+
+
+def _join_sql(join: DictJoin) -> str:
+    if join.columns == join.keys:
+        return f"JOIN {join.table} USING ({', '.join(join.columns)})"
+    on = " AND ".join(f"t.{c} = d.{k}" for c, k in zip(join.columns, join.keys, strict=True))
+    return f"JOIN {join.table} d ON {on}"
+
+
+def _label_note(table: Table, labels: list[tuple[str, str]]) -> str:
+    """How the dictionary labels shown by the record tools are joined in SQL."""
+    joins = "; ".join(_join_sql(j) for j in table.dict_joins) or "a JOIN on its dictionary table"
+    names = ", ".join(f"{c} {t}" for c, t in labels)
+    return (
+        f"Dictionary labels joined in by the record tools (not columns of {table.qualified}; in "
+        f"ehr.run_sql_query add {joins}): {names}"
     )
 
 
@@ -156,4 +185,4 @@ def column_named(columns: tuple[str, ...], name: str, table: str) -> str:
     for col in columns:
         if col.lower() == name.strip().strip('"').lower():
             return col
-    raise ToolError("unknown_column", f"{table} has no column {name!r}; columns: {', '.join(columns)}")
+    raise ToolError("unknown_column", f"{table} has no column {echo(name)}; columns: {', '.join(columns)}")

@@ -13,7 +13,7 @@ from ._ehr_meta import SubjectArg, column_named
 from ._pin import check_subject
 from ._query import run_query
 from ._registry import tool
-from ._render import Rows, table_result
+from ._render import Rows, echo, table_result
 from ._result import ToolResult
 from ._tables import EVENT_TIME, TableRef, ehr_tables, resolve_table
 from ._timewin import parse_window
@@ -199,14 +199,14 @@ def get_records_by_keyword(
     types = {"VARCHAR", *(_INTEGER_TYPES if set(needle) <= set("0123456789-") else ())}
     searched = [c for c, t in zip(view.columns, view.types, strict=True) if t in types]
     if not searched:
-        return _rows(ctx, f"{ref.qualified} containing {keyword!r}", view, "FALSE", [], _NARROW_SQL)
+        return _rows(ctx, f"{ref.qualified} containing {echo(keyword)}", view, "FALSE", [], _NARROW_SQL)
     haystack = ", ".join(
         f'v."{c}"' if t == "VARCHAR" else f'CAST(v."{c}" AS VARCHAR)'
         for c, t in zip(view.columns, view.types, strict=True)
         if c in searched
     )
     where = f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
-    title = f"{ref.qualified} containing {keyword!r}"
+    title = f"{ref.qualified} containing {echo(keyword)}"
     return _rows(ctx, title, view, where, [needle], _NARROW_SQL, costly_filter=True)
 
 
@@ -234,9 +234,9 @@ def get_records_by_value(
         cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()]).rows[0][0]
         if cast is None:
             raise ToolError(
-                "bad_argument", f"value {value!r} is not a {type_} (the type of {ref.qualified}.{column})"
+                "bad_argument", f"value {echo(value)} is not a {type_} (the type of {ref.qualified}.{column})"
             )
         where, param = f'v."{column}" = ?', cast
     return _rows(
-        ctx, f"{ref.qualified} where {column} = {value.strip()!r}", view, where, [param], _NARROW_SQL
+        ctx, f"{ref.qualified} where {column} = {echo(value.strip())}", view, where, [param], _NARROW_SQL
     )

@@ -35,7 +35,12 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
-    sql = guard_sql(sql_query, functools.partial(resolve, ctx), available=available(ctx))
+    sql = guard_sql(
+        sql_query,
+        functools.partial(resolve, ctx),
+        available=available(ctx),
+        prediction_time=ctx.episode.key.prediction_time,
+    )
     result = run_query(ctx, sql, from_model=True)
     rows = Rows(tuple(result.columns), result.rows, result.row_count, result.truncated)
     if not result.rows:

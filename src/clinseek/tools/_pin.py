@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import ToolError
 from ._context import ToolContext
+from ._render import echo
 from ._timewin import parse_time
 
 
@@ -39,4 +40,4 @@ def check_timestamp(ctx: ToolContext, timestamp: str | None) -> None:
         return
     when, _ = parse_time(timestamp, "timestamp")
     if when != ctx.episode.key.prediction_time:
-        raise ToolError("pinned", f"timestamp {timestamp!r} refused: {pinned_message(ctx)}")
+        raise ToolError("pinned", f"timestamp {echo(timestamp)} refused: {pinned_message(ctx)}")

@@ -13,6 +13,16 @@ from ._limits import Limits
 from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
+MAX_ECHO_CHARS = 200
+"""Most characters of a model-supplied argument echoed back in a title or an error message."""
+
+
+def echo(value: object) -> str:
+    """``repr(value)`` cut to :data:`MAX_ECHO_CHARS` characters with a ``…[+N chars]`` marker."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return f"{text[:MAX_ECHO_CHARS]}…[+{len(text) - MAX_ECHO_CHARS} chars]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +95,13 @@ def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple
         )
     if nulls:
         lines.append(f"NULL in all rows shown: {', '.join(rows.columns[i] for i in nulls)}")
+    if not keep:  # every column NULL: say so instead of printing blank lines
+        n = len(rows.rows)
+        lines.append(f"({n} {rows.unit}{'s' if n != 1 else ''}, all values NULL)")
+        cut = rows.truncated
+        if cut:
+            lines.append(_notice(n, rows, narrow, chars_cut=False))
+        return "\n".join(lines), cut
     lines.append("|".join(rows.columns[i] for i in keep))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     shown = 0
@@ -117,7 +134,7 @@ def _split_columns(rows: Rows) -> tuple[list[int], list[int], list[int]]:
         else:
             keep.append(i)
     if not keep:  # keep at least one column in the grid so the rows stay visible
-        keep, same = same[:1], same[1:]
+        keep, same = same[:1], same[1:]  # (stays empty when every column is NULL)
     return keep, same, nulls
 
 

@@ -7,7 +7,10 @@ configuration locked, a timer) is the second.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import cast
 
 import sqlglot
@@ -15,10 +18,44 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
+from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
 """Maps (schema or None, table name) to the (schema, table) it names in the episode, or None."""
 
+MAX_SQL_CHARS = 20_000
+"""Longest SQL text the guard analyses; longer queries are refused as ``bad_argument``."""
+
+_CLOCK_FUNCTIONS = frozenset(
+    {
+        "now",
+        "today",
+        "get_current_timestamp",
+        "get_current_time",
+        "transaction_timestamp",
+        "current_timestamp",
+        "current_date",
+        "current_time",
+        "current_datetime",
+        "localtimestamp",
+        "localtime",
+        "current_localtimestamp",
+        "current_localtime",
+        "epoch_ms_now",
+    }
+)
+_CLOCK_NODES = tuple(
+    getattr(exp, n)
+    for n in (
+        "CurrentTimestamp",
+        "CurrentDate",
+        "CurrentTime",
+        "CurrentDatetime",
+        "Localtimestamp",
+        "Localtime",
+    )
+    if hasattr(exp, n)
+)
 _TABLE_FUNCTIONS_OK = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
 _DENY_EXACT = frozenset(
     {
@@ -92,40 +129,84 @@ def _denied(name: str) -> bool:
     return name in _DENY_EXACT or name.startswith(_DENY_PREFIX) or name.endswith(_DENY_SUFFIX)
 
 
-def guard_sql(sql: str, resolve: Resolver, *, available: str) -> str:
+def guard_sql(
+    sql: str, resolve: Resolver, *, available: str, prediction_time: dt.datetime | None = None
+) -> str:
     """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run.
 
     Table names are rewritten to their qualified form (``labevents`` -> ``hosp.labevents``).
+    Any failure to parse or analyse the text (sqlglot errors, ``RecursionError`` on deeply
+    nested expressions, anything else the analysis raises) is a ``"sql_syntax"`` error, never
+    an exception that ends the run.
 
     Args:
-        sql: the model's SQL text (DuckDB dialect).
+        sql: the model's SQL text (DuckDB dialect), at most :data:`MAX_SQL_CHARS` characters.
         resolve: maps a table reference to its qualified (schema, table) in the episode.
         available: the available table names, quoted in the error for unknown tables.
+        prediction_time: the episode's prediction time (naive MIMIC clock), quoted when the
+            query asks for the wall clock (``now()``, ``current_date``, ...).
 
     Raises:
-        ToolError: ``"sql_syntax"`` (does not parse), ``"one_statement"`` (none or several),
+        ToolError: ``"bad_argument"`` (longer than :data:`MAX_SQL_CHARS`), ``"sql_syntax"``
+            (does not parse or cannot be analysed), ``"one_statement"`` (none or several),
             ``"read_only"`` (not a SELECT/WITH/UNION query, or contains DDL/DML/SET/PRAGMA/
             ATTACH/COPY/INSTALL/INTO), ``"forbidden_function"`` (file, URL, catalog or setting
-            readers), ``"unknown_table"`` (a table not in this episode).
+            readers), ``"clock"`` (``now()``, ``current_timestamp``, ``today()``, ... read the real
+            clock, not the prediction time), ``"too_large"`` (value builders such as
+            ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
+            literal), ``"unknown_table"`` (a table not in this episode).
     """
+    if len(sql) > MAX_SQL_CHARS:
+        raise ToolError(
+            "bad_argument", f"the query is {len(sql):,} characters; at most {MAX_SQL_CHARS:,} are accepted"
+        )
     try:
-        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        with _quiet_sqlglot():
+            return _guard(sql, resolve, available, prediction_time)
+    except ToolError:
+        raise
+    except RecursionError:
+        raise ToolError("sql_syntax", "the query is nested too deeply to analyse; simplify it") from None
     except SqlglotError as err:
         raise ToolError("sql_syntax", f"the query does not parse: {str(err)[:300]}") from None
+    except Exception as err:  # the guard's own analysis failed: the model's SQL is at fault
+        raise ToolError("sql_syntax", f"the query could not be analysed ({type(err).__name__})") from None
+
+
+@contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    """Silence sqlglot's logger (e.g. "Falling back to parsing as a 'Command'") while guarding."""
+    logger = logging.getLogger("sqlglot")
+    previous = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = previous
+
+
+def _guard(sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None) -> str:
+    statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     if len(statements) != 1:
         raise ToolError("one_statement", f"send exactly one SELECT query (got {len(statements)} statements)")
     tree = statements[0]
     if not isinstance(tree, exp.Query):
         first = sql.strip().split(None, 1)[0].upper()
-        raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first}")
+        raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first[:40]}")
     query = cast(exp.Expression, tree)
-    _check_nodes(query)
+    _check_nodes(query, prediction_time)
     _qualify_tables(query, resolve, available)
     return query.sql(dialect="duckdb")
 
 
-def _check_nodes(tree: exp.Expression) -> None:
+def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
     for node in tree.walk():
+        if isinstance(node, _CLOCK_NODES) or (
+            isinstance(node, exp.Func) and function_name(node) in _CLOCK_FUNCTIONS
+        ):
+            _refuse_clock(node, prediction_time)
+        if isinstance(node, exp.Func):
+            check_value_builders(node, function_name(node))
         if isinstance(node, _FORBIDDEN_NODES):
             raise ToolError(
                 "read_only", f"{node.key.upper()} is not allowed; only read-only queries run here"
@@ -136,6 +217,15 @@ def _check_nodes(tree: exp.Expression) -> None:
                 f"function {function_name(node)}() is not available: queries may read only this "
                 "episode's tables (no files, URLs, settings or catalogs)",
             )
+
+
+def _refuse_clock(node: exp.Expression, prediction_time: dt.datetime | None) -> None:
+    when = f"TIMESTAMP '{prediction_time.isoformat(sep=' ')}'" if prediction_time else "the prediction time"
+    raise ToolError(
+        "clock",
+        f"{node.sql(dialect='duckdb')[:40]} reads the real clock, not this patient's time; "
+        f"'now' is the prediction time: use {when} instead",
+    )
 
 
 def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..errors import RegistryError, ToolError
 from ..schema import Table, get_table
 from ._context import ToolContext
+from ._render import echo
 
 CANDIDATE_SCHEMA = "candidates"
 EVENT_TIME = "_event_time"
@@ -84,7 +85,7 @@ def resolve_table(ctx: ToolContext, table_name: str, *, candidates: bool | None 
     hit = resolve(ctx, db or None, name)
     if hit is None:
         raise ToolError(
-            "unknown_table", f"no table {table_name!r} in this episode; available: {available(ctx)}"
+            "unknown_table", f"no table {echo(table_name)} in this episode; available: {available(ctx)}"
         )
     qualified = ".".join(hit)
     ref = TableRef(qualified, None if hit[0] == CANDIDATE_SCHEMA else get_table(qualified))

@@ -6,6 +6,7 @@ import datetime as dt
 import re
 
 from ..errors import ToolError
+from ._render import echo
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -26,10 +27,10 @@ def parse_time(value: str, field: str) -> tuple[dt.datetime, bool]:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:
         raise ToolError(
-            "bad_argument", f"{field}={value!r} is not a time; use 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"
+            "bad_argument", f"{field}={echo(value)} is not a time; use 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS'"
         ) from None
     if parsed.tzinfo is not None:
-        raise ToolError("bad_argument", f"{field}={value!r}: give a naive MIMIC time, without a time zone")
+        raise ToolError("bad_argument", f"{field}={echo(value)}: give a naive MIMIC time, without a time zone")
     return parsed, bool(_DATE_ONLY.match(text))
 
 
@@ -48,6 +49,6 @@ def parse_window(start_time: str, end_time: str) -> tuple[dt.datetime, dt.dateti
         end += dt.timedelta(days=1)
     if end <= start:
         raise ToolError(
-            "bad_argument", f"empty window: end_time {end_time!r} is not after start_time {start_time!r}"
+            "bad_argument", f"empty window: end_time {echo(end_time)} is not after start_time {echo(start_time)}"
         )
     return start, end
