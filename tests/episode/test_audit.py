@@ -3,8 +3,11 @@
 An independent oracle recomputes, in Python, what each table must look like from the raw store
 rows (the registry's event time and masks evaluated on the store, the inclusivity rule from
 ``Policy.sees``), and the episode must match it exactly: no row too many or too few, no value
-unmasked or over-masked. On top, invariants are checked on the episode alone: no TIMESTAMP after
-the cutoff (DATE: its end), one subject_id, no label-source table, target-encounter codes absent.
+unmasked or over-masked; pending cultures collapse to one row per (specimen, test) and
+``microevent_id`` is renumbered as the policy does. On top, invariants are checked on the episode
+alone: no TIMESTAMP after the cutoff (DATE: its end), one subject_id, no label-source table,
+target-encounter codes absent, no ``hadm_id`` / ``stay_id`` of an admission or stay the episode
+does not hold, at most one row per (specimen, test) of a pending culture.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import pytest
 
 from clinseek.episode import Episode, EpisodeKey, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY, Policy, get_policy
-from clinseek.schema import Table, tables
+from clinseek.schema import ENCOUNTER_IDS, Table, tables
 from clinseek.store import connect_store
 from policy.crafted import S, T
 
@@ -53,6 +56,7 @@ def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> 
     names = table.column_names
     out: Counter[tuple[str, ...]] = Counter()
     linked = _linked_studies(con, key) if policy.cxr_linked_only and table.module == "cxr" else None
+    kept: list[tuple[dict[str, Any], tuple[Any, ...]]] = []
     for raw in con.execute(_oracle_sql(table), [key.subject_id]).fetchall():
         row = dict(zip(names, raw[: len(names)], strict=True))
         parent_time, event_time, known = raw[len(names)], raw[len(names) + 1], raw[len(names) + 2 :]
@@ -64,8 +68,35 @@ def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> 
             continue
         if linked is not None and not (row["study_id"] in linked or row.get("dicom_id") in key.dicom_ids):
             continue
+        kept.append((row, known))
+    for row, known in _collapsed(table, kept, policy, key.prediction_time):
         out[_render(tuple(_masked(table, row, known, policy, key.prediction_time)))] += 1
     return out
+
+
+def _collapsed(
+    table: Table, kept: list[tuple[dict[str, Any], tuple[Any, ...]]], policy: Policy, cutoff: datetime
+) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
+    """Rows whose collapsing mask holds: one per ``collapse_on`` value (lowest id); ids renumbered."""
+    for i, mask in enumerate(table.masks):
+        if not mask.collapse_on:
+            continue
+        order = [c for c in (mask.renumber, *table.key) if c]
+        kept = sorted(kept, key=lambda rk: tuple(rk[0][c] for c in order))
+        seen: set[tuple[Any, ...]] = set()
+        out = []
+        number = 0
+        for row, known in kept:
+            if policy.sees(known[i], cutoff):
+                number += 1
+                out.append(({**row, mask.renumber: number} if mask.renumber else row, known))
+                continue
+            group = tuple(row[c] for c in mask.collapse_on)
+            if group not in seen:
+                seen.add(group)
+                out.append(({**row, mask.renumber: None} if mask.renumber else row, known))
+        kept = out
+    return kept
 
 
 def _linked_studies(con: duckdb.DuckDBPyConnection, key: EpisodeKey) -> set[int]:
@@ -108,6 +139,7 @@ def audit(store: Path, key: EpisodeKey) -> int:
         present = {r[0] for r in con.execute("SELECT table_name FROM clinseek_meta.table_info").fetchall()}
         with build_episode(store, key) as ep:
             _check_catalog(ep, present)
+            _check_encounters_and_cultures(ep, present)
             for table in tables():
                 if table.qualified not in present or table.visibility not in ("event", "static"):
                     continue
@@ -159,6 +191,31 @@ def _check_invariants(
         if table.target_key:
             target = getattr(key, f"target_{table.target_key}")
             assert target is None or row[names.index(table.target_key)] != target
+
+
+def _check_encounters_and_cultures(ep: Episode, present: set[str]) -> None:
+    """No visible row names an admission / stay the episode does not see; one row per pending test."""
+    for table in tables():
+        if table.qualified not in present or table.visibility != "event":
+            continue
+        for column in table.column_names:
+            found = ENCOUNTER_IDS.get((table.module, column)) or ENCOUNTER_IDS.get(("*", column))
+            owner = found[0] if found else None
+            if owner is None or owner == table.qualified or owner not in present:
+                continue
+            orphans = ep.execute(
+                f"SELECT DISTINCT {column} FROM {table.qualified} WHERE {column} IS NOT NULL "
+                f"AND {column} NOT IN (SELECT {column} FROM {owner})",
+                max_rows=10,
+            ).rows
+            assert not orphans, (table.qualified, column, orphans)
+    if "hosp.microbiologyevents" in present:
+        repeated = ep.execute(
+            "SELECT micro_specimen_id, test_itemid, count(*) FROM hosp.microbiologyevents "
+            "WHERE microevent_id IS NULL GROUP BY ALL HAVING count(*) > 1",
+            max_rows=10,
+        ).rows
+        assert not repeated, repeated
 
 
 def random_keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:

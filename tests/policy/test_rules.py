@@ -141,17 +141,17 @@ def test_culture_result_hidden_until_resulted(text_ep: Episode) -> None:
     assert one(
         text_ep,
         "SELECT chartdate, storedate, storetime, org_name, ab_name, interpretation "
-        "FROM microbiologyevents WHERE microevent_id = 1",
+        "FROM microbiologyevents WHERE micro_specimen_id = 1",
     ) == (d("06-09"), None, None, None, None, None)
 
 
 def test_date_only_specimen_counts_at_end_of_day(text_ep: Episode) -> None:
-    ids = sorted(r[0] for r in rows(text_ep, "SELECT microevent_id FROM microbiologyevents"))
+    ids = sorted(r[0] for r in rows(text_ep, "SELECT micro_specimen_id FROM microbiologyevents"))
     assert ids == [1, 3]
 
 
 def test_culture_resulted_by_storedate_shows_organism(text_ep: Episode) -> None:
-    assert one(text_ep, "SELECT org_name, storedate FROM microbiologyevents WHERE microevent_id = 3") == (
+    assert one(text_ep, "SELECT org_name, storedate FROM microbiologyevents WHERE micro_specimen_id = 3") == (
         "KLEBSIELLA",
         d("01-04"),
     )
@@ -202,8 +202,9 @@ def test_open_icu_stay_hides_outtime_los_last_careunit(text_ep: Episode) -> None
     ]
 
 
-def test_chartevents_storetime_after_cutoff_is_null(text_ep: Episode) -> None:
-    assert rows(text_ep, "SELECT valuenum, storetime FROM chartevents") == [(112.0, None)]
+def test_chartevents_value_stored_after_cutoff_is_null(text_ep: Episode) -> None:
+    # charted before T, entered (storetime) after it: the value was not yet in the record
+    assert rows(text_ep, "SELECT valuenum, storetime FROM chartevents") == [(None, None)]
 
 
 def test_datetimeevents_future_value_is_null(text_ep: Episode) -> None:
@@ -238,8 +239,8 @@ def test_running_procedure_hides_its_duration(text_ep: Episode) -> None:
     )
 
 
-def test_outputevents_storetime_after_cutoff_is_null(text_ep: Episode) -> None:
-    assert one(text_ep, "SELECT value, storetime FROM outputevents") == (30.0, None)
+def test_outputevents_value_stored_after_cutoff_is_null(text_ep: Episode) -> None:
+    assert one(text_ep, "SELECT value, storetime FROM outputevents") == (None, None)
 
 
 # --- ed -------------------------------------------------------------------------------------
@@ -342,7 +343,9 @@ def test_masked_values_keep_their_types(text_ep: Episode) -> None:
 
 def test_date_column_of_a_visible_row_counts_at_end_of_day(text_ep: Episode) -> None:
     # micro 1: chartdate 06-09 has ended, storedate 06-10 has not
-    assert one(text_ep, "SELECT chartdate, storedate FROM microbiologyevents WHERE microevent_id = 1") == (
+    assert one(
+        text_ep, "SELECT chartdate, storedate FROM microbiologyevents WHERE micro_specimen_id = 1"
+    ) == (
         date(2150, 6, 9),
         None,
     )

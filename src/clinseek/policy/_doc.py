@@ -24,6 +24,16 @@ file matches it. POLICY.md states the intent; this is what the code does.
 - In a visible row a masked column is NULL until its `known_at` instant is visible by the same
   rule (NULL `known_at` = not known). Every TIMESTAMP value later than `T` is NULL, and every
   DATE value `d` whose `d + 24 h` is not visible.
+- Encounter ids (generic registry rule, `clinseek.schema` `encounter_masks`): in every patient
+  table except `hosp.admissions`, `hadm_id` is NULL until that admission's `admittime` is
+  visible; `stay_id` in `icu` tables (except `icustays`) until `icu.icustays.intime`, in `ed`
+  tables (except `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts
+  (ED orders and labs, ICU charting) would otherwise name a future admission or ICU stay.
+- Pending results whose row count is itself the result (microbiology: one row per organism x
+  antibiotic) collapse: while a row's mask holds, rows keep one per `collapse_on` value (the
+  lowest id), and the row id (`renumber`, `microevent_id`) is NULL on those rows and renumbered
+  densely `1..n` in id order over the other visible rows, so no gap between ids reveals how many
+  rows a pending culture has. Store ids of `microevent_id` never reach an episode.
 - Rows keyed to the key's `target_hadm_id` / `target_stay_id` are never visible.
 - Every patient table holds only the key's `subject_id`. Dictionaries are visible whole.
   `never` tables (label sources) do not exist in an episode.
@@ -94,6 +104,10 @@ def _masked(table: Table) -> str:
     for mask in table.masks:
         cols = ", ".join(f"`{c}`" for c in mask.columns)
         when = "always" if mask.known_at is None else f"until `{mask.known_at}` is visible"
+        if mask.collapse_on:
+            when += f"; meanwhile one row per `{', '.join(mask.collapse_on)}`"
+        if mask.renumber:
+            when += f"; `{mask.renumber}` NULL meanwhile, else renumbered `1..n`"
         items.append(f"{cols}: {when}")
     times = [c for c in table.columns if c.is_time]
     if times:

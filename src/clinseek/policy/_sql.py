@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from ..schema import Column, Table, get_table
+from ..schema import Column, Mask, Table, get_table
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -83,7 +83,11 @@ def visible_sql(
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)
-    return _assemble(table, select, join, q, ordered=False), q.params
+    sql = _assemble(table, select, join, q, ordered=False)
+    qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]
+    if qualify:
+        sql += " QUALIFY " + " AND ".join(qualify)
+    return sql, q.params
 
 
 def future_sql(
@@ -167,10 +171,34 @@ def _linked_filter(table: Table, q: _Query) -> str:
     return "(" + " OR ".join(terms or ["false"]) + ")"
 
 
+def _mask_known(mask: Mask, q: _Query) -> str:
+    """SQL that is true when ``mask``'s values are known (never NULL: an unknown instant is false)."""
+    scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
+    return "false" if scoped is None else f"coalesce({known_sql(scoped, q.op)}, false)"
+
+
+def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
+    """QUALIFY term: rows whose mask holds collapse to one per ``mask.collapse_on`` (the lowest id)."""
+    known = _mask_known(mask, q)
+    parts = ", ".join([known, *(f"t.{quote(c)}" for c in mask.collapse_on)])
+    order = ", ".join(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c)
+    return f"({known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {order}) = 1)"
+
+
+def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
+    """A row id NULL while ``mask`` holds, else dense ``1..n`` over the known rows in id order."""
+    known = _mask_known(mask, q)
+    ref = f"t.{quote(col.name)}"
+    number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {ref}) AS {col.type})"
+    return f"CASE WHEN {known} THEN {number} END AS {quote(col.name)}"
+
+
 def _visible_column(table: Table, col: Column, q: _Query) -> str:
     """The column as an episode sees it: the value, or NULL while it is not yet known."""
     conds: list[str] = []
     for mask in table.masks:
+        if mask.renumber == col.name:
+            return _renumbered(mask, col, q)
         if col.name not in mask.columns:
             continue
         scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)

@@ -14,7 +14,6 @@ _VITAL_DOCS = {
     "dbp": "Diastolic blood pressure, mmHg.",
     "pain": "Self-reported pain, 0-10 (free text).",
 }
-_ED_STAY = "hosp.admissions"
 _ED = "MIMIC-IV-ED 2.2"
 
 ED: tuple[Table, ...] = (
@@ -33,14 +32,7 @@ ED: tuple[Table, ...] = (
         ),
         key=("stay_id",),
         event_time=EventTime("t.intime", sort=("intime",)),
-        masks=(
-            Mask(("outtime", "disposition"), "t.outtime", "the ED stay is still open"),
-            Mask(
-                ("hadm_id",),
-                f"(SELECT min(a.admittime) FROM {_ED_STAY} a WHERE a.hadm_id = t.hadm_id)",
-                "reveals admission until the admission exists",
-            ),
-        ),
+        masks=(Mask(("outtime", "disposition"), "t.outtime", "the ED stay is still open"),),
         required=True,
         source=_ED,
         files=("ed/edstays", "edstays"),

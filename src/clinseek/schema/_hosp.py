@@ -255,6 +255,8 @@ HOSP: tuple[Table, ...] = (
                 _MICRO_RESULT,
                 "coalesce(t.storetime, t.storedate + INTERVAL 1 DAY)",
                 "organisms and susceptibilities are known only once the culture is resulted",
+                collapse_on=("micro_specimen_id", "test_itemid"),
+                renumber="microevent_id",
             ),
         ),
     ),

@@ -22,7 +22,10 @@ _INFUSION_DOCS = {
     "originalamount": "Amount in the bag when the infusion started.",
     "originalrate": "Rate initially ordered.",
 }
-_INFUSION_MASK_REASON = "they describe the finished infusion"
+_INFUSION_MASK_REASON = "they describe the finished infusion (and are charted at storetime)"
+_FINISHED = "greatest(t.endtime, t.storetime)"
+_STORED = "coalesce(t.storetime, t.charttime)"
+_STORED_REASON = "charted before the cutoff but entered (storetime) after it"
 
 ICU: tuple[Table, ...] = (
     Table(
@@ -59,6 +62,7 @@ ICU: tuple[Table, ...] = (
             },
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
+        masks=(Mask(("value", "valuenum", "valueuom", "warning"), _STORED, _STORED_REASON),),
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -71,6 +75,7 @@ ICU: tuple[Table, ...] = (
             {**_STAY_DOCS, "value": "The charted date-time itself."},
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
+        masks=(Mask(("value", "valueuom", "warning"), _STORED, _STORED_REASON),),
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -95,7 +100,7 @@ ICU: tuple[Table, ...] = (
         masks=(
             Mask(
                 ("endtime", "amount", "totalamount", "originalamount", "statusdescription"),
-                "t.endtime",
+                _FINISHED,
                 _INFUSION_MASK_REASON,
             ),
         ),
@@ -115,7 +120,7 @@ ICU: tuple[Table, ...] = (
         masks=(
             Mask(
                 ("endtime", "amount", "originalamount", "statusdescription"),
-                "t.endtime",
+                _FINISHED,
                 _INFUSION_MASK_REASON,
             ),
         ),
@@ -130,6 +135,7 @@ ICU: tuple[Table, ...] = (
             _STAY_DOCS,
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
+        masks=(Mask(("value", "valueuom"), _STORED, _STORED_REASON),),
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -153,7 +159,7 @@ ICU: tuple[Table, ...] = (
         masks=(
             Mask(
                 ("endtime", "value", "statusdescription"),
-                "t.endtime",
+                _FINISHED,
                 "a duration is known once the procedure ends",
             ),
         ),

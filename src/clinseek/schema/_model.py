@@ -94,11 +94,20 @@ class Mask:
             known (NULL means "not known yet", so the values stay masked). ``None`` means the
             columns are always masked (they encode the row's final state, e.g. ``poe.order_status``).
         reason: why these values reveal the future.
+        collapse_on: while the mask holds, the row count itself would reveal the masked result
+            (MIMIC microbiology has one row per organism x antibiotic): the policy keeps one row
+            (the lowest ``renumber`` value) per distinct value of these columns among the rows
+            whose mask holds. Empty: no collapse.
+        renumber: a row-id column whose values would reveal the collapsed count (gaps between
+            the ids of neighbouring rows): NULL while the mask holds, and in the rows where it
+            does not, renumbered densely ``1..n`` in the original id order within the episode.
     """
 
     columns: tuple[str, ...]
     known_at: str | None
     reason: str = ""
+    collapse_on: tuple[str, ...] = ()
+    renumber: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,13 @@ from collections.abc import Iterable
 from ..errors import RegistryError
 from ._cxr import CXR
 from ._ed import ED
+from ._encounter import with_encounter_masks
 from ._hosp import HOSP
 from ._icu import ICU
 from ._model import MODULES, Module, Table
 from ._note import NOTE
 
-_ALL: tuple[Table, ...] = HOSP + ICU + ED + NOTE + CXR
+_ALL: tuple[Table, ...] = tuple(with_encounter_masks(t) for t in HOSP + ICU + ED + NOTE + CXR)
 _BY_NAME: dict[str, Table] = {}
 for _t in _ALL:
     if _t.qualified in _BY_NAME:  # pragma: no cover - guarded by tests
