@@ -22,7 +22,7 @@ from clinseek.errors import ClinseekError
 from clinseek.knowledge import Knowledge, KnowledgeConfig
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
 from clinseek.runner import RunSettings, read_results, run_benchmark
-from clinseek.tools import BROWSER_TOOLS, EHR_TOOLS
+from clinseek.tools import BROWSER_TOOLS, EHR_TOOLS, SEMANTIC_TOOL
 from fakes.llm_servers import OpenAIFake, RecordedRequest, Reply
 
 
@@ -89,7 +89,9 @@ def test_model_browses_the_offline_index_over_real_http(
     assert "browser.search" in system  # the system prompt says what the browser is for
 
     manifest = json.loads((Path(run.out_dir) / "run_manifest.json").read_text())
-    assert set(manifest["tools"][:16]) == set(EHR_TOOLS) and manifest["tools"][16:] == list(BROWSER_TOOLS)
+    # the semantic candidate tool is offered only with its model and extra (none here)
+    assert set(manifest["tools"][:15]) == set(EHR_TOOLS) - {SEMANTIC_TOOL}
+    assert manifest["tools"][15:] == list(BROWSER_TOOLS)
     knowledge = manifest["knowledge"]
     assert knowledge["backend"] == "offline" and knowledge["corpus_version"] == kb.describe()["corpus_version"]
     assert knowledge["documents"] > 90_000 and knowledge["deny"] and knowledge["store"] == str(synthetic_store)
@@ -175,7 +177,7 @@ def test_clinseek_run_defaults_to_the_cached_offline_index(synthetic_bench, synt
     ])
     assert result.exit_code == 0, result.output
     agent = json.loads(next((tmp_path / "clinseek-bench-text" / "agent").glob("*/run_manifest.json")).read_text())
-    assert agent["tools"][16:] == list(BROWSER_TOOLS)
+    assert agent["tools"][15:] == list(BROWSER_TOOLS)  # 15 EHR tools: no semantic model here
     assert agent["knowledge"]["corpus_version"] == kb.describe()["corpus_version"]  # loaded, not rebuilt elsewhere
     assert agent["knowledge"]["index_dir"].startswith(str(knowledge_cache))
     curated = json.loads(next((tmp_path / "clinseek-bench-text" / "curated").glob("*/run_manifest.json")).read_text())

@@ -27,7 +27,7 @@ from ..models import (
     ToolCall,
     accepts_images,
 )
-from ..tools import ToolContext, ToolResult, call_tool, tool_names, tool_schemas
+from ..tools import Limits, ToolContext, ToolResult, available_tools, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
 from ._outcome import AgentOutcome, StopReason
@@ -51,9 +51,11 @@ _CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters;
 _COMPACTED = "[older tool output compacted to save context: {chars} characters from {name}; call the tool again if needed]"
 
 
-def default_tools() -> tuple[str, ...]:
-    """The tools an agent run offers by default: every registered ``ehr.*`` tool."""
-    return tool_names("ehr")
+def default_tools(limits: Limits | None = None) -> tuple[str, ...]:
+    """The tools an agent run offers by default: every registered ``ehr.*`` tool that can run
+    under ``limits`` (default ``Limits()``): the semantic candidate tool only when its model and
+    extra are there (:func:`clinseek.tools.semantic_available`)."""
+    return available_tools(tool_names("ehr"), limits or Limits())
 
 
 class _Run:
@@ -296,7 +298,7 @@ async def run_agent(
     Raises:
         ClinseekError: ``tools`` does not include ``ehr.finish`` (the run could never end).
     """
-    offered = tuple(tools) if tools is not None else default_tools()
+    offered = tuple(tools) if tools is not None else default_tools(ctx.limits)
     if FINISH_TOOL not in offered:
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
     sees = accepts_images(model) if vision is None else vision

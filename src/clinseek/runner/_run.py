@@ -244,7 +244,7 @@ def _default_tools(questions: Sequence[Question], settings: RunSettings, *, brow
     """Every ``ehr.*`` tool, the three ``browser.*`` tools when the run has a knowledge source, and the
     ``image.*`` tools for multimodal questions when images are configured (the reference's 16 + 3 + 6)."""
     multimodal = settings.cxr_root is not None and any(q.task_type == "multimodal" for q in questions)
-    return default_tools() + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
+    return default_tools(settings.limits) + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
 
 
 def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:

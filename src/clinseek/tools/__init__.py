@@ -11,6 +11,7 @@ from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, 
 from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
 from ._call import call_tool
 from ._context import ToolContext
+from ._ehr_candidates import SEMANTIC_TOOL, available_tools, semantic_available
 from ._image_state import attach_imaging
 from ._limits import Limits
 from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
@@ -56,6 +57,7 @@ __all__ = [
     "DEFAULT_REGISTRY",
     "EHR_TOOLS",
     "IMAGE_TOOLS",
+    "SEMANTIC_TOOL",
     "Limits",
     "PageBrowser",
     "PageBrowserLimits",
@@ -66,11 +68,13 @@ __all__ = [
     "ToolSpec",
     "attach_browser",
     "attach_imaging",
+    "available_tools",
     "call_tool",
     "format_value",
     "get_tool",
     "guard_sql",
     "render_rows",
+    "semantic_available",
     "tool",
     "tool_names",
     "tool_schemas",

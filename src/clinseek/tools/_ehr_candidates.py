@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from rapidfuzz import fuzz, process, utils
 
 from ..errors import MissingExtraError, ToolError
 from ._context import ToolContext
+from ._limits import Limits
 from ._query import run_query
 from ._registry import tool
 from ._render import Rows, echo, format_value, table_result
@@ -108,7 +110,25 @@ def _ranked(
     return ToolResult(ok=True, content="\n".join(lines), data=data)
 
 
-@tool("ehr.get_candidates_by_semantic_similarity")
+SEMANTIC_TOOL = "ehr.get_candidates_by_semantic_similarity"
+"""The tool that needs the [semantic] extra and a local model (offered only when available)."""
+
+
+def semantic_available(limits: Limits) -> bool:
+    """Whether :data:`SEMANTIC_TOOL` can run under ``limits``: a local model directory is set
+    (``Limits.semantic_model_path``) and sentence-transformers is importable (extra ``semantic``).
+    Cheap: nothing is imported or loaded."""
+    path = limits.semantic_model_path
+    return bool(path) and importlib.util.find_spec("sentence_transformers") is not None
+
+
+def available_tools(names: Sequence[str], limits: Limits) -> tuple[str, ...]:
+    """``names`` without the tools that cannot run under ``limits`` (today: :data:`SEMANTIC_TOOL`
+    without its model or extra), order kept."""
+    return tuple(n for n in names if n != SEMANTIC_TOOL or semantic_available(limits))
+
+
+@tool(SEMANTIC_TOOL)
 def get_candidates_by_semantic_similarity(
     ctx: ToolContext, table_name: str, query: str | list[str]
 ) -> ToolResult:
