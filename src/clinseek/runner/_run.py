@@ -39,6 +39,7 @@ from ._progress import Progress
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._rows import ResultRow
+from ._store_check import check_store_subjects
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -254,6 +255,8 @@ def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> N
     needs = mode != "curated" or any(verbatim_package(q)[0] is None for q in questions)
     if needs and not store.is_file():
         raise ClinseekError(f"{store}: no such store file (build one with 'clinseek data ...')")
+    if needs:
+        check_store_subjects(store, (q.subject_id for q in questions))
 
 
 def _model(name: str, settings: RunSettings) -> ChatModel:
@@ -302,7 +305,8 @@ async def run_benchmark(
         tasks: run only questions of these tasks.
 
     Raises:
-        ClinseekError: no questions to run, a missing store file, a results directory of another
+        ClinseekError: no questions to run, a missing store file, a store holding none of the
+            questions' patients (one that lacks only some logs a warning), a results directory of another
             configuration, or one another run is writing; browser tools named without a knowledge
             source, or a knowledge source that cannot be opened (unknown backend, missing key).
         ModelError: an unknown provider or a missing API key.
