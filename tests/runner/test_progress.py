@@ -31,3 +31,15 @@ def test_rich_display_renders_the_counters() -> None:
     with Progress(2, "bench agent m", console=Console(file=out, force_terminal=True, width=160)) as progress:
         progress.update(_row("answered", 0.1, 5))
     assert "errors 0" in out.getvalue() and "1/2" in out.getvalue()
+
+
+def test_plain_lines_when_not_a_terminal() -> None:
+    out = io.StringIO()
+    label = "clinseek-bench-text agent baseline:evidence with a long label that would not fit in 80 columns"
+    with Progress(20, label, console=Console(file=out, force_terminal=False, width=80)) as progress:
+        for _ in range(20):
+            progress.update(_row("answered", 0.1, 5))
+    lines = out.getvalue().splitlines()
+    assert lines and all(line.startswith(label) for line in lines)
+    assert "20/20" in lines[-1] and "cost $2.0000" in lines[-1] and "(finished)" in lines[-1]
+    assert len(lines) <= 11  # about every tenth of the run, not one per row

@@ -1,7 +1,13 @@
-"""A rich progress display: done/total, errors, tokens, cost so far and ETA."""
+"""A progress display: done/total, errors, tokens, cost so far and ETA.
+
+On a terminal it is rich's live bar; when the output is not a terminal (a log file, a pipe, CI)
+it prints plain, complete lines instead (about every tenth of the run, and a final one), since a
+live bar there is cut at 80 columns.
+"""
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -24,7 +30,14 @@ class Progress:
         self.cost_known = True
         self._bar: RichProgress | None = None
         self._task = None
-        if enabled:
+        self._label = label
+        self._plain: Console | None = None
+        self._every = max(1, total // 10)
+        self._started = time.perf_counter()
+        console = console or Console()
+        if enabled and not console.is_terminal:
+            self._plain = console
+        elif enabled:
             self._bar = RichProgress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
@@ -48,6 +61,8 @@ class Progress:
         self.done += count
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=count, stats=self.stats())
+        if self._plain is not None and count:
+            self._line(f"resumed {count}")
 
     def update(self, row: ResultRow) -> None:
         """Count one finished row."""
@@ -61,6 +76,15 @@ class Progress:
             self.cost_usd += row.cost_usd
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, advance=1, stats=self.stats())
+        if self._plain is not None and self.done % self._every == 0 and self.done < self.total:
+            self._line()
+
+    def _line(self, note: str = "") -> None:
+        """One plain progress line, never wrapped or cut (non-terminal output)."""
+        assert self._plain is not None
+        elapsed = time.perf_counter() - self._started
+        text = f"{self._label}: {self.done}/{self.total}  {self.stats()}  elapsed {elapsed:.0f}s"
+        self._plain.print(f"{text}  {note}".rstrip(), markup=False, highlight=False, soft_wrap=True)
 
     def __enter__(self) -> Progress:
         if self._bar is not None:
@@ -72,3 +96,5 @@ class Progress:
     ) -> None:
         if self._bar is not None:
             self._bar.stop()
+        if self._plain is not None:
+            self._line("(finished)" if exc_type is None else "(stopped)")
