@@ -78,9 +78,22 @@ def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     console.print(_runs_table(scored.report))
     for comparison in scored.report.paired:
         console.print(_paired_table(comparison))
-    if scored.report.bad_rows:
-        console.print(f"{len(scored.report.bad_rows)} unreadable rows skipped (listed in summary.json)")
+    _print_bad_rows(console, scored.report.bad_rows)
     console.print("wrote " + ", ".join(str(p) for p in written))
+
+
+_SHOWN_BAD_ROWS = 20
+
+
+def _print_bad_rows(console: Console, bad_rows: list[str]) -> None:
+    """Each unreadable row (``file:line: problem``), the first 20, then how many more."""
+    if not bad_rows:
+        return
+    console.print(f"{len(bad_rows)} unreadable rows skipped:", markup=False, highlight=False)
+    for problem in bad_rows[:_SHOWN_BAD_ROWS]:
+        console.print(f"  {problem}", markup=False, highlight=False, soft_wrap=True)
+    if len(bad_rows) > _SHOWN_BAD_ROWS:
+        console.print(f"  ... and {len(bad_rows) - _SHOWN_BAD_ROWS} more", markup=False, highlight=False)
 
 
 @app.command("score")
@@ -139,6 +152,7 @@ def compare_cmd(
     resamples: _Resamples = 10_000,
 ) -> None:
     """Print the paired table Δ = A − B over common question ids (bootstrap CI, t-interval, McNemar)."""
+    bad_rows: list[str] = []
     comparisons = scoring.compare_paths(
         dir_a,
         dir_b,
@@ -146,7 +160,9 @@ def compare_cmd(
         layout_b=_layout(layout_b or layout),
         n_resamples=resamples,
         seed=seed,
+        bad_rows=bad_rows,
     )
     console = Console()
     for comparison in comparisons:
         console.print(_paired_table(comparison))
+    _print_bad_rows(console, bad_rows)

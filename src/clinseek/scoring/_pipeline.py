@@ -183,17 +183,21 @@ def compare_paths(
     layout_b: Layout = "clinseek",
     n_resamples: int = 10_000,
     seed: int = 0,
+    bad_rows: list[str] | None = None,
 ) -> list[PairedComparison]:
     """Δ = A − B over common question ids, for each run present on both sides.
 
     When each side holds exactly one run, those two are compared (agent vs curated, model vs
-    model); otherwise runs with the same (benchmark, mode, model) are paired.
+    model); otherwise runs with the same (benchmark, mode, model) are paired. Unreadable rows of
+    either side are skipped and, when ``bad_rows`` is given, appended to it (``file:line: problem``).
 
     Raises:
         ScoringError: when no run can be paired, or paired runs share no scored question id.
     """
-    runs_a = by_run(score_path(a, layout=layout_a).questions)
-    runs_b = by_run(score_path(b, layout=layout_b).questions)
+    scored_a, scored_b = score_path(a, layout=layout_a), score_path(b, layout=layout_b)
+    if bad_rows is not None:
+        bad_rows.extend([*scored_a.report.bad_rows, *scored_b.report.bad_rows])
+    runs_a, runs_b = by_run(scored_a.questions), by_run(scored_b.questions)
     if len(runs_a) == 1 and len(runs_b) == 1:
         pairs = [(next(iter(runs_a)), next(iter(runs_b)))]
     else:
