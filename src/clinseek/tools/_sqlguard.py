@@ -219,7 +219,7 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
             )
 
 
-def _refuse_clock(node: exp.Expression, prediction_time: dt.datetime | None) -> None:
+def _refuse_clock(node: exp.Expr, prediction_time: dt.datetime | None) -> None:
     when = f"TIMESTAMP '{prediction_time.isoformat(sep=' ')}'" if prediction_time else "the prediction time"
     raise ToolError(
         "clock",

@@ -39,7 +39,7 @@ _SECONDS = {
 }  # fmt: skip
 
 
-def check_value_builders(node: exp.Expression, name: str) -> None:
+def check_value_builders(node: exp.Expr, name: str) -> None:
     """Refuse ``node`` (a function called ``name``) if it may build a huge value.
 
     Raises:
@@ -68,7 +68,7 @@ def check_value_builders(node: exp.Expression, name: str) -> None:
             )
 
 
-def _arg(node: exp.Expression, index: int) -> exp.Expression | None:
+def _arg(node: exp.Expr, index: int) -> exp.Expression | None:
     if isinstance(node, exp.Anonymous):
         args = node.expressions
     elif isinstance(node, exp.Repeat):
