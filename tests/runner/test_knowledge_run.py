@@ -22,7 +22,7 @@ from clinseek.errors import ClinseekError
 from clinseek.knowledge import Knowledge, KnowledgeConfig
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
 from clinseek.runner import RunSettings, read_results, run_benchmark
-from clinseek.tools import BROWSER_TOOLS, EHR_TOOLS, SEMANTIC_TOOL
+from clinseek.tools import BROWSER_TOOLS, EHR_SEMANTIC_TOOL, EHR_TOOLS
 from fakes.llm_servers import OpenAIFake, RecordedRequest, Reply
 
 
@@ -90,7 +90,7 @@ def test_model_browses_the_offline_index_over_real_http(
 
     manifest = json.loads((Path(run.out_dir) / "run_manifest.json").read_text())
     # the semantic candidate tool is offered only with its model and extra (none here)
-    assert set(manifest["tools"][:15]) == set(EHR_TOOLS) - {SEMANTIC_TOOL}
+    assert set(manifest["tools"][:15]) == set(EHR_TOOLS) - {EHR_SEMANTIC_TOOL}
     assert manifest["tools"][15:] == list(BROWSER_TOOLS)
     knowledge = manifest["knowledge"]
     assert knowledge["backend"] == "offline" and knowledge["corpus_version"] == kb.describe()["corpus_version"]

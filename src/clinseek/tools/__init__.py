@@ -11,7 +11,7 @@ from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, 
 from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
 from ._call import call_tool
 from ._context import ToolContext
-from ._ehr_candidates import SEMANTIC_TOOL, available_tools, semantic_available
+from ._ehr_candidates import EHR_SEMANTIC_TOOL, available_tools, semantic_available
 from ._image_state import attach_imaging
 from ._limits import Limits
 from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
@@ -55,9 +55,9 @@ IMAGE_TOOLS: tuple[str, ...] = (
 __all__ = [
     "BROWSER_TOOLS",
     "DEFAULT_REGISTRY",
+    "EHR_SEMANTIC_TOOL",
     "EHR_TOOLS",
     "IMAGE_TOOLS",
-    "SEMANTIC_TOOL",
     "Limits",
     "PageBrowser",
     "PageBrowserLimits",

@@ -110,12 +110,12 @@ def _ranked(
     return ToolResult(ok=True, content="\n".join(lines), data=data)
 
 
-SEMANTIC_TOOL = "ehr.get_candidates_by_semantic_similarity"
+EHR_SEMANTIC_TOOL = "ehr.get_candidates_by_semantic_similarity"
 """The tool that needs the [semantic] extra and a local model (offered only when available)."""
 
 
 def semantic_available(limits: Limits) -> bool:
-    """Whether :data:`SEMANTIC_TOOL` can run under ``limits``: a local model directory is set
+    """Whether :data:`EHR_SEMANTIC_TOOL` can run under ``limits``: a local model directory is set
     (``Limits.semantic_model_path``) and sentence-transformers is importable (extra ``semantic``).
     Cheap: nothing is imported or loaded."""
     path = limits.semantic_model_path
@@ -123,12 +123,12 @@ def semantic_available(limits: Limits) -> bool:
 
 
 def available_tools(names: Sequence[str], limits: Limits) -> tuple[str, ...]:
-    """``names`` without the tools that cannot run under ``limits`` (today: :data:`SEMANTIC_TOOL`
+    """``names`` without the tools that cannot run under ``limits`` (today: :data:`EHR_SEMANTIC_TOOL`
     without its model or extra), order kept."""
-    return tuple(n for n in names if n != SEMANTIC_TOOL or semantic_available(limits))
+    return tuple(n for n in names if n != EHR_SEMANTIC_TOOL or semantic_available(limits))
 
 
-@tool(SEMANTIC_TOOL)
+@tool(EHR_SEMANTIC_TOOL)
 def get_candidates_by_semantic_similarity(
     ctx: ToolContext, table_name: str, query: str | list[str]
 ) -> ToolResult:
