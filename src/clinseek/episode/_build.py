@@ -83,16 +83,20 @@ def _copy_visible(
 ) -> dict[str, int]:
     """Copy every visible patient table into the builder; returns rows per table."""
     path = str(snap.path).replace("'", "''")
-    todo = []
-    for table in tables():
-        if table.qualified in snap.present and table.visibility in ("event", "static"):
-            query = policy.visible_select(table, key, present=snap.present)
-            if query is not None:
-                todo.append((table.qualified, query))
     counts: dict[str, int] = {}
     try:
         con.execute(f"ATTACH '{path}' AS {STORE_ALIAS} (READ_ONLY)")
         con.execute(f"USE {STORE_ALIAS}")
+        encounters = {  # visible encounter ids, once per build, instead of a subquery per row
+            owner: [r[0] for r in con.execute(sql, params).fetchall()]
+            for owner, (sql, params) in policy.encounter_selects(key, present=snap.present).items()
+        }
+        todo = []
+        for table in tables():
+            if table.qualified in snap.present and table.visibility in ("event", "static"):
+                query = policy.visible_select(table, key, present=snap.present, encounters=encounters)
+                if query is not None:
+                    todo.append((table.qualified, query))
         for schema in sorted({name.split(".")[0] for name, _ in todo}):
             con.execute(f"CREATE SCHEMA memory.{schema}")
         for name, (sql, params) in todo:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import PolicyError
 from ..schema import Table
 from ._key import EpisodeKey
-from ._sql import future_sql, visible_sql
+from ._sql import encounter_sqls, future_sql, visible_sql
 from ._versions import MM_POLICY, TEXT_POLICY
 
 
@@ -57,7 +57,12 @@ class Policy:
         return instant <= prediction_time if self.inclusive else instant < prediction_time
 
     def visible_select(
-        self, table: Table, key: EpisodeKey, *, present: Collection[str] | None = None
+        self,
+        table: Table,
+        key: EpisodeKey,
+        *,
+        present: Collection[str] | None = None,
+        encounters: Mapping[str, Collection[int]] | None = None,
     ) -> tuple[str, list[Any]] | None:
         """SQL and parameters that, on a store connection, give exactly what an episode sees of ``table``.
 
@@ -74,6 +79,11 @@ class Policy:
             present: qualified names of the tables the store holds (``None``: all). A table
                 whose parent is absent cannot be timed and is not visible; a mask that reads an
                 absent table keeps its columns NULL.
+            encounters: the visible encounter ids by owning table, as the queries of
+                :meth:`encounter_selects` give them for the same key (a build runs those once
+                and passes them to every table). An encounter-id column whose owner is listed
+                is masked with ``IN (ids)`` instead of a correlated subquery per row: same
+                values, cheaper. ``None`` (or an owner not listed): the subquery.
 
         Returns:
             ``(sql, params)``; ``None`` when the table is never visible (``never`` tables, or
@@ -83,7 +93,28 @@ class Policy:
             PolicyError: ``key.policy`` is not this policy's version.
         """
         self._check(key)
-        return visible_sql(table, key, op=self.operator, linked_only=self.cxr_linked_only, present=present)
+        return visible_sql(
+            table,
+            key,
+            op=self.operator,
+            linked_only=self.cxr_linked_only,
+            present=present,
+            encounters=encounters,
+        )
+
+    def encounter_selects(
+        self, key: EpisodeKey, *, present: Collection[str] | None = None
+    ) -> dict[str, tuple[str, list[Any]]]:
+        """Per owning encounter table (``hosp.admissions``, ``icu.icustays``, ``ed.edstays``) the store
+        holds: SQL and parameters giving the patient's encounter ids visible at the cutoff (for
+        :meth:`visible_select`'s ``encounters``; one id per row).
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        params = [key.subject_id, key.prediction_time]
+        return {owner: (sql, list(params)) for owner, sql in encounter_sqls(self.operator, present).items()}
 
     def future_select(
         self, table: Table, key: EpisodeKey, *, present: Collection[str] | None = None

@@ -6,7 +6,7 @@ Placeholders are DuckDB's numbered parameters: ``$1`` is always ``subject_id`` a
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from ..schema import Column, Mask, Table, get_table
+from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -33,6 +33,7 @@ class _Query:
     key: EpisodeKey
     op: str
     present: frozenset[str] | None
+    encounters: Mapping[str, Collection[int]] | None = None
     params: list[Any] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
 
@@ -63,8 +64,31 @@ def value_known_sql(col: Column, op: str, alias: str = "t") -> str:
     return known_sql(f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref, op)
 
 
+def encounter_sqls(op: str, present: Collection[str] | None) -> dict[str, str]:
+    """Per owning encounter table (``ENCOUNTER_IDS``) the store holds: SQL giving its visible ids.
+
+    An id is visible when the earliest start of that encounter among the patient's rows (``$1``)
+    is known at the cutoff (``$2``): the same rule as the subquery in
+    :func:`clinseek.schema.encounter_masks`.
+    """
+    out: dict[str, str] = {}
+    for (_, column), (owner, start) in ENCOUNTER_IDS.items():
+        if present is None or owner in present:
+            out[owner] = (
+                f"SELECT {quote(column)} FROM {owner} WHERE subject_id = {SUBJECT} AND {quote(column)} IS NOT NULL "
+                f"GROUP BY {quote(column)} HAVING {known_sql(f'min({quote(start)})', op)}"
+            )
+    return out
+
+
 def visible_sql(
-    table: Table, key: EpisodeKey, *, op: str, linked_only: bool, present: Collection[str] | None
+    table: Table,
+    key: EpisodeKey,
+    *,
+    op: str,
+    linked_only: bool,
+    present: Collection[str] | None,
+    encounters: Mapping[str, Collection[int]] | None = None,
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_select`."""
     if table.visibility == "never" or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE):
@@ -72,7 +96,7 @@ def visible_sql(
     cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
     if table.visibility == "dictionary":
         return f"SELECT {cols} FROM {table.qualified} t", []
-    q = _Query(key, op, frozenset(present) if present is not None else None)
+    q = _Query(key, op, frozenset(present) if present is not None else None, encounters)
     join = _parent_join(table, q)
     if join is None:
         return None
@@ -201,6 +225,10 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
             return _renumbered(mask, col, q)
         if col.name not in mask.columns:
             continue
+        listed = _encounter_listed(table, mask, col, q)
+        if listed is not None:
+            conds.append(listed)
+            continue
         scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
         if scoped is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
@@ -212,6 +240,17 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
         return ref
     unique = list(dict.fromkeys(conds))
     return f"CASE WHEN {' AND '.join(unique)} THEN {ref} END AS {quote(col.name)}"
+
+
+def _encounter_listed(table: Table, mask: Mask, col: Column, q: _Query) -> str | None:
+    """The encounter-id mask as ``t.col IN (precomputed visible ids)``; ``None``: not one, or no ids given."""
+    if q.encounters is None:
+        return None
+    found = encounter_mask(table.module, col.name)
+    if found is None or found[1] != mask or found[0] not in q.encounters:
+        return None
+    listed = ", ".join(str(int(i)) for i in sorted(q.encounters[found[0]]))
+    return f"t.{quote(col.name)} IN ({listed})" if listed else "false"
 
 
 @lru_cache(maxsize=256)

@@ -10,7 +10,7 @@ MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
 
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
 from ._describe import describe_table, tables_markdown
-from ._encounter import ENCOUNTER_IDS, encounter_masks
+from ._encounter import ENCOUNTER_IDS, encounter_mask, encounter_masks
 from ._model import (
     MODULES,
     Column,
@@ -41,6 +41,7 @@ __all__ = [
     "Visibility",
     "check_registry",
     "describe_table",
+    "encounter_mask",
     "encounter_masks",
     "get_table",
     "modules",

@@ -27,6 +27,19 @@ def _owner(module: Module, column: str) -> tuple[str, str] | None:
     return ENCOUNTER_IDS.get((module, column)) or ENCOUNTER_IDS.get((_ANY, column))
 
 
+def encounter_mask(module: Module, column: str) -> tuple[str, Mask] | None:
+    """``(owning table, mask)`` for an encounter-id ``column`` of a ``module`` table; ``None`` if it is not one."""
+    owner = _owner(module, column)
+    if owner is None:
+        return None
+    owner_table, start = owner
+    return owner_table, Mask(
+        (column,),
+        f"(SELECT min(e.{start}) FROM {owner_table} e WHERE e.{column} = t.{column})",
+        f"names an encounter ({owner_table}) that exists only from its {start}",
+    )
+
+
 def encounter_masks(table: Table) -> tuple[Mask, ...]:
     """The generic masks for ``table``'s encounter-id columns (none for the owning table itself)."""
     if not table.is_patient_table or table.visibility != "event":
@@ -34,17 +47,10 @@ def encounter_masks(table: Table) -> tuple[Mask, ...]:
     declared = {c for m in table.masks for c in m.columns}
     out = []
     for column in table.column_names:
-        owner = _owner(table.module, column)
-        if owner is None or owner[0] == table.qualified or column in declared:
+        found = encounter_mask(table.module, column)
+        if found is None or found[0] == table.qualified or column in declared:
             continue
-        owner_table, start = owner
-        out.append(
-            Mask(
-                (column,),
-                f"(SELECT min(e.{start}) FROM {owner_table} e WHERE e.{column} = t.{column})",
-                f"names an encounter ({owner_table}) that exists only from its {start}",
-            )
-        )
+        out.append(found[1])
     return tuple(out)
 
 
