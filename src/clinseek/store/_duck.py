@@ -50,7 +50,7 @@ def connect_store(
         raise StoreError(f"{path}: no such store file")
     # DuckDB shares one instance per file within a process and refuses a second open with a
     # different configuration, so read-only opens use the default configuration everywhere.
-    config: dict[str, str | int | bool] = {}
+    config: dict[str, str | bool | int | float | list[str]] = {}
     if not read_only:
         limits = limits or StoreLimits()
         config["memory_limit"] = limits.memory_limit
