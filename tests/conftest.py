@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from fakes.llm_servers import AnthropicFake, OpenAIFake
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -80,3 +82,17 @@ def synthetic_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("synthetic_store") / "synthetic.duckdb"
     synthesize(out=out, patients=40, seed=7)
     return out
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIFake]:
+    """A loopback fake of the OpenAI Chat Completions API (one per test); see ``tests/fakes/llm_servers.py``."""
+    with OpenAIFake() as server:
+        yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicFake]:
+    """A loopback fake of the Anthropic Messages API (one per test)."""
+    with AnthropicFake() as server:
+        yield server  # type: ignore[misc]

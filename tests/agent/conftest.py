@@ -13,21 +13,8 @@ from clinseek.bench import Question
 from clinseek.episode import build_episode
 from clinseek.runner import episode_key
 from clinseek.tools import ToolContext
-from fakes.llm_servers import AnthropicFake, OpenAIFake
 
 SECRET = "sk-agent-test-SECRET-0a1b2c3d4e5f"
-
-
-@pytest.fixture
-def openai_server() -> Iterator[OpenAIFake]:
-    with OpenAIFake() as server:
-        yield server  # type: ignore[misc]
-
-
-@pytest.fixture
-def anthropic_server() -> Iterator[AnthropicFake]:
-    with AnthropicFake() as server:
-        yield server  # type: ignore[misc]
 
 
 @pytest.fixture
