@@ -106,7 +106,9 @@ def test_episode_cutoff_before_any_event_is_empty_but_complete(small_store: Path
         assert ep.execute("SELECT dod FROM patients").rows == [(None,)]
 
 
-def test_a_failing_build_names_the_store_and_leaves_nothing_open(small_store: Path, tmp_path: Path) -> None:
+def test_a_store_that_does_not_match_the_registry_is_refused_and_nothing_kept_open(
+    small_store: Path, tmp_path: Path
+) -> None:
     import shutil
 
     import duckdb
@@ -116,6 +118,19 @@ def test_a_failing_build_names_the_store_and_leaves_nothing_open(small_store: Pa
     con = duckdb.connect(str(broken))
     con.execute("ALTER TABLE hosp.labevents DROP COLUMN storetime")
     con.close()
-    with pytest.raises(EpisodeError, match=r"broken\.duckdb: cannot build the episode of subject_id 1"):
+    with pytest.raises(StoreError, match=r"broken\.duckdb: hosp\.labevents has no column storetime"):
         build_episode(broken, EpisodeKey(S, T))
-    broken.unlink()  # no connection kept the file open
+    assert str(broken) not in _open_files()  # the failed open kept no reader
+
+
+def _open_files() -> set[str]:
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("needs /proc to list open files")
+    out = set()
+    for fd in fds.iterdir():
+        try:
+            out.add(str(fd.readlink()))
+        except OSError:
+            continue
+    return out

@@ -1,21 +1,25 @@
-"""Building a sealed episode: read what the policy lets the key see, load it, cut every link."""
+"""Building a sealed episode: count what the policy lets the key see, seal, load tables on first use."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from ..errors import EpisodeError
 from ..policy import EpisodeKey, Policy, get_policy
-from ..schema import tables
+from ..schema import get_table, tables
 from ..store import Store
 from ._episode import CANDIDATE_SCHEMA, Episode
-from ._source import STORE_ALIAS, StoreSnapshot, store_snapshot
+from ._source import StoreSnapshot, store_snapshot
+
+_T = TypeVar("_T")
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -38,15 +42,20 @@ def build_episode(
 ) -> Episode:
     """Build the sealed episode for ``key`` from a store.
 
-    Creates a new in-memory DuckDB database, attaches the store read-only *to that builder
-    only*, copies into it (``CREATE TABLE ... AS``) exactly what
-    ``get_policy(key.policy).visible_select`` gives for every patient table the store holds
-    (same schemas and names as the store), detaches the store, adds the store's dictionaries
-    (shared read-only Arrow tables cached per store file, not copied) and the candidate lists,
-    sets ``search_path`` so bare names work, and seals it: nothing attached, external access
-    disabled, Python replacement scans off, configuration locked. Label-source (``never``)
-    tables are absent. Cost follows the patient's own rows: every read is filtered by
-    ``subject_id`` (parents of inherited times too), and the store is sorted by it.
+    Creates a new in-memory DuckDB database holding the schemas of the tables the key may see
+    and the candidate lists (``candidates.<task>_candidates``), sets ``search_path`` so bare
+    names work, and seals it: nothing attached (the store never is), external access disabled,
+    Python replacement scans off, configuration locked. Label-source (``never``) tables are
+    absent. The table inventory (rows per visible table) is counted at build time, in one
+    statement on the store's shared read-only reader
+    (:meth:`~clinseek.policy.Policy.visible_counts_select`).
+
+    Each table's rows are loaded into the sealed database when a query first names it (see
+    :class:`Episode`): exactly what ``get_policy(key.policy).visible_select`` gives on the
+    store for that table (same schema and name as the store), copied as Arrow from the reader;
+    the dictionaries are views over the store's shared read-only Arrow tables. Cost follows the
+    patient's own rows and the tables an agent reads: every read is filtered by ``subject_id``
+    (parents of inherited times too), and the store is sorted by it.
 
     Args:
         store: a :class:`~clinseek.store.Store` or the path of a store file.
@@ -66,54 +75,88 @@ def build_episode(
     policy = get_policy(key.policy)
     snap = store_snapshot(path)
     cands = _candidate_tables(candidates or {})
+    loader = _Loader(snap, policy, key, _read(snap, key, lambda: _encounters(snap, policy, key)))
+    counts = _read(snap, key, lambda: _visible_counts(snap, policy, key))
+    if counts.get("hosp.patients", 1) == 0:
+        raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
+    counts.update({name: data.num_rows for name, data in snap.dictionaries.items()})
+    schemas = {name.split(".")[0] for name in counts} | ({CANDIDATE_SCHEMA} if cands else set())
     con = duckdb.connect(":memory:", config={**_SEALED_CONFIG, "memory_limit": memory_limit})
     try:
-        counts = _copy_visible(con, snap, policy, key)
-        counts.update(_add_shared(con, snap.dictionaries, cands))
-        _seal(con, {name.split(".")[0] for name in counts} | ({CANDIDATE_SCHEMA} if cands else set()))
+        con.execute("".join(f"CREATE SCHEMA {schema};" for schema in sorted(schemas)))
+        _add_candidates(con, cands)
+        _seal(con, schemas)
     except BaseException:
         con.close()
         raise
-    ordered = {n: counts[n] for n in sorted(counts, key=_registry_order) if n not in cands}
-    return Episode(key, con, ordered, tuple(sorted(cands)))
+    ordered = {n: counts[n] for n in sorted(counts, key=_registry_order)}
+    return Episode(key, con, ordered, tuple(sorted(cands)), loader=loader.load)
 
 
-def _copy_visible(
-    con: duckdb.DuckDBPyConnection, snap: StoreSnapshot, policy: Policy, key: EpisodeKey
-) -> dict[str, int]:
-    """Copy every visible patient table into the builder; returns rows per table."""
-    path = str(snap.path).replace("'", "''")
-    counts: dict[str, int] = {}
+def _read(snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T]) -> _T:
     try:
-        con.execute(f"ATTACH '{path}' AS {STORE_ALIAS} (READ_ONLY)")
-        con.execute(f"USE {STORE_ALIAS}")
-        encounters = {  # visible encounter ids, once per build, instead of a subquery per row
-            owner: [r[0] for r in con.execute(sql, params).fetchall()]
-            for owner, (sql, params) in policy.encounter_selects(key, present=snap.present).items()
-        }
-        todo = []
-        for table in tables():
-            if table.qualified in snap.present and table.visibility in ("event", "static"):
-                query = policy.visible_select(table, key, present=snap.present, encounters=encounters)
-                if query is not None:
-                    todo.append((table.qualified, query))
-        for schema in sorted({name.split(".")[0] for name, _ in todo}):
-            con.execute(f"CREATE SCHEMA memory.{schema}")
-        for name, (sql, params) in todo:
-            counts[name] = con.execute(f"CREATE TABLE memory.{name} AS {sql}", params).fetchall()[0][0]
+        return read()
     except duckdb.Error as err:
         raise EpisodeError(
             f"{snap.path}: cannot build the episode of subject_id {key.subject_id}: {err}"
         ) from err
-    finally:
-        con.execute("USE memory")
-        if STORE_ALIAS in {
-            r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
-        }:
-            con.execute(f"DETACH {STORE_ALIAS}")
-    if counts.get("hosp.patients", 1) == 0:
-        raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
-    return counts
+
+
+def _encounters(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
+    """Visible encounter ids by owning table, read once per build (one statement)."""
+    selects = policy.encounter_selects(key, present=snap.present)
+    if not selects:
+        return {}
+    union = " UNION ALL ".join(
+        f"SELECT '{owner}' AS owner, * FROM ({sql})" for owner, (sql, _) in selects.items()
+    )
+    out: dict[str, list[int]] = {owner: [] for owner in selects}
+    for owner, encounter_id in snap.fetchall(union, next(iter(selects.values()))[1]):
+        out[owner].append(encounter_id)
+    return out
+
+
+def _visible_counts(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, int]:
+    query = policy.visible_counts_select(key, present=snap.present)
+    return {} if query is None else {name: n for name, n in snap.fetchall(*query)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Loader:
+    """Loads one table of an episode into its sealed database, on first use."""
+
+    snap: StoreSnapshot
+    policy: Policy
+    key: EpisodeKey
+    encounters: dict[str, list[int]]
+
+    def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
+        """Create ``name`` in ``con``: a dictionary view, or the visible rows of a patient table.
+
+        Raises:
+            EpisodeError: the store cannot be read, or it no longer gives the rows counted at build.
+        """
+        data = self.snap.dictionaries.get(name)
+        if data is not None:
+            view = "_dict_" + name.replace(".", "_")
+            con.register(view, data)
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
+            return
+        query = self.policy.visible_select(
+            get_table(name), self.key, present=self.snap.present, encounters=self.encounters
+        )
+        assert query is not None, name  # only tables the counts statement listed are loaded
+        data = _read(self.snap, self.key, lambda: self.snap.to_arrow(*query))
+        if data.num_rows != expected_rows:
+            raise EpisodeError(
+                f"{self.snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
+                f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
+            )
+        con.register("_clinseek_load", data)
+        try:
+            con.execute(f"CREATE TABLE {name} AS SELECT * FROM _clinseek_load")
+        finally:
+            con.unregister("_clinseek_load")
 
 
 def _candidate_tables(candidates: Mapping[str, Sequence[str]]) -> dict[str, pa.Table]:
@@ -133,27 +176,11 @@ def _candidate_tables(candidates: Mapping[str, Sequence[str]]) -> dict[str, pa.T
     return out
 
 
-def _add_shared(
-    con: duckdb.DuckDBPyConnection, dictionaries: dict[str, pa.Table], cands: dict[str, pa.Table]
-) -> dict[str, int]:
-    """Dictionaries as views over the shared Arrow tables; candidate lists as tables. Returns row counts."""
-    have = {
-        r[0]
-        for r in con.execute(
-            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = 'memory'"
-        ).fetchall()
-    }
-    for schema in sorted({n.split(".")[0] for n in [*dictionaries, *cands]} - have):
-        con.execute(f"CREATE SCHEMA {schema}")
-    for name, data in dictionaries.items():
-        view = "_dict_" + name.replace(".", "_")
-        con.register(view, data)
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
+def _add_candidates(con: duckdb.DuckDBPyConnection, cands: dict[str, pa.Table]) -> None:
     for name, data in cands.items():
         con.register("_clinseek_candidates", data)
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM _clinseek_candidates")
         con.unregister("_clinseek_candidates")
-    return {n: d.num_rows for n, d in [*dictionaries.items(), *cands.items()]}
 
 
 @lru_cache(maxsize=1)

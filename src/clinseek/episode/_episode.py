@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -13,8 +14,15 @@ from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import EpisodeKey, Policy, get_policy
 from ._result import QueryResult
 
+Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
+"""Creates one table (qualified name) with its expected row count in an episode's database."""
+
 CANDIDATE_SCHEMA = "candidates"
 """Schema of the candidate tables (``candidates.<task>_candidates(candidate VARCHAR)``)."""
+
+_WORD = re.compile(r"[a-z_][a-z0-9_$]*")
+_CATALOG_WORDS = frozenset({"information_schema", "show", "summarize", "pragma", "sqlite_master"})
+_CATALOG_PREFIXES = ("duckdb_", "pg_", "pragma_", "sqlite_")
 
 
 class Episode:
@@ -27,6 +35,13 @@ class Episode:
     access (files, network, extensions) is disabled, Python replacement scans are off and the
     configuration is locked. Only single read-only queries run on it.
 
+    Tables are loaded on first use: before a query runs, every not-yet-loaded table whose name
+    (bare, as a word, case-insensitive) appears anywhere in its text is loaded by the builder's
+    loader (which reads the store through the policy, never through this database); a query
+    that reads the catalog (``information_schema``, ``duckdb_*()``, ``pg_*``, ``SHOW``,
+    ``SUMMARIZE``, ``PRAGMA``) loads every table first. A table is therefore complete whenever a
+    query can see it, and :meth:`table_counts` (counted at build) always matches it.
+
     Thread-safe: queries from several threads are serialised on the episode's connection.
     """
 
@@ -36,11 +51,15 @@ class Episode:
         con: duckdb.DuckDBPyConnection,
         counts: dict[str, int],
         candidates: tuple[str, ...],
+        *,
+        loader: Loader | None = None,
     ) -> None:
         self._key = key
         self._con = con
         self._counts = dict(counts)
         self._candidates = candidates
+        self._loader = loader
+        self._pending = set(counts) if loader is not None else set()
         self._lock = threading.Lock()
         self._irq_lock = threading.Lock()
         self._running = False
@@ -93,6 +112,7 @@ class Episode:
             if self._closed:
                 raise EpisodeError("the episode is closed")
             self._check_read_only(sql)
+            self._load_named(sql)
             timer = threading.Timer(timeout_s, self._interrupt)
             timer.daemon = True
             with self._irq_lock:
@@ -102,6 +122,7 @@ class Episode:
                 cur = self._con.execute(sql, list(params) if params is not None else None)
                 rows = cur.fetchmany(max_rows + 1)
                 desc = cur.description or []
+                cur.abort()  # drop the unread rest: the connection is free for the next load/query
             except duckdb.InterruptException:
                 raise EpisodeTimeout(timeout_s) from None
             finally:
@@ -128,6 +149,19 @@ class Episode:
             raise EpisodeQueryError(
                 "read_only", f"only read-only queries run on an episode, got a {kind.name} statement"
             )
+
+    def _load_named(self, sql: str) -> None:
+        """Load the pending tables ``sql`` names (all of them if it reads the catalog)."""
+        if not self._pending or self._loader is None:
+            return
+        words = set(_WORD.findall(sql.lower()))
+        if words & _CATALOG_WORDS or any(w.startswith(_CATALOG_PREFIXES) for w in words):
+            wanted = set(self._pending)
+        else:
+            wanted = {name for name in self._pending if name.split(".", 1)[1] in words}
+        for name in sorted(wanted):
+            self._loader(self._con, name, self._counts[name])
+            self._pending.discard(name)
 
     def _interrupt(self) -> None:
         with self._irq_lock:

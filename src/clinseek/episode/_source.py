@@ -1,16 +1,21 @@
-"""What every episode of a store shares: which tables it holds, and its dictionaries (cached).
+"""What every episode of a store shares: which tables it holds, its dictionaries, and one reader (cached).
 
-The cache holds only what is the same for every episode of a store (which tables it has, and the
-dictionary tables, which hold no patient data), keyed by the store file's path, size and
-modification time so a rebuilt store is re-read. No per-episode state lives here.
+The cache holds only what is the same for every episode of a store (which tables it has, the
+dictionary tables, which hold no patient data, and a read-only DuckDB instance with the store
+attached that episode builders read from), keyed by the store file's path, size and modification
+time so a rebuilt store is re-read, and by process id so a forked child opens its own reader. No
+per-episode state lives here. The reader is never reachable from an episode's database: builders
+run the policy's SQL on it and hand the episode the resulting rows.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -35,12 +40,46 @@ class StoreSnapshot:
         stamp: ``(size, mtime_ns)`` of the file when it was read.
         present: qualified names of the registry tables the store holds.
         dictionaries: every ``dictionary`` table of the store, whole, as Arrow (read-only).
+        pid: the process that opened the reader.
     """
 
     path: Path
     stamp: tuple[int, int]
     present: frozenset[str]
     dictionaries: dict[str, pa.Table]
+    pid: int
+    reader: duckdb.DuckDBPyConnection = field(repr=False, compare=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def fetchall(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run one query on the store (read-only, from any thread); all rows as tuples.
+
+        Raises:
+            duckdb.Error: DuckDB rejected or could not run the query.
+        """
+        cur = self._cursor()
+        try:
+            return cur.execute(sql, params or None).fetchall()
+        finally:
+            cur.close()
+
+    def to_arrow(self, sql: str, params: list[Any] | None = None) -> pa.Table:
+        """Run one query on the store (read-only, from any thread); the result as an Arrow table.
+
+        Raises:
+            duckdb.Error: DuckDB rejected or could not run the query.
+        """
+        cur = self._cursor()
+        try:
+            return cur.sql(sql, params=params or None).to_arrow_table()
+        finally:
+            cur.close()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        with self.lock:  # a connection's cursor() is not safe from several threads at once
+            cur = self.reader.cursor()
+        cur.execute(f"USE {STORE_ALIAS}")
+        return cur
 
 
 _LOCK = threading.Lock()
@@ -64,7 +103,7 @@ def store_snapshot(path: Path) -> StoreSnapshot:
     stamp = _stamp(path)
     with _LOCK:
         snap = _SNAPSHOTS.get(path)
-        if snap is not None and snap.stamp == stamp:
+        if snap is not None and snap.stamp == stamp and snap.pid == os.getpid():
             return snap
         snap = _read_snapshot(path, stamp)
         _SNAPSHOTS[path] = snap
@@ -98,8 +137,9 @@ def _read_snapshot(path: Path, stamp: tuple[int, int]) -> StoreSnapshot:
     con = open_read_only(path)
     try:
         return _snapshot(con, path, stamp)
-    finally:
+    except BaseException:
         con.close()
+        raise
 
 
 def _snapshot(con: duckdb.DuckDBPyConnection, path: Path, stamp: tuple[int, int]) -> StoreSnapshot:
@@ -108,6 +148,7 @@ def _snapshot(con: duckdb.DuckDBPyConnection, path: Path, stamp: tuple[int, int]
     except duckdb.CatalogException as err:
         raise StoreError(f"{path}: not a clinseek store (no {META_SCHEMA}.table_info)") from err
     present = frozenset(t.qualified for t in tables() if t.qualified in names)
+    _check_columns(con, path, present)
     policy = get_policy(TEXT_POLICY)
     dictionaries: dict[str, pa.Table] = {}
     for name in sorted(present):
@@ -120,7 +161,27 @@ def _snapshot(con: duckdb.DuckDBPyConnection, path: Path, stamp: tuple[int, int]
             dictionaries[name] = con.sql(query[0], params=query[1] or None).to_arrow_table()
         except duckdb.Error as err:
             raise EpisodeError(f"{path}: cannot read dictionary {name}: {err}") from err
-    return StoreSnapshot(path, stamp, present, dictionaries)
+    return StoreSnapshot(path, stamp, present, dictionaries, os.getpid(), con)
+
+
+def _check_columns(con: duckdb.DuckDBPyConnection, path: Path, present: frozenset[str]) -> None:
+    """Every present table has the registry's columns with the registry's types (else StoreError)."""
+    found = {
+        (f"{schema}.{table}", column): dtype
+        for schema, table, column, dtype in con.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database()"
+        ).fetchall()
+    }
+    for name in sorted(present):
+        for column in get_table(name).columns:
+            dtype = found.get((name, column.name))
+            if dtype != column.type:
+                what = "has no column" if dtype is None else f"has type {dtype} for"
+                raise StoreError(
+                    f"{path}: {name} {what} {column.name} (the registry gives {column.type}); "
+                    "the store was not built by this clinseek version or was altered: rebuild it"
+                )
 
 
 def clear_store_cache() -> None:

@@ -8,9 +8,9 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from ..errors import PolicyError
-from ..schema import Table
+from ..schema import Table, tables
 from ._key import EpisodeKey
-from ._sql import encounter_sqls, future_sql, visible_sql
+from ._sql import encounter_sqls, future_sql, visible_counts_sql, visible_sql
 from ._versions import MM_POLICY, TEXT_POLICY
 
 
@@ -100,6 +100,29 @@ class Policy:
             linked_only=self.cxr_linked_only,
             present=present,
             encounters=encounters,
+        )
+
+    def visible_counts_select(
+        self, key: EpisodeKey, *, present: Collection[str] | None = None
+    ) -> tuple[str, list[Any]] | None:
+        """One statement giving how many rows an episode sees of every patient table, at once.
+
+        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT)`` per ``event``
+        and ``static`` table of the registry that :meth:`visible_select` would give rows for
+        (present in ``present``, parent present, not hidden by the key), in registry order: the
+        count of exactly the rows :meth:`visible_select` returns (same FROM / WHERE / QUALIFY;
+        only the projection differs). One statement instead of one per table: an episode knows
+        its table inventory without copying the rows.
+
+        Returns:
+            ``(sql, params)``; ``None`` when no such table is present.
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        return visible_counts_sql(
+            tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present
         )
 
     def encounter_selects(

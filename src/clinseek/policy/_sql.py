@@ -6,7 +6,7 @@ Placeholders are DuckDB's numbered parameters: ``$1`` is always ``subject_id`` a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -38,7 +38,8 @@ class _Query:
     where: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.params = [self.key.subject_id, self.key.prediction_time]
+        if not self.params:  # a query of several tables passes one shared list
+            self.params.extend([self.key.subject_id, self.key.prediction_time])
 
     def add(self, value: Any) -> str:
         self.params.append(value)
@@ -93,25 +94,59 @@ def visible_sql(
     """See :meth:`clinseek.policy.Policy.visible_select`."""
     if table.visibility == "never" or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE):
         return None
-    cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
     if table.visibility == "dictionary":
+        cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
         return f"SELECT {cols} FROM {table.qualified} t", []
     q = _Query(key, op, frozenset(present) if present is not None else None, encounters)
+    rows = _visible_rows(table, q, linked_only)
+    if rows is None:
+        return None
+    select = ", ".join(_visible_column(table, c, q) for c in table.columns)
+    return f"SELECT {select}{rows}", q.params
+
+
+def visible_counts_sql(
+    tables: Iterable[Table],
+    key: EpisodeKey,
+    *,
+    op: str,
+    linked_only: bool,
+    present: Collection[str] | None,
+) -> tuple[str, list[Any]] | None:
+    """See :meth:`clinseek.policy.Policy.visible_counts_select`."""
+    params: list[Any] = []
+    scope = frozenset(present) if present is not None else None
+    parts = []
+    for table in tables:
+        if (
+            table.visibility not in ("event", "static")
+            or (scope is not None and table.qualified not in scope)
+            or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE)
+        ):
+            continue
+        rows = _visible_rows(table, _Query(key, op, scope, params=params), linked_only)
+        if rows is not None:
+            parts.append(f"SELECT '{table.qualified}' AS table_name, count(*) AS n FROM (SELECT 1{rows})")
+    return (" UNION ALL ".join(parts), params) if parts else None
+
+
+def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:
+    """The ``FROM ... WHERE ... [QUALIFY ...]`` part of a visible select: which rows an episode sees.
+
+    ``None`` when the table's parent is absent (its rows cannot be timed, so none is visible).
+    """
     join = _parent_join(table, q)
     if join is None:
         return None
     q.where.append(f"t.subject_id = {SUBJECT}")
     if table.event_time is not None:
-        q.where.append(known_sql(table.event_time.expr, op))
+        q.where.append(known_sql(table.event_time.expr, q.op))
     _exclude_target(table, q)
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
-    select = ", ".join(_visible_column(table, c, q) for c in table.columns)
-    sql = _assemble(table, select, join, q, ordered=False)
+    rows = f" FROM {table.qualified} t{join} WHERE " + " AND ".join(q.where)
     qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]
-    if qualify:
-        sql += " QUALIFY " + " AND ".join(qualify)
-    return sql, q.params
+    return rows + (" QUALIFY " + " AND ".join(qualify) if qualify else "")
 
 
 def future_sql(
@@ -141,8 +176,8 @@ def future_sql(
     return _assemble(table, cols, join, q), q.params
 
 
-def _assemble(table: Table, select: str, join: str, q: _Query, *, ordered: bool = True) -> str:
-    order = ", ".join(f"t.{quote(c)}" for c in table.sort_columns) if ordered else ""
+def _assemble(table: Table, select: str, join: str, q: _Query) -> str:
+    order = ", ".join(f"t.{quote(c)}" for c in table.sort_columns)
     sql = f"SELECT {select} FROM {table.qualified} t{join} WHERE " + " AND ".join(q.where)
     return sql + (f" ORDER BY {order}" if order else "")
 

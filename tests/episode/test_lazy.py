@@ -1,0 +1,138 @@
+"""Tables load when a query first names them: counted at build, complete and typed when seen."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinseek.episode import Episode, EpisodeKey, build_episode
+from clinseek.policy import MM_POLICY, TEXT_POLICY
+from clinseek.schema import get_table
+from clinseek.store import connect_store
+
+
+def _keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
+    """Random admissions: cutoffs inside the stay, both policies, half of them with the target hidden."""
+    con = connect_store(store)
+    try:
+        stays = con.execute(
+            "SELECT subject_id, hadm_id, admittime, dischtime FROM hosp.admissions "
+            "WHERE dischtime > admittime ORDER BY subject_id, hadm_id"
+        ).fetchall()
+    finally:
+        con.close()
+    rng = random.Random(seed)
+    keys = []
+    for i, (subject_id, hadm_id, admit, disch) in enumerate(rng.sample(stays, n)):
+        cutoff = admit + timedelta(seconds=int((disch - admit).total_seconds() * rng.random()))
+        keys.append(
+            EpisodeKey(
+                subject_id,
+                cutoff,
+                (TEXT_POLICY, MM_POLICY)[i % 2],
+                target_hadm_id=hadm_id if i % 4 < 2 else None,
+            )
+        )
+    return keys
+
+
+@pytest.fixture(scope="module", params=["demo", "synthetic"])
+def store(request: pytest.FixtureRequest) -> Path:
+    return request.getfixturevalue(f"{request.param}_store")
+
+
+def _store_rows(store: Path, key: EpisodeKey) -> dict[str, list[tuple[object, ...]]]:
+    """Every visible table read straight from the store with the policy's SQL (no episode)."""
+    from clinseek.episode import store_snapshot
+    from clinseek.policy import get_policy
+    from clinseek.schema import tables
+
+    snap = store_snapshot(Path(store).resolve())
+    policy = get_policy(key.policy)
+    out = {}
+    for table in tables():
+        if table.qualified in snap.present and table.visibility in ("event", "static"):
+            query = policy.visible_select(table, key, present=snap.present)
+            if query is not None:
+                out[table.qualified] = snap.fetchall(*query)
+    return out
+
+
+def test_counts_at_build_match_the_loaded_tables_and_the_policy(store: Path) -> None:
+    for key in _keys(store, 8, seed=11):
+        expected = _store_rows(store, key)
+        with build_episode(store, key) as ep:
+            counts = ep.table_counts()
+            assert {n for n in counts if not get_table(n).visibility == "dictionary"} == set(expected)
+            for name, n in counts.items():
+                assert ep.execute(f"SELECT count(*) FROM {name}").rows == [(n,)], name
+                if name in expected:
+                    assert n == len(expected[name]), name
+                    got = ep.execute(f"SELECT * FROM {name}", max_rows=10**7).rows
+                    assert sorted(map(repr, got)) == sorted(map(repr, expected[name])), name
+
+
+def test_loaded_tables_have_the_registry_types(store: Path) -> None:
+    key = _keys(store, 1, seed=5)[0]
+    with build_episode(store, key) as ep:
+        for name in ep.table_counts():
+            described = ep.execute(f"DESCRIBE {name}", max_rows=500).rows
+            assert [(r[0], r[1]) for r in described] == [(c.name, c.type) for c in get_table(name).columns], (
+                name
+            )
+
+
+def _pending(ep: Episode) -> set[str]:
+    return set(ep._pending)
+
+
+def test_a_query_loads_only_the_tables_it_names(demo_store: Path) -> None:
+    key = _keys(demo_store, 1, seed=3)[0]
+    with build_episode(demo_store, key) as ep:
+        everything = set(ep.table_counts())
+        assert _pending(ep) == everything  # nothing copied at build
+        ep.execute("SELECT count(*) FROM labevents l JOIN d_labitems d USING (itemid)")
+        assert _pending(ep) == everything - {"hosp.labevents", "hosp.d_labitems"}
+        ep.execute("SELECT 'admissions' AS word")  # a name anywhere in the text loads it
+        assert "hosp.admissions" not in _pending(ep)
+        ep.execute('SELECT count(*) FROM "HOSP"."Prescriptions"')
+        assert "hosp.prescriptions" not in _pending(ep)
+
+
+@pytest.mark.parametrize(
+    "catalog_query",
+    [
+        "SELECT schema_name || '.' || table_name, estimated_size FROM duckdb_tables()",
+        "SELECT table_schema, table_name FROM information_schema.tables",
+        "SHOW ALL TABLES",
+    ],
+)
+def test_a_catalog_query_loads_every_table_first(demo_store: Path, catalog_query: str) -> None:
+    key = _keys(demo_store, 1, seed=4)[0]
+    with build_episode(demo_store, key) as ep:
+        ep.execute(catalog_query, max_rows=1000)
+        assert _pending(ep) == set()
+        sizes = dict(
+            ep.execute(
+                "SELECT schema_name || '.' || table_name, estimated_size FROM duckdb_tables()", max_rows=1000
+            ).rows
+        )
+        for name, n in ep.table_counts().items():
+            if get_table(name).visibility != "dictionary":  # dictionaries are views
+                assert sizes[name] == n, name
+
+
+def test_loading_opens_no_way_out(demo_store: Path) -> None:
+    key = _keys(demo_store, 1, seed=6)[0]
+    with build_episode(demo_store, key) as ep:
+        ep.execute("SELECT * FROM duckdb_tables()")  # loads everything
+        attached = {r[0] for r in ep.execute("SELECT database_name FROM duckdb_databases()").rows}
+        assert attached == {"memory", "system", "temp"}
+        with pytest.raises(duckdb.Error):
+            ep.execute(f"SELECT * FROM read_csv('{demo_store}')")
+        with pytest.raises(duckdb.Error):
+            ep.execute("SELECT * FROM _clinseek_load")  # the loader's Arrow view is gone
