@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
@@ -75,7 +74,6 @@ def build_episode(
     policy = get_policy(key.policy)
     snap = store_snapshot(path)
     cands = _candidate_tables(candidates or {})
-    loader = _Loader(snap, policy, key, _read(snap, key, lambda: _encounters(snap, policy, key)))
     counts = _read(snap, key, lambda: _visible_counts(snap, policy, key))
     if counts.get("hosp.patients", 1) == 0:
         raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
@@ -90,7 +88,7 @@ def build_episode(
         con.close()
         raise
     ordered = {n: counts[n] for n in sorted(counts, key=_registry_order)}
-    return Episode(key, con, ordered, tuple(sorted(cands)), loader=loader.load)
+    return Episode(key, con, ordered, tuple(sorted(cands)), loader=_Loader(snap, policy, key).load)
 
 
 def _read(snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T]) -> _T:
@@ -121,14 +119,14 @@ def _visible_counts(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dic
     return {} if query is None else {name: n for name, n in snap.fetchall(*query)}
 
 
-@dataclass(frozen=True, slots=True)
 class _Loader:
-    """Loads one table of an episode into its sealed database, on first use."""
+    """Loads one table of an episode into its sealed database, on first use (calls are serialised)."""
 
-    snap: StoreSnapshot
-    policy: Policy
-    key: EpisodeKey
-    encounters: dict[str, list[int]]
+    def __init__(self, snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> None:
+        self.snap = snap
+        self.policy = policy
+        self.key = key
+        self._encounters: dict[str, list[int]] | None = None
 
     def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
         """Create ``name`` in ``con``: a dictionary view, or the visible rows of a patient table.
@@ -142,8 +140,12 @@ class _Loader:
             con.register(view, data)
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
             return
+        if self._encounters is None:  # read once, on the first table load
+            self._encounters = _read(
+                self.snap, self.key, lambda: _encounters(self.snap, self.policy, self.key)
+            )
         query = self.policy.visible_select(
-            get_table(name), self.key, present=self.snap.present, encounters=self.encounters
+            get_table(name), self.key, present=self.snap.present, encounters=self._encounters
         )
         assert query is not None, name  # only tables the counts statement listed are loaded
         data = _read(self.snap, self.key, lambda: self.snap.to_arrow(*query))
@@ -195,10 +197,8 @@ def _registry_order(name: str) -> int:
 def _seal(con: duckdb.DuckDBPyConnection, schemas: set[str]) -> None:
     """Cut every way out: search_path for bare names, then no external access, then lock."""
     order = [s for s in ("hosp", "icu", "ed", "note", "cxr", CANDIDATE_SCHEMA) if s in schemas]
-    if order:
-        con.execute(f"SET search_path = '{','.join(order)}'")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+    path = f"SET search_path = '{','.join(order)}';" if order else ""
+    con.execute(f"{path}SET enable_external_access = false;SET lock_configuration = true")
     attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
     if attached != {"memory", "system", "temp"}:
         raise EpisodeError(f"episode database is not sealed: attached databases {sorted(attached)}")

@@ -46,16 +46,20 @@ file matches it. POLICY.md states the intent; this is what the code does.
 
 ## Sealed episodes (`clinseek.episode`)
 
-`build_episode(store, key)` creates a new in-memory DuckDB database, attaches the store
-read-only to that builder only, runs `CREATE TABLE <module>.<table> AS <visible_select>` for every
-patient table the store holds, and detaches the store. Dictionaries are views over read-only
-Arrow tables cached per store file (they hold no patient data); candidate lists become
-`candidates.<task>_candidates(candidate VARCHAR)`. Then it is sealed: `search_path` is set for
-bare names, `enable_external_access = false` (no files, network, ATTACH, COPY, INSTALL/LOAD),
-Python replacement scans off, no spilling to disk, and `lock_configuration = true`; only
-`memory`, `system` and `temp` databases remain. `Episode.execute` runs exactly one read-only
-statement (DuckDB's own parse: type SELECT), under a timer that interrupts it at `timeout_s`,
-fetching at most `max_rows + 1` rows.
+`build_episode(store, key)` counts what the key may see of every patient table the store holds
+in one statement (`Policy.visible_counts_select`, on a read-only reader of the store shared by
+the process's builders and never reachable from an episode), then creates a new in-memory DuckDB
+database with the module schemas and the candidate lists
+(`candidates.<task>_candidates(candidate VARCHAR)`) and seals it: `search_path` is set for bare
+names, `enable_external_access = false` (no files, network, ATTACH, COPY, INSTALL/LOAD), Python
+replacement scans off, no spilling to disk, and `lock_configuration = true`; only `memory`,
+`system` and `temp` databases ever exist in it (the store is never attached). A table is loaded
+when a query first names it (its bare name appears as a word anywhere in the SQL; a query of the
+catalog loads them all): the reader runs that table's `visible_select` and the rows are copied
+in as `<module>.<table>`, checked against the count taken at build; dictionaries are views over
+read-only Arrow tables cached per store file (they hold no patient data). `Episode.execute` runs
+exactly one read-only statement (DuckDB's own parse: type SELECT), under a timer that interrupts
+it at `timeout_s`, fetching at most `max_rows + 1` rows.
 """
 
 
