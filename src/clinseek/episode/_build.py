@@ -101,7 +101,7 @@ def _read(snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T]) -> _T:
 
 
 def _encounters(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
-    """Visible encounter ids by owning table, read once per build (one statement)."""
+    """Visible encounter ids by owning table (one statement; read once per episode)."""
     selects = policy.encounter_selects(key, present=snap.present)
     if not selects:
         return {}

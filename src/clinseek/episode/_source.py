@@ -111,7 +111,8 @@ def store_snapshot(path: Path) -> StoreSnapshot:
 
 
 def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
-    """A private in-memory connection with the store attached read-only as its default database.
+    """A private in-memory connection (one thread, 1 GB memory limit) with the store attached
+    read-only as its default database.
 
     Unlike a direct connection it does not share DuckDB's per-file instance, so it works whatever
     configuration other parts of the process opened the store with.
@@ -119,7 +120,7 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     Raises:
         StoreError: the file cannot be attached as a DuckDB database.
     """
-    con = duckdb.connect(":memory:", config={"threads": 1})
+    con = duckdb.connect(":memory:", config={"threads": 1, "memory_limit": "1GB"})
     try:
         con.execute(f"ATTACH '{_quoted(path)}' AS {STORE_ALIAS} (READ_ONLY)")
         con.execute(f"USE {STORE_ALIAS}")
