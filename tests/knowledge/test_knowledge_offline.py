@@ -191,3 +191,21 @@ def test_store_derived_documents_hold_no_patient_identifier(demo_store: Path) ->
     assert len(docs) > 1_000
     seen = {word for d in docs for word in (d.title + " " + d.text).replace(",", " ").replace(")", " ").split()}
     assert not ids & seen  # dictionaries and reference ranges only: never a patient's row
+
+
+def test_a_reference_range_needs_several_patients() -> None:
+    import duckdb
+
+    from clinseek.knowledge._item_docs import MIN_RANGE_PATIENTS, reference_ranges
+
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA hosp")
+    con.execute(
+        "CREATE TABLE hosp.labevents (subject_id INTEGER, itemid INTEGER, "
+        "ref_range_lower DOUBLE, ref_range_upper DOUBLE)"
+    )
+    rows = [(s, 1, 3.5, 5.0) for s in range(MIN_RANGE_PATIENTS)]  # shared by enough patients
+    rows += [(99, 1, 1.0, 2.0)] * 50  # one patient's many rows do not make it the range
+    rows += [(98, 2, 7.0, 9.0)] * 20  # an item only one patient has: no range at all
+    con.executemany("INSERT INTO hosp.labevents VALUES (?, ?, ?, ?)", rows)
+    assert reference_ranges(con) == {1: (3.5, 5.0)}

@@ -12,7 +12,7 @@ from pathlib import Path
 from ._document import KnowledgeDocument
 from ._extra_docs import FOLDER_SUFFIXES, folder_documents
 
-CORPUS_FORMAT = 6
+CORPUS_FORMAT = 7
 """Bumped whenever the generated documents or the tokenizer change (invalidates cached indexes)."""
 
 

@@ -5,7 +5,8 @@ MIMIC-IV lab itemid with label, fluid, category, unit and LOINC; ``meas_charteve
 the main charted vitals with LOINC) and, when a store is given, that store's dictionaries
 (``hosp.d_labitems``, ``icu.d_items`` with ``lownormalvalue``/``highnormalvalue``) and the most
 common reference range of each lab item in ``hosp.labevents`` (``ref_range_lower`` /
-``ref_range_upper``). Only population-level constants are read from a store: never a patient's row.
+``ref_range_upper``) among those at least :data:`MIN_RANGE_PATIENTS` patients carry. Only
+population-level constants are read from a store: never a patient's row.
 """
 
 from __future__ import annotations
@@ -84,12 +85,27 @@ def _icu_items_from_maps() -> dict[int, IcuItem]:
     return out
 
 
-_REF_RANGES = """
+MIN_RANGE_PATIENTS = 5
+"""A reference range is shown only when at least this many distinct patients' rows carry it.
+
+The corpus is built from the whole store, future rows of every patient included; a population
+constant shared by several patients reveals nothing about one patient's future, whereas a range
+that only one patient's rows carry could (it would show that patient had that test)."""
+
+_REF_RANGES = f"""
 SELECT itemid, ref_range_lower, ref_range_upper FROM (
-  SELECT itemid, ref_range_lower, ref_range_upper, count(*) AS n FROM hosp.labevents
+  SELECT itemid, ref_range_lower, ref_range_upper, count(*) AS n, count(DISTINCT subject_id) AS patients
+  FROM hosp.labevents
   WHERE ref_range_lower IS NOT NULL OR ref_range_upper IS NOT NULL GROUP BY ALL)
+WHERE patients >= {MIN_RANGE_PATIENTS}
 QUALIFY row_number() OVER (PARTITION BY itemid ORDER BY n DESC, ref_range_lower, ref_range_upper) = 1
 """
+
+
+def reference_ranges(con: duckdb.DuckDBPyConnection) -> dict[int, tuple[float | None, float | None]]:
+    """The most common ``(ref_range_lower, ref_range_upper)`` of each lab itemid in ``hosp.labevents``
+    (counted in rows) among the ranges at least :data:`MIN_RANGE_PATIENTS` distinct patients carry."""
+    return {itemid: (low, high) for itemid, low, high in con.execute(_REF_RANGES).fetchall()}
 
 
 def _merge_labs(labs: dict[int, LabItem], con: duckdb.DuckDBPyConnection, store: Store) -> None:
@@ -101,7 +117,7 @@ def _merge_labs(labs: dict[int, LabItem], con: duckdb.DuckDBPyConnection, store:
             labs[itemid] = replace(lab, label=label or lab.label, fluid=fluid or lab.fluid,
                                    category=category or lab.category)
     if store.has_table("hosp.labevents"):
-        for itemid, low, high in con.execute(_REF_RANGES).fetchall():
+        for itemid, (low, high) in reference_ranges(con).items():
             if itemid in labs:
                 labs[itemid] = replace(labs[itemid], ref_low=low, ref_high=high)
 
