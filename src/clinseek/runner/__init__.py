@@ -6,6 +6,7 @@ writes ``DIR/<benchmark>/<mode>/<model-slug>/results.jsonl`` (append-only, one r
 """
 
 from ._cache import CachedModel, ResponseCache, cache_key
+from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor, candidate_lists, episode_key
 from ._manifest import RunManifest, config_hash, safe_base_url
@@ -29,6 +30,7 @@ __all__ = [
     "ResultRow",
     "ResultsFile",
     "RetryPolicy",
+    "RowCounts",
     "RunLock",
     "RunManifest",
     "RunMode",

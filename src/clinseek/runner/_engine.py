@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from ._counts import RowCounts
 from ._progress import Progress
 from ._results import ResultsFile
 from ._rows import ResultRow
@@ -34,36 +35,32 @@ async def run_jobs(
     *,
     concurrency: int,
     progress: Progress | None = None,
-) -> list[ResultRow]:
+) -> RowCounts:
     """Run ``jobs`` with at most ``concurrency`` in flight; append each row when it finishes.
 
     ``execute`` turns a job into a row (it records infrastructure failures itself); an exception
     escaping it is a harness bug or a cancelled provider call, and ``on_error`` turns it into an
-    ``infra_error`` row so the job is redone on resume. Rows are written in completion order.
+    ``infra_error`` row so the job is redone on resume. Rows are written in completion order and
+    not kept (``read_results`` reads them back).
 
     Returns:
-        The rows written by this call, in completion order.
+        The totals of the rows written by this call.
     """
-    written: list[ResultRow] = []
-    send, receive = anyio.create_memory_object_stream[Job](max_buffer_size=len(jobs) or 1)
-    for job in jobs:
-        send.send_nowait(job)
-    send.close()
+    written = RowCounts()
+    todo = iter(jobs)  # shared by the workers; taking the next job never waits (one event loop thread)
 
     async def worker() -> None:
-        async with receive.clone() as inbox:
-            async for job in inbox:
-                try:
-                    row = await execute(job)
-                except Exception as exc:  # an escape is recorded as an infra error, not lost
-                    row = on_error(job, exc)
-                results.append(row)
-                written.append(row)
-                if progress is not None:
-                    progress.update(row)
+        for job in todo:
+            try:
+                row = await execute(job)
+            except Exception as exc:  # an escape is recorded as an infra error, not lost
+                row = on_error(job, exc)
+            results.append(row)
+            written.add(row)
+            if progress is not None:
+                progress.update(row)
 
     async with anyio.create_task_group() as tg:
         for _ in range(max(1, min(concurrency, len(jobs)))):
             tg.start_soon(worker)
-    receive.close()
     return written

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ..errors import ClinseekError
 from ._rows import ResultRow
-from ._secrets import redact_line
+from ._secrets import redact_line, secret_values
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,24 +51,28 @@ class ResultsFile:
 
     A row is encoded whole and written with a single ``os.write`` on an ``O_APPEND`` descriptor,
     so ``kill -9`` at any moment leaves either the full line or a torn tail that
-    :func:`read_results` ignores and :meth:`prepare_resume` removes.
+    :func:`read_results` ignores and :meth:`prepare_resume` removes. Rows are redacted of the
+    credential values the environment holds when the file is opened (the providers read their keys
+    before a run starts; scanning the environment once per row cost more than the rest of the row).
     """
 
     def __init__(self, path: Path, *, fsync: bool = False) -> None:
         self.path = path
         self._fsync = fsync
         self._fd: int | None = None
+        self._secrets: list[str] = []
 
     def open(self) -> None:
-        """Open (creating) the file for appending."""
+        """Open (creating) the file for appending; take the credential values to redact."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._secrets = secret_values()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, row: ResultRow) -> None:
         """Write one row as one JSON line, credentials redacted."""
         if self._fd is None:
             raise ClinseekError(f"{self.path}: results file is not open")
-        data = (redact_line(row.model_dump_json()) + "\n").encode("utf-8")
+        data = (redact_line(row.model_dump_json(), self._secrets) + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)

@@ -71,6 +71,11 @@ class ProviderLimiter:
         self._lock = anyio.Lock()
 
     async def _wait_turn(self) -> None:
+        if not self._interval:  # no rate to keep: only a 429 pause to honour, no lock or reservation needed
+            delay = self._paused_until - time.monotonic()
+            if delay > 0:
+                await anyio.sleep(delay)
+            return
         async with self._lock:
             now = time.monotonic()
             start = max(now, self._next_at, self._paused_until)
@@ -84,10 +89,21 @@ class ProviderLimiter:
 
     async def call(self, model: ChatModel, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]],
                    config: GenerateConfig | None) -> ModelResponse:
-        """Run one call inside the limits."""
-        async with self._slots:
+        """Run one call inside the limits.
+
+        A free slot is taken without a trip through the event loop (waiting callers keep their turn:
+        ``acquire_nowait`` refuses while any wait), so a worker's next call reuses the HTTP connection
+        its last call just released instead of queueing behind every other reply of the wave.
+        """
+        try:
+            self._slots.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._slots.acquire()
+        try:
             await self._wait_turn()
             return await model.generate(messages, tools, config)
+        finally:
+            self._slots.release()
 
 
 class ResilientModel:

@@ -25,8 +25,10 @@ from ..knowledge import Knowledge, KnowledgeConfig
 from ..models import ChatModel, GenerateConfig, accepts_images, get_model
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
+from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor
+from ._heap import frozen_heap
 from ._knowledge import (
     close_knowledge,
     knowledge_identity,
@@ -38,7 +40,6 @@ from ._manifest import RunManifest, config_hash, git_commit, package_versions, s
 from ._progress import Progress
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
-from ._rows import ResultRow
 from ._store_check import check_store_subjects
 
 if TYPE_CHECKING:
@@ -154,17 +155,14 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
     }
 
 
-def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, resumed: list[ResultRow],
-             ran: list[ResultRow], wall_s: float) -> ModeSummary:
+def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, resumed: RowCounts,
+             ran: RowCounts, wall_s: float) -> ModeSummary:
     rows = resumed + ran
-    costs = [r.cost_usd for r in rows]
     return ModeSummary(
         benchmark=benchmark, mode=mode, model=model, out_dir=str(out_dir), total=total,  # type: ignore[arg-type]
-        resumed=len(resumed), ran=len(ran),
-        answered=sum(r.status == "answered" for r in rows), no_answer=sum(r.status == "no_answer" for r in rows),
-        infra_errors=sum(r.status == "infra_error" for r in rows),
-        input_tokens=sum(r.usage.input_tokens for r in rows), output_tokens=sum(r.usage.output_tokens for r in rows),
-        cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs), wall_s=wall_s,
+        resumed=resumed.rows, ran=ran.rows, answered=rows.answered, no_answer=rows.no_answer,
+        infra_errors=rows.infra_errors, input_tokens=rows.input_tokens, output_tokens=rows.output_tokens,
+        cost_usd=rows.cost_usd, wall_s=wall_s,
     )
 
 
@@ -216,10 +214,12 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     results = ResultsFile(out_dir / "results.jsonl")
     done = results.prepare_resume(digest)
+    finished = {(r.qid, r.run_index) for r in done}
+    resumed = RowCounts.of(done)
+    del done  # the rows stay on disk, not in memory for the whole run
     manifest_path = out_dir / "run_manifest.json"
     write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                             len(questions), shared))
-    finished = {(r.qid, r.run_index) for r in done}
     jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
             if (q.qid, i) not in finished]
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
@@ -230,7 +230,7 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     results.open()
     try:
         with Progress(total, f"{benchmark} {mode} {model.name}", enabled=settings.progress) as progress:
-            progress.resumed(len(done))
+            progress.resumed(resumed.rows)
             ran = await run_jobs(jobs, executor.execute, executor.error_row, results,
                                  concurrency=settings.concurrency, progress=progress)
     finally:
@@ -238,7 +238,7 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
         if shared.knowledge is not None:  # the web cache's counts after the run
             write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                                     len(questions), shared))
-    return _summary(benchmark, mode, model.name, out_dir, total, done, ran, time.perf_counter() - started)
+    return _summary(benchmark, mode, model.name, out_dir, total, resumed, ran, time.perf_counter() - started)
 
 
 def _default_tools(questions: Sequence[Question], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
@@ -325,16 +325,23 @@ async def run_benchmark(
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
-        shared = await _open_shared(settings, "agent" in modes)
-        try:
-            runs = [await _run_mode(qs, Path(store), m, wrapped, Path(out), name, settings, shared)
-                    for name, qs in groups.items() for m in modes]
-        finally:
-            if shared.knowledge is not None and not isinstance(settings.knowledge, Knowledge):
-                close_knowledge(shared.knowledge)
+        with frozen_heap():
+            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings)
     finally:
         if owned:
             await base.aclose()
+
+
+async def _run_modes(groups: dict[str, list[Question]], store: Path,
+                     modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
+                     settings: RunSettings) -> RunSummary:
+    shared = await _open_shared(settings, "agent" in modes)
+    try:
+        runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
+                for name, qs in groups.items() for m in modes]
+    finally:
+        if shared.knowledge is not None and not isinstance(settings.knowledge, Knowledge):
+            close_knowledge(shared.knowledge)
     return RunSummary(runs=runs)
 
 
