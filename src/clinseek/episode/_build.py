@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -134,24 +135,24 @@ class _Loader:
         Raises:
             EpisodeError: the store cannot be read, or it no longer gives the rows counted at build.
         """
-        data = self.snap.dictionaries.get(name)
+        # built before a fork: read through this process's own reader (never drop the parent's, see _source)
+        snap = self.snap if self.snap.pid == os.getpid() else store_snapshot(self.snap.path)
+        data = snap.dictionaries.get(name)
         if data is not None:
             view = "_dict_" + name.replace(".", "_")
             con.register(view, data)
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
             return
         if self._encounters is None:  # read once, on the first table load
-            self._encounters = _read(
-                self.snap, self.key, lambda: _encounters(self.snap, self.policy, self.key)
-            )
+            self._encounters = _read(snap, self.key, lambda: _encounters(snap, self.policy, self.key))
         query = self.policy.visible_select(
             get_table(name), self.key, present=self.snap.present, encounters=self._encounters
         )
         assert query is not None, name  # only tables the counts statement listed are loaded
-        data = _read(self.snap, self.key, lambda: self.snap.to_arrow(*query))
+        data = _read(snap, self.key, lambda: snap.to_arrow(*query))
         if data.num_rows != expected_rows:
             raise EpisodeError(
-                f"{self.snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
+                f"{snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
         con.register("_clinseek_load", data)

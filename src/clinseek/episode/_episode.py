@@ -21,8 +21,12 @@ CANDIDATE_SCHEMA = "candidates"
 """Schema of the candidate tables (``candidates.<task>_candidates(candidate VARCHAR)``)."""
 
 _WORD = re.compile(r"[a-z_][a-z0-9_$]*")
-_CATALOG_WORDS = frozenset({"information_schema", "show", "summarize", "pragma", "sqlite_master"})
-_CATALOG_PREFIXES = ("duckdb_", "pg_", "pragma_", "sqlite_")
+_CATALOG_WORDS = frozenset(
+    {"information_schema", "show", "summarize", "describe", "pragma", "sqlite_master", "query", "query_table"}
+)
+"""Words after which every table is loaded first: the query lists the catalog (``DESCRIBE`` alone
+lists every table) or may name a table in a string built at run time (``query_table('x' || 'y')``)."""
+_CATALOG_PREFIXES = ("duckdb_", "pg_", "pragma_", "sqlite_", "json_execute")
 
 
 class Episode:
@@ -39,8 +43,11 @@ class Episode:
     (bare, as a word, case-insensitive) appears anywhere in its text is loaded by the builder's
     loader (which reads the store through the policy, never through this database); a query
     that reads the catalog (``information_schema``, ``duckdb_*()``, ``pg_*``, ``SHOW``,
-    ``SUMMARIZE``, ``PRAGMA``) loads every table first. A table is therefore complete whenever a
-    query can see it, and :meth:`table_counts` (counted at build) always matches it.
+    ``DESCRIBE``, ``SUMMARIZE``, ``PRAGMA``) or can name a table in a string built at run time
+    (``query``, ``query_table``, ``json_execute_serialized_sql``) loads every table first, and a
+    query that fails with a catalog error while tables are still unloaded loads them all and runs
+    once more. A table is therefore complete whenever a query can see it, and
+    :meth:`table_counts` (counted at build) always matches it.
 
     Thread-safe: queries from several threads are serialised on the episode's connection.
     """
@@ -113,22 +120,13 @@ class Episode:
                 raise EpisodeError("the episode is closed")
             self._check_read_only(sql)
             self._load_named(sql)
-            timer = threading.Timer(timeout_s, self._interrupt)
-            timer.daemon = True
-            with self._irq_lock:
-                self._running = True
-            timer.start()
             try:
-                cur = self._con.execute(sql, list(params) if params is not None else None)
-                rows = cur.fetchmany(max_rows + 1)
-                desc = cur.description or []
-                cur.abort()  # drop the unread rest: the connection is free for the next load/query
-            except duckdb.InterruptException:
-                raise EpisodeTimeout(timeout_s) from None
-            finally:
-                with self._irq_lock:
-                    self._running = False
-                timer.cancel()
+                rows, desc = self._run(sql, params, max_rows, timeout_s)
+            except duckdb.CatalogException:
+                if not self._pending:
+                    raise
+                self._load(set(self._pending))  # a name the word scan could not see: load all, run again
+                rows, desc = self._run(sql, params, max_rows, timeout_s)
         cut = len(rows) > max_rows
         return QueryResult(
             columns=tuple(d[0] for d in desc),
@@ -137,6 +135,28 @@ class Episode:
             truncated=cut,
             row_count=None if cut else len(rows),
         )
+
+    def _run(
+        self, sql: str, params: Sequence[Any] | None, max_rows: int, timeout_s: float
+    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """Rows (at most ``max_rows + 1``) and description of one query, under the timer."""
+        timer = threading.Timer(timeout_s, self._interrupt)
+        timer.daemon = True
+        with self._irq_lock:
+            self._running = True
+        timer.start()
+        try:
+            cur = self._con.execute(sql, list(params) if params is not None else None)
+            rows = cur.fetchmany(max_rows + 1)
+            desc = cur.description or []
+            cur.abort()  # drop the unread rest: the connection is free for the next load/query
+        except duckdb.InterruptException:
+            raise EpisodeTimeout(timeout_s) from None
+        finally:
+            with self._irq_lock:
+                self._running = False
+            timer.cancel()
+        return rows, desc
 
     def _check_read_only(self, sql: str) -> None:
         statements = self._con.extract_statements(sql)
@@ -156,10 +176,13 @@ class Episode:
             return
         words = set(_WORD.findall(sql.lower()))
         if words & _CATALOG_WORDS or any(w.startswith(_CATALOG_PREFIXES) for w in words):
-            wanted = set(self._pending)
+            self._load(set(self._pending))
         else:
-            wanted = {name for name in self._pending if name.split(".", 1)[1] in words}
-        for name in sorted(wanted):
+            self._load({name for name in self._pending if name.split(".", 1)[1] in words})
+
+    def _load(self, names: set[str]) -> None:
+        assert self._loader is not None
+        for name in sorted(names):
             self._loader(self._con, name, self._counts[name])
             self._pending.discard(name)
 
@@ -190,6 +213,8 @@ class Episode:
         self._interrupt()
         with self._lock:
             self._con.close()
+            self._loader = None  # the loader holds the store's reader: a closed episode keeps no file open
+            self._pending.clear()
 
     def __enter__(self) -> Episode:
         return self

@@ -10,6 +10,7 @@ run the policy's SQL on it and hand the episode the resulting rows.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from dataclasses import dataclass, field
@@ -183,6 +184,24 @@ def _check_columns(con: duckdb.DuckDBPyConnection, path: Path, present: frozense
                     f"{path}: {name} {what} {column.name} (the registry gives {column.type}); "
                     "the store was not built by this clinseek version or was altered: rebuild it"
                 )
+
+
+def _after_fork_in_child() -> None:
+    """A forked child starts with a free cache lock (another thread may have held it at the fork)
+    and an empty cache; the parent's readers it inherited are kept alive for good.
+
+    DuckDB cannot destroy in a forked child a database its parent opened (the child hangs or gets
+    SIGSEGV, also at interpreter exit), so the child never drops them: each gets one extra
+    reference that is never released. The child opens its own readers (``pid`` differs).
+    """
+    global _LOCK
+    _LOCK = threading.Lock()
+    for snap in _SNAPSHOTS.values():
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(snap))
+    _SNAPSHOTS.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clear_store_cache() -> None:
