@@ -173,13 +173,14 @@ def _baseline(base_url: str, body: dict[str, Any], n: int, concurrency: int, kin
     return Round(kind, wall, cpu, statistics.fmean(latencies))
 
 
-def _harness(base_url: str, n: int, concurrency: int) -> Round:
+def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) -> Round:
     import anyio
 
     from clinseek.models import GenerateConfig
     from clinseek.runner import RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S))
+    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S),
+                           progress=progress)
     qs = _questions(n)
     with tempfile.TemporaryDirectory() as out:  # a fresh results folder each round (else it would resume)
         cpu0, started = time.process_time(), time.perf_counter()
@@ -206,7 +207,7 @@ def _baseline_body(sample: Path) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k in known} | ({"extra_body": extra} if extra else {})
 
 
-def measure(questions: int, concurrency: int, latency_s: float, rounds: int) -> dict[str, Any]:
+def measure(questions: int, concurrency: int, latency_s: float, rounds: int, progress: bool = False) -> dict[str, Any]:
     """Warm both paths up, then time ``rounds`` alternating (baseline, harness) pairs."""
     import_started = time.perf_counter()
     import openai  # noqa: F401  (a one-time process cost, reported apart from the per-question overhead)
@@ -223,7 +224,7 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int) -> 
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
             warm_started = time.perf_counter()
-            _harness(base_url, concurrency, concurrency)
+            _harness(base_url, concurrency, concurrency, progress)
             body = _baseline_body(sample)
             for kind in _BASELINES:
                 _baseline(base_url, body, concurrency, concurrency, kind)
@@ -231,13 +232,13 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int) -> 
             timed: list[Round] = []
             for _ in range(rounds):
                 timed.extend(_baseline(base_url, body, questions, concurrency, kind) for kind in _BASELINES)
-                timed.append(_harness(base_url, questions, concurrency))
+                timed.append(_harness(base_url, questions, concurrency, progress))
         finally:
             stop.set()
             server.join(5)
     return {"questions": questions, "concurrency": concurrency, "latency_s": latency_s, "rounds": timed,
             "ideal_wall_s": math.ceil(questions / concurrency) * latency_s, "import_s": import_s,
-            "warmup_s": warm_s, "request_bytes": len(json.dumps(body))}
+            "warmup_s": warm_s, "request_bytes": len(json.dumps(body)), "progress": progress}
 
 
 def _mean(rounds: list[Round], kind: str, field: str) -> float:
@@ -250,7 +251,8 @@ def report(r: dict[str, Any]) -> None:
     ideal_qps = c / r["latency_s"]
     rounds: list[Round] = r["rounds"]
     print(f"questions {n}  concurrency {c}  model latency {r['latency_s']:.2f} s  ideal wall {ideal:.2f} s"
-          f"  ({ideal_qps:.0f} q/s)  request {r['request_bytes']} bytes")
+          f"  ({ideal_qps:.0f} q/s)  request {r['request_bytes']} bytes"
+          f"  harness progress display {'on' if r['progress'] else 'off'}")
     per_round = len(_BASELINES) + 1
     for i, x in enumerate(rounds):
         extra = "" if x.outside_model_pct is None else f"  outside model call {x.outside_model_pct:.2f} %"
@@ -286,9 +288,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=512)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=2, help="alternating (baseline, harness) pairs")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating (baselines, harness) rounds")
+    parser.add_argument("--progress", action="store_true",
+                        help="the harness shows its progress display, as 'clinseek run' does by default (a live bar on"
+                             " a terminal, else a plain line per tenth of the run)")
     args = parser.parse_args()
-    report(measure(args.questions, args.concurrency, args.latency, args.rounds))
+    report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress))
 
 
 if __name__ == "__main__":

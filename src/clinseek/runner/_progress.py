@@ -16,6 +16,10 @@ from rich.progress import Progress as RichProgress
 
 from ._rows import ResultRow
 
+_REFRESH_PER_S = 2.0
+"""Redraws of the live bar per second (rich's default is 10): each redraw holds the interpreter lock
+for about a millisecond in rich's refresh thread, while the event loop waits with replies to handle."""
+
 
 class Progress:
     """Live counters of one run; shown with rich when ``enabled`` (tests keep it off)."""
@@ -48,6 +52,7 @@ class Progress:
                 TimeRemainingColumn(),
                 console=console,
                 transient=False,
+                refresh_per_second=_REFRESH_PER_S,
             )
             self._task = self._bar.add_task(label, total=total, stats=self.stats())
 
