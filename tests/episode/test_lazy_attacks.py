@@ -35,6 +35,7 @@ from clinseek.episode import (
     clear_store_cache,
     store_snapshot,
 )
+from clinseek.errors import EpisodeError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -162,6 +163,10 @@ def test_a_catalog_error_while_tables_are_unloaded_loads_them_all_and_runs_again
         assert not ep._pending
         with pytest.raises(duckdb.CatalogException, match="no_such_table"):
             ep.execute("SELECT * FROM no_such_table")
+    with build_episode(demo_store, demo_key) as ep:  # an unknown function is no reason to load anything
+        with pytest.raises(duckdb.CatalogException, match="no_such_function"):
+            ep.execute("SELECT no_such_function(1)")
+        assert ep._pending == set(ep.table_counts())
 
 
 def test_the_tool_refuses_computed_names(demo_store: Path, demo_key: EpisodeKey) -> None:
@@ -223,6 +228,23 @@ def test_a_failed_load_leaves_the_table_pending(demo_store: Path, demo_key: Epis
         ep._loader = loader
         assert "hosp.labevents" in ep._pending
         assert ep.execute("SELECT count(*) FROM labevents").rows == [(ep.table_counts()["hosp.labevents"],)]
+
+
+def test_a_table_too_big_for_the_episode_fails_as_the_episodes_error_not_the_querys(
+    demo_store: Path, demo_key: EpisodeKey
+) -> None:
+    """A load that runs out of the episode's memory names the table and the limit, and reaches the
+    runner as an infrastructure error rather than as an ``sql_error`` the model is asked to fix."""
+    with build_episode(demo_store, demo_key, memory_limit="2MB") as ep:
+        with pytest.raises(EpisodeError, match=r"cannot load hosp\.labevents .*memory_limit"):
+            ep.execute("SELECT count(*) FROM labevents")
+        assert "hosp.labevents" in ep._pending
+        with pytest.raises(EpisodeError, match=r"hosp\.labevents"):
+            asyncio.run(
+                call_tool(
+                    ToolContext(episode=ep), "ehr.run_sql_query", {"sql_query": "SELECT * FROM labevents"}
+                )
+            )
 
 
 # ---------------------------------------------------------------- 3. concurrency

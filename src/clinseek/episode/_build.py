@@ -92,13 +92,13 @@ def build_episode(
     return Episode(key, con, ordered, tuple(sorted(cands)), loader=_Loader(snap, policy, key).load)
 
 
-def _read(snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T]) -> _T:
+def _read(
+    snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T], what: str = "build the episode"
+) -> _T:
     try:
         return read()
     except duckdb.Error as err:
-        raise EpisodeError(
-            f"{snap.path}: cannot build the episode of subject_id {key.subject_id}: {err}"
-        ) from err
+        raise EpisodeError(f"{snap.path}: cannot {what} of subject_id {key.subject_id}: {err}") from err
 
 
 def _encounters(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
@@ -133,7 +133,8 @@ class _Loader:
         """Create ``name`` in ``con``: a dictionary view, or the visible rows of a patient table.
 
         Raises:
-            EpisodeError: the store cannot be read, or it no longer gives the rows counted at build.
+            EpisodeError: the store cannot be read, it no longer gives the rows counted at build,
+                or the rows do not fit in the episode database (``memory_limit``).
         """
         # built before a fork: read through this process's own reader (never drop the parent's, see _source)
         snap = self.snap if self.snap.pid == os.getpid() else store_snapshot(self.snap.path)
@@ -144,12 +145,14 @@ class _Loader:
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
             return
         if self._encounters is None:  # read once, on the first table load
-            self._encounters = _read(snap, self.key, lambda: _encounters(snap, self.policy, self.key))
+            self._encounters = _read(
+                snap, self.key, lambda: _encounters(snap, self.policy, self.key), f"load {name}"
+            )
         query = self.policy.visible_select(
             get_table(name), self.key, present=self.snap.present, encounters=self._encounters
         )
         assert query is not None, name  # only tables the counts statement listed are loaded
-        data = _read(snap, self.key, lambda: snap.to_arrow(*query))
+        data = _read(snap, self.key, lambda: snap.to_arrow(*query), f"load {name}")
         if data.num_rows != expected_rows:
             raise EpisodeError(
                 f"{snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
@@ -158,6 +161,11 @@ class _Loader:
         con.register("_clinseek_load", data)
         try:
             con.execute(f"CREATE TABLE {name} AS SELECT * FROM _clinseek_load")
+        except duckdb.Error as err:  # e.g. out of memory: the episode failed, not the query that named it
+            raise EpisodeError(
+                f"{snap.path}: cannot load {name} of subject_id {self.key.subject_id} ({data.num_rows} rows) "
+                f"into the episode database (its memory_limit?): {err}"
+            ) from err
         finally:
             con.unregister("_clinseek_load")
 

@@ -45,7 +45,7 @@ class Episode:
     that reads the catalog (``information_schema``, ``duckdb_*()``, ``pg_*``, ``SHOW``,
     ``DESCRIBE``, ``SUMMARIZE``, ``PRAGMA``) or can name a table in a string built at run time
     (``query``, ``query_table``, ``json_execute_serialized_sql``) loads every table first, and a
-    query that fails with a catalog error while tables are still unloaded loads them all and runs
+    query that fails on an unknown table while tables are still unloaded loads them all and runs
     once more. A table is therefore complete whenever a query can see it, and
     :meth:`table_counts` (counted at build) always matches it.
 
@@ -122,8 +122,8 @@ class Episode:
             self._load_named(sql)
             try:
                 rows, desc = self._run(sql, params, max_rows, timeout_s)
-            except duckdb.CatalogException:
-                if not self._pending:
+            except duckdb.CatalogException as err:
+                if not self._pending or "Table with name" not in str(err):
                     raise
                 self._load(set(self._pending))  # a name the word scan could not see: load all, run again
                 rows, desc = self._run(sql, params, max_rows, timeout_s)
