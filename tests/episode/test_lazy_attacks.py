@@ -452,3 +452,9 @@ def test_a_build_that_names_a_path_without_a_store_fails_clearly_and_keeps_nothi
         if Path("/proc/self/fd").is_dir():
             assert _store_fds(path.resolve()) == []
     assert datetime(2000, 1, 1) < T
+
+
+@pytest.mark.parametrize("memory_limit", ["lots", "0"])
+def test_a_bad_memory_limit_is_named(small_store: Path, memory_limit: str) -> None:
+    with pytest.raises(EpisodeError, match="memory_limit"):
+        build_episode(small_store, EpisodeKey(S, T), memory_limit=memory_limit)

@@ -66,8 +66,8 @@ def build_episode(
         memory_limit: DuckDB ``memory_limit`` of the episode database (it cannot spill to disk).
 
     Raises:
-        EpisodeError: the subject is not in ``hosp.patients``, a candidate name or value is
-            invalid, or the store cannot be read.
+        EpisodeError: the subject is not in ``hosp.patients``, a candidate name or value or
+            ``memory_limit`` is invalid, or the store cannot be read.
         StoreError: the store file is missing or is not a clinseek store.
         PolicyError: ``key.policy`` is unknown.
     """
@@ -80,7 +80,10 @@ def build_episode(
         raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
     counts.update({name: data.num_rows for name, data in snap.dictionaries.items()})
     schemas = {name.split(".")[0] for name in counts} | ({CANDIDATE_SCHEMA} if cands else set())
-    con = duckdb.connect(":memory:", config={**_SEALED_CONFIG, "memory_limit": memory_limit})
+    try:
+        con = duckdb.connect(":memory:", config={**_SEALED_CONFIG, "memory_limit": memory_limit})
+    except duckdb.Error as err:
+        raise EpisodeError(f"memory_limit {memory_limit!r}: expected a size such as '1GB' ({err})") from err
     try:
         con.execute("".join(f"CREATE SCHEMA {schema};" for schema in sorted(schemas)))
         _add_candidates(con, cands)
