@@ -54,10 +54,16 @@ database with the module schemas and the candidate lists
 names, `enable_external_access = false` (no files, network, ATTACH, COPY, INSTALL/LOAD), Python
 replacement scans off, no spilling to disk, and `lock_configuration = true`; only `memory`,
 `system` and `temp` databases ever exist in it (the store is never attached). A table is loaded
-when a query first names it (its bare name appears as a word anywhere in the SQL; a query of the
-catalog loads them all): the reader runs that table's `visible_select` and the rows are copied
-in as `<module>.<table>`, checked against the count taken at build; dictionaries are views over
-read-only Arrow tables cached per store file (they hold no patient data). `Episode.execute` runs
+when a query first names it (its bare name appears as a word anywhere in the SQL): the reader
+runs that table's `visible_select` and the rows are copied in as `<module>.<table>`, checked
+against the count taken at build; dictionaries are views over read-only Arrow tables cached per
+store file (they hold no patient data). A query that lists the catalog (`information_schema`,
+`duckdb_*()`, `pg_*`, `SHOW`, `DESCRIBE`, `SUMMARIZE`, `PRAGMA`) or can name a table in a string
+built at run time (`query`, `query_table`, `json_execute_serialized_sql`) loads every table
+first, and a query that fails on an unknown table while some are unloaded loads them all and
+runs once more: whatever a query can see is whole. A load that does not fit the episode's
+`memory_limit` is an `EpisodeError` (an infrastructure error, not the model's SQL error). A
+forked child opens its own reader. `Episode.execute` runs
 exactly one read-only statement (DuckDB's own parse: type SELECT), under a timer that interrupts
 it at `timeout_s`, fetching at most `max_rows + 1` rows.
 """
