@@ -63,7 +63,9 @@ built at run time (`query`, `query_table`, `json_execute_serialized_sql`) loads 
 first, and a query that fails on an unknown table while some are unloaded loads them all and
 runs once more: whatever a query can see is whole. A load that does not fit the episode's
 `memory_limit` is an `EpisodeError` (an infrastructure error, not the model's SQL error). A
-forked child opens its own reader. `Episode.execute` runs
+forked child opens its own reader. The reader keeps the store file open read-only until
+`clinseek.episode.clear_store_cache()` is called and the last episode built from it is closed:
+rebuild or extend a store only while no process is building episodes from it. `Episode.execute` runs
 exactly one read-only statement (DuckDB's own parse: type SELECT), under a timer that interrupts
 it at `timeout_s`, fetching at most `max_rows + 1` rows.
 """
