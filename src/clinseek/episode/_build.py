@@ -161,16 +161,13 @@ class _Loader:
                 f"{snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
-        con.register("_clinseek_load", data)
         try:
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM _clinseek_load")
+            con.from_arrow(data).create(name)  # an unnamed Arrow scan: nothing left in the catalog
         except duckdb.Error as err:  # e.g. out of memory: the episode failed, not the query that named it
             raise EpisodeError(
                 f"{snap.path}: cannot load {name} of subject_id {self.key.subject_id} ({data.num_rows} rows) "
                 f"into the episode database (its memory_limit?): {err}"
             ) from err
-        finally:
-            con.unregister("_clinseek_load")
 
 
 def _candidate_tables(candidates: Mapping[str, Sequence[str]]) -> dict[str, pa.Table]:
