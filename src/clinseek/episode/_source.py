@@ -51,6 +51,7 @@ class StoreSnapshot:
     pid: int
     reader: duckdb.DuckDBPyConnection = field(repr=False, compare=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    cursors: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
     def fetchall(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         """Run one query on the store (read-only, from any thread); all rows as tuples.
@@ -58,11 +59,7 @@ class StoreSnapshot:
         Raises:
             duckdb.Error: DuckDB rejected or could not run the query.
         """
-        cur = self._cursor()
-        try:
-            return cur.execute(sql, params or None).fetchall()
-        finally:
-            cur.close()
+        return self._cursor().execute(sql, params or None).fetchall()
 
     def to_arrow(self, sql: str, params: list[Any] | None = None) -> pa.Table:
         """Run one query on the store (read-only, from any thread); the result as an Arrow table.
@@ -70,16 +67,16 @@ class StoreSnapshot:
         Raises:
             duckdb.Error: DuckDB rejected or could not run the query.
         """
-        cur = self._cursor()
-        try:
-            return cur.sql(sql, params=params or None).to_arrow_table()
-        finally:
-            cur.close()
+        return self._cursor().sql(sql, params=params or None).to_arrow_table()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
-        with self.lock:  # a connection's cursor() is not safe from several threads at once
-            cur = self.reader.cursor()
-        cur.execute(f"USE {STORE_ALIAS}")
+        """This thread's cursor on the reader (made once per thread, closed when the thread ends)."""
+        cur: duckdb.DuckDBPyConnection | None = getattr(self.cursors, "cursor", None)
+        if cur is None:
+            with self.lock:  # a connection's cursor() is not safe from several threads at once
+                cur = self.reader.cursor()
+            cur.execute(f"USE {STORE_ALIAS}")
+            self.cursors.cursor = cur
         return cur
 
 
