@@ -41,7 +41,7 @@ carry their package, so every second of wall time is the model's or the harness'
 measured by ``benchmarks/episode.py``). Another process on the same cores moves every figure: read them at
 a low load average (``uptime``), or compare only baseline and harness of the same run.
 
-Usage: ``python benchmarks/runner.py [--questions 512] [--concurrency 64] [--latency 1.0] [--rounds 2]
+Usage: ``python benchmarks/runner.py [--questions 512] [--concurrency 64] [--latency 1.0] [--rounds 3]
 [--progress]`` (with ``--progress`` under a terminal, the live bar is drawn between the figures).
 """
 
@@ -220,7 +220,7 @@ def _baseline_body(sample: Path) -> dict[str, Any]:
 
 
 def measure(questions: int, concurrency: int, latency_s: float, rounds: int, progress: bool = False) -> dict[str, Any]:
-    """Warm both paths up, then time ``rounds`` alternating (baseline, harness) pairs."""
+    """Warm every path up, then time ``rounds`` rounds of (gather, pool, post, harness)."""
     import_started = time.perf_counter()
     import openai  # noqa: F401  (a one-time process cost, reported apart from the per-question overhead)
 
@@ -300,7 +300,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=512)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=2, help="alternating (baselines, harness) rounds")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating (baselines, harness) rounds")
     parser.add_argument("--progress", action="store_true",
                         help="the harness shows its progress display, as 'clinseek run' does by default (a live bar on"
                              " a terminal, else a plain line per tenth of the run)")
