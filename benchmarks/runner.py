@@ -38,8 +38,9 @@ process cost that is reported apart, not per question.
 The server is a minimal asyncio keep-alive HTTP/1.1 server in its own process (``tests/fakes``' threaded
 server spends more CPU per request than the harness being measured). Curated Input mode with questions that
 carry their package, so every second of wall time is the model's or the harness's (episode builds are
-measured by ``benchmarks/episode.py``). Another process on the same cores moves every figure: read them at
-a low load average (``uptime``), or compare only baseline and harness of the same run.
+measured by ``benchmarks/episode.py``). Another process on the same cores moves every figure: each round
+prints the share of the CPUs other processes used while it ran (``psutil``: the machine's busy time less
+this client's and the server's); read the figures when it is near 0.
 
 Usage: ``python benchmarks/runner.py [--questions 512] [--concurrency 64] [--latency 1.0] [--rounds 3]
 [--progress]`` (with ``--progress`` under a terminal, the live bar is drawn between the figures).
@@ -57,7 +58,9 @@ import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
 from pathlib import Path
@@ -132,6 +135,30 @@ class Round:
     call_s_mean: float
     outside_model_pct: float | None = None
     """Harness only: share of the questions' own time spent outside the model call."""
+    others_pct: float = 0.0
+    """CPU that other processes (neither this client nor the fake server) used meanwhile, in % of all cores."""
+
+
+def _busy_s(server_pid: int) -> tuple[float, float]:
+    """(CPU seconds of the whole machine, of this process + the server) so far."""
+    import psutil
+
+    machine = psutil.cpu_times()
+    busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0.0) \
+        + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
+    ours = sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in (os.getpid(), server_pid))
+    return busy, ours
+
+
+def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
+    """``run()``, with the share of the cores other processes used while it ran."""
+    import psutil
+
+    busy0, ours0 = _busy_s(server_pid)
+    result = run()
+    busy1, ours1 = _busy_s(server_pid)
+    others = max(0.0, (busy1 - busy0) - (ours1 - ours0))
+    return replace(result, others_pct=100 * others / (result.wall_s * (psutil.cpu_count() or 1)))
 
 
 async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurrency: int, kind: str) -> list[float]:
@@ -233,6 +260,8 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
         sample = Path(tmp) / "request.json"
         server = mp.Process(target=_serve, args=(latency_s, send, stop, str(sample)), daemon=True)
         server.start()
+        server_pid = server.pid
+        assert server_pid is not None
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
             warm_started = time.perf_counter()
@@ -243,8 +272,9 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
             warm_s = time.perf_counter() - warm_started
             timed: list[Round] = []
             for _ in range(rounds):
-                timed.extend(_baseline(base_url, body, questions, concurrency, kind) for kind in _BASELINES)
-                timed.append(_harness(base_url, questions, concurrency, progress))
+                for kind in _BASELINES:
+                    timed.append(_metered(server_pid, partial(_baseline, base_url, body, questions, concurrency, kind)))
+                timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, progress)))
         finally:
             stop.set()
             server.join(5)
@@ -270,7 +300,7 @@ def report(r: dict[str, Any]) -> None:
         extra = "" if x.outside_model_pct is None else f"  outside model call {x.outside_model_pct:.2f} %"
         print(f"  round {i // per_round + 1} {x.kind:8s} wall {x.wall_s:6.2f} s  throughput"
               f" {n / x.wall_s / ideal_qps:.3f} x ideal  CPU {x.cpu_s:5.2f} s ({1000 * x.cpu_s / n:.2f} ms/q)"
-              f"  mean call {x.call_s_mean:.3f} s{extra}")
+              f"  mean call {x.call_s_mean:.3f} s  other processes {x.others_pct:.0f} % of the CPUs{extra}")
     walls = {k: _mean(rounds, k, "wall_s") for k in (*_BASELINES, "harness")}
     cpus = {k: _mean(rounds, k, "cpu_s") for k in walls}
     base_kind = min(_BASELINES, key=walls.__getitem__)
@@ -292,7 +322,9 @@ def report(r: dict[str, Any]) -> None:
           " mean model call " + ", ".join(f"{k} {_mean(rounds, k, 'call_s_mean'):.3f} s" for k in walls)
           + " (SDK + loopback server + waiting for the event loop included)")
     print(f"one-time costs (not counted): imports {r['import_s']:.2f} s, warm-up of all paths {r['warmup_s']:.2f} s")
-    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    others = statistics.fmean(x.others_pct for x in rounds)
+    print(f"other processes used {others:.0f} % of the CPUs during the rounds (mean);"
+          f" load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main() -> None:
