@@ -19,7 +19,7 @@ BUFFER_BYTES = MAX_LINE_BYTES
 
 A ``.csv.gz`` is decompressed one buffer at a time under a lock while the other threads parse;
 small buffers keep both cores busy (a 20M-row ``labevents`` ingest: 32 MB buffers left each
-thread blocked ~30 % of the read phase, 8 MB ~10 %) and take less memory. Records longer than
+thread blocked 20-40 % of the read phase, 8 MB 10-20 %) and take less memory. Records longer than
 a buffer still span buffers (tested up to :data:`MAX_LINE_BYTES`).
 """
 
