@@ -113,14 +113,14 @@ def _encounters(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[st
         f"SELECT '{owner}' AS owner, * FROM ({sql})" for owner, (sql, _) in selects.items()
     )
     out: dict[str, list[int]] = {owner: [] for owner in selects}
-    for owner, encounter_id in snap.fetchall(union, next(iter(selects.values()))[1]):
+    for owner, encounter_id in snap.fetchall(union, next(iter(selects.values()))[1], reuse=True):
         out[owner].append(encounter_id)
     return out
 
 
 def _visible_counts(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, int]:
     query = policy.visible_counts_select(key, present=snap.present)
-    return {} if query is None else {name: n for name, n in snap.fetchall(*query)}
+    return {} if query is None else {name: n for name, n in snap.fetchall(*query, reuse=True)}
 
 
 class _Loader:

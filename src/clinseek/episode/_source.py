@@ -53,13 +53,27 @@ class StoreSnapshot:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     cursors: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
-    def fetchall(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    def fetchall(
+        self, sql: str, params: list[Any] | None = None, *, reuse: bool = False
+    ) -> list[tuple[Any, ...]]:
         """Run one query on the store (read-only, from any thread); all rows as tuples.
+
+        ``reuse=True`` keeps the parsed statement for the next call with the same text on this
+        thread (for the few texts every build runs: parsing them costs milliseconds).
 
         Raises:
             duckdb.Error: DuckDB rejected or could not run the query.
         """
-        return self._cursor().execute(sql, params or None).fetchall()
+        cur = self._cursor()
+        if not reuse:
+            return cur.execute(sql, params or None).fetchall()
+        parsed: dict[str, duckdb.Statement] = self.cursors.parsed
+        statement = parsed.get(sql)
+        if statement is None:
+            if len(parsed) >= _PARSED_PER_THREAD:
+                parsed.clear()
+            statement = parsed[sql] = cur.extract_statements(sql)[0]
+        return cur.execute(statement, params or None).fetchall()
 
     def to_arrow(self, sql: str, params: list[Any] | None = None) -> pa.Table:
         """Run one query on the store (read-only, from any thread); the result as an Arrow table.
@@ -77,8 +91,12 @@ class StoreSnapshot:
                 cur = self.reader.cursor()
             cur.execute(f"USE {STORE_ALIAS}")
             self.cursors.cursor = cur
+            self.cursors.parsed = {}
         return cur
 
+
+_PARSED_PER_THREAD = 32
+"""Parsed statements a reader thread keeps (a few count texts per policy and key shape)."""
 
 _LOCK = threading.Lock()
 _SNAPSHOTS: dict[Path, StoreSnapshot] = {}
