@@ -118,15 +118,15 @@ class Episode:
         with self._lock:
             if self._closed:
                 raise EpisodeError("the episode is closed")
-            self._check_read_only(sql)
+            statement = self._read_only_statement(sql)
             self._load_named(sql)
             try:
-                rows, desc = self._run(sql, params, max_rows, timeout_s)
+                rows, desc = self._run(statement, params, max_rows, timeout_s)
             except duckdb.CatalogException as err:
                 if not self._pending or "Table with name" not in str(err):
                     raise
                 self._load(set(self._pending))  # a name the word scan could not see: load all, run again
-                rows, desc = self._run(sql, params, max_rows, timeout_s)
+                rows, desc = self._run(statement, params, max_rows, timeout_s)
         cut = len(rows) > max_rows
         return QueryResult(
             columns=tuple(d[0] for d in desc),
@@ -137,7 +137,7 @@ class Episode:
         )
 
     def _run(
-        self, sql: str, params: Sequence[Any] | None, max_rows: int, timeout_s: float
+        self, statement: duckdb.Statement, params: Sequence[Any] | None, max_rows: int, timeout_s: float
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Rows (at most ``max_rows + 1``) and description of one query, under the timer."""
         timer = threading.Timer(timeout_s, self._interrupt)
@@ -146,7 +146,7 @@ class Episode:
             self._running = True
         timer.start()
         try:
-            cur = self._con.execute(sql, list(params) if params is not None else None)
+            cur = self._con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
             desc = cur.description or []
             cur.abort()  # drop the unread rest: the connection is free for the next load/query
@@ -158,7 +158,8 @@ class Episode:
             timer.cancel()
         return rows, desc
 
-    def _check_read_only(self, sql: str) -> None:
+    def _read_only_statement(self, sql: str) -> duckdb.Statement:
+        """The one read-only statement of ``sql``, parsed (and run as parsed: one parse per query)."""
         statements = self._con.extract_statements(sql)
         if len(statements) != 1:
             raise EpisodeQueryError(
@@ -169,6 +170,7 @@ class Episode:
             raise EpisodeQueryError(
                 "read_only", f"only read-only queries run on an episode, got a {kind.name} statement"
             )
+        return statements[0]
 
     def _load_named(self, sql: str) -> None:
         """Load the pending tables ``sql`` names (all of them if it reads the catalog)."""
