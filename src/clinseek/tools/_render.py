@@ -106,7 +106,7 @@ def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     shown = 0
     for row in rows.rows:
-        line = "|".join(format_value(row[i], cap) for i in keep)
+        line = "|".join([format_value(row[i], cap) for i in keep])
         budget -= len(line) + 1
         if budget < 0 and shown:
             break
