@@ -27,7 +27,7 @@ from ..schema import get_table, tables
 from ..store import META_SCHEMA
 
 STORE_ALIAS = "clinseek_store"
-"""The name a builder connection attaches the store under (detached before an episode is sealed)."""
+"""The name the shared reader attaches the store under (an episode's database never attaches it)."""
 
 _DICT_KEY = EpisodeKey(0, datetime(1, 1, 1), TEXT_POLICY)  # dictionaries do not depend on the key
 
@@ -42,6 +42,10 @@ class StoreSnapshot:
         present: qualified names of the registry tables the store holds.
         dictionaries: every ``dictionary`` table of the store, whole, as Arrow (read-only).
         pid: the process that opened the reader.
+        reader: a private in-memory DuckDB connection with the store attached read-only
+            (:func:`open_read_only`); builders query it through :meth:`fetchall` / :meth:`to_arrow`.
+        lock: guards ``reader.cursor()``.
+        cursors: this thread's cursor on the reader and its parsed statements.
     """
 
     path: Path
