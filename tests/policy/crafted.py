@@ -744,13 +744,18 @@ ROWS: dict[str, list[dict[str, Any]]] = {
 
 def build_crafted_store(path: Path) -> Path:
     """Write the crafted store to ``path`` (every registry table present, rows from :data:`ROWS`)."""
+    return write_store(path, ROWS, "tests/policy/crafted.py")
+
+
+def write_store(path: Path, table_rows: dict[str, list[dict[str, Any]]], fixture: str) -> Path:
+    """A store at ``path`` with every registry table, holding ``table_rows`` (other tables empty)."""
     con = duckdb.connect(str(path))
     try:
-        init_store(con, kind="synthetic", sources={"fixture": "tests/policy/crafted.py"})
+        init_store(con, kind="synthetic", sources={"fixture": fixture})
         for table in tables():
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.module}")
             con.execute(table_ddl(table))
-            rows = ROWS.get(table.qualified, [])
+            rows = table_rows.get(table.qualified, [])
             for row in rows:
                 cols = ", ".join(f'"{c}"' for c in row)
                 marks = ", ".join("?" for _ in row)

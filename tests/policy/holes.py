@@ -13,10 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from clinseek.schema import tables
-from clinseek.store import init_store, record_table, table_ddl
+from policy.crafted import write_store
 
 S = 1
 T = datetime(2150, 6, 10, 12, 0, 0)
@@ -242,19 +239,4 @@ ROWS: dict[str, list[dict[str, Any]]] = {
 
 def build_holes_store(path: Path) -> Path:
     """Write the store to ``path`` (every registry table present, rows from :data:`ROWS`)."""
-    con = duckdb.connect(str(path))
-    try:
-        init_store(con, kind="synthetic", sources={"fixture": "tests/policy/holes.py"})
-        for table in tables():
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.module}")
-            con.execute(table_ddl(table))
-            rows = ROWS.get(table.qualified, [])
-            for row in rows:
-                cols = ", ".join(f'"{c}"' for c in row)
-                marks = ", ".join("?" for _ in row)
-                con.execute(f"INSERT INTO {table.qualified} ({cols}) VALUES ({marks})", list(row.values()))
-            record_table(con, table, row_count=len(rows))
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
-    return path
+    return write_store(path, ROWS, "tests/policy/holes.py")
