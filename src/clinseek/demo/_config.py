@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .._atomic import write_text_atomic
 from ..errors import ClinseekError
 
 CONFIG_FILE = "demo.json"
@@ -72,7 +71,7 @@ def check_config(out: Path, config: DemoConfig) -> None:
         if out.exists() and any(out.iterdir()):
             raise ClinseekError(f"{out}: not empty and not a demo directory (no {CONFIG_FILE}); choose another --out")
         out.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, config.model_dump_json(indent=2) + "\n")
+        write_text_atomic(path, config.model_dump_json(indent=2) + "\n")
         return
     try:
         found = DemoConfig.model_validate(json.loads(path.read_text(encoding="utf-8")))
@@ -84,14 +83,3 @@ def check_config(out: Path, config: DemoConfig) -> None:
             f"{path}: this directory was made with {field}={getattr(found, field)!r}, this run asks for "
             f"{getattr(config, field)!r}; use another --out (or the same options to resume)"
         )
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .._atomic import write_text_atomic
 from ..errors import ScoringError
 from ._aggregate import score_questions, summarize_run
 from ._judge import JudgeModel, apply_verdicts, judge_rows
@@ -146,17 +145,6 @@ def score_path(
     return ScoredResults(questions, report, rows)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_scores(scored: ScoredResults, out_dir: Path | str) -> list[Path]:
     """Write ``per_question.jsonl``, ``summary.json`` and ``summary.md`` into ``out_dir``.
 
@@ -171,7 +159,7 @@ def write_scores(scored: ScoredResults, out_dir: Path | str) -> list[Path]:
         out / "summary.md": summary_markdown(scored.report),
     }
     for path, text in files.items():
-        _write_atomic(path, text)
+        write_text_atomic(path, text)
     return list(files)
 
 
