@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clinseek.cli import app, main
+from clinseek.store import StoreLimits
 
 runner = CliRunner()
 
@@ -47,6 +48,12 @@ def test_ingest_command_builds_and_resumes(mimic_dir: Path, tmp_path: Path) -> N
     second = runner.invoke(app, [*args, "--memory-limit", "256MB", "--threads", "1"], terminal_width=200)
     assert second.exit_code == 0, second.output
     assert "0 ingested, 10 already done" in second.output
+
+
+def test_ingest_help_names_the_default_memory_limit() -> None:
+    result = runner.invoke(app, ["data", "ingest", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert f"(default {StoreLimits().memory_limit})" in result.output
 
 
 def test_bad_directory_is_one_error_line_and_exit_code_2(

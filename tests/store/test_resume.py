@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinseek.errors import IngestError, StoreError
-from clinseek.store import connect_store, ingest
+from clinseek.store import StoreLimits, connect_store, ingest
 
 Replace = Callable[[Path, str, str, bytes], Path]
 
@@ -73,3 +73,15 @@ def test_a_synthetic_store_is_not_extended(mimic_dir: Path, tmp_path: Path) -> N
     con.close()
     with pytest.raises(StoreError, match="synthetic store"):
         ingest(out, mimic_iv=mimic_dir, progress=False)
+
+
+def test_a_build_connection_keeps_freed_blocks_up_to_its_memory_limit(tmp_path: Path) -> None:
+    con = connect_store(tmp_path / "s.duckdb", read_only=False, limits=StoreLimits(memory_limit="300MB"))
+    try:
+        ((limit, kept),) = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('block_allocator_memory')"
+        ).fetchall()
+    finally:
+        con.close()
+    assert limit == "286.1 MiB"
+    assert kept.endswith(" MiB") and abs(float(kept.split()[0]) - 286.1) < 1  # DuckDB rounds it to its block size

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated
 
@@ -29,7 +30,9 @@ def ingest_cmd(
         Path | None,
         typer.Option("--cxr", help="MIMIC-CXR(-JPG) directory with mimic-cxr-2.0.0-*.csv.gz.", **_DIR),
     ] = None,
-    memory_limit: Annotated[str, typer.Option(help="DuckDB memory limit; it spills beyond it.")] = "1GB",
+    memory_limit: Annotated[
+        str | None, typer.Option(help="DuckDB memory limit (default 1.5GB); it spills beyond it.")
+    ] = None,
     threads: Annotated[int | None, typer.Option(help="DuckDB threads (default: all cores).")] = None,
     temp_dir: Annotated[Path | None, typer.Option(help="Spill directory (default: <out>.tmp).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a per-table progress bar on stderr.")] = True,
@@ -37,7 +40,9 @@ def ingest_cmd(
     """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
-    limits = StoreLimits(memory_limit=memory_limit, threads=threads, temp_directory=temp_dir)
+    limits = StoreLimits(threads=threads, temp_directory=temp_dir)
+    if memory_limit is not None:
+        limits = dataclasses.replace(limits, memory_limit=memory_limit)
     report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, limits=limits, progress=progress)
     print_ingest_report(report)
 
