@@ -103,6 +103,27 @@ def test_a_query_loads_only_the_tables_it_names(demo_store: Path) -> None:
         assert "hosp.prescriptions" not in _pending(ep)
 
 
+def test_a_table_with_no_visible_rows_is_not_read_from_the_store(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clinseek.episode import StoreSnapshot
+
+    for key in _keys(demo_store, 20, seed=3):  # a key with at least one table showing nothing
+        ep = build_episode(demo_store, key)
+        empty = sorted(n for n, c in ep.table_counts().items() if c == 0)
+        if empty:
+            break
+        ep.close()
+    assert empty, "no demo key with a table showing nothing"
+    with ep:
+        def refuse(*args: object, **kwargs: object) -> object:
+            raise AssertionError("read the store for an empty table")
+
+        monkeypatch.setattr(StoreSnapshot, "to_arrow", refuse)
+        for name in empty:
+            assert ep.execute(f"SELECT count(*) FROM {name}").rows == [(0,)], name
+
+
 @pytest.mark.parametrize(
     "catalog_query",
     [
