@@ -60,6 +60,16 @@ def test_overlong_sql_is_a_bad_argument() -> None:
         "SELECT list_resize([1], 1000000000)",
         "SELECT array_resize([1], 1e9)",
         "SELECT bar(1, 0, 1, 1000000000)",
+        "SELECT printf('%999999999d', 1)",
+        "SELECT printf('%-0999999999d', 1)",
+        "SELECT printf('%.999999999f', 1.5)",
+        "SELECT printf('%*d', 999999999, 1)",
+        "SELECT printf('%5.*f', 999999999, 1.5)",
+        "SELECT printf(comments, 1) FROM labevents",
+        "SELECT format('{:>999999999}', 1)",
+        "SELECT format('{0:.999999999f}', 1.5)",
+        "SELECT format('{:{}}', 1, 999999999)",
+        "SELECT format(value, 1) FROM labevents",
     ],
 )
 def test_huge_value_builders_are_refused(sql: str) -> None:
@@ -75,6 +85,8 @@ def test_huge_value_builders_are_refused(sql: str) -> None:
         "SELECT unnest(range(0, 5))",
         "SELECT * FROM generate_series(TIMESTAMP '2150-01-01', TIMESTAMP '2150-01-31', INTERVAL 1 DAY)",
         "SELECT repeat('-', 10), lpad('7', 3, '0'), string_split('a,b', ',')",
+        "SELECT printf('%05d|%-8s|%.2f|%%|%x', 7, 'ab', 1.5, 255)",
+        "SELECT format('{} {:>8} {:0>5} {:.3f} {{999999999}} {:,}', 'a', 'b', 7, 1.5, 1234567)",
     ],
 )
 def test_small_value_builders_pass(sql: str) -> None:

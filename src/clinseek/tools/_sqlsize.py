@@ -3,15 +3,18 @@
 DuckDB cannot interrupt the construction of one huge value (a billion-element list, a gigabyte
 string) in time, and such a value can exceed the episode's memory limit before the timer fires.
 The guard therefore refuses these functions when their size arguments are literals above a cap
-or are not literals at all. Residual risk (docs/tools.md): huge values built by chains of
-bounded steps (``repeat`` of a ``repeat`` output inside ``string_agg`` over many rows) are
-bounded only by the timer and the memory limit.
+or are not literals at all; ``printf``/``format`` need a literal format whose widths and
+precisions are within the cap (``printf('%999999999d', 1)`` builds a gigabyte string outside the
+memory limit). Residual risk (docs/tools.md): huge values built by chains of bounded steps
+(``repeat`` of a ``repeat`` output inside ``string_agg`` over many rows) are bounded only by the
+timer and the memory limit.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import NoReturn
 
 from sqlglot import exp
 
@@ -33,6 +36,12 @@ _SIZE_ARGS: dict[str, tuple[int, ...]] = {
     "bar": (3,),
     "array_fill": (1,),
 }
+_FORMATS = {"printf": "printf", "format": "fmt"}
+"""DuckDB's formatting functions: ``printf`` (C printf syntax) and ``format`` (fmt/Python syntax)."""
+_PRINTF_SPEC = re.compile(r"%[-+ #0]*(\*|\d*)(?:\.(\*|\d*))?")
+"""A printf conversion's flags, width and precision (``%-08.3f``, ``%*d``); ``%%`` removed first."""
+_FMT_FIELD = re.compile(r"\{([^{}]*)\}")
+"""A fmt replacement field (``{:>10}``, ``{0:.3f}``); ``{{``/``}}`` removed first."""
 _SECONDS = {
     "microsecond": 1e-6, "millisecond": 1e-3, "second": 1, "minute": 60, "hour": 3600,
     "day": 86400, "week": 604800, "month": 2_592_000, "year": 31_536_000,
@@ -47,6 +56,9 @@ def check_value_builders(node: exp.Expr, name: str) -> None:
     """
     if isinstance(node, exp.GenerateSeries):
         _check_series(node)
+        return
+    if name in _FORMATS:
+        _check_format(node, name)
         return
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
@@ -66,6 +78,31 @@ def check_value_builders(node: exp.Expr, name: str) -> None:
                 f"{name}() may build a huge value: its size argument must be a number literal of at "
                 f"most {MAX_BUILT_SIZE:,} (got {_short(size)})",
             )
+
+
+def _check_format(node: exp.Expr, name: str) -> None:
+    """Widths and precisions of a ``printf``/``format`` literal format: numbers up to the cap, none dynamic."""
+    fmt = _arg(node, 0)
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        _refuse_format(name, f"its format must be a string literal (got {_short(fmt)})")
+    text = str(fmt.this)
+    if _FORMATS[name] == "printf":
+        sizes = [g for m in _PRINTF_SPEC.finditer(text.replace("%%", "")) for g in m.groups() if g]
+    else:
+        fields = text.replace("{{", "").replace("}}", "")
+        if re.search(r"\{[^{}]*\{", fields):
+            sizes = ["*"]  # a nested field: a width or precision taken from an argument
+        else:
+            sizes = [n for m in _FMT_FIELD.finditer(fields) for n in re.findall(r"\d+", m[1].partition(":")[2])]
+    for size in sizes:
+        if size == "*":
+            _refuse_format(name, "widths and precisions must be written in the format, not passed as arguments")
+        elif int(size) > MAX_BUILT_SIZE:
+            _refuse_format(name, f"widths and precisions may be at most {MAX_BUILT_SIZE:,} (got {int(size):,})")
+
+
+def _refuse_format(name: str, why: str) -> NoReturn:
+    raise ToolError("too_large", f"{name}() may build a huge value: {why}")
 
 
 def _arg(node: exp.Expr, index: int) -> exp.Expression | None:
