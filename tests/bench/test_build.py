@@ -291,3 +291,37 @@ def test_a_failing_task_is_reported_and_the_rest_is_built(demo_store: Path, tmp_
     assert result.counts == {"labevents": 0, "poe": 2}
     assert result.skipped["labevents"].startswith("failed: CatalogException")
     assert [q.task for q in load_questions(result.out)] == ["poe", "poe"]
+
+
+def test_no_ed_question_is_asked_after_its_admission_began(demo_store: Path, tmp_path: Path) -> None:
+    # the demo holds an ED stay registered 21 h into its admission (subject 10019003, stay 38020791):
+    # at triage its hadm_id is visible, so "will the patient be admitted?" is answered by the record
+    ed_tasks = ["ED_Hospitalization", "ED_ICU_Tranfer_12hour", "ED_Inpatient_Mortality", "ED_Critical_Outcomes"]
+    built = build_benchmark(demo_store, tasks=ed_tasks, per_task=300, seed=1, out=tmp_path / "ed")
+    asked = [q for q in load_questions(built.out) if q.task in ed_tasks]
+    assert asked
+    con = open_store(demo_store).connect()
+    try:
+        stays = []
+        for q in asked:  # the ED stay asked about: the patient's stay whose triage is 1 s before the cutoff
+            rows = con.execute(
+                "SELECT e.stay_id, a.admittime FROM ed.edstays e "
+                "LEFT JOIN hosp.admissions a USING (subject_id, hadm_id) WHERE e.subject_id = ? AND e.intime = ?",
+                [q.subject_id, q.prediction_time - dt.timedelta(seconds=1)],
+            ).fetchall()
+            assert len(rows) == 1, q.qid
+            stay_id, admittime = rows[0]
+            stays.append(stay_id)
+            assert admittime is None or admittime > q.prediction_time, (q.qid, q.subject_id, q.prediction_time)
+        assert 38020791 not in stays
+    finally:
+        con.close()
+
+
+def test_an_odd_per_task_draws_either_answer(demo_store: Path, tmp_path: Path) -> None:
+    labels = set()
+    for seed in range(8):
+        built = build_benchmark(demo_store, tasks=["ED_Hospitalization"], per_task=1, seed=seed, out=tmp_path / str(seed))
+        labels |= {a for q in load_questions(built.out) for a in q.label}
+        assert "every label" not in built.skipped.get("ED_Hospitalization", ""), built.skipped  # the pool has both
+    assert labels == {"yes", "no"}

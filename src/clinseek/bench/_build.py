@@ -189,6 +189,7 @@ def _build_text_task(
     ctx: BuildContext, spec: TaskSpec, offset: int
 ) -> tuple[list[dict[str, Any]], str | None, list[str] | None]:
     """Rows of one text task, the reason it yielded fewer than asked (or none), and its vocabulary."""
+    answers: set[str] = set()
     if spec.name in _SKIP:
         return [], _SKIP[spec.name], None
     missing = [t for t in spec.tables if t not in ctx.present]
@@ -197,7 +198,7 @@ def _build_text_task(
     if spec.task_type == "risk_prediction":
         from ._risk import RISK_BUILDERS
 
-        drawn = _balanced(RISK_BUILDERS[spec.name](ctx), ctx.per_task, ctx.rng)
+        drawn, answers = _balanced(RISK_BUILDERS[spec.name](ctx), ctx.per_task, ctx.rng)
         cands: list[str] | None = None
     else:
         drawn = _first_nonempty(DECISION_BUILDERS[spec.name](ctx), ctx.per_task)
@@ -206,8 +207,8 @@ def _build_text_task(
     reason = None
     if len(rows) < ctx.per_task:
         reason = f"the store supports only {len(rows)} of {ctx.per_task} questions"
-    if spec.task_type == "risk_prediction" and rows and len({r["label"] for r in rows}) == 1:
-        reason = (reason + "; " if reason else "") + f"every label is {rows[0]['label']!r} in this store"
+    if spec.task_type == "risk_prediction" and len(answers) == 1:
+        reason = (reason + "; " if reason else "") + f"every label is {next(iter(answers))!r} in this store"
     return rows, reason, cands
 
 
@@ -220,8 +221,14 @@ def _with_exclusions(reason: str | None, excluded: dict[str, int], written: int,
     return f"{reason}; {note}" if reason else note
 
 
-def _balanced(labelled: Iterable[tuple[Anchor, bool | None]], n: int, rng: random.Random) -> list[Drawn]:
-    """Up to ``n`` anchors with half of each answer where the pool allows (the rest from the other side)."""
+def _balanced(
+    labelled: Iterable[tuple[Anchor, bool | None]], n: int, rng: random.Random
+) -> tuple[list[Drawn], set[str]]:
+    """Up to ``n`` anchors, half of each answer where the pool allows (the rest from the other side).
+
+    An odd ``n`` gives its extra question to "yes" or "no" by a draw of ``rng`` (``n = 1`` is
+    not always "no"). Also returns the answers the examined pool held at all.
+    """
     yes: list[Drawn] = []
     no: list[Drawn] = []
     for anchor, label in labelled:
@@ -230,12 +237,12 @@ def _balanced(labelled: Iterable[tuple[Anchor, bool | None]], n: int, rng: rando
         (yes if label else no).append(Drawn(anchor, ("yes",) if label else ("no",)))
         if len(yes) >= n and len(no) >= n:
             break
-    half = n // 2
+    half = n // 2 + (1 if n % 2 and rng.random() < 0.5 else 0)
     take_yes = min(len(yes), max(half, n - len(no)))
     take_no = min(len(no), n - take_yes)
     chosen = yes[:take_yes] + no[:take_no]
     rng.shuffle(chosen)
-    return chosen
+    return chosen, {a for a, pool in (("yes", yes), ("no", no)) if pool}
 
 
 def _first_nonempty(labelled: Iterable[tuple[Anchor, tuple[str, ...]]], n: int) -> list[Drawn]:

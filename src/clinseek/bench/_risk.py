@@ -47,9 +47,17 @@ _ED_ANCHORS = (
 
 
 def _ed_anchors(ctx: BuildContext, admitted_only: bool = False) -> Iterator[tuple[Anchor, dict[str, Any]]]:
+    """ED stays asked at triage (intime + 1 s), except those whose linked admission began by then.
+
+    An admission that began before the ED arrival (MIMIC holds a few: admitted, then registered in
+    the ED) is visible at the cutoff, and with it the ED stay's ``hadm_id``: the outcome would be
+    read, not predicted.
+    """
     sql = _ED_ANCHORS + (" AND a.hadm_id IS NOT NULL" if admitted_only else "")
     for r in ctx.shuffled(ctx.query(sql)):
         anchor = Anchor(r["subject_id"], r["intime"] + ONE_SECOND, stay_id=r["stay_id"], info=r)
+        if r["link_admittime"] is not None and r["link_admittime"] <= anchor.prediction_time:
+            continue
         yield anchor, r
 
 
