@@ -16,7 +16,7 @@ _DIR = {"exists": True, "file_okay": False, "dir_okay": True}
 
 @data_app.command("ingest")
 def ingest_cmd(
-    out: Annotated[Path, typer.Option("--out", help="The store file to create or resume (DuckDB).")],
+    out: Annotated[Path, typer.Option("--out", help="The store file to create or resume (DuckDB); any other existing file is refused.")],
     mimic_iv: Annotated[
         Path | None, typer.Option("--mimic-iv", help="MIMIC-IV directory holding hosp/ and icu/.", **_DIR)
     ] = None,
@@ -64,7 +64,7 @@ def info_cmd(
 
 @data_app.command("synth")
 def synth_cmd(
-    out: Annotated[Path, typer.Option("--out", help="The store file to write (DuckDB); replaced if it exists.")],
+    out: Annotated[Path, typer.Option("--out", help="The store file to write (DuckDB); an existing synthetic store is replaced, anything else refused.")],
     patients: Annotated[int, typer.Option("--patients", min=1, help="Number of synthetic patients.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Random seed; the same seed gives the same tables.")] = 7,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,

@@ -16,6 +16,7 @@ from ..schema import MODULES
 from ._csvload import explain_csv_error, insert_csv, order_sql
 from ._cxr_reports import insert_reports
 from ._duck import META_SCHEMA, StoreLimits, connect_store, init_store, record_table, table_ddl
+from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
 from ._progress import TableProgress
 from ._sources import SourceTable, resolve_sources
@@ -67,8 +68,9 @@ def ingest(
         IngestError: no source given; a directory with no MIMIC files of its modules; a missing
             required table; a missing column; an unparsable value or a truncated file (names
             the file, the column and the first offending line).
-        StoreError: ``out`` is not a store this function may extend, or a table in it was
-            built from a different source file.
+        StoreError: ``out`` exists and is not an ingest store or an empty DuckDB file (a
+            synthetic store, another DuckDB database, a text file: left untouched), or a table
+            in it was built from a different source file.
     """
     sources = {
         name: Path(path)
@@ -78,6 +80,7 @@ def ingest(
     if not sources:
         raise IngestError(out, "nothing to ingest: give at least one of mimic_iv, ed, note, cxr")
     plan, absent = resolve_sources(sources)  # validates every file and header; writes nothing
+    _check_out(out)
     started = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
     limits = limits or StoreLimits()
@@ -95,6 +98,16 @@ def ingest(
     return IngestReport(
         store=str(out), tables=entries, absent_tables=tuple(absent), seconds=time.perf_counter() - started
     )
+
+
+def _check_out(out: Path) -> None:
+    """Refuse to write into anything but nothing, an empty DuckDB file, or an ingest store (to resume)."""
+    found = existing_file(out)
+    if found.kind not in ("absent", "empty", "ingest"):
+        raise StoreError(
+            f"{out}: is {found.what}; ingest only creates a new store or resumes an ingest store, "
+            "and leaves this file untouched: give a new --out file"
+        )
 
 
 def _now() -> dt.datetime:

@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import StoreError
 from ...schema import Table, get_table, tables
 from .._duck import StoreLimits, connect_store, init_store, record_table, table_ddl
+from .._existing import existing_file
 from ._context import Counters, Ctx
 from ._cxr import cxr_tables, write_images
 from ._dictionaries import caregiver_ids, d_hcpcs, d_items, d_labitems, icd_dictionaries, provider_ids, titles
@@ -79,7 +80,8 @@ def synthesize(out: Path, *, patients: int, seed: int, progress: bool = False) -
     ``store_info.kind = "synthetic"``) and the CXR images to ``<out stem>_cxr/`` beside it
     (``store_info.cxr_root``, relative to the store's folder). The same ``patients`` and ``seed``
     give identical table contents. Nothing half-written is left: the store is built under a
-    temporary name and renamed when complete (an existing store at ``out`` is replaced).
+    temporary name and renamed when complete (an existing *synthetic* store at ``out`` and its
+    image folder are replaced; anything else at ``out`` or ``<out stem>_cxr/`` is refused).
 
     Args:
         out: the store file to write.
@@ -88,18 +90,22 @@ def synthesize(out: Path, *, patients: int, seed: int, progress: bool = False) -
         progress: show a progress bar (rich).
 
     Raises:
-        StoreError: bad arguments, or the store cannot be written.
+        StoreError: bad arguments; ``out`` exists and is not a synthetic store (a text file, an
+            ingested store, another DuckDB database), or ``<out stem>_cxr/`` exists and is not
+            that store's image folder; or the store cannot be written.
     """
     if patients < 1:
         raise StoreError(f"patients must be at least 1, got {patients}")
     started = time.perf_counter()
     out = Path(out)
+    cxr_final = out.parent / f"{out.stem}_cxr"
+    _check_replaceable(out, cxr_final)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    cxr_final = out.parent / f"{out.stem}_cxr"
     cxr_partial = out.parent / f"{out.stem}_cxr.partial"
     for path in (partial, partial.with_name(partial.name + ".wal"), cxr_partial):
         _remove(path)
+    cxr_partial.mkdir()  # the image folder exists even when no patient has a CXR study (a few patients)
     gc_was_on = gc.isenabled()
     gc.disable()  # millions of short-lived objects, no cycles worth collecting: GC passes cost a third of the time
     try:
@@ -116,6 +122,16 @@ def synthesize(out: Path, *, patients: int, seed: int, progress: bool = False) -
     partial.rename(out)
     cxr_partial.rename(cxr_final)
     return SynthReport(out, cxr_final, patients, seed, rows, images, dicoms, time.perf_counter() - started)
+
+
+def _check_replaceable(out: Path, cxr_final: Path) -> None:
+    """Only an existing synthetic store (and its own image folder) may be replaced."""
+    found = existing_file(out)
+    if found.kind not in ("absent", "synthetic"):
+        raise StoreError(f"{out}: is {found.what}; synthesize replaces only a synthetic store: give a new --out file")
+    if cxr_final.exists() and found.cxr_root != cxr_final.name:
+        raise StoreError(f"{cxr_final}: exists and is not the image folder of a synthetic store at {out}; "
+                         "move it or give another --out")
 
 
 def _remove(path: Path) -> None:

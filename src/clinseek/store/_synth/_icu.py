@@ -179,8 +179,9 @@ def _shape_inputs(f: Frame, ctx: Ctx) -> tuple[Frame, Frame]:
     n = len(f["subject_id"])
     start = f["starttime"].astype(np.float64)
     end = f["endtime"].astype(np.float64)
-    link = f.pop("link")
-    link = np.where(link == None, f["orderid"], link)  # noqa: E711
+    # Only rate-based infusions carry a linked order; other rows (and a chunk with no infusion at
+    # all, e.g. a handful of patients) get NULL. The ``link`` column is absent when no block set it.
+    link = f.pop("link", np.full(n, NAN))
     store = end + np.floor(ctx.rng.uniform(1, 30, n)) * MINUTE
     caregiver = ctx.caregiver(n)
     volume = f.pop("volume").astype(np.float64)
