@@ -84,3 +84,15 @@ def test_two_runs_cannot_write_one_folder(tmp_path: Path) -> None:
             pass
     with RunLock(tmp_path):  # released on exit
         pass
+
+
+def test_rows_of_a_changed_question_are_moved_aside(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    _write(path, [_row("a", question_hash="h1", store_id="s"), _row("b", question_hash="h2", store_id="s"),
+                  _row("c", question_hash="h3", store_id="s"), _row("d")])
+    results = ResultsFile(path)
+    done = results.prepare_resume("c" * 64, {"a": ("h1", "s"), "b": ("other", "s"), "d": ("h4", "s")})
+    assert [r.qid for r in done] == ["a", "c"]  # c is not asked by this run: kept as it is
+    assert results.superseded == 2  # b answered another question; d does not say which one
+    assert [r.qid for r in read_results(path).rows] == ["a", "c"]
+    assert [r.qid for r in read_results(tmp_path / "superseded.jsonl").rows] == ["b", "d"]

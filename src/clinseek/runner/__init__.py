@@ -9,6 +9,7 @@ from ._cache import CachedModel, ResponseCache, cache_key
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor, candidate_lists, episode_key
+from ._identity import question_hash, store_identity
 from ._manifest import RunManifest, config_hash, safe_base_url
 from ._progress import Progress
 from ._results import ReadReport, ResultsFile, RunLock, read_results
@@ -41,9 +42,11 @@ __all__ = [
     "config_hash",
     "episode_key",
     "model_slug",
+    "question_hash",
     "read_results",
     "redact_line",
     "run_benchmark",
     "run_jobs",
     "safe_base_url",
+    "store_identity",
 ]

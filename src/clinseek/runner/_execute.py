@@ -17,6 +17,7 @@ from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, pa
 from ..models import ChatModel, ImageRef, accepts_images
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
 from ._engine import Job
+from ._identity import question_hash
 from ._rows import ResultRow
 
 if TYPE_CHECKING:
@@ -68,13 +69,16 @@ class Executor:
 
     ``knowledge`` (shared, stateless) backs the browser tools when ``tools`` offers them: each agent
     job gets its own ``PageBrowser`` in its own ``ToolContext``. ``vision`` (default: the model's
-    declared ``supports_vision``) says whether images are sent or replaced by a note.
+    declared ``supports_vision``) says whether images are sent or replaced by a note. ``store_id``
+    (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row.
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
-                 knowledge: Knowledge | None = None, vision: bool | None = None) -> None:
+                 knowledge: Knowledge | None = None, vision: bool | None = None,
+                 store_id: str | None = None) -> None:
         self.knowledge = knowledge
+        self.store_id = store_id
         self.vision = accepts_images(model) if vision is None else vision
         self.store = store
         self.image_dir = image_dir
@@ -195,7 +199,7 @@ class Executor:
             qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.runs_per_question,
             session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
             task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
-            config_hash=self.digest, policy_version=q.policy, gold=list(q.label),
+            config_hash=self.digest, question_hash=question_hash(q), store_id=self.store_id, policy_version=q.policy, gold=list(q.label),
             gold_aliases=[list(a) for a in q.label_aliases], answer_type=q.answer_type if q.task_type == "multimodal" else None,
             candidates=list(q.candidates),
             subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),

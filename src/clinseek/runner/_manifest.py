@@ -40,6 +40,8 @@ class RunManifest(BaseModel):
     seed: int
     runs_per_question: int
     questions: int
+    store_id: str | None = None
+    """:func:`~clinseek.runner.store_identity` of the store the run read (``None``: no store file)."""
     concurrency: int
     budget: dict[str, Any]
     limits: dict[str, Any]

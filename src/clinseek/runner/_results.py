@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -61,6 +61,8 @@ class ResultsFile:
         self._fsync = fsync
         self._fd: int | None = None
         self._secrets: list[str] = []
+        self.superseded = 0
+        """Rows the last :meth:`prepare_resume` moved to ``superseded.jsonl``."""
 
     def open(self) -> None:
         """Open (creating) the file for appending; take the credential values to redact."""
@@ -86,13 +88,20 @@ class ResultsFile:
             os.close(self._fd)
             self._fd = None
 
-    def prepare_resume(self, config_hash: str) -> list[ResultRow]:
-        """Compact the file for a resumed run and return the rows already done.
+    def prepare_resume(
+        self, config_hash: str, wanted: Mapping[str, tuple[str | None, str | None]] | None = None
+    ) -> list[ResultRow]:
+        """Compact the file for a resumed run and return the rows kept.
 
         Keeps the first row of each (qid, run_index) whose status is not ``infra_error``; drops
         torn lines and infra-error rows (they are redone), appending the dropped infra-error rows
-        to ``attempts.jsonl`` beside it for the record. The rewrite goes through a temporary file
-        and ``os.replace``, so a kill during it leaves the old file intact.
+        to ``attempts.jsonl`` beside it for the record. With ``wanted`` (qid → the
+        ``(question_hash, store_id)`` this run asks), a row of one of those qids that answers
+        another question or was run on another store (or does not say: a row written before the
+        fields existed) is superseded: moved to ``superseded.jsonl`` beside it and redone; rows of
+        qids not in ``wanted`` are kept as they are. :attr:`superseded` counts the rows moved. The
+        rewrite goes through a temporary file and ``os.replace``, so a kill during it leaves the
+        old file intact.
 
         Raises:
             ClinseekError: the file holds rows of another run configuration.
@@ -104,11 +113,27 @@ class ResultsFile:
                 f"{self.path}: holds results of another run configuration ({sorted(others)[0][:12]}...);"
                 f" this run is {config_hash[:12]}...: use another --out directory or delete the file"
             )
-        done, dropped = _split_done(report.rows)
-        if dropped or report.torn_lines:
+        current, stale = _split_stale(report.rows, wanted or {})
+        done, dropped = _split_done(current)
+        self.superseded = len(stale)
+        if stale:
+            _append_lines(self.path.with_name("superseded.jsonl"), (r.model_dump_json() for r in stale))
+        if dropped:
             _append_lines(self.path.with_name("attempts.jsonl"), (r.model_dump_json() for r in dropped))
+        if dropped or stale or report.torn_lines:
             _rewrite(self.path, done)
         return done
+
+
+def _split_stale(
+    rows: list[ResultRow], wanted: Mapping[str, tuple[str | None, str | None]]
+) -> tuple[list[ResultRow], list[ResultRow]]:
+    """(rows kept, rows of a wanted qid that answer another question or store)."""
+    current: list[ResultRow] = []
+    stale: list[ResultRow] = []
+    for row in rows:
+        (stale if row.qid in wanted and row.answers != wanted[row.qid] else current).append(row)
+    return current, stale
 
 
 def _split_done(rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:

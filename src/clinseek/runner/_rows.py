@@ -43,6 +43,13 @@ class ResultRow(BaseModel):
     """``provider:model`` as given to the runner."""
     config_hash: str
     """Hash of the run configuration (model, mode, prompts, policy, budgets, generation settings)."""
+    question_hash: str | None = None
+    """SHA-256 of the question's content (``clinseek.runner.question_hash``): qids are positions that
+    every benchmark build reuses, so resume and pairing check this too. ``None`` in rows written
+    before it existed (unknown question: redone on resume, paired only with rows that lack it too)."""
+    store_id: str | None = None
+    """Identity of the store the run read (``clinseek.runner.store_identity``); ``None`` when the
+    store file was absent (a curated run on verbatim packages) or the row predates the field."""
     prompt_version: str
     policy_version: str
     status: Status
@@ -96,5 +103,10 @@ class ResultRow(BaseModel):
 
     @property
     def key(self) -> tuple[str, int, str]:
-        """The resume key: (qid, run_index, config_hash)."""
+        """(qid, run_index, config_hash): one row per key in a compacted file."""
         return (self.qid, self.run_index, self.config_hash)
+
+    @property
+    def answers(self) -> tuple[str | None, str | None]:
+        """(question_hash, store_id): what question, on what store, this row answers."""
+        return (self.question_hash, self.store_id)

@@ -7,10 +7,11 @@ and the optional response cache.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -29,6 +30,7 @@ from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor
 from ._heap import frozen_heap
+from ._identity import question_hash, store_identity
 from ._knowledge import (
     close_knowledge,
     knowledge_identity,
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 
 RunMode = Literal["agent", "curated", "both"]
 
+logger = logging.getLogger("clinseek.runner")
+
 
 class ModeSummary(BaseModel):
     """Counts of one (benchmark, mode, model) results directory after a run."""
@@ -60,9 +64,14 @@ class ModeSummary(BaseModel):
     total: int
     """Rows expected: questions × runs_per_question."""
     resumed: int
-    """Rows already done before this call (skipped)."""
+    """Rows of this call's (question, run) pairs already done before it (skipped)."""
     ran: int
+    superseded: int = 0
+    """Rows of this call's qids that answered another question (another benchmark build under the
+    same qids) or ran on another store: moved to ``superseded.jsonl`` and run again."""
     answered: int
+    """Rows of this call's questions (resumed + ran) with a valid answer; rows of other questions
+    in the same results file are never counted."""
     no_answer: int
     infra_errors: int
     input_tokens: int
@@ -156,11 +165,11 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
 
 
 def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, resumed: RowCounts,
-             ran: RowCounts, wall_s: float) -> ModeSummary:
+             ran: RowCounts, wall_s: float, superseded: int) -> ModeSummary:
     rows = resumed + ran
     return ModeSummary(
         benchmark=benchmark, mode=mode, model=model, out_dir=str(out_dir), total=total,  # type: ignore[arg-type]
-        resumed=resumed.rows, ran=ran.rows, answered=rows.answered, no_answer=rows.no_answer,
+        resumed=resumed.rows, ran=ran.rows, superseded=superseded, answered=rows.answered, no_answer=rows.no_answer,
         infra_errors=rows.infra_errors, input_tokens=rows.input_tokens, output_tokens=rows.output_tokens,
         cost_usd=rows.cost_usd, wall_s=wall_s,
     )
@@ -178,6 +187,8 @@ class _Shared:
     knowledge: Knowledge | None = None
     record: dict[str, object] | None = None
     """The manifest's ``knowledge`` entry (``None`` when no browser tools are offered)."""
+    store_id: str | None = None
+    """:func:`store_identity` of the store (``None`` when there is no store file)."""
 
 
 async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
@@ -189,7 +200,7 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
     out_dir = out / benchmark / mode / model_slug(model.name)
     with RunLock(out_dir):
         return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
-                                 shared if mode == "agent" else _Shared())
+                                 shared if mode == "agent" else _Shared(store_id=shared.store_id))
 
 
 def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatModel, settings: RunSettings,
@@ -200,7 +211,7 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
         benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.base_url),
         config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
         git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
-        questions=questions, concurrency=settings.concurrency, budget=settings.budget.as_dict(),
+        questions=questions, store_id=shared.store_id, concurrency=settings.concurrency, budget=settings.budget.as_dict(),
         limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json"),
         retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
         packages=package_versions(), vision=_vision(model, settings),
@@ -213,16 +224,22 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     results = ResultsFile(out_dir / "results.jsonl")
-    done = results.prepare_resume(digest)
+    wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
+    keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
+    done = [r for r in results.prepare_resume(digest, wanted) if (r.qid, r.run_index) in keys]
     finished = {(r.qid, r.run_index) for r in done}
     resumed = RowCounts.of(done)
     del done  # the rows stay on disk, not in memory for the whole run
+    if results.superseded:
+        logger.warning("%s: %d rows answered other questions under the same qids (another benchmark build) or "
+                       "ran on another store; moved to superseded.jsonl and run again", out_dir, results.superseded)
     manifest_path = out_dir / "run_manifest.json"
     write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                             len(questions), shared))
     jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
             if (q.qid, i) not in finished]
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
+                        store_id=shared.store_id,
                         settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
                         vision=_vision(model, settings))
     started = time.perf_counter()
@@ -238,7 +255,8 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
         if shared.knowledge is not None:  # the web cache's counts after the run
             write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                                     len(questions), shared))
-    return _summary(benchmark, mode, model.name, out_dir, total, resumed, ran, time.perf_counter() - started)
+    return _summary(benchmark, mode, model.name, out_dir, total, resumed, ran, time.perf_counter() - started,
+                    results.superseded)
 
 
 def _default_tools(questions: Sequence[Question], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
@@ -335,7 +353,7 @@ async def run_benchmark(
 async def _run_modes(groups: dict[str, list[Question]], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
                      settings: RunSettings) -> RunSummary:
-    shared = await _open_shared(settings, "agent" in modes)
+    shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store))
     try:
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
