@@ -177,3 +177,42 @@ def test_a_missing_store_is_refused_before_anything_is_written(tmp_path: Path) -
     with pytest.raises(ClinseekError, match="no such store file"):
         anyio.run(lambda: run_demo(out, store=tmp_path / "absent.duckdb"))
     assert not out.exists()
+
+
+def test_failed_options_do_not_lock_the_folder(demo: DemoResult, tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    with pytest.raises(ClinseekError, match=r"unknown task.*NoSuchTask"):
+        anyio.run(lambda: run_demo(out, settings=SETTINGS, store=demo.store, tasks=["NoSuchTask"]))
+    assert not out.exists()
+    out.mkdir()  # a folder an older version left with only the demo.json of a failed run is re-used
+    (out / CONFIG_FILE).write_text(json.dumps({"store": "x", "synthesized": False, "patients": None, "per_task": 1,
+                                               "seed": 7, "tasks": ["NoSuchTask"], "models": list(DEMO_MODELS)}))
+    result = anyio.run(lambda: run_demo(out, settings=SETTINGS, store=demo.store, tasks=["labevents"]))
+    assert result.questions > 0
+    assert json.loads((out / CONFIG_FILE).read_text())["tasks"] == ["labevents"]
+
+
+def test_a_store_that_is_not_a_clinseek_store_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    import duckdb
+
+    mine = tmp_path / "mine.duckdb"
+    con = duckdb.connect(str(mine))
+    con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    con.close()
+    with pytest.raises(ClinseekError, match="not a clinseek store"):
+        anyio.run(lambda: run_demo(tmp_path / "out", store=mine))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_crash_of_the_store_stage_does_not_lock_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import clinseek.demo._demo as demo_module
+
+    def crash(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("synthesis crashed")
+
+    monkeypatch.setattr(demo_module, "synthesize", crash)
+    out = tmp_path / "d"
+    for patients in (3, 5):  # the second run is not refused as "made with patients=3": it reaches the store stage
+        with pytest.raises(RuntimeError, match="synthesis crashed"):
+            anyio.run(lambda p=patients: run_demo(out, settings=DemoSettings(patients=p)))
+        assert not (out / CONFIG_FILE).exists()

@@ -60,19 +60,24 @@ class DemoConfig(BaseModel):
 
 
 def check_config(out: Path, config: DemoConfig) -> None:
-    """Write ``OUT/demo.json``, or check that an existing one equals ``config``.
+    """Check that ``out`` may hold a demo of ``config``; writes nothing (see :func:`write_config`).
+
+    ``out`` may be missing or empty, hold a ``demo.json`` equal to ``config`` (resume), or hold a
+    ``demo.json`` and nothing else (a run that failed before its first stage finished: the folder
+    is re-used with the new options).
 
     Raises:
-        ClinseekError: OUT holds files but no ``demo.json`` (not a demo directory), an unreadable
-            ``demo.json``, or one of another configuration (names the first field that differs).
+        ClinseekError: OUT holds files but no ``demo.json`` (not a demo directory), or results
+            and an unreadable ``demo.json`` or one of another configuration (names the first
+            field that differs).
     """
     path = out / CONFIG_FILE
     if not path.exists():
         if out.exists() and any(out.iterdir()):
             raise ClinseekError(f"{out}: not empty and not a demo directory (no {CONFIG_FILE}); choose another --out")
-        out.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, config.model_dump_json(indent=2) + "\n")
         return
+    if [p.name for p in out.iterdir()] == [CONFIG_FILE]:
+        return  # no results yet: the options of a failed run do not lock the folder
     try:
         found = DemoConfig.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as err:
@@ -83,3 +88,13 @@ def check_config(out: Path, config: DemoConfig) -> None:
             f"{path}: this directory was made with {field}={getattr(found, field)!r}, this run asks for "
             f"{getattr(config, field)!r}; use another --out (or the same options to resume)"
         )
+
+
+def write_config(out: Path, config: DemoConfig) -> None:
+    """Write ``OUT/demo.json`` (atomically) once the demo's first stage has succeeded.
+
+    Raises:
+        OSError: OUT cannot be written.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / CONFIG_FILE, config.model_dump_json(indent=2) + "\n")

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ..bench import BuildManifest, Question, build_benchmark, load_questions
-from ..errors import ClinseekError
+from ..bench import MM_CATEGORIES, TEXT_TASKS, BuildManifest, Question, build_benchmark, load_questions
+from ..errors import ClinseekError, RegistryError
 from ..runner import ModeSummary, RunSettings, run_benchmark
 from ..scoring import ScoredResults, ScoreReport, score_path, write_scores
 from ..store import open_store, synthesize
-from ._config import DEMO_MODELS, DemoConfig, DemoSettings, check_config
+from ._config import DEMO_MODELS, DemoConfig, DemoSettings, check_config, write_config
 from ._paired import model_comparisons
 
 StageCallback = Callable[[str], None]
@@ -76,22 +76,34 @@ async def run_demo(
     A rerun into the same ``out`` with the same options resumes: a finished store or benchmark
     is reused, finished result rows are kept (the runner's resume), scores are recomputed.
 
+    ``OUT/demo.json`` records the options once the first stage (the store, or the benchmark
+    for a given store) has succeeded; options and the given store are checked before anything
+    is written, and a folder holding only the ``demo.json`` of a failed run is re-used.
+
     Raises:
         ClinseekError: ``out`` holds another demo configuration or is not a demo directory; no
             question could be built; a stage failed (StoreError, RegistryError... are subclasses).
+        StoreError: ``store`` is not a clinseek store.
+        RegistryError: an unknown task name.
     """
     settings = settings or DemoSettings()
     out = Path(out)
     say = on_stage or (lambda _line: None)
     store_path = Path(store) if store is not None else out / "store.duckdb"
-    if store is not None and not store_path.is_file():
-        raise ClinseekError(f"{store_path}: no such store file")
-    check_config(out, _config(store_path, store is None, settings, tasks))
+    if store is not None:
+        if not store_path.is_file():
+            raise ClinseekError(f"{store_path}: no such store file")
+        open_store(store_path)  # StoreError when it is not a clinseek store
+    _check_tasks(tasks)
+    config = _config(store_path, store is None, settings, tasks)
+    check_config(out, config)
     stages: list[Stage] = []
     if store is None:
         stages.append(await _synthesize(store_path, settings, say))
+        write_config(out, config)  # only now: a failed first stage leaves the folder free for other options
     build, stage = await _build(store_path, out / "bench", settings, tasks, say)
     stages.append(stage)
+    write_config(out, config)
     questions = load_questions(out / "bench")
     if not questions:
         raise ClinseekError(f"{out / 'bench'}: the store supports none of the requested tasks")
@@ -101,6 +113,14 @@ async def run_demo(
     stages.append(stage)
     return DemoResult(out=out, store=store_path, bench=out / "bench", runs=out / "runs", scores=out / "scores",
                       build=build, questions=len(questions), run_summaries=summaries, report=report, stages=stages)
+
+
+def _check_tasks(tasks: Sequence[str] | None) -> None:
+    """Refuse unknown task names before anything is written (the builder would refuse them later)."""
+    known = {t.name for t in TEXT_TASKS} | {c.category for c in MM_CATEGORIES}
+    unknown = [t for t in tasks or () if t not in known]
+    if unknown:
+        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; see docs/tasks.md for the names")
 
 
 def _config(store: Path, synthesized: bool, settings: DemoSettings, tasks: Sequence[str] | None) -> DemoConfig:
