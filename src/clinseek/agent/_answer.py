@@ -21,7 +21,7 @@ class AnswerFormatError(ClinseekError):
 def normalise_item(text: str) -> str:
     """The comparison form of an answer item: Unicode NFKC, trimmed, whitespace collapsed, case-folded.
 
-    The same rule as ``clinseek.scoring`` (DESIGN.md, Scoring).
+    The same rule as ``clinseek.scoring`` (``docs/scoring.md``).
     """
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 

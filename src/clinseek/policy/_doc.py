@@ -8,7 +8,7 @@ from ._policy import POLICIES
 _HEADER = """# The temporal policy as implemented
 
 Generated from the schema registry by `clinseek.policy.policy_markdown()`; a test checks that this
-file matches it. POLICY.md states the intent; this is what the code does.
+file matches it. It is what the code does, table by table.
 
 ## Versions
 

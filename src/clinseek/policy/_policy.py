@@ -16,7 +16,7 @@ from ._versions import MM_POLICY, TEXT_POLICY
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What an episode may see, for one policy version (POLICY.md states it table by table).
+    """What an episode may see, for one policy version (``docs/policy.md`` states it table by table).
 
     A row is visible iff its event time ``E`` (the registry's :class:`~clinseek.schema.EventTime`,
     inherited from the parent row where the registry says so) is ``< T`` (``inclusive=False``) or

@@ -98,7 +98,7 @@ def tables_markdown() -> str:
         "",
         "Every table clinseek knows, as the schema registry (`clinseek.schema`) describes it: the",
         "store's DuckDB types, when a row becomes visible to an episode (the temporal policy, see",
-        "`POLICY.md`), which outcome-revealing values are masked, and dictionary joins. Tables live",
+        "`docs/policy.md`), which outcome-revealing values are masked, and dictionary joins. Tables live",
         "in the store as `<module>.<table>`.",
         "",
     ]
