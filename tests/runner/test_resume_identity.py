@@ -143,3 +143,20 @@ def test_the_cli_repro(demo_bench, bench43, demo_store: Path, tmp_path: Path) ->
     assert f"of {n} (resumed {n})" not in output and f"of {n} (resumed " in output
     rows = sorted(_rows(tmp_path / "runs43"), key=lambda r: r.qid)
     assert [r.question_hash for r in rows] == [question_hash(q) for q in sorted(bench43[1], key=lambda q: q.qid)]
+
+
+def test_scoring_against_a_manifest_catches_results_of_another_build(runs42: Path, demo_bench, bench43,
+                                                                      demo_store: Path, tmp_path: Path) -> None:
+    from clinseek.bench import TEXT_FILE
+    from clinseek.errors import ScoringError
+    from clinseek.scoring import read_expected, score_path
+
+    own = score_path(runs42, expected=read_expected(demo_bench[0] / TEXT_FILE), n_resamples=50)
+    assert {q.question_hash for q in own.questions} == {question_hash(q) for q in demo_bench[1]}
+    with pytest.raises(ScoringError, match="answer other questions than the manifest"):
+        score_path(runs42, expected=read_expected(bench43[0] / TEXT_FILE), n_resamples=50)
+    out = tmp_path / "runs43"
+    shutil.copytree(runs42, out)
+    _run(bench43[1], demo_store, out)  # resume reruns the changed questions; then the scores are about bench43
+    scored = score_path(out, expected=read_expected(bench43[0] / TEXT_FILE), n_resamples=50)
+    assert {q.question_hash for q in scored.questions} == {question_hash(q) for q in bench43[1]}

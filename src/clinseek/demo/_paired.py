@@ -14,8 +14,13 @@ def model_comparisons(
     """Δ = ``model_a`` − ``model_b`` per (benchmark, mode), over the question ids scored in both.
 
     Uses :func:`clinseek.scoring.compare_questions` (paired bootstrap 95 % CI, the paper's
-    t-interval, McNemar on binary groups). A (benchmark, mode) present for only one model, or
-    without a scored question in common, is left out. Labels are ``benchmark/mode/model``.
+    t-interval, McNemar on binary groups), which pairs a qid only when both models answered the
+    same question (``question_hash``). A (benchmark, mode) present for only one model, or without
+    a scored question in common, is left out. Labels are ``benchmark/mode/model``.
+
+    Raises:
+        ScoringError: a qid names different questions for the two models (their runs used
+            different benchmark builds); never a paired test over unrelated questions.
     """
     runs: dict[tuple[str, str, str], list[QuestionScore]] = defaultdict(list)
     for q in questions:

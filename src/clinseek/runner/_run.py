@@ -307,7 +307,11 @@ async def run_benchmark(
 
     Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``. A rerun
     with the same configuration resumes: rows already done (any status but ``infra_error``) are
-    kept, infra errors and rows lost to a kill are redone, nothing is duplicated.
+    kept, infra errors and rows lost to a kill are redone, nothing is duplicated. A row is reused
+    only for the same question (:func:`question_hash`) on the same store (:func:`store_identity`):
+    a row of one of these qids that answered another question (another benchmark build under the
+    same positional qids) or ran on another store is moved to ``superseded.jsonl`` and redone.
+    The summary counts only this call's (question, run) pairs.
 
     Args:
         questions: benchmark questions (``clinseek.bench.load_questions``).

@@ -14,7 +14,7 @@ from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, Ta
 from ._multimodal import single_route
 from ._normalize import gold_items, label_strings, normalize_set, normalize_text
 from ._numbers import parse_number
-from ._paired import compare_questions, mcnemar_p, paired_bootstrap_ci, t_interval
+from ._paired import OnChanged, compare_questions, mcnemar_p, paired_bootstrap_ci, t_interval
 from ._pipeline import (
     Layout,
     ScoredResults,
@@ -52,6 +52,7 @@ __all__ = [
     "JudgeModel",
     "Layout",
     "Mode",
+    "OnChanged",
     "PairedComparison",
     "QuestionScore",
     "Route",

@@ -8,6 +8,7 @@ from statistics import fmean
 
 import numpy as np
 
+from ..errors import ScoringError
 from ._model import SampleScore, ScoredStatus, ScoreInput
 from ._paired import t_interval
 from ._score import score_sample
@@ -28,10 +29,17 @@ def score_questions(
     run key should have (one template row each, ``status`` ignored): a qid with no result row
     in a run key present in ``rows`` is added as ``missing`` and scores 0 (the reference drops
     such questions from the mean instead). Output is sorted by run key, then qid.
+
+    Raises:
+        ScoringError: the runs of one qid answer different questions (their ``question_hash``
+            differ), or a row answers another question than the ``expected`` template of its qid
+            (results of another benchmark build; rows and templates that carry no hash are not
+            checked).
     """
     grouped: dict[tuple[RunKey, str], list[ScoreInput]] = defaultdict(list)
     for row in rows:
         grouped[(row.run_key, row.qid)].append(row)
+    _check_expected(grouped, expected)
     run_keys = {key for key, _ in grouped}
     out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors) for group in grouped.values()]
     for run_key in run_keys:
@@ -41,8 +49,34 @@ def score_questions(
     return sorted(out, key=lambda q: (q.benchmark, q.mode, q.model, q.qid))
 
 
+def _check_expected(grouped: dict[tuple[RunKey, str], list[ScoreInput]], expected: Sequence[ScoreInput]) -> None:
+    wanted = {t.qid: t.question_hash for t in expected if t.question_hash}
+    wrong = sorted({(key, qid) for (key, qid), group in grouped.items()
+                    if qid in wanted and any(r.question_hash and r.question_hash != wanted[qid] for r in group)})
+    if wrong:
+        (key, qid), more = wrong[0], f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""
+        raise ScoringError(
+            f"{'/'.join(key)} qid {qid}{more}: the results answer other questions than the manifest under the "
+            "same qids (another benchmark build); rerun them with 'clinseek run --bench <this manifest>' (resume "
+            "reruns only the changed questions) or score without --manifest"
+        )
+
+
+def _question_hash(group: list[ScoreInput]) -> str | None:
+    hashes = {r.question_hash for r in group}
+    if len(hashes) > 1:
+        first = group[0]
+        raise ScoringError(
+            f"{'/'.join(first.run_key)} qid {first.qid}: its runs answer different questions "
+            f"(question_hash {', '.join(sorted(h[:12] if h else 'absent' for h in hashes))}); the results mix "
+            "benchmark builds"
+        )
+    return hashes.pop()
+
+
 def _fold(group: list[ScoreInput], score_infra_errors: bool) -> QuestionScore:
     first = group[0]
+    question_hash = _question_hash(group)
     samples = [score_sample(row, score_infra_errors=score_infra_errors) for row in group]
     scored = [s for s in samples if s.scored]
     statuses = {s.status for s in scored}
@@ -66,6 +100,7 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool) -> QuestionScore:
         exact_match=_mean_or_zero(s.exact_match for s in scored),
         f1_raw=fmean(raw) if raw else None,
         judge_accuracy=fmean(judged) if judged else None,
+        question_hash=question_hash,
         runs=samples,
     )
 
@@ -91,6 +126,7 @@ def _missing(template: ScoreInput, run_key: RunKey) -> QuestionScore:
         recall=0.0,
         f1=0.0,
         exact_match=0.0,
+        question_hash=template.question_hash,
     )
 
 

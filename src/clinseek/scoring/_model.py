@@ -82,6 +82,9 @@ class ScoreInput(BaseModel):
     """The question's allowed answers, when the manifest gives them."""
     usage: Usage = Field(default_factory=Usage)
     """Turns, tool calls, tokens, cost and latency of the run."""
+    question_hash: str | None = None
+    """What question the row answers (the runner's ``question_hash``: qids are positions that every
+    benchmark build reuses); ``None`` when the row does not say (older rows, the reference's)."""
 
     @property
     def run_key(self) -> tuple[str, str, str]:

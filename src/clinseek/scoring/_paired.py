@@ -1,14 +1,16 @@
-"""Paired statistics over common question ids: bootstrap CI, the paper's t-interval, McNemar."""
+"""Paired statistics over common questions (same qid, same question): bootstrap CI, the paper's t-interval, McNemar."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from ..errors import ScoringError
 from ._summary_model import GroupDelta, PairedComparison, QuestionScore
 
 _CHUNK = 1_000
@@ -119,6 +121,36 @@ _GROUPINGS: tuple[tuple[str, Callable[[QuestionScore], str]], ...] = (
 )
 
 
+OnChanged = Literal["error", "exclude"]
+"""What :func:`compare_questions` does with a qid whose question differs between A and B."""
+
+
+def _pairs(
+    a: Sequence[QuestionScore], b: Sequence[QuestionScore]
+) -> tuple[list[tuple[QuestionScore, QuestionScore]], list[tuple[QuestionScore, QuestionScore]]]:
+    """(pairs of the same question, pairs of one qid naming different questions), by qid."""
+    by_qid = {q.qid: q for q in b if q.scored}
+    same: list[tuple[QuestionScore, QuestionScore]] = []
+    changed: list[tuple[QuestionScore, QuestionScore]] = []
+    for qa in sorted(a, key=lambda q: q.qid):
+        qb = by_qid.get(qa.qid)
+        if qa.scored and qb is not None:
+            (same if qa.question_hash == qb.question_hash else changed).append((qa, qb))
+    return same, changed
+
+
+def _changed_error(label_a: str, label_b: str, changed: list[tuple[QuestionScore, QuestionScore]],
+                   shared: int) -> ScoringError:
+    qa, qb = changed[0]
+    shown = [h[:12] if h else "not recorded" for h in (qa.question_hash, qb.question_hash)]
+    return ScoringError(
+        f"{label_a} vs {label_b}: {len(changed)} of {shared} shared question ids name different questions "
+        f"(e.g. qid {qa.qid}: question_hash {shown[0]} vs {shown[1]}); the runs come from different "
+        "benchmark builds (or one side does not record which question it answered), so a paired test "
+        "over them would pair unrelated questions. Compare runs of the same benchmark build."
+    )
+
+
 def compare_questions(
     a: Sequence[QuestionScore],
     b: Sequence[QuestionScore],
@@ -127,15 +159,29 @@ def compare_questions(
     label_b: str,
     n_resamples: int = 10_000,
     seed: int = 0,
+    on_changed: OnChanged = "error",
 ) -> PairedComparison:
-    """Δ = A − B of per-question F1 over the qids scored in both, overall and per group.
+    """Δ = A − B of per-question F1 over the questions scored in both, overall and per group.
 
-    Groups follow A's task, task type and category. A binary question (binary or yes/no rule)
-    is right when its F1 ≥ 0.5 (the mean over runs); McNemar is reported for groups whose
-    questions are all binary. Raises ``ValueError`` when no qid is scored in both.
+    A question is paired when both sides scored its qid AND answered the same question: equal
+    ``question_hash``, or neither side recording one (results written before it existed, the
+    reference's files). Qids are positions that every benchmark build reuses, so a qid alone
+    never pairs two questions. Groups follow A's task, task type and category. A binary question
+    (binary or yes/no rule) is right when its F1 ≥ 0.5 (the mean over runs); McNemar is reported
+    for groups whose questions are all binary.
+
+    Args:
+        on_changed: ``error`` (default) raises on any qid whose question differs; ``exclude``
+            leaves those qids out and lists them in ``excluded_qids``.
+
+    Raises:
+        ScoringError: a shared qid names different questions (``on_changed="error"``), or every
+            shared qid does (``exclude``).
+        ValueError: no qid is scored in both.
     """
-    by_qid = {q.qid: q for q in b if q.scored}
-    pairs = [(qa, by_qid[qa.qid]) for qa in sorted(a, key=lambda q: q.qid) if qa.scored and qa.qid in by_qid]
+    pairs, changed = _pairs(a, b)
+    if changed and (on_changed == "error" or not pairs):
+        raise _changed_error(label_a, label_b, changed, len(pairs) + len(changed))
     if not pairs:
         raise ValueError(f"{label_a} and {label_b} have no scored question id in common")
     groups = [_delta("overall", pairs, n_resamples, seed)]
@@ -144,4 +190,5 @@ def compare_questions(
         for pair in pairs:
             buckets[key(pair[0])].append(pair)
         groups += [_delta(f"{prefix}:{name}", buckets[name], n_resamples, seed) for name in sorted(buckets)]
-    return PairedComparison(a=label_a, b=label_b, n_resamples=n_resamples, seed=seed, groups=groups)
+    return PairedComparison(a=label_a, b=label_b, n_resamples=n_resamples, seed=seed, groups=groups,
+                            excluded_qids=[qa.qid for qa, _ in changed])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,13 +14,14 @@ from ..errors import ScoringError
 from ._aggregate import score_questions, summarize_run
 from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
-from ._paired import compare_questions
+from ._paired import OnChanged, compare_questions
 from ._read import read_results
 from ._reference import read_reference_results
 from ._render import summary_markdown
 from ._summary_model import PairedComparison, QuestionScore, ScoreReport
 
 Layout = Literal["clinseek", "reference"]
+logger = logging.getLogger("clinseek.scoring")
 _REFERENCE_NAMES = ("rescored.jsonl", "scored.jsonl", "results.jsonl", "rows.jsonl")
 
 
@@ -85,26 +87,37 @@ def by_run(questions: Sequence[QuestionScore]) -> dict[tuple[str, str, str], lis
 
 def _agent_vs_curated(
     runs: dict[tuple[str, str, str], list[QuestionScore]], n_resamples: int, seed: int
-) -> list[PairedComparison]:
-    out = []
+) -> tuple[list[PairedComparison], list[str]]:
+    """Agent − curated per (benchmark, model), over the questions both modes answered; qids whose
+    questions differ are left out (listed in ``excluded_qids``, and logged), a pair where all differ
+    is left out with a message (the second list)."""
+    out: list[PairedComparison] = []
+    problems: list[str] = []
     for (bench, mode, model), questions in runs.items():
         curated = runs.get((bench, "curated", model))
         if mode != "agent" or not curated:
             continue
         try:
-            out.append(
-                compare_questions(
-                    questions,
-                    curated,
-                    label_a=f"{bench}/agent/{model}",
-                    label_b=f"{bench}/curated/{model}",
-                    n_resamples=n_resamples,
-                    seed=seed,
-                )
+            comparison = compare_questions(
+                questions,
+                curated,
+                label_a=f"{bench}/agent/{model}",
+                label_b=f"{bench}/curated/{model}",
+                n_resamples=n_resamples,
+                seed=seed,
+                on_changed="exclude",
             )
+        except ScoringError as err:  # every shared qid names another question
+            logger.warning("%s", err)
+            problems.append(str(err))
+            continue
         except ValueError:  # no scored qid in common: nothing to pair
             continue
-    return out
+        if comparison.excluded_qids:
+            logger.warning("%s vs %s: %d question ids left out (the modes answered different questions under them)",
+                           comparison.a, comparison.b, len(comparison.excluded_qids))
+        out.append(comparison)
+    return out, problems
 
 
 def score_path(
@@ -134,13 +147,15 @@ def score_path(
     _check_unique(rows)
     questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected)
     runs = by_run(questions)
+    paired, problems = _agent_vs_curated(runs, n_resamples, seed)
     report = ScoreReport(
         source=str(root),
         layout=layout,
         score_infra_errors=score_infra_errors,
         runs=[summarize_run(qs) for qs in runs.values()],
-        paired=_agent_vs_curated(runs, n_resamples, seed),
+        paired=paired,
         bad_rows=[str(e) for e in bad_rows],
+        pairing_problems=problems,
     )
     return ScoredResults(questions, report, rows)
 
@@ -172,15 +187,20 @@ def compare_paths(
     n_resamples: int = 10_000,
     seed: int = 0,
     bad_rows: list[str] | None = None,
+    on_changed: OnChanged = "error",
 ) -> list[PairedComparison]:
-    """Δ = A − B over common question ids, for each run present on both sides.
+    """Δ = A − B over the questions both sides answered, for each run present on both sides.
 
     When each side holds exactly one run, those two are compared (agent vs curated, model vs
-    model); otherwise runs with the same (benchmark, mode, model) are paired. Unreadable rows of
-    either side are skipped and, when ``bad_rows`` is given, appended to it (``file:line: problem``).
+    model); otherwise runs with the same (benchmark, mode, model) are paired. A question pairs
+    only when its qid AND its question (``question_hash``) match (see :func:`compare_questions`);
+    ``on_changed="exclude"`` leaves qids naming different questions out instead of failing.
+    Unreadable rows of either side are skipped and, when ``bad_rows`` is given, appended to it
+    (``file:line: problem``).
 
     Raises:
-        ScoringError: when no run can be paired, or paired runs share no scored question id.
+        ScoringError: when no run can be paired, paired runs share no scored question id, or a
+            shared qid names different questions on the two sides (``on_changed="error"``).
     """
     scored_a, scored_b = score_path(a, layout=layout_a), score_path(b, layout=layout_b)
     if bad_rows is not None:
@@ -203,6 +223,7 @@ def compare_paths(
                     label_b="/".join(key_b),
                     n_resamples=n_resamples,
                     seed=seed,
+                    on_changed=on_changed,
                 )
             )
         except ValueError as err:

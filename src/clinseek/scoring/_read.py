@@ -34,6 +34,7 @@ RESULT_FIELDS: tuple[str, ...] = (
     "turns",
     "cost_usd",
     "latency_s",
+    "question_hash",
 )
 """Fields :func:`read_results` reads from a runner row; any other field is ignored."""
 
@@ -148,6 +149,7 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
         answer_type=row.get("answer_type"),
         candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
         usage=_usage(row),
+        question_hash=row.get("question_hash"),
     )
 
 
@@ -208,7 +210,10 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
 
     Each object needs ``qid``, ``task``, ``task_type`` and a gold (``gold``, ``label`` or
     ``ground_truth``); ``category``, ``candidates`` and ``answer_type`` are read when present.
-    Pass the result as ``expected`` so that questions without any result row score 0.
+    Pass the result as ``expected`` so that questions without any result row score 0. When the
+    file is a benchmark manifest (``clinseek.bench.read_manifest`` reads it), each template gets
+    its question's ``question_hash``, so that rows answering another build's question under the
+    same qid are caught (see ``score_questions``).
 
     Raises:
         ScoringError: naming the file, the row (1-based) and the field of the first bad object.
@@ -229,4 +234,18 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             field, problem = _problem(err)
             raise row_error(path, row_no, field, problem) from err
-    return out
+    hashes = _manifest_hashes(path)
+    return [t.model_copy(update={"question_hash": hashes.get(t.qid)}) for t in out]
+
+
+def _manifest_hashes(path: Path) -> dict[str, str]:
+    """qid → ``question_hash`` of the rows of a benchmark manifest (``{}`` for any other file)."""
+    from ..bench import read_manifest
+    from ..errors import ClinseekError
+    from ..runner import question_hash
+
+    try:
+        read = read_manifest(path)
+    except ClinseekError:
+        return {}
+    return {q.qid: question_hash(q) for q in read.questions()}

@@ -106,6 +106,10 @@ def paired_markdown(comparison: PairedComparison) -> list[str]:
     rows = [delta_cells(g) for g in table_groups(comparison)]
     title = f"## Δ = A − B: A = {comparison.a}, B = {comparison.b}"
     note = f"Paired bootstrap: {comparison.n_resamples} resamples, seed {comparison.seed}."
+    if comparison.excluded_qids:
+        shown = ", ".join(comparison.excluded_qids[:10]) + (", ..." if len(comparison.excluded_qids) > 10 else "")
+        note += (f" {len(comparison.excluded_qids)} question ids left out: A and B answered different questions "
+                 f"under them (another benchmark build): {shown}.")
     return [title, "", *_md_table(DELTA_HEADER, rows), "", note, ""]
 
 
@@ -119,4 +123,6 @@ def summary_markdown(report: ScoreReport) -> str:
         lines += _run_md(run)
     for comparison in report.paired:
         lines += paired_markdown(comparison)
+    if report.pairing_problems:
+        lines += ["Comparisons left out:", ""] + [f"- {msg}" for msg in report.pairing_problems] + [""]
     return "\n".join(lines)

@@ -39,6 +39,9 @@ class QuestionScore(BaseModel):
     """Mean F1 without vocabulary mapping (multimodal multi-answer rows)."""
     judge_accuracy: float | None = None
     """Mean LLM-judge verdict over judged runs; separate from ``f1``."""
+    question_hash: str | None = None
+    """What question was answered (the rows' ``question_hash``); ``None`` when the rows do not say.
+    Paired comparisons pair a qid only when both sides answer the same question."""
     runs: list[SampleScore] = Field(default_factory=list)
 
 
@@ -153,6 +156,9 @@ class PairedComparison(BaseModel):
     n_resamples: int
     seed: int
     groups: list[GroupDelta]
+    excluded_qids: list[str] = Field(default_factory=list)
+    """Qids scored on both sides whose questions differ (another benchmark build under the same
+    qids, or a side that does not say which question it answered): left out of every statistic."""
 
 
 class ScoreReport(BaseModel):
@@ -172,3 +178,6 @@ class ScoreReport(BaseModel):
     """The model of the optional LLM judge (its verdicts are the ``judge_*`` columns), if one ran."""
     bad_rows: list[str] = Field(default_factory=list)
     """One message per result row that could not be read (file, line, field); they were skipped."""
+    pairing_problems: list[str] = Field(default_factory=list)
+    """Agent − curated pairs left out (every shared qid named different questions: the two modes were
+    run on different benchmark builds); partial exclusions are in each comparison's ``excluded_qids``."""
