@@ -85,3 +85,21 @@ def test_a_build_connection_keeps_freed_blocks_up_to_its_memory_limit(tmp_path: 
         con.close()
     assert limit == "286.1 MiB"
     assert kept.endswith(" MiB") and abs(float(kept.split()[0]) - 286.1) < 1  # DuckDB rounds it to its block size
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_a_file_of_another_format_is_refused_before_duckdb_opens_it(tmp_path: Path, read_only: bool) -> None:
+    import sqlite3
+
+    lite = tmp_path / "lite.duckdb"
+    con = sqlite3.connect(lite)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n")
+    with pytest.raises(StoreError, match="is a SQLite database; a clinseek store is a DuckDB file"):
+        connect_store(lite, read_only=read_only)  # DuckDB would try to download sqlite_scanner
+    with pytest.raises(StoreError, match="is not a DuckDB database"):
+        connect_store(text, read_only=read_only)
+    assert text.read_text() == "my notes\n"

@@ -142,7 +142,7 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     """
     con = duckdb.connect(":memory:", config={"threads": 1, "memory_limit": "1GB"})
     try:
-        con.execute(f"ATTACH '{_quoted(path)}' AS {STORE_ALIAS} (READ_ONLY)")
+        con.execute(f"ATTACH '{_quoted(path)}' AS {STORE_ALIAS} (TYPE DUCKDB, READ_ONLY)")  # never an extension's format
         con.execute(f"USE {STORE_ALIAS}")
     except duckdb.Error as err:
         con.close()

@@ -57,6 +57,7 @@ def connect_store(
     """
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such store file")
+    _refuse_other_formats(path)
     # DuckDB shares one instance per file within a process and refuses a second open with a
     # different configuration, so read-only opens use the default configuration everywhere.
     config: dict[str, str | bool | int | float | list[str]] = {}
@@ -76,6 +77,29 @@ def connect_store(
     if not read_only:
         _keep_freed_blocks(con)
     return con
+
+
+_DUCKDB_MAGIC = (8, b"DUCK")
+"""Where a DuckDB database file says what it is: bytes 8-11 of its first block."""
+
+
+def _refuse_other_formats(path: Path) -> None:
+    """Refuse an existing, non-empty file that is not a DuckDB database.
+
+    DuckDB would otherwise try to open it through an extension (a SQLite file makes it download
+    ``sqlite_scanner``) or fail with a message about its own internals.
+    """
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except (FileNotFoundError, IsADirectoryError):
+        return  # a new store, or a directory DuckDB names in its own error
+    except OSError as err:
+        raise StoreError(f"{path}: cannot read the store file: {err}") from err
+    offset, magic = _DUCKDB_MAGIC
+    if head and head[offset : offset + len(magic)] != magic:
+        what = "is a SQLite database" if head.startswith(b"SQLite format 3") else "is not a DuckDB database"
+        raise StoreError(f"{path}: {what}; a clinseek store is a DuckDB file")
 
 
 def _keep_freed_blocks(con: duckdb.DuckDBPyConnection) -> None:
