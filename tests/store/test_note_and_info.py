@@ -52,7 +52,7 @@ def test_note_files_given_directly_with_multiline_text(note_dir: Path, tmp_path:
 def test_store_info_refuses_a_file_that_is_not_a_store(tmp_path: Path) -> None:
     junk = tmp_path / "junk.duckdb"
     junk.write_bytes(b"definitely not duckdb")
-    with pytest.raises(StoreError, match="cannot open"):
+    with pytest.raises(StoreError, match="is not a DuckDB database"):
         store_info(junk)
     with pytest.raises(StoreError, match="no such store"):
         store_info(tmp_path / "missing.duckdb")
