@@ -3,6 +3,11 @@
 Each command module registers its commands on the application from ``_app``; ``main`` turns a
 :class:`~clinseek.errors.ClinseekError` into one message on stderr and exit code 2 (with the
 traceback only under ``--debug``). Usage errors and explicit exit codes are handled by typer.
+
+Exit codes: 0 done; 1 problems found by a checking command (``bench validate``, ``distill
+prompts --check``); 2 a usage error or a :class:`~clinseek.errors.ClinseekError` (one line on
+stderr); 3 ``run`` / ``demo`` finished but rows with infrastructure errors remain (they are kept;
+rerunning the same command resumes and redoes only those); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

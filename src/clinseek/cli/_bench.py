@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import bench_app
+from ._out import check_out
 
 _Manifest = Annotated[
     Path, typer.Argument(help="A manifest file (.json array / .jsonl) or a benchmark directory.")
@@ -52,6 +53,7 @@ def build_cmd(
     """Build a release-shaped benchmark directory from a store."""
     from ..bench import build_benchmark
 
+    check_out(out, "dir")
     names = [t for arg in tasks or [] for t in arg.split(",") if t.strip()]
     result = build_benchmark(
         store, tasks=[t.strip() for t in names] or None, per_task=per_task, seed=seed, out=out
@@ -74,6 +76,8 @@ def join_cmd(
     """Join EHR-Bench ``input``/``question`` back into text rows by source_file/source_idx."""
     from ..bench import join_ehr_bench
 
+    if out is not None:
+        check_out(out, "file")
     result = join_ehr_bench(path, ehr_bench, out=out)
     typer.echo(f"joined {result.joined} of {result.total} rows")
     for problem in result.unmatched:

@@ -8,8 +8,10 @@ from typing import Annotated
 
 import typer
 
+from ..errors import IngestError
 from ._app import data_app
 from ._data_render import print_info, print_ingest_report
+from ._out import check_out
 
 _DIR = {"exists": True, "file_okay": False, "dir_okay": True}
 
@@ -40,6 +42,11 @@ def ingest_cmd(
     """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
+    if mimic_iv is None and ed is None and note is None and cxr is None:
+        raise IngestError(out, "nothing to ingest: give at least one of --mimic-iv, --ed, --note, --cxr")
+    check_out(out, "file")
+    if temp_dir is not None:
+        check_out(temp_dir, "dir", "--temp-dir")
     limits = StoreLimits(threads=threads, temp_directory=temp_dir)
     if memory_limit is not None:
         limits = dataclasses.replace(limits, memory_limit=memory_limit)
@@ -72,6 +79,7 @@ def synth_cmd(
     """Synthesize a MIMIC-IV-shaped store (every registry table, CXR images beside it); no credentials needed."""
     from ..store import synthesize
 
+    check_out(out, "file")
     report = synthesize(out, patients=patients, seed=seed, progress=progress)
     total = sum(report.rows.values())
     typer.echo(

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._app import app
+from ._out import EXIT_INFRA_ERRORS, check_out
 
 if TYPE_CHECKING:
     from ..demo import DemoResult
@@ -104,11 +105,15 @@ def demo_cmd(
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Questions run at once.")] = 4,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars of the runs.")] = True,
 ) -> None:
-    """Run the whole pipeline offline with the baselines: store, benchmark, runs, scores, paired tables."""
+    """Run the whole pipeline offline with the baselines: store, benchmark, runs, scores, paired tables.
+
+    Exit code 3 when rows with infrastructure errors remain (rerunning resumes and redoes them).
+    """
     import anyio
 
     from ..demo import DemoSettings, run_demo
 
+    check_out(out, "dir")
     console = Console()
     if not console.is_terminal:  # logs and pipes: wide enough for the tables (rich assumes 80 columns)
         console = Console(width=max(console.width, 110))
@@ -119,3 +124,5 @@ def demo_cmd(
 
     console.print(f"\nHTML report (open in a browser, no network needed):\n  {write_report([result.out], result.out / 'report.html')}",
                   soft_wrap=True, highlight=False, markup=False)
+    if result.infra_errors:
+        raise typer.Exit(EXIT_INFRA_ERRORS)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ._app import distill_app
+from ._out import check_out
 
 _Dataset = Annotated[Path, typer.Argument(help="A dataset folder written by 'clinseek distill export'.")]
 _Tokenizer = Annotated[
@@ -47,6 +48,7 @@ def export_cmd(
     """Write train.jsonl, train.parquet, refused.jsonl and a dataset card from scored agent runs."""
     from ..distill import ExportFilters, export_dataset
 
+    check_out(out, "dir")
     filters = ExportFilters(
         min_f1=min_f1, require_finish=require_finish, max_tokens=max_tokens,
         tokenizer=str(tokenizer) if tokenizer else None, wire_provider=wire_provider,
@@ -80,6 +82,8 @@ def render_cmd(
 
     if tool_parser not in ("auto", "hermes", "qwen3_xml"):
         raise typer.BadParameter(f"expected auto, hermes or qwen3_xml, got {tool_parser!r}", param_hint="--tool-parser")
+    if out is not None:
+        check_out(out, "dir")
     report = render_dataset(dataset, tokenizer, out, max_tokens=max_tokens, tool_parser=tool_parser,  # type: ignore[arg-type]
                             workers=workers)
     typer.echo(f"{report.rendered} of {report.samples_in} samples rendered ({report.tokens} tokens, "
@@ -100,6 +104,8 @@ def prompts_cmd(
     """Print the system prompt(s) and tool schemas the samples were trained on (serve with these)."""
     from ..distill import check_serving, serving_prompts
 
+    if out is not None:
+        check_out(out, "dir")
     for n, record in enumerate(serving_prompts(dataset), start=1):
         typer.echo(f"# prompt {n}: {record.prompt_version}, {record.samples} samples, system "
                    f"{record.system_sha256[:16]}, tools {record.tools_sha256[:16]}")

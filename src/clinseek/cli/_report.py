@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ._app import app
+from ._out import check_out
 
 
 @app.command("report")
@@ -22,6 +23,7 @@ def report_cmd(
     """Write a self-contained HTML report: headline tables, figures, question browser, trajectories, manifests."""
     from ..report import build_report, load_inputs
 
+    check_out(out, "file")
     stats = build_report(load_inputs(dirs), out, image_roots=image_root or [], title=title)
     typer.echo(f"{stats.runs} runs, {stats.question_rows} question rows, {stats.trajectories} trajectories, "
                f"{stats.size_bytes / 1e6:.1f} MB")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from ._app import app
+from ._out import EXIT_INFRA_ERRORS, check_out
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeConfig
@@ -69,17 +70,17 @@ def run_cmd(
     out: Annotated[Path, typer.Option("--out", help="Results root: OUT/<benchmark>/<mode>/<model-slug>/.")],
     mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
-    runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1)] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Question runs in flight at once.")] = 8,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run only the first K questions.")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
     requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", help="Request rate cap per provider.")] = None,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 40,
-    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1)] = 8192,
-    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
+    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1, help="Output-token cap of each model call.")] = 8192,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's).")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
     cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
     imaging_weights: Annotated[Path | None, typer.Option("--imaging-weights", help="Folder of imaging model weights (docs/imaging.md).")] = None,
     imaging_device: Annotated[str, typer.Option("--imaging-device", help="torch device of the imaging models.")] = "cpu",
@@ -95,7 +96,10 @@ def run_cmd(
     browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
 ) -> None:
-    """Run a benchmark; resumes an interrupted run in the same OUT (same configuration)."""
+    """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
+
+    Exit code 3 when rows with infrastructure errors remain (kept; rerunning resumes and redoes them).
+    """
     import anyio
 
     from ..agent import AgentBudget
@@ -116,6 +120,7 @@ def run_cmd(
         knowledge=_knowledge_config(knowledge, search_backend, search_url, knowledge_cache, docs, search_replay, store),
         browser=PageBrowserLimits(max_calls=browser_max_calls),
     )
+    check_out(out, "dir")
     questions = load_questions(bench)
     summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,
                                               limit=limit, tasks=tasks))
@@ -124,3 +129,8 @@ def run_cmd(
         typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered, {run.no_answer} no answer, "
                    f"{run.infra_errors} infra errors of {run.total} (resumed {run.resumed}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
+    failed = sum(run.infra_errors for run in summary.runs)
+    if failed:
+        typer.echo(f"{failed} question runs ended in infrastructure errors; rerun the same command to redo only "
+                   f"those (finished rows are kept); exit code {EXIT_INFRA_ERRORS}", err=True)
+        raise typer.Exit(EXIT_INFRA_ERRORS)

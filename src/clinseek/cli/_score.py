@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .. import scoring
 from ._app import app
+from ._out import check_out
 
 _Layout = Annotated[
     str,
@@ -22,7 +23,7 @@ _Layout = Annotated[
     ),
 ]
 _Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
-_Resamples = Annotated[int, typer.Option("--resamples", help="Paired bootstrap resamples.")]
+_Resamples = Annotated[int, typer.Option("--resamples", min=1, help="Paired bootstrap resamples (at least 1).")]
 
 
 def _layout(value: str) -> scoring.Layout:
@@ -125,6 +126,7 @@ def score_cmd(
     judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", help="Parallel judge calls.")] = 4,
 ) -> None:
     """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md."""
+    target = check_out(out or (results if results.is_dir() else results.parent), "dir")
     expected = scoring.read_expected(manifest) if manifest else ()
     scored = scoring.score_path(
         results,
@@ -136,7 +138,6 @@ def score_cmd(
     )
     if judge:
         scored = anyio.run(_judge, scored, judge, judge_base_url, judge_concurrency)
-    target = out or (results if results.is_dir() else results.parent)
     _print_scores(scored, scoring.write_scores(scored, target))
 
 

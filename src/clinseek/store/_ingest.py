@@ -68,6 +68,8 @@ def ingest(
         IngestError: no source given; a directory with no MIMIC files of its modules; a missing
             required table; a missing column; an unparsable value or a truncated file (names
             the file, the column and the first offending line).
+        KeyboardInterrupt: Ctrl-C, also while DuckDB runs a statement (the table in progress is
+            rolled back; rerunning resumes).
         StoreError: ``out`` exists and is not an ingest store or an empty DuckDB file (a
             synthetic store, another DuckDB database, a text file: left untouched), or a table
             in it was built from a different source file.
@@ -92,6 +94,10 @@ def ingest(
             entries = tuple(_ingest_table(con, st, recorded.get(st.table.qualified), bar) for st in plan)
         _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))
         con.execute("CHECKPOINT")
+    except (duckdb.Error, RuntimeError) as err:
+        if _interrupted(err):
+            raise KeyboardInterrupt from None
+        raise
     finally:
         con.close()
         _remove_empty_temp(out, limits)
@@ -215,10 +221,19 @@ def _load_table(con: duckdb.DuckDBPyConnection, st: SourceTable) -> tuple[int, s
             con.execute("COMMIT")
         except BaseException as err:
             _rollback(con)
+            if _interrupted(err):
+                raise KeyboardInterrupt from None
             if isinstance(err, duckdb.Error) and st.match is not None:
                 raise explain_csv_error(con, st.path, st.match, err) from err
             raise
     return rows, sha
+
+
+def _interrupted(err: BaseException) -> bool:
+    """Ctrl-C while DuckDB ran a statement: DuckDB turns SIGINT into one of these, not KeyboardInterrupt."""
+    return isinstance(err, duckdb.InterruptException) or (
+        type(err) is RuntimeError and "interrupted" in str(err).lower()
+    )
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

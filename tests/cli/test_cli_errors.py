@@ -1,0 +1,146 @@
+"""One clear error (exit 2), not a traceback, for bad output paths and options; exit 3 when infra errors remain."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clinseek.bench import build_benchmark
+from clinseek.cli import app
+from clinseek.cli._out import EXIT_INFRA_ERRORS, check_out
+from clinseek.errors import ClinseekError
+
+MAIN = [sys.executable, "-c", "from clinseek.cli import main; main()"]
+
+
+def _invoke(args: list[str]):
+    return CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def bench(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli_bench") / "bench"
+    build_benchmark(demo_store, tasks=["omr"], per_task=1, seed=42, out=out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(bench: Path, demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli_runs")
+    result = _invoke(["run", "--bench", str(bench), "--store", str(demo_store), "--model", "baseline:null",
+                      "--mode", "curated", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _refused(args: list[str], *needles: str) -> None:
+    result = _invoke(args)
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ClinseekError), result.output
+    for needle in needles:
+        assert needle in str(result.exception)
+
+
+def test_an_out_that_is_a_file_is_refused_by_every_command(tmp_path: Path, bench: Path, demo_store: Path,
+                                                          results: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    expected = (f"--out {afile}: is a file, expected a folder",)
+    _refused(["run", "--bench", str(bench), "--store", str(demo_store), "--model", "baseline:null", "--mode", "curated",
+              "--out", str(afile), "--no-progress"], *expected)
+    _refused(["score", str(results), "--out", str(afile)], *expected)
+    _refused(["bench", "build", "--store", str(demo_store), "--out", str(afile), "--tasks", "omr"], *expected)
+    _refused(["demo", "--store", str(demo_store), "--tasks", "omr", "--out", str(afile), "--no-progress"], *expected)
+    _refused(["distill", "export", str(results), "--out", str(afile)], *expected)
+    _refused(["run", "--bench", str(bench), "--store", str(demo_store), "--model", "baseline:null", "--mode", "curated",
+              "--out", str(afile / "sub"), "--no-progress"], f"{afile} is a file, not a folder")
+    assert afile.read_text() == "mine"
+
+
+def test_report_out_that_is_a_folder_is_refused(tmp_path: Path, results: Path) -> None:
+    _refused(["report", str(results), "--out", str(tmp_path)], f"--out {tmp_path}: is a folder, expected a file name")
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="needs a read-only /sys")
+def test_an_unwritable_out_is_refused(results: Path, bench: Path, demo_store: Path) -> None:
+    try:
+        check_out(Path("/sys/clinseek-x"), "dir")
+    except ClinseekError as err:
+        assert "cannot write in /sys" in str(err)
+    else:
+        pytest.skip("/sys is writable here")
+    _refused(["score", str(results), "--out", "/sys/x"], "--out /sys/x: cannot write in /sys")
+    _refused(["report", str(results), "--out", "/sys/x/r.html"], "cannot write in /sys")
+    _refused(["distill", "export", str(results), "--out", "/sys/x"], "cannot write in /sys")
+    _refused(["bench", "build", "--store", str(demo_store), "--out", "/sys/x", "--tasks", "omr"], "cannot write in /sys")
+    _refused(["demo", "--store", str(demo_store), "--out", "/sys/x", "--no-progress"], "cannot write in /sys")
+    _refused(["data", "synth", "--out", "/sys/x.duckdb", "--patients", "1"], "cannot write in /sys")
+
+
+def test_the_console_script_prints_one_line_and_exits_2(tmp_path: Path, results: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    proc = subprocess.run([*MAIN, "score", str(results), "--out", str(afile)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: --out {afile}: is a file, expected a folder; give a folder path"
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_resamples_below_one_is_a_usage_error(results: Path, tmp_path: Path, value: str) -> None:
+    for args in (["score", str(results), "--out", str(tmp_path)], ["compare", str(results), str(results)]):
+        result = _invoke([*args, "--resamples", value])
+        assert result.exit_code == 2
+        assert "--resamples" in result.output and "greater than or equal to 1" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_run_exits_3_while_infra_errors_remain_and_a_rerun_resumes(bench: Path, demo_store: Path,
+                                                                  tmp_path: Path) -> None:
+    rows = json.loads((bench / "ClinSeek-Bench_text.json").read_text())
+    ghost = {**rows[0], "qid": "ghost", "subject_id": 1}  # no such patient in the store: an infra error
+    manifest = tmp_path / "with_ghost.json"
+    manifest.write_text(json.dumps([*rows, ghost]))
+    args = ["run", "--bench", str(manifest), "--store", str(demo_store), "--model", "baseline:null", "--mode",
+            "curated", "--out", str(tmp_path / "r"), "--no-progress"]
+    first = _invoke(args)
+    assert first.exit_code == EXIT_INFRA_ERRORS == 3, first.output
+    assert "1 infra errors of 2" in first.output and "rerun the same command" in first.output
+    second = _invoke(args)
+    assert second.exit_code == 3 and "(resumed 1)" in second.output
+
+
+def test_ingest_without_sources_names_the_options(tmp_path: Path) -> None:
+    _refused(["data", "ingest", "--out", str(tmp_path / "s.duckdb")],
+             "nothing to ingest: give at least one of --mimic-iv, --ed, --note, --cxr")
+    assert not any(tmp_path.iterdir())
+
+
+def test_run_help_describes_every_option() -> None:
+    result = _invoke(["run", "--help"])
+    for needle in ("Independent runs", "Question runs in", "Base seed", "Model turns", "Output-token cap",
+                   "Sampling temperature"):
+        assert needle in result.output
+
+
+def test_ctrl_c_during_ingest_without_progress_exits_130_quietly(shared_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "i.duckdb"
+    proc = subprocess.Popen([*MAIN, "data", "ingest", "--mimic-iv", str(shared_data / "mimic-iv-demo-2.2"),
+                             "--out", str(out), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.0)  # well inside the table loads (the demo takes ~10 s)
+    os.kill(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
