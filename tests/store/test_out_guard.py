@@ -59,7 +59,7 @@ def test_ingest_refuses_a_users_duckdb_file(tmp_path: Path, mimic_dir: Path) -> 
 def test_ingest_refuses_a_text_file_and_a_synthetic_store(tmp_path: Path, mimic_dir: Path, synth_store: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("my notes\n")
-    with pytest.raises(StoreError, match="not a DuckDB database"):
+    with pytest.raises(StoreError, match="a file DuckDB cannot open"):
         ingest(text, mimic_iv=mimic_dir, progress=False)
     assert text.read_text() == "my notes\n"
     with pytest.raises(StoreError, match="clinseek synthetic store"):

@@ -36,8 +36,8 @@ def existing_file(path: Path) -> ExistingFile:
         return ExistingFile("other", "not a file")
     try:
         con = connect_store(path, read_only=True)
-    except StoreError:
-        return ExistingFile("other", "a file that is not a DuckDB database")
+    except StoreError as err:  # not a database, or locked by another process
+        return ExistingFile("other", f"a file DuckDB cannot open ({err.__cause__ or err})")
     try:
         try:
             info = dict(con.execute(f"SELECT key, value FROM {META_SCHEMA}.store_info").fetchall())
