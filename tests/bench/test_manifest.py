@@ -194,3 +194,11 @@ def test_file_kind_comes_from_all_rows_not_the_first(tmp_path: Path) -> None:
     read = read_manifest(write_json(tmp_path / "t.json", [first, text_row(2)]))
     assert read.kind == "text"
     assert [e.field for e in read.errors] == ["task_type"]
+
+
+def test_a_bad_time_is_quoted_once(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "t.json", [text_row(1, prediction_time="not a time")])
+    with pytest.raises(ManifestError) as info:
+        load_questions(path)
+    assert info.value.field == "prediction_time"
+    assert str(info.value).count("'not a time'") == 1, str(info.value)

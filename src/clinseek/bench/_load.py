@@ -107,7 +107,9 @@ def _row_error(path: Path, where: str | int, err: ValidationError) -> ManifestEr
     loc = ".".join(str(p) for p in first["loc"]) or None
     problem = first["msg"]
     if "input" in first and first["type"] != "missing" and not isinstance(first["input"], dict):
-        problem += f" (got {first['input']!r})"
+        got = repr(first["input"])
+        if got not in problem:  # a validator that names the value already (the time parsers) says it once
+            problem += f" (got {got})"
     if len(err.errors()) > 1:
         problem += f"; and {len(err.errors()) - 1} more problem(s) in this row"
     return ManifestError(path, problem, row=where, field=loc)
