@@ -168,12 +168,30 @@ def test_knowledge_off_offers_no_browser_tools(synthetic_bench, synthetic_store:
     assert "browser" not in row.messages[0]["content"]
 
 
-def test_clinseek_run_defaults_to_the_cached_offline_index(synthetic_bench, synthetic_store: Path, kb: Knowledge,
-                                                           knowledge_cache: Path, tmp_path: Path) -> None:
+def test_baselines_default_to_no_browser_and_models_to_the_offline_index(
+    synthetic_bench, synthetic_store: Path, tmp_path: Path
+) -> None:
+    from clinseek.cli._run import _default_knowledge, _Knowledge
+
+    assert _default_knowledge("openai:gpt-5.1") is _Knowledge.offline
+    assert _default_knowledge("baseline:evidence") is _Knowledge.off  # never browses; no index built for it
+    bench, _ = synthetic_bench
+    result = CliRunner().invoke(app, [
+        "run", "--bench", str(bench), "--store", str(synthetic_store), "--model", "baseline:null",
+        "--mode", "agent", "--out", str(tmp_path), "--tasks", "Inpatient_Mortality", "--no-progress",
+    ])
+    assert result.exit_code == 0, result.output
+    (manifest_path,) = (tmp_path / "clinseek-bench-text" / "agent").glob("*/run_manifest.json")
+    assert json.loads(manifest_path.read_text())["knowledge"] is None
+
+
+def test_clinseek_run_offline_uses_the_cached_index(synthetic_bench, synthetic_store: Path, kb: Knowledge,
+                                                    knowledge_cache: Path, tmp_path: Path) -> None:
     bench, _ = synthetic_bench
     result = CliRunner().invoke(app, [
         "run", "--bench", str(bench), "--store", str(synthetic_store), "--model", "baseline:evidence",
         "--mode", "both", "--out", str(tmp_path), "--tasks", "Inpatient_Mortality", "--no-progress",
+        "--knowledge", "offline",
     ])
     assert result.exit_code == 0, result.output
     agent = json.loads(next((tmp_path / "clinseek-bench-text" / "agent").glob("*/run_manifest.json")).read_text())

@@ -56,6 +56,12 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
     )
 
 
+def _default_knowledge(model: str) -> _Knowledge:
+    """Offline browser tools, except for the offline baselines (they never call a tool, and building the
+    index for a store costs ~10 s and ~70 MB of cache)."""
+    return _Knowledge.off if model.strip().lower().startswith("baseline:") else _Knowledge.offline
+
+
 def _protocol(value: str) -> Literal["native", "text"]:
     if value not in ("native", "text"):
         raise typer.BadParameter(f"expected 'native' or 'text', got {value!r}", param_hint="--tool-protocol")
@@ -87,7 +93,7 @@ def run_cmd(
     tool_protocol: Annotated[str, typer.Option("--tool-protocol", help="native, or text for endpoints without tool calling.")] = "native",
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")] = None,
     prices: Annotated[Path | None, typer.Option("--prices", help="Price-table override (JSON or TOML).")] = None,
-    knowledge: Annotated[_Knowledge, typer.Option("--knowledge", help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools).")] = _Knowledge.offline,
+    knowledge: Annotated[_Knowledge | None, typer.Option("--knowledge", help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools). Default: offline; off for baseline:* models, which never browse.")] = None,
     search_backend: Annotated[_SearchBackend | None, typer.Option("--search-backend", help="Web backend for --knowledge web.")] = None,
     search_url: Annotated[str | None, typer.Option("--search-url", help="Endpoint of the web backend (required for searxng).")] = None,
     knowledge_cache: Annotated[Path | None, typer.Option("--knowledge-cache", help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
@@ -117,7 +123,8 @@ def run_cmd(
         tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
         generate=GenerateConfig(temperature=temperature), vision=vision,
-        knowledge=_knowledge_config(knowledge, search_backend, search_url, knowledge_cache, docs, search_replay, store),
+        knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
+                                    knowledge_cache, docs, search_replay, store),
         browser=PageBrowserLimits(max_calls=browser_max_calls),
     )
     check_out(out, "dir")
