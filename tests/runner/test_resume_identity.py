@@ -141,6 +141,7 @@ def test_the_cli_repro(demo_bench, bench43, demo_store: Path, tmp_path: Path) ->
     n = len(bench43[1])
     output = run(bench43[0], tmp_path / "runs43")
     assert f"of {n} (resumed {n})" not in output and f"of {n} (resumed " in output
+    assert "rerun: they answered other questions" in output
     rows = sorted(_rows(tmp_path / "runs43"), key=lambda r: r.qid)
     assert [r.question_hash for r in rows] == [question_hash(q) for q in sorted(bench43[1], key=lambda q: q.qid)]
 

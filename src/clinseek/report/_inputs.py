@@ -186,8 +186,8 @@ def _missing_pairs(
         qa = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "agent", model)]
         qb = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "curated", model)]
         try:
-            out.append(compare_questions(qa, qb, label_a=a, label_b=b))
-        except ValueError:  # no scored qid in common
+            out.append(compare_questions(qa, qb, label_a=a, label_b=b, on_changed="exclude"))
+        except (ValueError, ScoringError):  # no scored qid in common, or none names the same question
             continue
     return out
 
