@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._app import app
+from ._console import table_console
 from ._out import EXIT_INFRA_ERRORS, check_out
 
 if TYPE_CHECKING:
@@ -114,9 +115,7 @@ def demo_cmd(
     from ..demo import DemoSettings, run_demo
 
     check_out(out, "dir")
-    console = Console()
-    if not console.is_terminal:  # logs and pipes: wide enough for the tables (rich assumes 80 columns)
-        console = Console(width=max(console.width, 110))
+    console = table_console()
     settings = DemoSettings(patients=patients, per_task=per_task, seed=seed, concurrency=concurrency, progress=progress)
     result = anyio.run(lambda: run_demo(out, settings=settings, store=store, tasks=tasks, on_stage=console.print))
     _print_result(result, console)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from .. import scoring
 from ._app import app
+from ._console import table_console
 from ._out import check_out
 
 _Layout = Annotated[
@@ -75,7 +76,7 @@ async def _judge(
 
 
 def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
-    console = Console()
+    console = table_console()
     console.print(_runs_table(scored.report))
     for comparison in scored.report.paired:
         console.print(_paired_table(comparison))
@@ -163,7 +164,7 @@ def compare_cmd(
         seed=seed,
         bad_rows=bad_rows,
     )
-    console = Console()
+    console = table_console()
     for comparison in comparisons:
         console.print(_paired_table(comparison))
     _print_bad_rows(console, bad_rows)
