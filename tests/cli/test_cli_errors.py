@@ -144,3 +144,25 @@ def test_ctrl_c_during_ingest_without_progress_exits_130_quietly(shared_data: Pa
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--requests-per-s", "0"], ["--requests-per-s", "-1"], ["--temperature", "-5"]],
+)
+def test_run_refuses_rates_and_temperatures_out_of_range(extra: list[str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["run", "--bench", str(tmp_path), "--store", str(tmp_path / "s.duckdb"), "--model", "baseline:null",
+              "--out", str(tmp_path / "out"), *extra],
+    )
+    assert result.exit_code == 2 and extra[0] in result.output
+
+
+def test_run_refuses_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    result = CliRunner().invoke(
+        app, ["run", "--bench", str(tmp_path), "--store", str(tmp_path / "s.duckdb"), "--model", "baseline:null",
+              "--out", str(tmp_path / "out"), "--cache-dir", str(afile)],
+    )
+    assert result.exit_code != 0 and "--cache-dir" in str(result.exception or result.output)

@@ -82,10 +82,10 @@ def run_cmd(
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
-    requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", help="Request rate cap per provider.")] = None,
+    requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", min=0.001, help="Request rate cap per provider (> 0).")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
     max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1, help="Output-token cap of each model call.")] = 8192,
-    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (default: the provider's).")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature, >= 0 (default: the provider's).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
     cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
     imaging_weights: Annotated[Path | None, typer.Option("--imaging-weights", help="Folder of imaging model weights (docs/imaging.md).")] = None,
@@ -128,6 +128,8 @@ def run_cmd(
         browser=PageBrowserLimits(max_calls=browser_max_calls),
     )
     check_out(out, "dir")
+    if cache_dir is not None:
+        check_out(cache_dir, "dir", "--cache-dir")
     questions = load_questions(bench)
     summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,
                                               limit=limit, tasks=tasks))
