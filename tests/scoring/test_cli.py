@@ -53,6 +53,8 @@ def test_score_counts_manifest_questions_without_results(runs: Path, tmp_path: P
     assert result.exit_code == 0, result.output
     report = ScoreReport.model_validate_json((out / "summary.json").read_text())
     assert all(run.overall.n_missing == 1 for run in report.runs)
+    header = next(line for line in result.output.splitlines() if "no answer" in line)
+    assert "missing" in header  # the console separates never-run questions from unanswered ones
 
 
 def test_compare_prints_the_paired_table(runs: Path) -> None:
