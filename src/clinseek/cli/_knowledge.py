@@ -54,7 +54,7 @@ def build_cmd(cache_dir: CacheDir = None,  # type: ignore[assignment]
 
 
 @knowledge_app.command("search")
-def search_cmd(query: str, topn: Annotated[int, typer.Option(help="Results to list.")] = 10,
+def search_cmd(query: str, topn: Annotated[int, typer.Option(min=1, help="Results to list.")] = 10,
                backend: Annotated[str, typer.Option(help="offline, serper, brave, searxng or duckduckgo.")] = "offline",
                base_url: Annotated[str | None, typer.Option(help="Endpoint of the web backend.")] = None,
                cache_dir: CacheDir = None,  # type: ignore[assignment]
