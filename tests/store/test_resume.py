@@ -103,3 +103,19 @@ def test_a_file_of_another_format_is_refused_before_duckdb_opens_it(tmp_path: Pa
     with pytest.raises(StoreError, match="is not a DuckDB database"):
         connect_store(text, read_only=read_only)
     assert text.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        (StoreLimits(memory_limit="1KB"), "too small"),
+        (StoreLimits(memory_limit="bogus"), "expected a size"),
+        (StoreLimits(memory_limit="-1GB"), "positive size"),
+        (StoreLimits(threads=-1), "threads -1"),
+    ],
+)
+def test_build_limits_are_checked_before_a_file_is_made(tmp_path: Path, limits: StoreLimits, message: str) -> None:
+    out = tmp_path / "s.duckdb"
+    with pytest.raises(StoreError, match=message):
+        connect_store(out, read_only=False, limits=limits)
+    assert not out.exists()

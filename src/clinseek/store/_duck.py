@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,7 @@ def connect_store(
         config["memory_limit"] = limits.memory_limit
         if limits.threads:
             config["threads"] = limits.threads
+        _check_limits(limits)
         temp = limits.temp_directory or path.with_name(path.name + ".tmp")
         config["temp_directory"] = str(temp)
     try:
@@ -92,8 +94,10 @@ def _refuse_other_formats(path: Path) -> None:
     try:
         with path.open("rb") as fh:
             head = fh.read(16)
-    except (FileNotFoundError, IsADirectoryError):
-        return  # a new store, or a directory DuckDB names in its own error
+    except FileNotFoundError:
+        return  # a new store
+    except IsADirectoryError as err:
+        raise StoreError(f"{path}: is a directory; a clinseek store is one DuckDB file") from err
     except OSError as err:
         raise StoreError(f"{path}: cannot read the store file: {err}") from err
     offset, magic = _DUCKDB_MAGIC
@@ -111,11 +115,53 @@ def _keep_freed_blocks(con: duckdb.DuckDBPyConnection) -> None:
     blocks the memory limit allowed anyway, and the process gets them back when the
     connection closes.
     """
-    (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
     try:
+        (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
         con.execute(f"SET block_allocator_memory = '{limit}'")
     except duckdb.Error:
         pass  # a speed-up only: a platform without it builds the same store
+
+
+_MIN_MEMORY_BYTES = 64 * 1024 * 1024
+"""The smallest build memory limit accepted (DuckDB needs a few MB to run a statement at all)."""
+
+
+def _check_limits(limits: StoreLimits) -> None:
+    """Refuse a memory limit or thread count DuckDB cannot parse, or a memory limit too small to build.
+
+    Raises:
+        StoreError: naming the limit and what was expected (before any file is created).
+    """
+    if limits.threads is not None and limits.threads < 1:
+        raise StoreError(f"threads {limits.threads}: expected at least 1")
+    if limits.memory_limit.strip().startswith("-"):
+        raise StoreError(f"memory limit {limits.memory_limit!r}: expected a positive size such as '1.5GB'")
+    try:
+        probe = duckdb.connect(":memory:", config={"memory_limit": limits.memory_limit})
+    except duckdb.Error as err:
+        raise StoreError(
+            f"memory limit {limits.memory_limit!r}: expected a size such as '1.5GB' ({str(err).splitlines()[0]})"
+        ) from err
+    try:
+        (shown,) = probe.execute("SELECT current_setting('memory_limit')").fetchall()[0]
+        limit_bytes = _size_bytes(str(shown))
+    except duckdb.Error:
+        limit_bytes = 0  # the limit cannot even run this query
+    finally:
+        probe.close()
+    if limit_bytes is not None and limit_bytes < _MIN_MEMORY_BYTES:
+        raise StoreError(f"memory limit {limits.memory_limit!r}: too small to build a store (at least 64MB)")
+
+
+_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+
+
+def _size_bytes(shown: str) -> int | None:
+    """Bytes of a size as DuckDB shows a setting (``'286.1 MiB'``, ``'0 bytes'``); ``None`` if another form."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*([A-Za-z]+)\s*", shown)
+    if match is None or match[2] not in _UNITS:
+        return None
+    return int(float(match[1]) * _UNITS[match[2]])
 
 
 def table_ddl(table: Table, *, name: str | None = None) -> str:
