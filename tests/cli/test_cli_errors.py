@@ -166,3 +166,21 @@ def test_run_refuses_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
               "--out", str(tmp_path / "out"), "--cache-dir", str(afile)],
     )
     assert result.exit_code != 0 and "--cache-dir" in str(result.exception or result.output)
+
+
+def test_an_interrupt_inside_duckdb_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import duckdb
+
+    from clinseek.cli import main
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr("clinseek.bench.build_benchmark", interrupted)
+    monkeypatch.setattr(sys, "argv", ["clinseek", "bench", "build", "--store", "s.duckdb", "--out", "nowhere"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted"
