@@ -47,7 +47,9 @@ def test_score_writes_the_three_outputs(runs: Path) -> None:
 
 def test_score_counts_manifest_questions_without_results(runs: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "manifest.jsonl"
-    write_jsonl(manifest, [row_dict(qid="never-run", gold=["X"])])
+    rows = [json.loads(x) for x in (runs / "synthetic/agent/model-a/results.jsonl").read_text().splitlines()]
+    questions = [{k: r[k] for k in ("qid", "task", "task_type", "gold")} for r in rows]
+    write_jsonl(manifest, [*questions, row_dict(qid="never-run", gold=["X"])])
     out = tmp_path / "scores"
     result = CliRunner().invoke(app, ["score", str(runs), "--manifest", str(manifest), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -189,3 +191,33 @@ def test_score_with_an_llm_judge_over_loopback(
 
 def rows_in(path: Path) -> list[str]:
     return path.read_text().splitlines()
+
+
+def test_score_with_a_manifest_scores_its_questions_only(runs: Path, tmp_path: Path) -> None:
+    rows = [json.loads(x) for x in (runs / "synthetic/agent/model-a/results.jsonl").read_text().splitlines()]
+    keep = rows[0]
+    manifest = tmp_path / "manifest.jsonl"
+    write_jsonl(manifest, [{k: keep[k] for k in ("qid", "task", "task_type", "gold")}])
+    out = tmp_path / "scores"
+    result = CliRunner().invoke(app, ["score", str(runs), "--manifest", str(manifest), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = ScoreReport.model_validate_json((out / "summary.json").read_text())
+    assert all(run.overall.n_questions == 1 for run in report.runs)
+    assert report.outside_manifest["synthetic/agent/model-a"] == len(rows) - 1
+    assert "left out (their question is not in the manifest)" in (out / "summary.md").read_text()
+    assert "result rows left out" in result.output
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "folder"])
+def test_a_bad_manifest_path_is_one_clear_error(runs: Path, tmp_path: Path, kind: str) -> None:
+    from clinseek.errors import ScoringError
+    from clinseek.scoring import read_expected
+
+    path = tmp_path / kind
+    if kind == "empty":
+        path.write_text("")
+    elif kind == "folder":
+        path.mkdir()
+    expected = {"missing": "no such manifest", "empty": "holds no questions", "folder": "without ClinSeek-Bench"}
+    with pytest.raises(ScoringError, match=expected[kind]):
+        read_expected(path)

@@ -78,6 +78,8 @@ async def _judge(
 
 def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     console = table_console()
+    for run, n in sorted(scored.report.outside_manifest.items()):
+        console.print(f"{run}: {n} result rows left out (their question is not in the manifest)")
     console.print(_runs_table(scored.report))
     for comparison in scored.report.paired:
         console.print(_paired_table(comparison))

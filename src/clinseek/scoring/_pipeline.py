@@ -132,7 +132,8 @@ def score_path(
     """Score every result file under ``path`` deterministically (no network).
 
     Unreadable rows are skipped and listed in ``report.bad_rows``; every (benchmark, model) run
-    in both modes gets an agent − curated paired comparison.
+    in both modes gets an agent − curated paired comparison. With ``expected`` (a manifest), only
+    its questions are scored: rows of other qids are counted in ``report.outside_manifest``.
 
     Raises:
         ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
@@ -145,6 +146,16 @@ def score_path(
             f"{root}: no readable result rows ({len(bad_rows)} bad rows; first: {bad_rows[:1]})"
         )
     _check_unique(rows)
+    outside: dict[str, int] = {}
+    if expected:  # score the manifest's questions only; say how many other rows the files hold
+        wanted = {t.qid for t in expected}
+        for r in rows:
+            if r.qid not in wanted:
+                run = f"{r.benchmark}/{r.mode}/{r.model}"
+                outside[run] = outside.get(run, 0) + 1
+        rows = [r for r in rows if r.qid in wanted]
+        if not rows:
+            raise ScoringError(f"{root}: no result row answers a question of the manifest")
     questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected)
     runs = by_run(questions)
     paired, problems = _agent_vs_curated(runs, n_resamples, seed)
@@ -156,6 +167,7 @@ def score_path(
         paired=paired,
         bad_rows=[str(e) for e in bad_rows],
         pairing_problems=problems,
+        outside_manifest=outside,
     )
     return ScoredResults(questions, report, rows)
 

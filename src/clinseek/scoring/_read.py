@@ -215,11 +215,30 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
     its question's ``question_hash``, so that rows answering another build's question under the
     same qid are caught (see ``score_questions``).
 
+    ``path`` may also be a benchmark folder (``clinseek bench build --out``): its text and
+    multimodal files are read.
+
     Raises:
-        ScoringError: naming the file, the row (1-based) and the field of the first bad object.
+        ScoringError: the path does not exist, is a folder without benchmark files, cannot be read
+            or holds no question; or naming the file, the row (1-based) and the field of the first
+            bad object.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        from ..bench import MM_FILE, TEXT_FILE
+
+        files = [path / name for name in (TEXT_FILE, MM_FILE) if (path / name).is_file()]
+        if not files:
+            raise ScoringError(f"{path}: a folder without {TEXT_FILE} or {MM_FILE}; give a benchmark folder or file")
+        return [t for f in files for t in read_expected(f)]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise ScoringError(f"{path}: no such manifest file") from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScoringError(f"{path}: cannot read the manifest: {err}") from err
+    if not text.strip():
+        raise ScoringError(f"{path}: the manifest holds no questions")
     try:
         data = json.loads(text) if text.lstrip().startswith("[") else None
     except ValueError as err:
@@ -234,6 +253,8 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             field, problem = _problem(err)
             raise row_error(path, row_no, field, problem) from err
+    if not out:
+        raise ScoringError(f"{path}: the manifest holds no questions")
     hashes = _manifest_hashes(path)
     return [t.model_copy(update={"question_hash": hashes.get(t.qid)}) for t in out]
 

@@ -119,6 +119,9 @@ def summary_markdown(report: ScoreReport) -> str:
     if report.bad_rows:
         lines += [f"{len(report.bad_rows)} result rows could not be read and were skipped:", ""]
         lines += [f"- {msg}" for msg in report.bad_rows[:20]] + [""]
+    if report.outside_manifest:
+        lines += ["Result rows left out (their question is not in the manifest):", ""]
+        lines += [f"- {run}: {n}" for run, n in sorted(report.outside_manifest.items())] + [""]
     for run in report.runs:
         lines += _run_md(run)
     for comparison in report.paired:

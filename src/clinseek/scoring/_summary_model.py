@@ -178,6 +178,9 @@ class ScoreReport(BaseModel):
     """The model of the optional LLM judge (its verdicts are the ``judge_*`` columns), if one ran."""
     bad_rows: list[str] = Field(default_factory=list)
     """One message per result row that could not be read (file, line, field); they were skipped."""
+    outside_manifest: dict[str, int] = Field(default_factory=dict)
+    """Result rows left out because their qid is not in the ``expected`` manifest, by run
+    (``benchmark/mode/model``): rows of other questions kept in the same results file."""
     pairing_problems: list[str] = Field(default_factory=list)
     """Agent − curated pairs left out (every shared qid named different questions: the two modes were
     run on different benchmark builds); partial exclusions are in each comparison's ``excluded_qids``."""
