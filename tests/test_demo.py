@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 from pathlib import Path
 
 import anyio
@@ -216,3 +217,29 @@ def test_a_crash_of_the_store_stage_does_not_lock_the_folder(tmp_path: Path, mon
         with pytest.raises(RuntimeError, match="synthesis crashed"):
             anyio.run(lambda p=patients: run_demo(out, settings=DemoSettings(patients=p)))
         assert not (out / CONFIG_FILE).exists()
+
+
+def test_a_demo_folder_resumes_from_another_directory_and_after_a_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clinseek.demo._config import CONFIG_FILE, DemoConfig, check_config
+    from clinseek.demo._demo import _config
+
+    out = tmp_path / "d"
+    settings = DemoSettings(patients=2, per_task=1, seed=7)
+    config = _config(out / "store.duckdb", True, settings, None)
+    assert config.store == "store.duckdb"
+    out.mkdir()
+    (out / CONFIG_FILE).write_text(config.model_dump_json())
+    (out / "store.duckdb").write_text("")  # a stage's output: the folder is no longer free
+    monkeypatch.chdir(tmp_path.parent)
+    check_config(out, _config(out / "store.duckdb", True, settings, None))  # another cwd: same
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    check_config(copy, _config(copy / "store.duckdb", True, settings, None))  # a copy resumes
+    legacy = config.model_copy(update={"store": "d/store.duckdb"})  # written by an older version
+    (out / CONFIG_FILE).write_text(legacy.model_dump_json())
+    check_config(out, _config(out / "store.duckdb", True, settings, None))
+    with pytest.raises(ClinseekError, match="tasks=every task"):
+        check_config(out, _config(out / "store.duckdb", True, settings, ["labevents"]))
+    assert DemoConfig.model_validate_json((out / CONFIG_FILE).read_text()).store == "d/store.duckdb"

@@ -82,12 +82,25 @@ def check_config(out: Path, config: DemoConfig) -> None:
         found = DemoConfig.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as err:
         raise ClinseekError(f"{path}: not a valid demo configuration: {err}") from None
+    found = _normalized(found)
     if found != config:
         field = next(k for k in DemoConfig.model_fields if getattr(found, k) != getattr(config, k))
         raise ClinseekError(
-            f"{path}: this directory was made with {field}={getattr(found, field)!r}, this run asks for "
-            f"{getattr(config, field)!r}; use another --out (or the same options to resume)"
+            f"{path}: this directory was made with {field}={_shown(field, getattr(found, field))}, this run asks "
+            f"for {_shown(field, getattr(config, field))}; use another --out (or the same options to resume)"
         )
+
+
+def _normalized(found: DemoConfig) -> DemoConfig:
+    """A ``demo.json`` of an earlier version: its store as this version names it (a synthesized store
+    relative to OUT, a given one absolute, resolved from the current directory)."""
+    store = Path(found.store)
+    name = store.name if found.synthesized else str(store.resolve())
+    return found if name == found.store else found.model_copy(update={"store": name})
+
+
+def _shown(field: str, value: object) -> str:
+    return "every task" if field == "tasks" and value is None else repr(value)
 
 
 def write_config(out: Path, config: DemoConfig) -> None:

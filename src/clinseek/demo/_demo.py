@@ -124,8 +124,10 @@ def _check_tasks(tasks: Sequence[str] | None) -> None:
 
 
 def _config(store: Path, synthesized: bool, settings: DemoSettings, tasks: Sequence[str] | None) -> DemoConfig:
+    # a synthesized store is named relative to OUT, a given one absolutely: the folder resumes from any
+    # working directory, under any spelling of --out, and after being moved or copied
     return DemoConfig(
-        store=str(store), synthesized=synthesized, patients=settings.patients if synthesized else None,
+        store=store.name if synthesized else str(store.resolve()), synthesized=synthesized, patients=settings.patients if synthesized else None,
         per_task=settings.per_task, seed=settings.seed, tasks=list(tasks) if tasks else None, models=list(DEMO_MODELS),
     )
 
