@@ -83,6 +83,15 @@ def test_more_runs_per_question_adds_only_the_new_runs(text_questions, synthetic
     assert more.ran == 2 and sorted((r.qid, r.run_index) for r in rows) == sorted((q.qid, i) for q in qs for i in (0, 1))
 
 
+def test_a_rerun_with_other_settings_names_what_differs(text_questions, synthetic_store: Path, tmp_path: Path) -> None:
+    from clinseek.errors import ClinseekError
+
+    qs = [q for q in text_questions if q.task_type == "risk_prediction"][:1]
+    _run(qs, synthetic_store, "agent", "baseline:null", tmp_path)
+    with pytest.raises(ClinseekError, match=r"another run configuration .*differs: seed 0 -> 1"):
+        _run(qs, synthetic_store, "agent", "baseline:null", tmp_path, RunSettings(seed=1))
+
+
 def test_an_unknown_subject_is_an_infra_error_row_not_a_crash(text_questions, synthetic_store: Path, tmp_path: Path) -> None:
     ghost = text_questions[0].model_copy(update={"qid": "ghost", "subject_id": 1})
     summary = _run([ghost, text_questions[1]], synthetic_store, "agent", "baseline:null", tmp_path).runs[0]

@@ -7,6 +7,7 @@ and the optional response cache.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -220,13 +221,34 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
     )
 
 
+_COMPARED = ("model", "base_url", "prompt_version", "policy_versions", "seed", "runs_per_question", "budget",
+             "limits", "generate", "retry", "tools", "vision", "knowledge", "browser")
+"""Recorded run settings named when a rerun's configuration differs (a subset: the hash covers more)."""
+
+
+def _differences(path: Path, new: RunManifest) -> str:
+    """``"; differs: seed 0 -> 1, ..."`` from the recorded manifest, or ``""`` if none is readable."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    now = new.model_dump(mode="json")
+    diffs = [f"{k} {old.get(k)!r} -> {now.get(k)!r}" for k in _COMPARED if k in old and old.get(k) != now.get(k)]
+    return f"; differs: {', '.join(diffs)}" if diffs else ""
+
+
 async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     results = ResultsFile(out_dir / "results.jsonl")
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
     keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
-    done = [r for r in results.prepare_resume(digest, wanted) if (r.qid, r.run_index) in keys]
+    try:
+        resumable = results.prepare_resume(digest, wanted)
+    except ClinseekError as err:  # another configuration: say which recorded settings differ
+        new = _manifest(benchmark, mode, model, settings, tools, policies, digest, len(questions), shared)
+        raise ClinseekError(f"{err}{_differences(out_dir / 'run_manifest.json', new)}") from None
+    done = [r for r in resumable if (r.qid, r.run_index) in keys]
     finished = {(r.qid, r.run_index) for r in done}
     resumed = RowCounts.of(done)
     del done  # the rows stay on disk, not in memory for the whole run
