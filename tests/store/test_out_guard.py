@@ -108,3 +108,13 @@ def test_synth_replaces_a_synthetic_store(tmp_path: Path) -> None:
     synthesize(out, patients=1, seed=7)
     report = synthesize(out, patients=2, seed=7)
     assert report.patients == 2 and report.cxr_root.is_dir()
+
+
+def test_synth_keeps_a_users_file_in_its_own_image_folder(tmp_path: Path) -> None:
+    out = tmp_path / "s.duckdb"
+    report = synthesize(out, patients=1, seed=7)
+    mine = report.cxr_root / "mine.txt"
+    mine.write_text("notes")
+    with pytest.raises(StoreError, match=r"holds mine\.txt, which synthesize did not write"):
+        synthesize(out, patients=2, seed=7)
+    assert mine.read_text() == "notes"

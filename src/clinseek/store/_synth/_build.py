@@ -132,6 +132,10 @@ def _check_replaceable(out: Path, cxr_final: Path) -> None:
     if cxr_final.exists() and found.cxr_root != cxr_final.name:
         raise StoreError(f"{cxr_final}: exists and is not the image folder of a synthetic store at {out}; "
                          "move it or give another --out")
+    foreign = sorted(p.name for p in cxr_final.iterdir() if p.name != "files") if cxr_final.is_dir() else []
+    if foreign:  # the image folder holds only files/: anything else is the user's, never deleted
+        raise StoreError(f"{cxr_final}: holds {', '.join(foreign[:3])}, which synthesize did not write; "
+                         "move them or give another --out")
 
 
 def _remove(path: Path) -> None:
