@@ -186,6 +186,15 @@ class ReportError(ClinseekError):
     cannot be read (names the file and line), or two inputs hold the same run."""
 
 
+def is_interrupt(err: BaseException) -> bool:
+    """Ctrl-C: Python's ``KeyboardInterrupt``, or DuckDB's ``InterruptException`` / "Query interrupted"
+    ``RuntimeError`` when SIGINT arrived while DuckDB ran a statement (matched by name: this module
+    imports nothing)."""
+    if isinstance(err, KeyboardInterrupt) or type(err).__name__ == "InterruptException":
+        return True
+    return type(err) is RuntimeError and "interrupted" in str(err).lower()
+
+
 __all__ = [
     "ClinseekError",
     "EpisodeError",
@@ -202,4 +211,5 @@ __all__ = [
     "ScoringError",
     "StoreError",
     "ToolError",
+    "is_interrupt",
 ]

@@ -3,7 +3,7 @@
 The rest of clinseek reads questions only as :class:`Question` values from :func:`load_questions`.
 """
 
-from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark
+from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark, requested_tasks
 from ._curated import (
     MM_ROWS_PER_TABLE,
     TEXT_BUDGET_CHARS,
@@ -96,6 +96,7 @@ __all__ = [
     "render_curated",
     "render_mm_context",
     "render_text_timeline",
+    "requested_tasks",
     "strip_asset_prefix",
     "tasks_markdown",
     "to_question",

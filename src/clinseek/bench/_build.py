@@ -88,7 +88,12 @@ class BuildResult:
     manifest: BuildManifest
 
 
-def _requested(tasks: Sequence[str] | None) -> list[str]:
+def requested_tasks(tasks: Sequence[str] | None) -> list[str]:
+    """The task names a build asks for (every text task and multimodal category when ``tasks`` is empty).
+
+    Raises:
+        RegistryError: an unknown task name (checked before anything is written).
+    """
     mm = list(MM_BUILDERS)
     if not tasks:
         return [t.name for t in TEXT_TASKS] + mm
@@ -129,7 +134,7 @@ def build_benchmark(
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ClinseekError(f"{out}: output directory exists and is not empty")
-    names = _requested(tasks)
+    names = requested_tasks(tasks)
     handle = open_store(store)
     present = frozenset(handle.row_counts)
     con = handle.connect()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ClinseekError
+from ..errors import ClinseekError, is_interrupt
 from . import _commands  # noqa: F401  (registers every command)
 from ._app import app, state
 
@@ -29,18 +29,10 @@ def main() -> None:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     except (KeyboardInterrupt, Exception) as err:  # anything but an interrupt is re-raised unchanged
-        if state["debug"] or not _interrupted(err):
+        if state["debug"] or not is_interrupt(err):
             raise
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-
-
-def _interrupted(err: BaseException) -> bool:
-    """Ctrl-C: Python's KeyboardInterrupt, or DuckDB's InterruptException / "Query interrupted" RuntimeError
-    when the signal arrived while it ran a statement (checked by name: the CLI does not import DuckDB)."""
-    if isinstance(err, KeyboardInterrupt) or type(err).__name__ == "InterruptException":
-        return True
-    return type(err) is RuntimeError and "interrupted" in str(err).lower()
 
 
 __all__ = ["app", "main"]

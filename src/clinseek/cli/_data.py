@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ..errors import IngestError
 from ._app import data_app
 from ._data_render import print_info, print_ingest_report
 from ._out import check_out
@@ -42,8 +41,6 @@ def ingest_cmd(
     """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
-    if mimic_iv is None and ed is None and note is None and cxr is None:
-        raise IngestError(out, "nothing to ingest: give at least one of --mimic-iv, --ed, --note, --cxr")
     check_out(out, "file")
     if temp_dir is not None:
         check_out(temp_dir, "dir", "--temp-dir")

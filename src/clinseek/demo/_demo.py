@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ..bench import MM_CATEGORIES, TEXT_TASKS, BuildManifest, Question, build_benchmark, load_questions
-from ..errors import ClinseekError, RegistryError
+from ..bench import BuildManifest, Question, build_benchmark, load_questions, requested_tasks
+from ..errors import ClinseekError
 from ..runner import ModeSummary, RunSettings, run_benchmark
 from ..scoring import ScoredResults, ScoreReport, score_path, write_scores
 from ..store import open_store, synthesize
@@ -94,7 +94,7 @@ async def run_demo(
         if not store_path.is_file():
             raise ClinseekError(f"{store_path}: no such store file")
         open_store(store_path)  # StoreError when it is not a clinseek store
-    _check_tasks(tasks)
+    requested_tasks(tasks)  # RegistryError for an unknown name, before anything is written
     config = _config(store_path, store is None, settings, tasks)
     check_config(out, config)
     stages: list[Stage] = []
@@ -113,14 +113,6 @@ async def run_demo(
     stages.append(stage)
     return DemoResult(out=out, store=store_path, bench=out / "bench", runs=out / "runs", scores=out / "scores",
                       build=build, questions=len(questions), run_summaries=summaries, report=report, stages=stages)
-
-
-def _check_tasks(tasks: Sequence[str] | None) -> None:
-    """Refuse unknown task names before anything is written (the builder would refuse them later)."""
-    known = {t.name for t in TEXT_TASKS} | {c.category for c in MM_CATEGORIES}
-    unknown = [t for t in tasks or () if t not in known]
-    if unknown:
-        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; see docs/tasks.md for the names")
 
 
 def _config(store: Path, synthesized: bool, settings: DemoSettings, tasks: Sequence[str] | None) -> DemoConfig:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..errors import IngestError, StoreError
+from ..errors import IngestError, StoreError, is_interrupt
 from ..schema import MODULES
 from ._csvload import explain_csv_error, insert_csv, order_sql
 from ._cxr_reports import insert_reports
@@ -80,7 +80,9 @@ def ingest(
         if path is not None
     }
     if not sources:
-        raise IngestError(out, "nothing to ingest: give at least one of mimic_iv, ed, note, cxr")
+        raise IngestError(
+            out, "nothing to ingest: give at least one of --mimic-iv, --ed, --note, --cxr (mimic_iv=... in Python)"
+        )
     plan, absent = resolve_sources(sources)  # validates every file and header; writes nothing
     _check_out(out)
     started = time.perf_counter()
@@ -95,7 +97,7 @@ def ingest(
         _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))
         con.execute("CHECKPOINT")
     except (duckdb.Error, RuntimeError) as err:
-        if _interrupted(err):
+        if is_interrupt(err):
             raise KeyboardInterrupt from None
         raise
     finally:
@@ -221,19 +223,12 @@ def _load_table(con: duckdb.DuckDBPyConnection, st: SourceTable) -> tuple[int, s
             con.execute("COMMIT")
         except BaseException as err:
             _rollback(con)
-            if _interrupted(err):
+            if is_interrupt(err):
                 raise KeyboardInterrupt from None
             if isinstance(err, duckdb.Error) and st.match is not None:
                 raise explain_csv_error(con, st.path, st.match, err) from err
             raise
     return rows, sha
-
-
-def _interrupted(err: BaseException) -> bool:
-    """Ctrl-C while DuckDB ran a statement: DuckDB turns SIGINT into one of these, not KeyboardInterrupt."""
-    return isinstance(err, duckdb.InterruptException) or (
-        type(err) is RuntimeError and "interrupted" in str(err).lower()
-    )
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
