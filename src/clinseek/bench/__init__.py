@@ -6,7 +6,7 @@ The rest of clinseek reads questions only as :class:`Question` values from :func
 from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark, requested_tasks
 from ._curated import (
     MM_ROWS_PER_TABLE,
-    TEXT_BUDGET_CHARS,
+    TEXT_BUDGET_TOKENS,
     CuratedInput,
     episode_key,
     render_curated,
@@ -61,7 +61,7 @@ __all__ = [
     "MM_LEAKAGE_POLICY",
     "MM_ROWS_PER_TABLE",
     "RISK_TASKS",
-    "TEXT_BUDGET_CHARS",
+    "TEXT_BUDGET_TOKENS",
     "TEXT_FILE",
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",

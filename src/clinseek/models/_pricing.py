@@ -79,6 +79,23 @@ class PriceTable:
         return sorted(self._prices)
 
 
+def price_known(model: object) -> bool:
+    """Whether ``model``'s calls have a known cost (its ``priced`` flag, looked up through wrappers'
+    ``inner``); a model that declares nothing is unpriced.
+
+    The built-in providers set ``priced`` from the price table; the offline baselines are priced
+    (at $0). A call or a result row of an unpriced model has ``cost_usd = None``, never 0, even
+    when no request was sent.
+    """
+    seen = 0
+    while model is not None and seen < 16:
+        flag = getattr(model, "priced", None)
+        if isinstance(flag, bool):
+            return flag
+        model, seen = getattr(model, "inner", None), seen + 1
+    return False
+
+
 def _read(path: Path) -> Mapping[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -118,4 +135,4 @@ def _decimal(entry: Mapping[str, Any], field: str, source: str, name: str, defau
     return number
 
 
-__all__ = ["Price", "PriceTable"]
+__all__ = ["Price", "PriceTable", "price_known"]
