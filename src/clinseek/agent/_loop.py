@@ -310,12 +310,12 @@ def _call_record(turn: int, response: ModelResponse, total_s: float) -> CallReco
     )
 
 
-def failed_call_record(turn: int, err: ModelCallError, total_s: float, priced: bool) -> CallRecord:
+def failed_call_record(turn: int, err: ModelCallError, total_s: float, priced: bool | None) -> CallRecord:
     """The record of a call that failed (every attempt); it costs 0 when the model is priced (error
     replies are not billed), else its cost is unknown."""
     return CallRecord(
         turn=turn, latency_s=0.0, total_s=total_s, status="failed", error=str(err),
-        error_type=type(err).__name__, attempts=list(err.attempts), cost_usd=0.0 if priced else None,
+        error_type=type(err).__name__, attempts=list(err.attempts), cost_usd=0.0 if priced is True else None,
     )
 
 

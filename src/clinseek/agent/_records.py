@@ -101,8 +101,10 @@ class ToolRecord(BaseModel):
 class Transcript(BaseModel):
     """Running accumulator the loops fill; frozen copies go into the outcome.
 
-    ``priced`` says whether the model has a known price (:func:`clinseek.models.price_known`):
-    an unpriced model's cost is ``None`` even when no call was made or every call failed.
+    ``priced`` says whether the model has a known price (:func:`clinseek.models.price_known`;
+    ``None``: the model does not say): an unpriced model's cost is ``None`` even when no call was
+    made or every call failed; a model that does not say has a known cost only when a call
+    succeeded and every call's cost is known.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -110,7 +112,7 @@ class Transcript(BaseModel):
     calls: list[CallRecord] = Field(default_factory=list)
     tools: list[ToolRecord] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
-    priced: bool = True
+    priced: bool | None = True
     cost_known: bool = True
     cost_usd: float = 0.0
 
@@ -126,4 +128,8 @@ class Transcript(BaseModel):
     @property
     def total_cost_usd(self) -> float | None:
         """Summed cost; ``None`` when the model is unpriced or any call's cost was unknown."""
-        return self.cost_usd if self.priced and self.cost_known else None
+        if not self.cost_known or self.priced is False:
+            return None
+        if self.priced is None and not any(c.status == "ok" for c in self.calls):
+            return None
+        return self.cost_usd

@@ -79,21 +79,23 @@ class PriceTable:
         return sorted(self._prices)
 
 
-def price_known(model: object) -> bool:
-    """Whether ``model``'s calls have a known cost (its ``priced`` flag, looked up through wrappers'
-    ``inner``); a model that declares nothing is unpriced.
+def price_known(model: object) -> bool | None:
+    """Whether ``model``'s calls have a known cost: its ``priced`` flag, looked up through wrappers'
+    ``inner``; ``None`` when no model in the chain declares one (a plug-in: then only the costs its
+    responses report count).
 
     The built-in providers set ``priced`` from the price table; the offline baselines are priced
-    (at $0). A call or a result row of an unpriced model has ``cost_usd = None``, never 0, even
-    when no request was sent.
+    (at $0). An unpriced model's calls and result rows have ``cost_usd = None``, never 0, even when
+    no request was sent or every call failed.
     """
-    seen = 0
-    while model is not None and seen < 16:
+    for _ in range(16):
         flag = getattr(model, "priced", None)
         if isinstance(flag, bool):
             return flag
-        model, seen = getattr(model, "inner", None), seen + 1
-    return False
+        model = getattr(model, "inner", None)
+        if model is None:
+            break
+    return None
 
 
 def _read(path: Path) -> Mapping[str, Any]:

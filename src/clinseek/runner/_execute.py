@@ -239,5 +239,5 @@ class Executor:
         return ResultRow(
             **self._base(job), prompt_version=PROMPT_VERSION, status="infra_error", completed=False,
             stop_reason="exception", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
-            cost_usd=0.0 if price_known(self.model) else None, finished_at=_now(),
+            cost_usd=0.0 if price_known(self.model) is True else None, finished_at=_now(),
         )
