@@ -117,6 +117,7 @@ async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, 
     """The pre-flight of an OpenAI-compatible endpoint (``base_url`` ends in ``/v1`` for local servers)."""
     import anyio.to_thread
 
+    base_url = base_url.rstrip("/")
     endpoint = safe_url(base_url)
     headers = {"Authorization": f"Bearer {api_key}"}
     served, context = await _models(base_url, model.model_id, headers, endpoint)
