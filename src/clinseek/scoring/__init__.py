@@ -7,7 +7,7 @@ and compares runs over common question ids (paired bootstrap CI, the paper's t-i
 McNemar). No network; an LLM judge is optional and reported in its own column.
 """
 
-from ._aggregate import group_stats, score_questions, summarize_run, usage_stats
+from ._aggregate import group_stats, score_questions, strict_view, summarize_run, usage_stats
 from ._judge import JudgeModel, apply_verdicts, chat_model_judge, judge_messages, judge_rows, parse_verdict
 from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, TaskType, Usage
@@ -27,7 +27,7 @@ from ._pipeline import (
 )
 from ._read import RESULT_FIELDS, read_expected, read_results, score_input_from_row
 from ._reference import FINISH_NAMES, finish_answer, read_reference_results, reference_run_key
-from ._render import DELTA_HEADER, delta_cells, pct, summary_markdown, table_groups
+from ._render import DELTA_HEADER, delta_cells, parse_modes_line, pct, summary_markdown, table_groups
 from ._score import sample_route, score_sample
 from ._summary_model import (
     GroupDelta,
@@ -87,6 +87,7 @@ __all__ = [
     "normalize_set",
     "normalize_text",
     "paired_bootstrap_ci",
+    "parse_modes_line",
     "parse_number",
     "parse_verdict",
     "pct",
@@ -103,6 +104,7 @@ __all__ = [
     "score_sample",
     "set_metrics",
     "single_route",
+    "strict_view",
     "summarize_run",
     "summary_markdown",
     "t_interval",

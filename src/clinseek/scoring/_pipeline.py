@@ -11,7 +11,7 @@ from typing import Literal
 
 from .._atomic import write_text_atomic
 from ..errors import ScoringError
-from ._aggregate import score_questions, summarize_run
+from ._aggregate import group_stats, score_questions, strict_view, summarize_run
 from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
 from ._paired import OnChanged, compare_questions
@@ -128,12 +128,16 @@ def score_path(
     expected: Sequence[ScoreInput] = (),
     n_resamples: int = 10_000,
     seed: int = 0,
+    strict: bool = False,
 ) -> ScoredResults:
     """Score every result file under ``path`` deterministically (no network).
 
     Unreadable rows are skipped and listed in ``report.bad_rows``; every (benchmark, model) run
     in both modes gets an agent − curated paired comparison. With ``expected`` (a manifest), only
     its questions are scored: rows of other qids are counted in ``report.outside_manifest``.
+    Every run counts its answers by ``parse_mode``; with ``strict``, each run also gets
+    ``strict``: the overall statistics when only answers in the mode's own format count
+    (:func:`strict_view`), beside the main numbers, which are unchanged.
 
     Raises:
         ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
@@ -159,11 +163,17 @@ def score_path(
     questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected)
     runs = by_run(questions)
     paired, problems = _agent_vs_curated(runs, n_resamples, seed)
+    summaries = [summarize_run(qs) for qs in runs.values()]
+    if strict:
+        strict_runs = by_run(score_questions([strict_view(r) for r in rows], score_infra_errors=score_infra_errors,
+                                             expected=expected))
+        summaries = [s.model_copy(update={"strict": group_stats(strict_runs[(s.benchmark, s.mode, s.model)])})
+                     for s in summaries]
     report = ScoreReport(
         source=str(root),
         layout=layout,
         score_infra_errors=score_infra_errors,
-        runs=[summarize_run(qs) for qs in runs.values()],
+        runs=summaries,
         paired=paired,
         bad_rows=[str(e) for e in bad_rows],
         pairing_problems=problems,
