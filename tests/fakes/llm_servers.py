@@ -256,8 +256,6 @@ class ServerProfile:
     ``llama-cpp-python`` (``POST /extras/tokenize/count`` {input}), or ``None``."""
     context_window: int | None = None
     """Reported context length (vLLM ``max_model_len`` in ``/v1/models``, llama.cpp ``/props``)."""
-    rejected_fields: tuple[str, ...] = ()
-    """Request fields the server refuses with 400 (``extra = forbid`` validation)."""
 
 
 def fake_token_count(text: str) -> int:
@@ -287,7 +285,7 @@ PROFILES: dict[str, ServerProfile] = {
     ),
     "sglang": ServerProfile("sglang", json_arguments=True, listed=("default",)),
     "ollama": ServerProfile("ollama", models=("qwen2.5:7b",), listed=("qwen2.5:7b",)),
-    "tgi": ServerProfile("tgi", listed=("tgi",), rejected_fields=("parallel_tool_calls",)),
+    "tgi": ServerProfile("tgi", listed=("tgi",)),
 }
 """Documented strictness of the servers docs/models.md lists (requests) and what they offer."""
 
@@ -348,9 +346,6 @@ class OpenAIFake(FakeLLMServer):
         """The profile's error for a request the server would refuse, else ``None``."""
         p = self.profile
         assert p is not None
-        for field_name in p.rejected_fields:
-            if field_name in body:
-                return self.error(422, f"Failed to deserialize the JSON body: unknown field `{field_name}`")
         if p.models is not None and body.get("model") not in p.models:
             return self.error(404, f"The model `{body.get('model')}` does not exist.", code="model_not_found")
         if p.refuses_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":

@@ -4,7 +4,7 @@ Budgets that must fit a model's context (the Curated Input package, the agent lo
 are in tokens. Character counts are a poor proxy: on dense numeric EHR timelines Qwen's tokenizer
 gives about 2.2 characters per token, not the 4 of English prose (docs/models.md, "Token counts").
 
-- :class:`ServerTokenCounter` asks the server (exact): llama.cpp ``llama-server`` and vLLM
+- :class:`ServerTokenCounter` asks the server (exact): llama.cpp ``llama-server``, vLLM and TGI
   ``POST /tokenize``, llama-cpp-python ``POST /extras/tokenize/count``; :func:`probe_token_counter`
   finds which one a server has.
 - :func:`estimate_tokens` (:data:`ESTIMATE`) is a calibrated upper bound for everything else:
@@ -108,6 +108,7 @@ _DIALECTS: dict[str, tuple[str, str]] = {
     "llama.cpp": ("/tokenize", "content"),
     "vllm": ("/tokenize", "prompt"),
     "llama-cpp-python": ("/extras/tokenize/count", "input"),
+    "tgi": ("/tokenize", "inputs"),
 }
 """Tokenizer endpoints by server: (path under the server root, the field that holds the text)."""
 
@@ -120,7 +121,7 @@ class ServerTokenCounter:
 
     Args:
         root: the server root (the base URL without ``/v1``).
-        dialect: ``llama.cpp``, ``vllm`` or ``llama-cpp-python`` (:data:`_DIALECTS`).
+        dialect: ``llama.cpp``, ``vllm``, ``llama-cpp-python`` or ``tgi`` (:data:`_DIALECTS`).
         model_id: the model (vLLM needs it).
         headers: request headers (authorization); never recorded.
         timeout_s: seconds per request.
@@ -160,6 +161,8 @@ class ServerTokenCounter:
                                timeout=self.timeout_s)
         response.raise_for_status()
         data = response.json()
+        if isinstance(data, list):  # TGI: one object per token
+            return len(data)
         if isinstance(data.get("count"), int):
             return int(data["count"])
         if isinstance(data.get("tokens"), list):
