@@ -56,7 +56,8 @@ class ResultRow(BaseModel):
     completed: bool
     """True when the run ended on ``ehr.finish`` (agent) or a parsed ``<answer>`` block (curated)."""
     stop_reason: str
-    """finish_tool_call | answer_block | no_tool_call | max_turns | token_budget | parse_error | exception."""
+    """finish_tool_call | answer_block | text_answer (an answer read from text by a fallback of the
+    extractor) | no_tool_call | max_turns | token_budget | context_length | parse_error | exception."""
     error: str | None = None
     """What went wrong (infra errors: the exception; no_answer: why); never contains credentials."""
     error_type: str | None = None
