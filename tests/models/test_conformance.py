@@ -139,6 +139,18 @@ def test_a_text_call_of_an_unknown_tool_or_a_broken_block_is_flagged_not_repaire
     assert broken.error_kind == "format" and broken.raw_arguments and "not json" in broken.raw_arguments
 
 
+def test_a_call_with_a_stray_key_is_read_and_a_broken_one_is_flagged() -> None:
+    """Both as Qwen2.5-Coder-0.5B wrote them to llama-cpp-python (tests/models/cassettes/)."""
+    stray = '{"name": "ehr__run_sql_query", "arguments": {"sql_query": "SELECT 1"}, "response": ["no"]}'
+    broken = '{"name": "ehr__finish", "arguments": "{\\"response\\": ["abnormal"]}"}'
+    with OpenAIFake() as server:
+        server.script(server.text(stray), server.text(broken))
+        [call] = _generate(server, CONVERSATION).message.tool_calls
+        [flagged] = _generate(server, CONVERSATION).message.tool_calls
+    assert (call.name, call.arguments, call.error_kind) == ("ehr.run_sql_query", {"sql_query": "SELECT 1"}, None)
+    assert (flagged.name, flagged.error_kind, flagged.raw_arguments) == ("ehr.finish", "invalid_json", broken)
+
+
 def test_json_that_is_not_a_call_stays_text() -> None:
     with OpenAIFake() as server:
         server.script(server.text('```json\n{"response": ["yes"]}\n```'))

@@ -12,12 +12,14 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
   ``<tool_call>{…}</tool_call>`` (Qwen / Hermes), ``[TOOL_CALLS][…]`` (Mistral),
   ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, or the bare JSON object.
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
-  (or ``parameters``), or OpenAI's own ``{"type": "function", "function": {...}}``, alone or in a
-  list; a JSON value of another shape is left as text (it may be an answer). A name is an offered
+  (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
+  ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
+  ``{"type": "function", "function": {...}}``, alone or in a list; a JSON value of another shape is left as text (it may be an answer). A name is an offered
   tool's wire name or its canonical name, exactly; calls are decoded like native ones
   (:func:`~clinseek.models.decode_tool_call`), so another name or bad arguments are flagged
   (``unknown_tool``, ``invalid_json``), never repaired; a ``<tool_call>`` block that is not a call
-  at all is a ``format`` error.
+  at all is a ``format`` error, and a reply that starts like a call of an offered tool
+  (``{"name": "<tool>"``) but is not valid JSON is an ``invalid_json`` call, so the model is told.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
     """
     if not names.canonical_names():
         return [], text
+    broken = _broken_call(text, names)
+    if broken is not None:
+        return [broken], ""
     for tagged, spans in ((True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
                           (False, _whole(text))):
         calls: list[ToolCall] = []
@@ -94,6 +99,25 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
 
 
 _ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+_BROKEN_CALL = re.compile(r'^\{\s*"name"\s*:\s*"([^"]+)"')
+
+
+def _broken_call(text: str, names: ToolNameMap) -> ToolCall | None:
+    """A reply that is one call of an offered tool by its look (``{"name": "<tool>", ...``) but not
+    valid JSON: an ``invalid_json`` call, so the model is told (never repaired)."""
+    body = text.strip()
+    match = _BROKEN_CALL.match(body)
+    if match is None or _json(body) is not None:
+        return None
+    name = match.group(1)
+    canonical = names.from_wire(name) or (name if name in names.canonical_names() else None)
+    if canonical is None:
+        return None
+    return ToolCall(id=_call_id(text, 0), name=canonical, raw_arguments=body, error_kind="invalid_json",
+                    error=f"the call to {canonical} written in the reply is not valid JSON; send one JSON object "
+                          '{"name": ..., "arguments": {...}}')
 
 
 def _call_id(text: str, index: int) -> str:
@@ -177,13 +201,13 @@ def _call_shape(item: Any) -> tuple[str, Any] | None:
     if isinstance(item.get("function"), dict) and item.get("type", "function") == "function":
         item = item["function"]
     name = item.get("name")
-    if not isinstance(name, str):
+    if not isinstance(name, str) or ("arguments" in item and "parameters" in item):
         return None
-    keys = set(item) - {"name", "id", "type"}
-    if keys == {"arguments"} or keys == {"parameters"} or not keys:
-        arguments = item.get("arguments", item.get("parameters"))
-        if arguments is None or isinstance(arguments, dict | str):
-            return name, arguments
+    arguments = item.get("arguments", item.get("parameters"))
+    if arguments is None and set(item) - {"name", "id", "type"}:
+        return None  # {"name": ..., "other": ...}: not a call
+    if arguments is None or isinstance(arguments, dict | str):
+        return name, arguments  # other keys beside name and arguments are ignored (small models add them)
     return None
 
 
