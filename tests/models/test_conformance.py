@@ -151,6 +151,25 @@ def test_a_call_with_a_stray_key_is_read_and_a_broken_one_is_flagged() -> None:
     assert (flagged.name, flagged.error_kind, flagged.raw_arguments) == ("ehr.finish", "invalid_json", broken)
 
 
+def test_calls_one_per_line_are_parallel_calls() -> None:
+    """As Qwen2.5-Coder-0.5B wrote them to llama-cpp-python in the agent run of docs/models.md."""
+    text = ('{"name": "ehr__load_ehr", "arguments": {}}\n'
+            '{"name": "ehr__run_sql_query", "arguments": {"sql_query": "SELECT 1"}}\n'
+            '{"name": "ehr__finish", "arguments": ["yes"]}')
+    with OpenAIFake() as server:
+        server.script(server.text(text))
+        calls = _generate(server, CONVERSATION, tools=[*TOOLS, {"name": "ehr.load_ehr", "parameters": {}}]).message.tool_calls
+    assert [(c.name, c.error_kind) for c in calls] == [("ehr.load_ehr", None), ("ehr.run_sql_query", None),
+                                                       ("ehr.finish", "not_an_object")]
+
+
+def test_a_text_call_whose_arguments_are_a_list_is_flagged() -> None:
+    with OpenAIFake() as server:
+        server.script(server.text('{"name": "ehr__finish", "arguments": ["no"]}'))
+        [call] = _generate(server, CONVERSATION).message.tool_calls
+    assert (call.name, call.error_kind, call.raw_arguments) == ("ehr.finish", "not_an_object", '["no"]')
+
+
 def test_json_that_is_not_a_call_stays_text() -> None:
     with OpenAIFake() as server:
         server.script(server.text('```json\n{"response": ["yes"]}\n```'))

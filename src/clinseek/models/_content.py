@@ -10,7 +10,8 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
   Studio send ``tool_calls``; llama-cpp-python with the model's own template, vLLM without
   ``--enable-auto-tool-choice`` and TGI in some versions leave the call in the text, as
   ``<tool_call>{…}</tool_call>`` (Qwen / Hermes), ``[TOOL_CALLS][…]`` (Mistral),
-  ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, or the bare JSON object.
+  ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, the bare JSON object, or several JSON
+  objects one per line.
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
@@ -78,11 +79,8 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
     """
     if not names.canonical_names():
         return [], text
-    broken = _broken_call(text, names)
-    if broken is not None:
-        return [broken], ""
     for tagged, spans in ((True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
-                          (False, _whole(text))):
+                          (False, _whole(text)), (False, _sequence(text))):
         calls: list[ToolCall] = []
         for start, end, value in spans:
             found = _calls(value, names, text, len(calls))
@@ -95,7 +93,8 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
                 for start, end, _ in sorted(spans, reverse=True):
                     rest = rest[:start] + rest[end:]
                 return calls, rest.strip()
-    return [], text
+    broken = _broken_call(text, names)
+    return ([broken], "") if broken is not None else ([], text)
 
 
 _ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -172,6 +171,22 @@ def _fenced(text: str) -> list[_Span]:
     return [(m.start(), m.end(), _json(m.group(1).strip())) for m in _FENCED.finditer(text)]
 
 
+def _sequence(text: str) -> list[_Span]:
+    """Two or more JSON values one after the other and nothing else (one call per line)."""
+    decoder, spans, at = json.JSONDecoder(), [], 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return spans if len(spans) > 1 else []
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return []
+        spans.append((at, end, value))
+        at = end
+
+
 def _whole(text: str) -> list[_Span]:
     body = text.strip()
     if not body.startswith(("{", "[")):
@@ -208,7 +223,7 @@ def _call_shape(item: Any) -> tuple[str, Any] | None:
         return None  # {"name": ..., "other": ...}: not a call
     if arguments is None or isinstance(arguments, dict | str):
         return name, arguments  # other keys beside name and arguments are ignored (small models add them)
-    return None
+    return name, json.dumps(arguments)  # a list or a number: decoded as a not_an_object call, never repaired
 
 
 __all__ = ["calls_in_content", "split_reasoning"]
