@@ -8,6 +8,7 @@ reuses everything).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -119,7 +120,8 @@ def test_the_cli_rerun_resumes_and_prints_tables_and_next_steps(demo: DemoResult
     assert result.exit_code == 0, result.output
     assert {p: p.read_bytes() for p in demo.runs.rglob("results.jsonl")} == before  # nothing redone
     out = result.output
-    assert "store: reusing" in out and "benchmark: reusing" in out and "run 0 s (reused)" in out
+    assert "store: reusing" in out and "benchmark: reusing" in out
+    assert re.search(r"\brun \d+ s \(reused\)", out), out  # seconds vary with the machine's load
     assert f"{EVIDENCE} − {NULL} (Δ F1, percentage points)" in out and "agent − curated" in out
     assert f"Decision-making, text, agent mode: {EVIDENCE} − {NULL} = +" in out
     assert "Where to look next" in out and str(demo.scores / "summary.md") in out

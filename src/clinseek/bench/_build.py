@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import random
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from .._atomic import staging_dir
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store
@@ -344,8 +344,7 @@ def _write(
     manifest: BuildManifest,
 ) -> None:
     """Write everything into a temporary sibling directory, then move it to ``out``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
+    tmp = staging_dir(out)
     try:
         if text_rows or not mm_rows:
             (tmp / TEXT_FILE).write_text(

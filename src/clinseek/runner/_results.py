@@ -68,7 +68,7 @@ class ResultsFile:
         """Open (creating) the file for appending; take the credential values to redact."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._secrets = secret_values()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
 
     def append(self, row: ResultRow) -> None:
         """Write one row as one JSON line, credentials redacted."""
@@ -180,7 +180,7 @@ class RunLock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
