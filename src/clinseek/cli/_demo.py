@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._app import app
-from ._console import table_console
+from ._console import program_name, table_console
 from ._out import EXIT_INFRA_ERRORS, check_out
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _print_result(result: DemoResult, console: Console) -> None:
         console.print(f"[red]{result.infra_errors} runs ended in infrastructure errors (not scored); rerun to redo them[/red]")
     console.print(" · ".join(f"{s.name} {s.seconds:.0f} s{' (reused)' if s.reused else ''}" for s in result.stages))
     console.print("\nWhere to look next:")
-    for what, where in next_steps(result.out, result.store):
+    for what, where in next_steps(result.out, result.store, program=program_name()):
         console.print(f"  {what}:\n    {where}", soft_wrap=True, highlight=False, markup=False)
 
 
