@@ -36,6 +36,7 @@ from ._rows import (
     TextRow,
     strip_asset_prefix,
 )
+from ._select import select_questions, stratified_order
 from ._tasks import (
     CATEGORIES,
     DECISION_TASKS,
@@ -97,6 +98,8 @@ __all__ = [
     "render_mm_context",
     "render_text_timeline",
     "requested_tasks",
+    "select_questions",
+    "stratified_order",
     "strip_asset_prefix",
     "tasks_markdown",
     "to_question",

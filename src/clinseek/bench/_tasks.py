@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .._suggest import did_you_mean
 from ..errors import RegistryError
 
 TextTaskType = Literal["risk_prediction", "decision_making"]
@@ -673,9 +674,8 @@ def get_task(name: str) -> TaskSpec:
     try:
         return _TEXT_BY_NAME[name]
     except KeyError:
-        raise RegistryError(
-            f"unknown text task {name!r}; known: {', '.join(sorted(_TEXT_BY_NAME))}"
-        ) from None
+        hint = did_you_mean(name, _TEXT_BY_NAME) or f"; known: {', '.join(sorted(_TEXT_BY_NAME))}"
+        raise RegistryError(f"unknown text task {name!r}{hint}") from None
 
 
 def get_category(slug: str) -> Category:
@@ -687,7 +687,8 @@ def get_category(slug: str) -> Category:
     try:
         return _CATEGORY_BY_SLUG[slug]
     except KeyError:
-        raise RegistryError(f"unknown category {slug!r}; known: {', '.join(_CATEGORY_BY_SLUG)}") from None
+        hint = did_you_mean(slug, _CATEGORY_BY_SLUG) or f"; known: {', '.join(_CATEGORY_BY_SLUG)}"
+        raise RegistryError(f"unknown category {slug!r}{hint}") from None
 
 
 def _key(text: str) -> str:

@@ -78,7 +78,7 @@ def run_cmd(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
     runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Question runs in flight at once.")] = 8,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run only the first K questions.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
+from ..bench import select_questions
 from ..errors import ClinseekError
 from ..imaging import ImagingConfig
 from ..knowledge import Knowledge, KnowledgeConfig
@@ -345,8 +346,9 @@ async def run_benchmark(
         benchmark: directory name of the benchmark (default: each question's ``benchmark`` field, so
             text and multimodal questions of one benchmark directory go to separate folders).
         settings: concurrency, runs per question, budgets, limits, retries, cache, progress.
-        limit: run only the first ``limit`` questions (after the ``tasks`` filter).
-        tasks: run only questions of these tasks.
+        limit: run at most ``limit`` questions (after the ``tasks`` filter), a stratified subset: the
+            first ``limit`` of a round-robin over tasks and task types (``bench.stratified_order``).
+        tasks: run only questions of these tasks (each must be a task of ``questions``).
 
     Raises:
         ClinseekError: no questions to run, a missing store file, a store holding none of the
@@ -356,8 +358,7 @@ async def run_benchmark(
         ModelError: an unknown provider or a missing API key.
     """
     settings = settings or RunSettings()
-    chosen = [q for q in questions if not tasks or q.task in set(tasks)]
-    chosen = chosen[:limit] if limit is not None else chosen
+    chosen = select_questions(questions, tasks, limit)  # RegistryError for a task not in the benchmark
     if not chosen:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
     _check_store(Path(store), chosen, mode)
