@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import (
     _bench,  # noqa: F401
+    _catalog,  # noqa: F401
     _data,  # noqa: F401
     _demo,  # noqa: F401
     _distill,  # noqa: F401

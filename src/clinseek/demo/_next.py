@@ -23,6 +23,12 @@ def replay_command(store: Path, question: Question, tool: str = "ehr.load_ehr", 
         parts += ["--target-hadm-id", str(question.target_hadm_id)]
     if question.target_stay_id is not None:
         parts += ["--target-stay-id", str(question.target_stay_id)]
+    for study in question.study_ids:
+        parts += ["--study-id", str(study)]
+    for dicom in question.dicom_ids:
+        parts += ["--dicom-id", _q(dicom)]
+    if question.hide_cxr_reports:
+        parts.append("--hide-cxr-reports")
     return " ".join(parts)
 
 
