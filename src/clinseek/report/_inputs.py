@@ -4,6 +4,7 @@ result files (``results.jsonl``) and run manifests (``run_manifest.json``) under
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..scoring import (
     ScoreReport,
     compare_questions,
     find_results,
+    results_fingerprints,
     score_path,
 )
 
@@ -139,12 +141,38 @@ def load_source(folder: Path | str) -> tuple[ReportSource, ScoreReport, list[Que
         report = _read_summary(scores / "summary.json")
         questions = read_question_scores(scores / "per_question.jsonl")
         results = _results_root(root, scores, report) if report.layout == "clinseek" else None
+        if results is not None:
+            _check_fresh(scores, results, report)
         return ReportSource(root, scores, results, _scored_files(results)), report, questions
     files = _scored_files(root)
     if not files:
         raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek run)")
     scored = score_path(root)
     return ReportSource(root, None, root, files), scored.report, scored.questions
+
+
+def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:
+    """Refuse scores whose result files changed after ``clinseek score`` wrote them (rows added by a
+    resumed run, a rerun, a file removed): the report would show numbers its trajectories contradict.
+
+    Raises:
+        ReportError: names the changed, new and missing result files and the command that rescores.
+    """
+    if not report.results_sha256:  # scored before clinseek recorded them: nothing to check against
+        return
+    scored_file = Path(report.source)
+    try:
+        now = results_fingerprints(scored_file if scored_file.is_file() else results)
+    except ScoringError:  # every result file is gone
+        now = {}
+    then = report.results_sha256
+    changed = sorted(k for k in then.keys() & now.keys() if then[k] != now[k])
+    new, gone = sorted(now.keys() - then.keys()), sorted(then.keys() - now.keys())
+    if changed or new or gone:
+        parts = [f"{label}: {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
+                 for label, names in (("changed", changed), ("new", new), ("missing", gone)) if names]
+        raise ReportError(f"{scores}: the scores are older than the results in {results} ({'; '.join(parts)}); "
+                          f"rescore first: clinseek score {shlex.quote(str(results))} --out {shlex.quote(str(scores))}")
 
 
 def read_manifest(folder: Path) -> RunManifest | None:

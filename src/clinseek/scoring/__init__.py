@@ -22,6 +22,7 @@ from ._pipeline import (
     find_results,
     judge_scored,
     load_inputs,
+    results_fingerprints,
     score_path,
     write_scores,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "reference_category",
     "reference_run_key",
     "reference_task_type",
+    "results_fingerprints",
     "sample_route",
     "score_input_from_row",
     "score_path",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -58,6 +59,23 @@ def find_results(root: Path, layout: Layout) -> list[Path]:
     if not found:
         raise ScoringError(f"{root}: no {layout} result files found")
     return found
+
+
+def results_fingerprints(root: Path, layout: Layout = "clinseek") -> dict[str, str]:
+    """SHA-256 (hex) of every result file under ``root`` (:func:`find_results`), by path relative to
+    ``root`` (POSIX; the file's name when ``root`` is a file) — what ``ScoreReport.results_sha256`` holds.
+
+    Raises:
+        ScoringError: ``root`` does not exist or holds no result file.
+    """
+    out = {}
+    for path in find_results(root, layout):
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[path.name if root.is_file() else path.relative_to(root).as_posix()] = digest.hexdigest()
+    return out
 
 
 def load_inputs(root: Path, layout: Layout, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
@@ -139,6 +157,7 @@ def score_path(
         ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
     """
     root = Path(path)
+    fingerprints = results_fingerprints(root, layout)
     bad_rows: list[ScoringError] = []
     rows = load_inputs(root, layout, bad_rows)
     if not rows:
@@ -168,6 +187,7 @@ def score_path(
         bad_rows=[str(e) for e in bad_rows],
         pairing_problems=problems,
         outside_manifest=outside,
+        results_sha256=fingerprints,
     )
     return ScoredResults(questions, report, rows)
 

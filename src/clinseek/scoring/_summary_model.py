@@ -181,6 +181,9 @@ class ScoreReport(BaseModel):
     outside_manifest: dict[str, int] = Field(default_factory=dict)
     """Result rows left out because their qid is not in the ``expected`` manifest, by run
     (``benchmark/mode/model``): rows of other questions kept in the same results file."""
+    results_sha256: dict[str, str] = Field(default_factory=dict)
+    """SHA-256 of each result file as it was scored, by path relative to ``source`` (the file's name
+    when ``source`` is a file): a report checks them to refuse scores its results have outgrown."""
     pairing_problems: list[str] = Field(default_factory=list)
     """Agent − curated pairs left out (every shared qid named different questions: the two modes were
     run on different benchmark builds); partial exclusions are in each comparison's ``excluded_qids``."""
