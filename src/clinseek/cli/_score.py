@@ -34,7 +34,8 @@ def _layout(value: str) -> scoring.Layout:
 
 
 def _paired_table(comparison: scoring.PairedComparison) -> Table:
-    table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}")
+    table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}",
+                  caption=scoring.column_legend(scoring.DELTA_HEADER))
     for name in scoring.DELTA_HEADER:
         table.add_column(name, justify="left" if name == "group" else "right", no_wrap=name == "group")
     for group in scoring.table_groups(comparison):
@@ -43,8 +44,9 @@ def _paired_table(comparison: scoring.PairedComparison) -> Table:
 
 
 def _runs_table(report: scoring.ScoreReport) -> Table:
-    table = Table(title=f"Scores of {report.source}")
-    for name in ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "missing", "infra err"):
+    columns = ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "missing", "infra err")
+    table = Table(title=f"Scores of {report.source}", caption=scoring.column_legend(columns))
+    for name in columns:
         table.add_column(name, justify="left" if name in ("benchmark", "mode", "model") else "right")
     for run in report.runs:
         o = run.overall

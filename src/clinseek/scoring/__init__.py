@@ -14,7 +14,15 @@ from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, Ta
 from ._multimodal import single_route
 from ._normalize import gold_items, label_strings, normalize_set, normalize_text
 from ._numbers import parse_number
-from ._paired import OnChanged, compare_questions, mcnemar_p, paired_bootstrap_ci, t_interval
+from ._paired import (
+    T_MIN_N,
+    OnChanged,
+    compare_questions,
+    mcnemar_p,
+    paired_bootstrap_ci,
+    shown_t_interval,
+    t_interval,
+)
 from ._pipeline import (
     Layout,
     ScoredResults,
@@ -28,7 +36,15 @@ from ._pipeline import (
 )
 from ._read import RESULT_FIELDS, read_expected, read_results, score_input_from_row
 from ._reference import FINISH_NAMES, finish_answer, read_reference_results, reference_run_key
-from ._render import DELTA_HEADER, delta_cells, pct, summary_markdown, table_groups
+from ._render import (
+    COLUMN_LEGEND,
+    DELTA_HEADER,
+    column_legend,
+    delta_cells,
+    pct,
+    summary_markdown,
+    table_groups,
+)
 from ._score import sample_route, score_sample
 from ._summary_model import (
     GroupDelta,
@@ -44,9 +60,11 @@ from ._vocab import Vocabulary, load_vocabulary
 
 __all__ = [
     "BINARY_LABELS",
+    "COLUMN_LEGEND",
     "DELTA_HEADER",
     "FINISH_NAMES",
     "RESULT_FIELDS",
+    "T_MIN_N",
     "AnswerType",
     "GroupDelta",
     "GroupStats",
@@ -71,6 +89,7 @@ __all__ = [
     "apply_verdicts",
     "binary_metrics",
     "chat_model_judge",
+    "column_legend",
     "compare_paths",
     "compare_questions",
     "delta_cells",
@@ -104,6 +123,7 @@ __all__ = [
     "score_questions",
     "score_sample",
     "set_metrics",
+    "shown_t_interval",
     "single_route",
     "summarize_run",
     "summary_markdown",

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ScoringError
 from ._model import SampleScore, ScoredStatus, ScoreInput
-from ._paired import t_interval
+from ._paired import shown_t_interval
 from ._score import score_sample
 from ._summary_model import GroupStats, QuestionScore, RunSummary, UsageStats
 
@@ -155,7 +155,7 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         recall=_mean(q.recall for q in scored),
         f1=_mean(q.f1 for q in scored),
         exact_match=_mean(q.exact_match for q in scored),
-        f1_ci_t=t_interval([q.f1 for q in scored]) if len(scored) >= 2 else None,
+        f1_ci_t=shown_t_interval([q.f1 for q in scored], 0.0, 1.0),
         f1_raw=_mean(q.f1_raw for q in scored if q.f1_raw is not None),
         judge_accuracy=fmean(judged) if judged else None,
         n_judged=len(judged),

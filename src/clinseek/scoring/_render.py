@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ._paired import T_MIN_N
 from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunSummary, ScoreReport
 
 
@@ -32,6 +35,23 @@ def delta_cells(row: GroupDelta) -> list[str]:
 
 DELTA_HEADER = ["group", "n", "A F1", "B F1", "Δ", "95% CI (bootstrap)", "95% CI (t)", "p (t)", "p (McNemar)"]
 """Column names of :func:`delta_cells`."""
+
+COLUMN_LEGEND: dict[str, str] = {
+    "95% CI (bootstrap)": "paired bootstrap percentile interval of Δ over questions",
+    "95% CI (t)": (f"mean ± t(0.975, n−1)·sd/√n, clipped to the range F1 or Δ can take; '–' below n = {T_MIN_N}"),
+    "p (t)": "paired t-test of Δ = 0",
+    "p (McNemar)": ("McNemar's test on right/wrong per question (exact below 25 discordant pairs); "
+                    "yes/no questions only, '–' for groups with set answers"),
+    "no answer": "runs with no valid answer (scored 0)",
+    "missing": "questions of the manifest with no result row (scored 0)",
+    "infra err": "runs that ended in an infrastructure error (left out of the scores; a rerun redoes them)",
+}
+"""What the less obvious columns of the score and paired tables mean (one source for every table)."""
+
+
+def column_legend(columns: Iterable[str]) -> str:
+    """One line explaining those of ``columns`` that :data:`COLUMN_LEGEND` knows ("" when none)."""
+    return "; ".join(f"{c}: {COLUMN_LEGEND[c]}" for c in dict.fromkeys(columns) if c in COLUMN_LEGEND)
 
 
 def table_groups(comparison: PairedComparison) -> list[GroupDelta]:
@@ -94,7 +114,7 @@ def _run_md(run: RunSummary) -> list[str]:
     )
     head = f"## {run.benchmark} / {run.mode} / {run.model}"
     macro = f"Macro F1 over categories: {pct(run.macro_f1_over_categories)}."
-    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", usage, ""]
+    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", usage, "", column_legend(_STATS_HEADER) + ".", ""]
 
 
 def _num(value: float | None) -> str:
@@ -110,7 +130,7 @@ def paired_markdown(comparison: PairedComparison) -> list[str]:
         shown = ", ".join(comparison.excluded_qids[:10]) + (", ..." if len(comparison.excluded_qids) > 10 else "")
         note += (f" {len(comparison.excluded_qids)} question ids left out: A and B answered different questions "
                  f"under them (another benchmark build): {shown}.")
-    return [title, "", *_md_table(DELTA_HEADER, rows), "", note, ""]
+    return [title, "", *_md_table(DELTA_HEADER, rows), "", note, "", column_legend(DELTA_HEADER) + ".", ""]
 
 
 def summary_markdown(report: ScoreReport) -> str:

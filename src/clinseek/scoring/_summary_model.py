@@ -67,7 +67,8 @@ class GroupStats(BaseModel):
     f1: float | None
     exact_match: float | None
     f1_ci_t: tuple[float, float] | None = None
-    """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1); ``None`` for n < 2."""
+    """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1), clipped to [0, 1];
+    ``None`` for n < ``T_MIN_N`` (5)."""
     f1_raw: float | None = None
     """Mean F1 without vocabulary mapping, over questions that have it."""
     judge_accuracy: float | None = None
@@ -133,7 +134,8 @@ class GroupDelta(BaseModel):
     """Paired percentile bootstrap 95 % CI of Δ (resampling question ids)."""
     ci_high: float
     t_low: float | None
-    """The paper's paired t-interval of Δ (t quantile, sd with ddof = 1); ``None`` for n < 2."""
+    """The paper's paired t-interval of Δ (t quantile, sd with ddof = 1), clipped to [−1, 1];
+    ``None`` for n < ``T_MIN_N`` (5)."""
     t_high: float | None
     p_t: float | None
     """Two-sided paired t-test p-value; ``None`` for n < 2 (1.0 when every Δ is 0)."""
