@@ -59,6 +59,9 @@ def _refusal(row: ResultRow, run: RunFile, verdict: _Verdict) -> Refusal:
 
 def _check_outcome(row: ResultRow, run: RunFile, selector: Selector, verdict: _Verdict) -> float:
     filters = selector.filters
+    if row.model.strip().lower().startswith("baseline:") and not filters.include_baselines:
+        verdict.refuse("scripted_baseline", f"{row.model} is a scripted baseline, not a model "
+                                            "(--include-baselines to export it anyway)")
     if row.status == "infra_error":
         verdict.refuse("infra_error", f"infrastructure error: {row.error_type or row.error}")
     if filters.require_finish and not (row.completed and row.stop_reason == "finish_tool_call"):
