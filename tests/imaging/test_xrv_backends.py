@@ -61,7 +61,7 @@ def test_segmenter_loads_and_masks_14_structures_in_the_image_grid(stand_in_weig
     assert all(m.shape == image.shape and m.dtype == np.bool_ for m in masks.values())
 
 
-@pytest.mark.skipif(not os.environ.get("CLINSEEK_IMAGING_WEIGHTS"), reason="real weights not configured")
+@pytest.mark.skipif(not os.environ.get("CLINSEEK_IMAGING_WEIGHTS"), reason="real torchxrayvision weights not configured (set CLINSEEK_IMAGING_WEIGHTS; docs/imaging.md)")
 def test_real_densenet_finds_effusion_higher_on_an_effusion_film(nih_pngs: list[Path]) -> None:
     config = ImagingConfig(weights_dir=Path(os.environ["CLINSEEK_IMAGING_WEIGHTS"]))
     model = load_backend("classifier", config)

@@ -59,7 +59,9 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
 def _default_knowledge(model: str) -> _Knowledge:
     """Offline browser tools, except for the offline baselines (they never call a tool, and building the
     index for a store costs ~10 s and ~70 MB of cache)."""
-    return _Knowledge.off if model.strip().lower().startswith("baseline:") else _Knowledge.offline
+    from ..agent import is_scripted_baseline
+
+    return _Knowledge.off if is_scripted_baseline(model) else _Knowledge.offline
 
 
 def _protocol(value: str) -> Literal["native", "text"]:

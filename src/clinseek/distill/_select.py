@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..agent import is_scripted_baseline
 from ..runner import ResultRow, model_slug
 from ._convert import Converted, canonical_json, convert_messages, sha256_text
 from ._exclude import Exclusions
@@ -59,7 +60,7 @@ def _refusal(row: ResultRow, run: RunFile, verdict: _Verdict) -> Refusal:
 
 def _check_outcome(row: ResultRow, run: RunFile, selector: Selector, verdict: _Verdict) -> float:
     filters = selector.filters
-    if row.model.strip().lower().startswith("baseline:") and not filters.include_baselines:
+    if is_scripted_baseline(row.model) and not filters.include_baselines:
         verdict.refuse("scripted_baseline", f"{row.model} is a scripted baseline, not a model "
                                             "(--include-baselines to export it anyway)")
     if row.status == "infra_error":

@@ -160,9 +160,10 @@ def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:
     """
     if not report.results_sha256:  # scored before clinseek recorded them: nothing to check against
         return
-    scored_file = Path(report.source)
+    source = Path(report.source)  # what was scored; where it is now, else the results found for the report
+    scored = next((c for c in (source, scores / source, scores.parent / source) if c.exists()), results)
     try:
-        now = results_fingerprints(scored_file if scored_file.is_file() else results)
+        now = results_fingerprints(scored)
     except ScoringError:  # every result file is gone
         now = {}
     then = report.results_sha256
@@ -171,8 +172,8 @@ def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:
     if changed or new or gone:
         parts = [f"{label}: {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
                  for label, names in (("changed", changed), ("new", new), ("missing", gone)) if names]
-        raise ReportError(f"{scores}: the scores are older than the results in {results} ({'; '.join(parts)}); "
-                          f"rescore first: clinseek score {shlex.quote(str(results))} --out {shlex.quote(str(scores))}")
+        raise ReportError(f"{scores}: the scores are older than the results in {scored} ({'; '.join(parts)}); "
+                          f"rescore first: clinseek score {shlex.quote(str(scored))} --out {shlex.quote(str(scores))}")
 
 
 def read_manifest(folder: Path) -> RunManifest | None:

@@ -51,9 +51,9 @@ def _fig(svg: str, caption: str) -> str:
 
 def headline_section(page: PageData) -> str:
     """Per benchmark: the paper-style table, then per model the group-by-group detail, then other comparisons."""
-    parts = ['<section id="headline"><h2>Headline: Curated Input vs ClinSeekAgent</h2>',
+    parts = ['<section id="headline"><h2>Headline: Curated Input vs agent mode (ClinSeekAgent)</h2>',
              '<p class="note">Sample-wise F1 (%) from summary.json. Overall = mean over questions (micro); macro = '
-             "mean over categories. Δ = ClinSeekAgent − Curated Input over the question ids scored in both, with its "
+             "mean over categories. Δ = agent mode − Curated Input over the question ids scored in both, with its "
              "paired bootstrap 95 % CI (green: CI above 0, red: below). Hover a score for its t-interval.</p>"]
     for bench in page.benches:
         models = page.models(bench)
@@ -92,7 +92,7 @@ def _bench_figures(page: PageData, bench: str) -> list[str]:
     if chart is not None:
         parts.append(_fig(chart, "F1 (overall) against mean cost per run"))
     if missing:
-        parts.append(f'<p class="note">No cost reported (not in the F1-cost plot): {esc(", ".join(missing))}.</p>')
+        parts.append(f'<p class="note">No cost above $0 reported (not in the F1-cost plot): {esc(", ".join(missing))}.</p>')
     return parts
 
 
@@ -105,8 +105,13 @@ def figures_section(page: PageData) -> str:
                  "dot: mean; whiskers: min and max. One row per benchmark run (model · mode).</p>")
     for bench in page.benches:
         runs = {k: page.questions[k] for k in sorted(page.runs) if k[0] == bench}
-        figs = "".join(_fig(usage_boxes(runs, metric), f"{bench} — {USAGE_METRICS[metric][0]}") for metric in USAGE_METRICS)
+        charts = {metric: usage_boxes(runs, metric) for metric in USAGE_METRICS}
+        figs = "".join(_fig(chart, f"{bench} — {USAGE_METRICS[m][0]}") for m, chart in charts.items() if chart)
         parts.append(f'<div class="figs">{figs}</div>')
+        empty = [USAGE_METRICS[m][0] for m, chart in charts.items() if chart is None]
+        if empty:
+            parts.append(f'<p class="note">Not drawn for {esc(bench)}: no run reported {esc(", ".join(empty))} above 0 '
+                         "(scripted baselines and providers that report no usage).</p>")
     parts.append("</section>")
     return "".join(parts)
 

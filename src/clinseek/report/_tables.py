@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..runner import RunManifest
 from ..scoring import DELTA_HEADER, GroupDelta, GroupStats, PairedComparison, RunSummary, delta_cells, pct
-from ._plots import MODE_NAMES
+from ._plots import mode_name
 from ._svg import esc
 
 TYPE_NAMES = {"risk_prediction": "Risk prediction", "decision_making": "Decision making", "multimodal": "Multimodal"}
@@ -89,7 +89,7 @@ def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[
         body = "".join(_f1_cell(run, g, _stats(run, g)) for g in groups)
         macro = "" if run.macro_f1_over_categories is None else f' data-macro="{run.macro_f1_over_categories!r}"'
         key = esc(run_label(bench, mode, model))
-        cells.append(f'<td>{MODE_NAMES[mode]}</td>{body}<td class="num" data-run="{key}" data-group="macro"{macro}>'
+        cells.append(f'<td>{esc(mode_name(mode, model))}</td>{body}<td class="num" data-run="{key}" data-group="macro"{macro}>'
                      f"{pct(run.macro_f1_over_categories)}</td><td class=num>{run.overall.n_questions}</td></tr>")
     if pair is not None:
         body = "".join(_delta_cell(pair, g, _group(pair, g)) for g in groups)
