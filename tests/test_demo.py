@@ -245,3 +245,21 @@ def test_a_demo_folder_resumes_from_another_directory_and_after_a_copy(
     with pytest.raises(ClinseekError, match="tasks=every task"):
         check_config(out, _config(out / "store.duckdb", True, settings, ["labevents"]))
     assert DemoConfig.model_validate_json((out / CONFIG_FILE).read_text()).store == "d/store.duckdb"
+
+
+def test_everything_the_demo_writes_has_the_modes_of_the_users_umask(demo: DemoResult, tmp_path: Path) -> None:
+    """Colleagues on a shared server read what the user's umask lets them (no private 0600/0700 files)."""
+    import os
+    import stat
+
+    from clinseek.report import write_report
+    from clinseek.scoring import score_path, write_scores
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    write_report([demo.out], tmp_path / "report.html")
+    write_scores(score_path(demo.runs, n_resamples=100), tmp_path / "scores")
+    paths = [*demo.out.rglob("*"), tmp_path / "report.html", *(tmp_path / "scores").iterdir()]
+    wrong = [(str(p), oct(stat.S_IMODE(p.stat().st_mode))) for p in paths
+             if stat.S_IMODE(p.stat().st_mode) != (0o777 if p.is_dir() else 0o666) & ~umask]
+    assert wrong == []
