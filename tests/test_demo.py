@@ -152,6 +152,15 @@ def test_the_replay_command_opens_the_questions_episode(demo: DemoResult) -> Non
     assert f"subject_id {question.subject_id}" in result.output
 
 
+def test_the_replay_command_of_a_multimodal_question_offers_its_linked_images(demo: DemoResult) -> None:
+    question = next(q for q in load_questions(demo.bench) if q.task_type == "multimodal" and q.dicom_ids)
+    args = shlex.split(replay_command(demo.store, question, "image.dicom_processor"))
+    assert f"--dicom-id {question.dicom_ids[0]}" in " ".join(args)
+    result = _invoke([*args[1:], "--arg", f"dicom_path={question.dicom_ids[0]}"])  # images: the store's own folder
+    assert result.exit_code == 0, result.output
+    assert f"dicom_id: {question.dicom_ids[0]}" in result.output
+
+
 def test_the_printed_score_and_compare_commands_run(demo: DemoResult, tmp_path: Path) -> None:
     steps = dict(next_steps(demo.out, demo.store))
     score = shlex.split(steps["rescore"])[1:]
