@@ -237,27 +237,25 @@ def _one_shot_finish(messages: list[dict[str, Any]], items: list[str], call_id: 
 def to_reference_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A clinseek result row (``ResultRow`` as JSON) in the reference's ``results.jsonl`` shape.
 
-    The reference reads: the question's manifest fields at the top level (merged where the row has
-    no field of that name, as its runner does), ``label`` (:func:`reference_label`), ``question``,
-    ``messages`` with OpenAI-style tool calls (``{id, type, function: {name, arguments: JSON
-    text}}``, ``reasoning_content``), ``completed``, ``status`` and ``stop_reason`` in its own terms
-    (:func:`reference_status`), ``error``. A Curated Input row with an answer gets the reference's
+    Every clinseek field stays (the question's ids, ``task``, ``task_type``, ``candidates``,
+    ``completed``, ``error``... are where the reference's readers look for them), and the
+    reference's own fields are added or rewritten: ``label`` (:func:`reference_label`), ``question``
+    (the question's text, else the first user turn), ``status`` and ``stop_reason`` in its terms
+    (:func:`reference_status`; clinseek's move to ``clinseek_status`` and ``clinseek_stop_reason``),
+    and ``messages`` with OpenAI-style tool calls (``{id, type, function: {name, arguments: JSON
+    text}}``) and ``reasoning_content``. A Curated Input row with an answer gets the reference's
     synthetic finish call (id ``one_shot_<qid>_<run>``) on its reply, so the reference's extractor
-    finds the same items (valid and invalid) as clinseek's. Every other clinseek field is kept beside
-    these; clinseek's own ``status`` and ``stop_reason`` move to ``clinseek_status`` and
-    ``clinseek_stop_reason``. :func:`from_reference_row` undoes it exactly.
+    finds the same items, valid and invalid, as clinseek's. :func:`from_reference_row` undoes it.
     """
     manifest = row.get("manifest") or {}
-    out: dict[str, Any] = {k: v for k, v in manifest.items() if k not in row}
-    out.update({k: v for k, v in row.items() if k not in ("status", "stop_reason", "messages")})
+    out: dict[str, Any] = {k: v for k, v in row.items() if k not in ("status", "stop_reason", "messages")}
     mode, status = str(row.get("mode")), str(row.get("status"))
     out["clinseek_status"], out["clinseek_stop_reason"] = status, row.get("stop_reason")
     out["status"], out["stop_reason"] = reference_status(mode, status)
     out["label"] = reference_label(row.get("gold") or [], row.get("gold_aliases") or [], str(row.get("task_type")))
     messages = [_to_reference_message(m) for m in row.get("messages") or []]
-    if "question" not in out:
-        first_user = next((m.get("content") for m in messages if m.get("role") == "user"), None)
-        out["question"] = manifest.get("question_text") or first_user
+    first_user = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+    out["question"] = manifest.get("question_text") or first_user
     items = [*(row.get("answer") or []), *(row.get("invalid_answer") or [])]
     if mode == "curated" and items:
         messages = _one_shot_finish(messages, items, f"{ONE_SHOT_PREFIX}{row.get('qid')}_{row.get('run_index', 0)}")
@@ -293,8 +291,8 @@ def from_reference_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
     ``status`` and ``stop_reason`` are clinseek's again, ``messages`` have clinseek's tool calls and
     no synthetic finish, and ``reference_status`` keeps the reference's ``status``. The reference's
-    merged manifest fields and ``label``/``question`` stay in the dict: a reader keeps the fields it
-    knows (``ResultRow`` fields for the runner).
+    ``label`` and ``question`` stay in the dict: a reader keeps the fields it knows (``ResultRow``
+    fields for the runner).
 
     Raises:
         KeyError: ``row`` has no ``clinseek_status`` (it was not written by :func:`to_reference_row`).

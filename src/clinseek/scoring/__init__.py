@@ -41,6 +41,7 @@ from ._paired import OnChanged, compare_questions, mcnemar_p, paired_bootstrap_c
 from ._pipeline import (
     ScoredResults,
     Scorer,
+    card_tables_of,
     compare_paths,
     find_results,
     judge_scored,
@@ -122,6 +123,7 @@ __all__ = [
     "card_sorted",
     "card_split",
     "card_tables",
+    "card_tables_of",
     "category_for",
     "category_title",
     "chat_model_judge",

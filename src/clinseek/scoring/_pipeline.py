@@ -12,6 +12,7 @@ from typing import Literal
 from .._atomic import write_text_atomic
 from ..errors import ScoringError
 from ._aggregate import score_questions, summarize_run
+from ._card import CardTable, card_tables
 from ._discover import Layout, ResultSource, SourceFormat, discover
 from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
@@ -20,7 +21,7 @@ from ._read import read_results
 from ._reference import read_reference_results
 from ._refscore import ReferenceRules, ReferenceScorer
 from ._render import summary_markdown
-from ._summary_model import PairedComparison, QuestionScore, ScoreReport, SourceRead
+from ._summary_model import PairedComparison, QuestionScore, RunSummary, ScoreReport, SourceRead
 
 Scorer = Literal["clinseek", "reference"]
 logger = logging.getLogger("clinseek.scoring")
@@ -274,6 +275,33 @@ def compare_paths(
         except ValueError as err:
             raise ScoringError(str(err)) from err
     return out
+
+
+def card_tables_of(
+    paths: Sequence[Path | str], *, layouts: Sequence[Layout] | None = None, n_resamples: int = 10_000, seed: int = 0
+) -> list[CardTable]:
+    """The card-shaped tables of the runs under several folders together (models side by side).
+
+    Each folder is scored (:func:`score_path`, with its agent − curated comparisons); their runs are
+    then laid out by benchmark (:func:`card_tables`).
+
+    Raises:
+        ScoringError: a folder cannot be scored, or two folders hold the same run (benchmark, mode, model).
+    """
+    runs: list[RunSummary] = []
+    paired: list[PairedComparison] = []
+    seen: dict[tuple[str, str, str], Path | str] = {}
+    for i, path in enumerate(paths):
+        report = score_path(path, layout=layouts[i] if layouts else "auto", n_resamples=n_resamples, seed=seed).report
+        for run in report.runs:
+            key = (run.benchmark, run.mode, run.model)
+            if key in seen:
+                raise ScoringError(f"run {'/'.join(key)} is in both {seen[key]} and {path}; a card table shows each "
+                                   "model once")
+            seen[key] = path
+        runs += report.runs
+        paired += report.paired
+    return card_tables(runs, paired)
 
 
 async def judge_scored(

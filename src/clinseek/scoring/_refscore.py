@@ -25,14 +25,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ._model import ScoreInput
 
-Embed = Callable[[Sequence[str]], NDArray[np.float64]]
-"""Sentence embeddings of a list of strings: one row per string."""
+Embed = Callable[[list[str]], Any]
+"""Sentence embeddings of a list of strings: an array-like with one row per string."""
 _AGENTEHR = frozenset({"agent_ehr_bench", "agentehr-bench"})
 
 
