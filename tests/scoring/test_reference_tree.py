@@ -31,10 +31,12 @@ from _reference_tree import (
 from typer.testing import CliRunner
 
 from clinseek.cli import app
+from clinseek.errors import ScoringError
 from clinseek.scoring import (
     ReferenceRules,
     ScoredResults,
     ScoreReport,
+    card_cells,
     card_tables,
     category_title,
     read_expected,
@@ -239,3 +241,38 @@ def test_multimodal_rows_of_a_symlinked_run_are_read_once(tmp_path: Path) -> Non
     assert [r.model for r in scored.report.runs] == [GLM]
     assert any("zz_copy" in s and "read once" in s for s in scored.report.skipped_sources)
     assert json.loads(raw.read_text().splitlines()[0])["qid"] == MM_QUESTIONS[MM_ORDER[0]][0][0]
+
+
+def test_score_manifest_with_an_agentehr_manifest(tree: Path, tmp_path: Path) -> None:
+    from _reference_tree import AGENTEHR, agentehr_rows
+
+    rows = [{k: r[k] for k in ("qid", "task", "subject_id", "timestamp", "label")} for r in agentehr_rows()]
+    never_run = {**rows[2], "qid": "agentehr_labevents_2", "label": [{"name": "Sodium"}]}
+    manifest = write_jsonl(tmp_path / "agentehr_subset.jsonl", [*rows, never_run])
+    scored = score_path(tree / "agent_ehr_bench", expected=read_expected(manifest), n_resamples=50, scorer="reference")
+    (run,) = scored.report.runs
+    assert scored.report.missing == {f"agent_ehr_bench/agent/{OPUS}": ["agentehr_labevents_2"]}
+    labs = run.per_category["laboratory_microbiology"]
+    assert (labs.n_questions, labs.f1, labs.n_reference, labs.f1_reference) == (
+        3, pytest.approx(1 / 3), 2, pytest.approx(0.5))
+    assert run.overall.n_questions == len(AGENTEHR) + 1
+
+
+def test_compare_card_prints_the_models_of_both_folders(tree: Path, tmp_path: Path) -> None:
+    import shutil
+
+    for model, side in ((OPUS, "a"), (GLM, "b")):
+        for mode in ("agentic", "oneshot"):
+            shutil.copytree(tree / f"ehr_bench/{mode}/full1800/{model}", tmp_path / side / f"ehr_bench/{mode}/full1800/{model}")
+    result = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--card",
+                                      "--resamples", "500"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "Category" in line)
+    assert f"{OPUS} Curated" in header and f"{GLM} Agent" in header
+    scored = score_path(tree / "ehr_bench", n_resamples=500)
+    (table,) = card_tables(scored.report.runs, scored.report.paired)
+    overall = next(line for line in result.output.splitlines() if line.startswith("│ Overall"))
+    cells = [c.strip() for c in overall.split("│")[1:-1]]
+    assert cells == card_cells(table, table.rows[-1], bold=("", ""))  # the same numbers as score's table
+    same = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--card"])
+    assert isinstance(same.exception, ScoringError) and "in both" in str(same.exception)  # main() exits 2 on it

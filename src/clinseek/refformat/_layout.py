@@ -60,7 +60,7 @@ def reference_model_name(spec: str) -> str:
     name = name.rsplit("/", 1)[-1]
     name = _REGION.sub("", name, count=1) if _REGION.match(name) else name
     name = _VENDOR.sub("", name, count=1) if _VENDOR.match(name) else name
-    name = re.sub(r"(?:-v\d+)?(?::\d+)?$", "", name)
+    name = re.sub(r"-v?\d+:\d+$|-v\d+$|:\d+$", "", name)
     name = re.sub(r"[-_@]\d{8}$", "", name)
     if provider == "baseline":
         name = f"baseline_{name}"
