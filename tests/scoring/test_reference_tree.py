@@ -75,6 +75,9 @@ def test_every_model_is_read_once_named_by_the_visible_path(scored: ScoredResult
     for left_out in ("smoke20", "_archive", f"scored/{GLM}/rescored.jsonl", "_multi_eval_raw"):
         assert left_out in skipped
     assert report.layout == "reference" and report.bad_rows == []
+    only_scored = score_path(tree / "mm_bench/agentic/scored", n_resamples=50).report  # its models are all links
+    assert [(r.benchmark, r.mode, r.model) for r in only_scored.runs] == [("mm_bench", "agent", GLM)]
+    assert [s.format for s in only_scored.sources] == ["scored"]
 
 
 def test_categories_are_the_cards_in_card_order(scored: ScoredResults) -> None:
