@@ -279,3 +279,24 @@ def test_compare_card_prints_the_models_of_both_folders(tree: Path, tmp_path: Pa
     assert cells == card_cells(table, table.rows[-1], bold=("", ""))  # the same numbers as score's table
     same = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "a"), "--card"])
     assert isinstance(same.exception, ScoringError) and "in both" in str(same.exception)  # main() exits 2 on it
+
+
+def test_score_manifest_with_a_release_format_text_manifest(tree: Path, tmp_path: Path) -> None:
+    """The released text split (a JSON array with ``category``): its questions, under its categories (here one
+    question is filed under another card category than its task's, and the manifest wins)."""
+    from _reference_tree import text_rows
+
+    keys = ("qid", "subject_id", "hadm_id", "prediction_time", "latest_event_time", "task", "task_type", "category",
+            "instruction", "candidates", "label", "output", "source_file", "source_idx")
+    rows = [{k: r[k] for k in keys} for r in text_rows(OPUS, "agentic", with_category=True)]
+    moved = rows[0]["qid"]  # an Inpatient_Mortality question
+    rows[0]["category"] = "Readmission"
+    manifest = tmp_path / "ClinSeek-Bench_text.json"
+    manifest.write_text(json.dumps(rows))
+    scored = score_path(tree / "ehr_bench", expected=read_expected(manifest), n_resamples=50)
+    assert {q.category for q in scored.questions if q.qid == moved} == {"readmission"}
+    run = _runs(scored.report)[("ehr_bench", "agent", GLM)]
+    assert list(run.per_category) == TEXT_ORDER  # type: ignore[attr-defined]
+    assert run.per_category["mortality"].n_questions == 1  # type: ignore[attr-defined]
+    assert run.per_category["readmission"].n_questions == 3  # type: ignore[attr-defined]
+    assert scored.report.missing == {}
