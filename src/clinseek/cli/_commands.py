@@ -11,6 +11,7 @@ from . import (
     _data,  # noqa: F401
     _demo,  # noqa: F401
     _distill,  # noqa: F401
+    _export,  # noqa: F401
     _knowledge,  # noqa: F401
     _report,  # noqa: F401
     _run,  # noqa: F401

@@ -70,6 +70,15 @@ def _protocol(value: str) -> Literal["native", "text"]:
     return "text" if value == "text" else "native"
 
 
+def _layout(layout: str, split: str | None) -> Literal["clinseek", "reference"]:
+    """``--layout`` checked with ``--split`` (usage errors for bad values)."""
+    if layout not in ("clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {layout!r}", param_hint="--layout")
+    if split is not None and (layout != "reference" or not split or "/" in split or split in (".", "..")):
+        raise typer.BadParameter("one folder name (full1800, smoke20), with --layout reference", param_hint="--split")
+    return "reference" if layout == "reference" else "clinseek"
+
+
 @app.command("run")
 def run_cmd(
     bench: Annotated[Path, typer.Option("--bench", help="A manifest file or a benchmark directory.")],
@@ -103,6 +112,8 @@ def run_cmd(
     search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
     browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
+    layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
+    split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -127,7 +138,7 @@ def run_cmd(
         generate=GenerateConfig(temperature=temperature), vision=vision,
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
-        browser=PageBrowserLimits(max_calls=browser_max_calls),
+        browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
     )
     check_out(out, "dir")
     if cache_dir is not None:

@@ -35,6 +35,9 @@ td.na { color: #aaa; }
 .headline tr.delta-row td { border-bottom: 2px solid #9aa5b4; }
 .delta.pos { color: var(--ok); font-weight: 600; } .delta.neg { color: var(--bad); font-weight: 600; }
 .ci { color: var(--muted); font-weight: 400; font-size: 12px; }
+.card th.model { text-align: center; border-left: 2px solid #9aa5b4; }
+.card tr.overall td { border-top: 2px solid #9aa5b4; }  /* bold is kept for a significant Δ */
+.card td.delta.sig b { font-weight: 700; }
 .detail tr.g-task td { color: var(--muted); }
 .detail tr.g-overall td { font-weight: 600; }
 .kv th { width: 170px; }

@@ -18,6 +18,7 @@ from ..scoring import (
     QuestionScore,
     RunSummary,
     ScoreReport,
+    SourceFormat,
     compare_questions,
     find_results,
     results_fingerprints,
@@ -111,11 +112,14 @@ def _read_summary(path: Path) -> ScoreReport:
         raise ReportError(f"{path}: not a clinseek summary.json: {str(err).splitlines()[0]}") from None
 
 
+_CLINSEEK_ROWS: tuple[SourceFormat, ...] = ("clinseek",)
+
+
 def _scored_files(results: Path | None) -> tuple[Path, ...]:
     if results is None:
         return ()
-    try:
-        return tuple(find_results(results, "clinseek"))
+    try:  # trajectories come from clinseek's own rows (the reference's files have no ResultRow)
+        return tuple(find_results(results, formats=_CLINSEEK_ROWS))
     except ScoringError:
         return ()
 
@@ -140,15 +144,17 @@ def load_source(folder: Path | str) -> tuple[ReportSource, ScoreReport, list[Que
     if scores is not None:
         report = _read_summary(scores / "summary.json")
         questions = read_question_scores(scores / "per_question.jsonl")
-        results = _results_root(root, scores, report) if report.layout == "clinseek" else None
+        results = _results_root(root, scores, report) if report.layout != "reference" else None
         if results is not None:
             _check_fresh(scores, results, report)
         return ReportSource(root, scores, results, _scored_files(results)), report, questions
+    try:
+        scored = score_path(root)
+    except ScoringError as err:
+        raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek "
+                          f"run, or the reference's layout) that can be scored ({err})") from None
     files = _scored_files(root)
-    if not files:
-        raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek run)")
-    scored = score_path(root)
-    return ReportSource(root, None, root, files), scored.report, scored.questions
+    return ReportSource(root, None, root if files else None, files), scored.report, scored.questions
 
 
 def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ..scoring import PairedComparison, QuestionScore, RunSummary
+from ..scoring import PairedComparison, QuestionScore, RunSummary, card_tables
 from ._inputs import ReportInputs, RunKey
 from ._plots import (
     USAGE_METRICS,
@@ -17,7 +17,7 @@ from ._plots import (
     usage_boxes,
 )
 from ._svg import esc
-from ._tables import comparison_table, detail_table, headline_table, manifest_block
+from ._tables import card_table_html, comparison_table, detail_table, headline_table, manifest_block
 
 
 class PageData:
@@ -55,9 +55,15 @@ def headline_section(page: PageData) -> str:
              '<p class="note">Sample-wise F1 (%) from summary.json. Overall = mean over questions (micro); macro = '
              "mean over categories. Δ = agent mode − Curated Input over the question ids scored in both, with its "
              "paired bootstrap 95 % CI (green: CI above 0, red: below). Hover a score for its t-interval.</p>"]
+    cards = {t.benchmark: t for t in card_tables(page.inputs.runs, page.inputs.paired)}
     for bench in page.benches:
         models = page.models(bench)
         parts.append(f"<h3>{esc(bench)}</h3>{headline_table(bench, models, page.runs, page.pairs)}")
+        if bench in cards:
+            parts.append(f'<h4>By category, as the dataset card lays it out</h4>{card_table_html(cards[bench])}'
+                         '<p class="note">F1 (%). Δ = ClinSeekAgent − Curated Input over the questions scored in both, '
+                         "computed before rounding; bold Δ: its paired bootstrap 95 % CI excludes 0 (two or more "
+                         "paired questions). N: questions of the category.</p>")
         for model in models:
             curated, agent = page.runs.get((bench, "curated", model)), page.runs.get((bench, "agent", model))
             table = detail_table(curated, agent, page.pairs.get((bench, model)))

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -26,6 +27,7 @@ from ..errors import ClinseekError
 from ..imaging import ImagingConfig
 from ..knowledge import Knowledge, KnowledgeConfig
 from ..models import ChatModel, GenerateConfig, accepts_images, get_model
+from ..refformat import reference_results_dir
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
@@ -42,6 +44,7 @@ from ._knowledge import (
 )
 from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
+from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._store_check import check_store_subjects
@@ -142,6 +145,12 @@ class RunSettings:
     vision: bool | None = None
     """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
     vision, images are not attached, a text note says how many, and the row counts them."""
+    layout: Literal["clinseek", "reference"] = "clinseek"
+    """``reference``: write ``OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/
+    results.jsonl`` with rows in the reference's shape, clinseek's fields beside (``_reflayout``)."""
+    split: str | None = None
+    """The split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
+    ``smoke<N>``, N the questions run)."""
 
 
 def model_slug(name: str) -> str:
@@ -191,6 +200,8 @@ class _Shared:
     """The manifest's ``knowledge`` entry (``None`` when no browser tools are offered)."""
     store_id: str | None = None
     """:func:`store_identity` of the store (``None`` when there is no store file)."""
+    totals: dict[str, int] = field(default_factory=dict)
+    """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
 
 
 async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
@@ -200,6 +211,9 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
     policies = sorted({q.policy for q in questions})
     digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
+    if settings.layout == "reference":
+        split = settings.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
+        out_dir = reference_results_dir(out, benchmark, mode, split, model.name, questions[0].task_type)
     with RunLock(out_dir):
         return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
                                  shared if mode == "agent" else _Shared(store_id=shared.store_id))
@@ -241,7 +255,7 @@ def _differences(path: Path, new: RunManifest) -> str:
 async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
-    results = ResultsFile(out_dir / "results.jsonl")
+    results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.layout))
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
     keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
     try:
@@ -328,7 +342,9 @@ async def run_benchmark(
 ) -> RunSummary:
     """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
 
-    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``. A rerun
+    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``; with
+    ``settings.layout = "reference"``, the reference's ``out/<ehr_bench|mm_bench|agent_ehr_bench>/
+    <agentic|oneshot>/<split>/<snake model>/`` with rows in its shape (``clinseek.refformat``). A rerun
     with the same configuration resumes: rows already done (any status but ``infra_error``) are
     kept, infra errors and rows lost to a kill are redone, nothing is duplicated. A row is reused
     only for the same question (:func:`question_hash`) on the same store (:func:`store_identity`):
@@ -371,7 +387,8 @@ async def run_benchmark(
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         with frozen_heap():
-            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings)
+            totals = Counter(benchmark or q.benchmark for q in questions)
+            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
     finally:
         if owned:
             await base.aclose()
@@ -379,8 +396,9 @@ async def run_benchmark(
 
 async def _run_modes(groups: dict[str, list[Question]], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
-                     settings: RunSettings) -> RunSummary:
-    shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store))
+                     settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
+    shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
+                     totals=totals or {})
     try:
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
