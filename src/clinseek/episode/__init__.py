@@ -8,13 +8,14 @@ inverse) the label builder all read patient data this way.
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
-from ._build import build_episode
+from ._build import CandidateSource, build_episode, check_candidate_table
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._result import QueryResult
 from ._source import StoreSnapshot, clear_store_cache, store_snapshot
 
 __all__ = [
     "CANDIDATE_SCHEMA",
+    "CandidateSource",
     "MM_POLICY",
     "TEXT_POLICY",
     "Episode",
@@ -25,6 +26,7 @@ __all__ = [
     "QueryResult",
     "StoreSnapshot",
     "build_episode",
+    "check_candidate_table",
     "clear_store_cache",
     "store_snapshot",
 ]
