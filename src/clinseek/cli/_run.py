@@ -101,6 +101,7 @@ def run_cmd(
     search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
     browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
+    candidate_tables: Annotated[Path | None, typer.Option("--candidate-tables", help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -109,7 +110,7 @@ def run_cmd(
     import anyio
 
     from ..agent import AgentBudget
-    from ..bench import load_questions
+    from ..bench import load_agentehr_tables, load_questions
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RunSettings, run_benchmark
@@ -125,8 +126,10 @@ def run_cmd(
         generate=GenerateConfig(temperature=temperature), vision=vision,
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
-        browser=PageBrowserLimits(max_calls=browser_max_calls),
+        browser=PageBrowserLimits(max_calls=browser_max_calls), candidate_tables=candidate_tables,
     )
+    if candidate_tables is not None:  # a wrong path or table is one error now, not an infra error per question
+        load_agentehr_tables(candidate_tables)
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")

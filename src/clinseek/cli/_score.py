@@ -63,6 +63,19 @@ def _runs_table(report: scoring.ScoreReport) -> Table:
     return table
 
 
+def _table3(report: scoring.ScoreReport) -> Table | None:
+    """The paper's Table 3 view of the AgentEHR-Bench runs (``None`` when there are none)."""
+    rows = scoring.table3_rows(report.runs)
+    if not rows:
+        return None
+    table = Table(title="AgentEHR-Bench (Table 3): F1 %; average over the five Table 3 tasks")
+    for name in scoring.TABLE3_HEADER:
+        table.add_column(name, justify="left" if name in ("model", "mode") else "right")
+    for row in rows:
+        table.add_row(*scoring.table3_cells(row))
+    return table
+
+
 async def _judge(
     scored: scoring.ScoredResults, name: str, base_url: str | None, concurrency: int
 ) -> scoring.ScoredResults:
@@ -81,6 +94,9 @@ def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     for run, n in sorted(scored.report.outside_manifest.items()):
         console.print(f"{run}: {n} result rows left out (their question is not in the manifest)")
     console.print(_runs_table(scored.report))
+    table3 = _table3(scored.report)
+    if table3 is not None:
+        console.print(table3)
     for comparison in scored.report.paired:
         console.print(_paired_table(comparison))
     _print_bad_rows(console, scored.report.bad_rows)

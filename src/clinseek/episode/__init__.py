@@ -15,9 +15,9 @@ from ._source import StoreSnapshot, clear_store_cache, store_snapshot
 
 __all__ = [
     "CANDIDATE_SCHEMA",
-    "CandidateSource",
     "MM_POLICY",
     "TEXT_POLICY",
+    "CandidateSource",
     "Episode",
     "EpisodeError",
     "EpisodeKey",

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -177,7 +177,7 @@ class _Loader:
             ) from err
 
 
-CandidateSource = Sequence[str] | pa.Table
+CandidateSource: TypeAlias = Sequence[str] | pa.Table
 """One candidate table: a list of answer names, or an Arrow table with a string ``candidate`` column and
 dictionary columns (codes and titles; see :func:`check_candidate_table`)."""
 

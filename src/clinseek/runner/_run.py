@@ -141,6 +141,9 @@ class RunSettings:
     vision: bool | None = None
     """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
     vision, images are not attached, a text note says how many, and the row counts them."""
+    candidate_tables: Path | None = None
+    """AgentEHR's ``candidate_table.db`` (or its data root) for AgentEHR-Bench questions without candidates
+    (``None`` = each task's table is built from the store's dictionaries; ``clinseek.bench.question_candidates``)."""
 
 
 def model_slug(name: str) -> str:
@@ -162,6 +165,8 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
         "imaging": settings.imaging.as_dict() if settings.cxr_root else None,
         "tool_protocol": settings.tool_protocol,
+        # only when set, so that runs without it keep their configuration hash
+        **({"candidate_tables": str(settings.candidate_tables)} if settings.candidate_tables else {}),
     }
 
 

@@ -38,14 +38,17 @@ from ._summary_model import (
     ScoreReport,
     UsageStats,
 )
+from ._table3 import AGENTEHR_BENCHMARKS, TABLE3_HEADER, Table3Row, table3_cells, table3_markdown, table3_rows
 from ._tasks import reference_category, reference_task_type
 from ._vocab import Vocabulary, load_vocabulary
 
 __all__ = [
+    "AGENTEHR_BENCHMARKS",
     "BINARY_LABELS",
     "DELTA_HEADER",
     "FINISH_NAMES",
     "RESULT_FIELDS",
+    "TABLE3_HEADER",
     "AnswerType",
     "GroupDelta",
     "GroupStats",
@@ -63,6 +66,7 @@ __all__ = [
     "ScoredResults",
     "SetMetrics",
     "Status",
+    "Table3Row",
     "TaskType",
     "Usage",
     "UsageStats",
@@ -106,6 +110,9 @@ __all__ = [
     "summarize_run",
     "summary_markdown",
     "t_interval",
+    "table3_cells",
+    "table3_markdown",
+    "table3_rows",
     "table_groups",
     "usage_stats",
     "write_scores",
