@@ -74,23 +74,47 @@ def render_cmd(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=1, help="Drop longer samples (default: the export's).")
     ] = None,
-    tool_parser: Annotated[str, typer.Option("--tool-parser", help="auto, hermes or qwen3_xml.")] = "auto",
+    tool_parser: Annotated[
+        str, typer.Option("--tool-parser", help="auto, hermes, qwen3_xml, llama3_json or gemma4 (default: the family's).")
+    ] = "auto",
     workers: Annotated[int, typer.Option("--workers", min=1, help="Processes rendering in parallel.")] = 1,
+    family: Annotated[
+        str | None, typer.Option("--family", help="Template family: qwen3, qwen3.5, llama3 or gemma4 (parser + template arguments).")
+    ] = None,
+    template_kwarg: Annotated[
+        list[str] | None,
+        typer.Option("--template-kwarg", help="KEY=JSON chat-template argument, e.g. enable_thinking=false; repeatable."),
+    ] = None,
 ) -> None:
     """Token ids and assistant-only loss masks via the tokenizer's chat template; tool calls re-parsed."""
-    from ..distill import render_dataset
+    from ..distill import TOOL_PARSERS, render_dataset
 
-    if tool_parser not in ("auto", "hermes", "qwen3_xml"):
-        raise typer.BadParameter(f"expected auto, hermes or qwen3_xml, got {tool_parser!r}", param_hint="--tool-parser")
+    if tool_parser not in TOOL_PARSERS:
+        raise typer.BadParameter(f"expected one of {', '.join(TOOL_PARSERS)}, got {tool_parser!r}",
+                                 param_hint="--tool-parser")
     if out is not None:
         check_out(out, "dir")
     report = render_dataset(dataset, tokenizer, out, max_tokens=max_tokens, tool_parser=tool_parser,  # type: ignore[arg-type]
-                            workers=workers)
+                            workers=workers, family=family, template_kwargs=template_kwargs(template_kwarg))
     typer.echo(f"{report.rendered} of {report.samples_in} samples rendered ({report.tokens} tokens, "
                f"{report.loss_tokens} with loss); dropped: {len(report.too_long)} too long, "
                f"{len(report.round_trip_failures)} tool calls not round-tripping, {len(report.mask_failures)} mask failures")
     for problem in report.round_trip_failures + report.mask_failures:
         typer.echo(f"problem: {problem.sample_id}: {'; '.join(problem.problems)}", err=True)
+
+
+def template_kwargs(items: list[str] | None) -> dict[str, object]:
+    """``KEY=JSON`` options as a dict (a value that is not JSON is kept as text)."""
+    out: dict[str, object] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--template-kwarg")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
 
 
 @distill_app.command("prompts")

@@ -12,6 +12,7 @@ student must be served with. See ``docs/distill.md``.
 from ._convert import Converted, convert_messages, wire_tools
 from ._exclude import Exclusions, load_exclusions
 from ._export import ExportResult, export_dataset
+from ._families import TEMPLATE_FAMILIES, TemplateFamily, get_family
 from ._model import (
     DatasetCard,
     ExportFilters,
@@ -22,7 +23,7 @@ from ._model import (
     Sample,
     SourceRun,
 )
-from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
+from ._parse import TOOL_PARSERS, ParseFailure, ToolParser, compare_calls, parse_tool_calls
 from ._render import (
     MaskError,
     Rendered,
@@ -38,6 +39,8 @@ from ._serving import check_serving, serving_prompts
 from ._tokenizer import TokenCounter, load_tokenizer
 
 __all__ = [
+    "TEMPLATE_FAMILIES",
+    "TOOL_PARSERS",
     "Converted",
     "DatasetCard",
     "Exclusions",
@@ -54,12 +57,14 @@ __all__ = [
     "Sample",
     "SampleProblem",
     "SourceRun",
+    "TemplateFamily",
     "TokenCounter",
     "ToolParser",
     "check_serving",
     "compare_calls",
     "convert_messages",
     "export_dataset",
+    "get_family",
     "load_exclusions",
     "load_tokenizer",
     "parse_tool_calls",
