@@ -5,8 +5,11 @@ no overlap with excluded evaluation benchmarks) and writes OpenAI-style messages
 tool calls and the run's tool schemas as JSONL and Parquet, plus a dataset card. ``render_dataset``
 applies a local Hugging Face chat template (``tools=``) and writes token ids with an assistant-only
 loss mask, checking that every tool call round-trips through the matching parser and dropping
-(never cutting) over-long samples. ``serving_prompts`` gives the exact system prompt and tools the
-student must be served with. See ``docs/distill.md``.
+(never cutting) over-long samples, for a template family (Qwen3, Qwen3.5, Llama 3, Gemma 4).
+``train_sft`` fine-tunes a local model on the rendered tokens with TRL's SFT trainer (assistant-only loss);
+``StudentServer`` serves the result as an OpenAI-compatible endpoint for ``clinseek run``.
+``serving_prompts`` gives the exact system prompt and tools the student must be served with; ``card_text``
+states teacher, filters, exclusions and token counts. See ``docs/distill.md``.
 """
 
 from ._convert import Converted, convert_messages, wire_tools
@@ -22,6 +25,7 @@ from ._model import (
     RefusalReason,
     Sample,
     SourceRun,
+    TokenStats,
 )
 from ._parse import TOOL_PARSERS, ParseFailure, ToolParser, compare_calls, parse_tool_calls
 from ._render import (
@@ -29,18 +33,23 @@ from ._render import (
     Rendered,
     RenderReport,
     SampleProblem,
+    card_text,
     read_card,
     read_samples,
     render_dataset,
     render_sample,
+    rendered_reports,
     round_trip,
 )
+from ._serve import StudentModel, StudentServer
 from ._serving import check_serving, serving_prompts
 from ._tokenizer import TokenCounter, load_tokenizer
+from ._train import TRAINING_CARD, TrainCard, TrainConfig, train_sft
 
 __all__ = [
     "TEMPLATE_FAMILIES",
     "TOOL_PARSERS",
+    "TRAINING_CARD",
     "Converted",
     "DatasetCard",
     "Exclusions",
@@ -57,9 +66,15 @@ __all__ = [
     "Sample",
     "SampleProblem",
     "SourceRun",
+    "StudentModel",
+    "StudentServer",
     "TemplateFamily",
     "TokenCounter",
+    "TokenStats",
     "ToolParser",
+    "TrainCard",
+    "TrainConfig",
+    "card_text",
     "check_serving",
     "compare_calls",
     "convert_messages",
@@ -72,7 +87,9 @@ __all__ = [
     "read_samples",
     "render_dataset",
     "render_sample",
+    "rendered_reports",
     "round_trip",
     "serving_prompts",
+    "train_sft",
     "wire_tools",
 ]

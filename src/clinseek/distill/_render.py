@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ClinseekError
+from ._card import card_markdown
 from ._families import get_family
 from ._model import DatasetCard, Sample
 from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
@@ -338,3 +339,35 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         staging.discard()
         raise
     return report
+
+
+def rendered_reports(dataset: Path | str) -> dict[str, RenderReport]:
+    """The render reports of ``DATASET/rendered/*/render_report.json``, by folder name (unreadable ones skipped)."""
+    out = {}
+    for path in sorted((Path(dataset) / "rendered").glob("*/render_report.json")):
+        try:
+            out[path.parent.name] = RenderReport.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            continue
+    return out
+
+
+def card_text(dataset: Path | str) -> str:
+    """The dataset card for people (``README.md``'s text: teacher, filters, exclusions, refusals, tokens, sources,
+    prompts) followed by the exact token counts of every rendered folder under ``DATASET/rendered``.
+
+    Raises:
+        ClinseekError: no readable ``card.json``.
+    """
+    lines = [card_markdown(read_card(dataset)).rstrip("\n"), "", "## Rendered", ""]
+    reports = rendered_reports(dataset)
+    if not reports:
+        lines.append("Not rendered yet (`clinseek distill render DATASET --tokenizer DIR --family ...`).")
+    for name, r in reports.items():
+        dropped = len(r.too_long) + len(r.round_trip_failures) + len(r.mask_failures)
+        lines.append(f"- `{name}`: family {r.family or '-'}, parser {r.tool_parser}, template arguments "
+                     f"{json.dumps(r.template_kwargs) if r.template_kwargs else 'none'}; {r.rendered} of {r.samples_in} "
+                     f"samples, {r.tokens} tokens of which {r.loss_tokens} trained (assistant turns); {dropped} dropped "
+                     f"({len(r.too_long)} too long, {len(r.round_trip_failures)} not round-tripping, "
+                     f"{len(r.mask_failures)} mask failures); tokenizer sha256 {r.tokenizer_sha256[:16]}")
+    return "\n".join(lines) + "\n"
