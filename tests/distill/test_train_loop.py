@@ -17,7 +17,6 @@ from _distill_helpers import build_family_tokenizer
 from typer.testing import CliRunner
 
 from clinseek.agent import AgentBudget
-from clinseek.bench import load_questions
 from clinseek.cli import app
 from clinseek.distill import (
     TRAINING_CARD,
