@@ -65,7 +65,7 @@ def _tiny_model(folder: Path, tokenizer: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(180)
 def test_export_train_serve_evaluate(small_export: Path, distill_bench, synthetic_store: Path, tmp_path: Path) -> None:
     texts = [json.dumps(s.messages) + json.dumps(s.tools) for s in read_samples(small_export)]
     tokenizer = build_family_tokenizer(tmp_path / "tok", "qwen3", vocab_size=3000, corpus=texts)
