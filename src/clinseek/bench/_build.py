@@ -107,8 +107,8 @@ def requested_tasks(tasks: Sequence[str] | None, benchmark: BenchmarkKind = "cli
         return known
     unknown = [t for t in tasks if t not in known]
     if unknown:
-        which = "AgentEHR-Bench" if benchmark == "agentehr" else "ClinSeek-Bench"
-        raise RegistryError(f"unknown {which} task(s) {', '.join(unknown)}; see docs/tasks.md for the names")
+        which = "AgentEHR-Bench task(s)" if benchmark == "agentehr" else "task(s)"
+        raise RegistryError(f"unknown {which} {', '.join(unknown)}; see docs/tasks.md for the names")
     return list(dict.fromkeys(tasks))
 
 
