@@ -59,13 +59,24 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
 def _default_knowledge(model: str) -> _Knowledge:
     """Offline browser tools, except for the offline baselines (they never call a tool, and building the
     index for a store costs ~10 s and ~70 MB of cache)."""
-    return _Knowledge.off if model.strip().lower().startswith("baseline:") else _Knowledge.offline
+    from ..agent import is_scripted_baseline
+
+    return _Knowledge.off if is_scripted_baseline(model) else _Knowledge.offline
 
 
 def _protocol(value: str) -> Literal["native", "text"]:
     if value not in ("native", "text"):
         raise typer.BadParameter(f"expected 'native' or 'text', got {value!r}", param_hint="--tool-protocol")
     return "text" if value == "text" else "native"
+
+
+def _layout(layout: str, split: str | None) -> Literal["clinseek", "reference"]:
+    """``--layout`` checked with ``--split`` (usage errors for bad values)."""
+    if layout not in ("clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {layout!r}", param_hint="--layout")
+    if split is not None and (layout != "reference" or not split or "/" in split or split in (".", "..")):
+        raise typer.BadParameter("one folder name (full1800, smoke20), with --layout reference", param_hint="--split")
+    return "reference" if layout == "reference" else "clinseek"
 
 
 @app.command("run")
@@ -78,7 +89,7 @@ def run_cmd(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
     runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Question runs in flight at once.")] = 8,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run only the first K questions.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
@@ -106,6 +117,9 @@ def run_cmd(
     search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
     browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
+    layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
+    split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
+    candidate_tables: Annotated[Path | None, typer.Option("--candidate-tables", help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -114,7 +128,7 @@ def run_cmd(
     import anyio
 
     from ..agent import AgentBudget
-    from ..bench import load_questions
+    from ..bench import load_agentehr_tables, load_questions
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RetryPolicy, RunSettings, run_benchmark
@@ -132,8 +146,11 @@ def run_cmd(
         retry=RetryPolicy(max_attempts=max_attempts), preflight=preflight, vision=vision,
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
-        browser=PageBrowserLimits(max_calls=browser_max_calls),
+        browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
+        candidate_tables=candidate_tables,
     )
+    if candidate_tables is not None:  # a wrong path or table is one error now, not an infra error per question
+        load_agentehr_tables(candidate_tables)
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")

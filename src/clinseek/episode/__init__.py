@@ -8,7 +8,7 @@ inverse) the label builder all read patient data this way.
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
-from ._build import build_episode
+from ._build import CandidateSource, build_episode, check_candidate_table
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._result import QueryResult
 from ._source import StoreSnapshot, clear_store_cache, store_snapshot
@@ -17,6 +17,7 @@ __all__ = [
     "CANDIDATE_SCHEMA",
     "MM_POLICY",
     "TEXT_POLICY",
+    "CandidateSource",
     "Episode",
     "EpisodeError",
     "EpisodeKey",
@@ -25,6 +26,7 @@ __all__ = [
     "QueryResult",
     "StoreSnapshot",
     "build_episode",
+    "check_candidate_table",
     "clear_store_cache",
     "store_snapshot",
 ]

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
+from ..bench import select_questions
 from ..errors import ClinseekError
 from ..imaging import ImagingConfig
 from ..knowledge import Knowledge, KnowledgeConfig
@@ -34,6 +36,7 @@ from ..models import (
     get_model,
     preflight,
 )
+from ..refformat import reference_results_dir
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
@@ -50,6 +53,7 @@ from ._knowledge import (
 )
 from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
+from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._store_check import check_store_subjects
@@ -160,6 +164,15 @@ class RunSettings:
     token_counter: TokenCounter | None = None
     """What token budgets count with (compaction, the Curated Input budget); ``None`` = the server's
     tokenizer found by the pre-flight, else the conservative estimate."""
+    layout: Literal["clinseek", "reference"] = "clinseek"
+    """``reference``: write ``OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/
+    results.jsonl`` with rows in the reference's shape, clinseek's fields beside (``_reflayout``)."""
+    split: str | None = None
+    """The split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
+    ``smoke<N>``, N the questions run)."""
+    candidate_tables: Path | None = None
+    """AgentEHR's ``candidate_table.db`` (or its data root) for AgentEHR-Bench questions without candidates
+    (``None`` = each task's table is built from the store's dictionaries; ``clinseek.bench.question_candidates``)."""
 
 
 def model_slug(name: str) -> str:
@@ -181,6 +194,8 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
         "imaging": settings.imaging.as_dict() if settings.cxr_root else None,
         "tool_protocol": settings.tool_protocol,
+        # only when set, so that runs without it keep their configuration hash
+        **({"candidate_tables": str(settings.candidate_tables)} if settings.candidate_tables else {}),
     }
 
 
@@ -213,6 +228,8 @@ class _Shared:
     """What the pre-flight found (``None`` when it did not run)."""
     counter: TokenCounter = ESTIMATE
     """What the token budgets count with."""
+    totals: dict[str, int] = field(default_factory=dict)
+    """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
 
 
 async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
@@ -222,6 +239,9 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
     policies = sorted({q.policy for q in questions})
     digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
+    if settings.layout == "reference":
+        split = settings.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
+        out_dir = reference_results_dir(out, benchmark, mode, split, model.name, questions[0].task_type)
     with RunLock(out_dir):
         return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
                                  shared if mode == "agent" else replace(shared, knowledge=None, record=None))
@@ -265,7 +285,7 @@ def _differences(path: Path, new: RunManifest) -> str:
 async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
-    results = ResultsFile(out_dir / "results.jsonl")
+    results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.layout))
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
     keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
     try:
@@ -352,7 +372,9 @@ async def run_benchmark(
 ) -> RunSummary:
     """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
 
-    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``. A rerun
+    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``; with
+    ``settings.layout = "reference"``, the reference's ``out/<ehr_bench|mm_bench|agent_ehr_bench>/
+    <agentic|oneshot>/<split>/<snake model>/`` with rows in its shape (``clinseek.refformat``). A rerun
     with the same configuration resumes: rows already done (any status but ``infra_error``) are
     kept, infra errors and rows lost to a kill are redone, nothing is duplicated. A row is reused
     only for the same question (:func:`question_hash`) on the same store (:func:`store_identity`):
@@ -370,8 +392,9 @@ async def run_benchmark(
         benchmark: directory name of the benchmark (default: each question's ``benchmark`` field, so
             text and multimodal questions of one benchmark directory go to separate folders).
         settings: concurrency, runs per question, budgets, limits, retries, cache, progress.
-        limit: run only the first ``limit`` questions (after the ``tasks`` filter).
-        tasks: run only questions of these tasks.
+        limit: run at most ``limit`` questions (after the ``tasks`` filter), a stratified subset: the
+            first ``limit`` of a round-robin over tasks and task types (``bench.stratified_order``).
+        tasks: run only questions of these tasks (each must be a task of ``questions``).
 
     Raises:
         ClinseekError: no questions to run, a missing store file, a store holding none of the
@@ -382,8 +405,7 @@ async def run_benchmark(
             that cannot serve the run (unreachable, unknown model, tool calls refused).
     """
     settings = settings or RunSettings()
-    chosen = [q for q in questions if not tasks or q.task in set(tasks)]
-    chosen = chosen[:limit] if limit is not None else chosen
+    chosen = select_questions(questions, tasks, limit)  # RegistryError for a task not in the benchmark
     if not chosen:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
     _check_store(Path(store), chosen, mode)
@@ -396,7 +418,8 @@ async def run_benchmark(
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         with frozen_heap():
-            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings)
+            totals = Counter(benchmark or q.benchmark for q in questions)
+            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
     finally:
         if owned:
             await base.aclose()
@@ -404,10 +427,10 @@ async def run_benchmark(
 
 async def _run_modes(groups: dict[str, list[Question]], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
-                     settings: RunSettings) -> RunSummary:
+                     settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
     checked, counter = await _preflight(model, settings, "agent" in modes)
     shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
-                     preflight=checked, counter=counter)
+                     totals=totals or {}, preflight=checked, counter=counter)
     try:
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
