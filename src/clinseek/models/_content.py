@@ -173,7 +173,8 @@ def _fenced(text: str) -> list[_Span]:
 
 def _sequence(text: str) -> list[_Span]:
     """Two or more JSON values one after the other and nothing else (one call per line)."""
-    decoder, spans, at = json.JSONDecoder(), [], 0
+    decoder, at = json.JSONDecoder(), 0
+    spans: list[_Span] = []
     while True:
         while at < len(text) and text[at].isspace():
             at += 1
