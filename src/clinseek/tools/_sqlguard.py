@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
-from ._sqlite_dialect import GuardHook, hint_for, refuse_sqlite_forms, unanalysable
+from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
@@ -178,8 +178,7 @@ def guard_sql(
     except RecursionError:
         raise ToolError("sql_syntax", "the query is nested too deeply to analyse; simplify it") from None
     except SqlglotError as err:
-        hint = hint_for(sql)
-        raise ToolError("sql_syntax", f"the query does not parse: {str(err)[:300]}" + (f" ({hint})" if hint else "")) from None
+        raise ToolError("sql_syntax", parse_error(sql, err)) from None
     except Exception:  # sqlglot failed on a construct: name it (never a Python exception class)
         raise ToolError("sql_syntax", unanalysable(sql)) from None
 

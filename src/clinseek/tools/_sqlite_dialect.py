@@ -68,13 +68,17 @@ _SQLITE_SPECS = frozenset("deffFHIjJklmMpPRsSTuwWUVGgY%")
 _NUMBER_SPECS = frozenset("dejklmHIMSsuwWUVGgYJf")
 """Specifiers that write a number (a format of one of them converts cleanly in arithmetic)."""
 _UNITS = {"day": 86_400_000_000, "hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000}
-_MODIFIER = re.compile(r"^\s*([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*(day|hour|minute|second|month|year)s?\s*$", re.I)
+_MODIFIER = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+) +(day|hour|minute|second|month|year)s?$", re.I)
+"""SQLite's '±NNN unit' modifier, as strictly as SQLite reads it (no space after the sign, none after the unit)."""
 _CLOCK_SHIFT = re.compile(r"^\s*([+-]?)(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*$")
 _TIME_TEXT = re.compile(
     r"^\s*(?:(\d{4})-(\d{2})-(\d{2}))?(?:[ T]?(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(?:[zZ]|[+-]\d{2}:\d{2})?\s*$"
 )
 _JULIAN_EPOCH = 2440587.5
 _DAY_US = 86_400_000_000
+_DAY_MS = 86_400_000
+_JULIAN_EPOCH_MS = 210_866_760_000_000
+"""Milliseconds from the julian epoch to 1970-01-01 (2440587.5 days)."""
 
 
 @dataclass
@@ -156,8 +160,8 @@ class SqliteDialect:
         try:
             sqlite_tree = _parse_sqlite(sql)
         except (SqlglotError, RecursionError):
-            if tree is None:
-                return None  # neither grammar accepts it: the guard reports DuckDB's parse error
+            if tree is None or self.force:
+                return None  # SQLite's grammar rejects it too: the DuckDB reading (or its parse error) stands
             raise
         if sqlite_tree is None:
             return None
@@ -191,6 +195,15 @@ def hint_for(text: str) -> str:
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
+
+
+def parse_error(sql: str, err: Exception) -> str:
+    """The message for SQL that does not parse: sqlglot's text without Python class names, plus the
+    DuckDB form of any SQLite construct the text names."""
+    text = re.sub(r"<class '(?:[\w.]+\.)?(\w+)'>", r"\1", str(err))
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)[:300]
+    hint = hint_for(sql)
+    return f"the query does not parse: {text}" + (f" ({hint})" if hint else "")
 
 
 def unanalysable(sql: str) -> str:
@@ -280,7 +293,7 @@ class _Context:
             return self.cast(node)
         if isinstance(node, exp.Like):
             self.t.add("LIKE", "ILIKE (SQLite's LIKE ignores case)")
-            return exp.ILike(this=node.this, expression=node.expression)
+            return exp.ILike(this=node.this, expression=node.expression, negate=node.args.get("negate"))
         if isinstance(node, exp.Round):
             node.set("this", exp.Cast(this=_number(node.this), to=exp.DataType.build("DOUBLE")))
             return None
@@ -319,10 +332,13 @@ class _Context:
                 )
             args = args[1:]
         value = args[0] if args else exp.Literal.string("now")
-        ts = self.time_value(name, value, [self.modifier_text(name, m) for m in args[1:]])
+        modifiers = [self.modifier_text(name, m) for m in args[1:]]
+        ts = self.time_value(name, value, modifiers)
         if name in ("datetime", "date", "time"):
             kind = {"datetime": "TIMESTAMP", "date": "DATE", "time": "TIME"}[name]
             self.t.add(f"{name}(...)", f"a {kind}")
+            if name != "date" and not {m.strip().lower() for m in modifiers} & {"subsec", "subsecond"}:
+                ts = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string("second"), ts])
             if isinstance(ts, exp.TryCast) and ts.to.is_type(kind):
                 return ts
             return exp.TryCast(this=ts, to=exp.DataType.build(kind))
@@ -347,7 +363,7 @@ class _Context:
 
     def time_value(self, name: str, value: exp.Expression, modifiers: list[str]) -> exp.Expression:
         """A TIMESTAMP expression for a SQLite time value with its modifiers applied in order."""
-        mods = [m.strip().lower() for m in modifiers]
+        mods = [m.lower() for m in modifiers]
         numeric = _is_numeric(value)
         if mods and mods[0] in ("unixepoch", "julianday", "auto"):
             kind = mods.pop(0)
@@ -367,6 +383,7 @@ class _Context:
         month_shift: tuple[exp.Expression, int, float] | None = None
         for i, mod in enumerate(mods):
             base = ts
+            mod = mod.strip() if not _MODIFIER.match(mod.strip()) else mod
             if mod in ("localtime", "utc", "subsec", "subsecond", "ceiling"):
                 if mod in ("localtime", "utc"):
                     self.t.add(f"'{mod}'", "nothing: the episode's times have no time zone")
@@ -496,7 +513,7 @@ class _Context:
                 text = exp.DPipe(this=text, expression=p, safe=True)
             text = _p(text)
         self.t.add("strftime(format, x)", "strftime(x, format)")
-        text.meta["sqlite_number"] = _spec_number(specs, ts)
+        text.meta["sqlite_number"] = _strftime_number(specs, text, ts)
         return text
 
 
@@ -522,7 +539,7 @@ def _spec_text(spec: str, ts: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="strftime", expressions=[ts, exp.Literal.string(f)])
 
     if spec == "J":
-        return text(_julian(ts))
+        return exp.Anonymous(this="printf", expressions=[exp.Literal.string("%.16g"), _julian(ts)])
     if spec == "s":
         return text(_epoch_seconds(ts))
     if spec == "e":
@@ -538,21 +555,34 @@ def _spec_text(spec: str, ts: exp.Expression) -> exp.Expression:
     raise AssertionError(spec)
 
 
-def _spec_number(pieces: list[str], ts: exp.Expression) -> exp.Expression | None:
-    """The number a one-specifier format writes (``%J`` -> the julian day), for arithmetic; else None."""
-    if len(pieces) != 1 or not pieces[0].startswith("%") or pieces[0][1:] not in _NUMBER_SPECS:
-        return None
-    spec = pieces[0][1:]
-    if spec == "J":
+def _strftime_number(pieces: list[str], text: exp.Expression, ts: exp.Expression) -> exp.Expression:
+    """The number SQLite reads from a ``strftime`` result in arithmetic: its leading digits (an integer,
+    or a real when a decimal point and digits follow), 0 when it starts with anything else."""
+    if pieces == ["%J"]:
         return _julian(ts)
-    if spec == "s":
+    if pieces == ["%s"]:
         return _epoch_seconds(ts)
-    if spec == "f":
-        return exp.Cast(
-            this=exp.Anonymous(this="strftime", expressions=[ts, exp.Literal.string("%S.%g")]),
-            to=exp.DataType.build("DOUBLE"),
-        )
-    return None  # the generic conversion of the digits is exact for the integer specifiers
+    digits, real = 0, False
+    for i, piece in enumerate(pieces):
+        spec = piece[1:] if piece.startswith("%") and len(piece) == 2 else None
+        if spec is not None and spec in _NUMBER_SPECS:
+            digits += 1
+            real = real or spec in "Jf"
+            continue
+        if spec is None and piece[0].isdigit():
+            digits += 1
+            continue
+        if spec is None and piece.startswith(".") and digits and (
+            piece[1:2].isdigit() or (len(piece) == 1 and i + 1 < len(pieces) and pieces[i + 1][1:] in _NUMBER_SPECS)
+        ):
+            real = True
+        break
+    if not digits:
+        return exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Is(this=text.copy(), expression=exp.Null())),
+                                    true=exp.Literal.number(0))])  # fmt: skip
+    pattern = r"^[-+]?\d+(\.\d+)?" if real else r"^[-+]?\d+"
+    found = exp.Anonymous(this="regexp_extract", expressions=[text.copy(), exp.Literal.string(pattern)])
+    return exp.TryCast(this=found, to=exp.DataType.build("DOUBLE" if real else "BIGINT"))
 
 
 def _p(node: exp.Expression) -> exp.Expression:
@@ -561,13 +591,9 @@ def _p(node: exp.Expression) -> exp.Expression:
 
 
 def _julian(ts: exp.Expression) -> exp.Expression:
-    return _p(exp.Add(
-        this=exp.Div(
-            this=exp.Anonymous(this="epoch_us", expressions=[ts]),
-            expression=exp.Literal.number(f"{_DAY_US}.0"),
-        ),
-        expression=exp.Literal.number(str(_JULIAN_EPOCH)),
-    ))
+    """SQLite's julian day: whole milliseconds since the julian epoch divided by a day's milliseconds."""
+    ms = exp.Add(this=exp.Anonymous(this="epoch_ms", expressions=[ts]), expression=exp.Literal.number(_JULIAN_EPOCH_MS))
+    return _p(exp.Div(this=exp.Paren(this=ms), expression=exp.Literal.number(f"{_DAY_MS}.0")))
 
 
 def _epoch_seconds(ts: exp.Expression) -> exp.Expression:
@@ -581,9 +607,16 @@ def _timestamp(text: str) -> exp.Expression:
 
 
 def _from_julian(value: exp.Expression) -> exp.Expression:
+    """A julian day number as SQLite reads it: rounded to whole milliseconds."""
+    ms = exp.Cast(
+        this=exp.Anonymous(this="round", expressions=[
+            exp.Mul(this=_p(_number(value)), expression=exp.Literal.number(f"{_DAY_MS}.0"))
+        ]),
+        to=exp.DataType.build("BIGINT"),
+    )  # fmt: skip
     micros = exp.Mul(
-        this=exp.Paren(this=exp.Sub(this=_p(_number(value)), expression=exp.Literal.number(str(_JULIAN_EPOCH)))),
-        expression=exp.Literal.number(_DAY_US),
+        this=exp.Paren(this=exp.Sub(this=ms, expression=exp.Literal.number(_JULIAN_EPOCH_MS))),
+        expression=exp.Literal.number(1000),
     )
     return _make_timestamp(micros)
 
@@ -625,20 +658,10 @@ def _nonzero(node: exp.Expression) -> exp.Expression:
     return exp.Nullif(this=node, expression=exp.Literal.number(0))
 
 
-_NUMBER_PREFIX = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
-
-
 def _number(node: exp.Expression) -> exp.Expression:
     """``node`` as SQLite uses it in arithmetic: text from a SQLite function becomes its leading number."""
-    if "sqlite_number" not in node.meta:
-        return node
     exact = node.meta.get("sqlite_number")
-    if isinstance(exact, exp.Expression):
-        return _p(exact)
-    digits = exp.Anonymous(this="regexp_extract", expressions=[node, exp.Literal.string(_NUMBER_PREFIX)])
-    return exp.Coalesce(
-        this=exp.TryCast(this=digits, to=exp.DataType.build("DOUBLE")), expressions=[exp.Literal.number(0)]
-    )
+    return _p(exact) if isinstance(exact, exp.Expression) else node
 
 
 def _is_numeric(node: exp.Expression) -> bool:
