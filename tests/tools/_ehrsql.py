@@ -415,7 +415,8 @@ class Outcome:
 
     item: Item
     kind: str
-    """``reproducible``, ``cross_patient``, ``data_absent``, ``recreation_differs`` or ``abstain``."""
+    """``reproducible``, ``cross_patient``, ``data_absent``, ``recreation_differs``, ``abstain``
+    (or ``not_loaded`` when the reference holds only some patients)."""
     reason: str = ""
     subject_id: int | None = None
     answer: str | None = None
@@ -433,9 +434,17 @@ class Recreation:
             ``hosp/d_icd_diagnoses.csv.gz`` and ``hosp/prescriptions.csv.gz`` (see the module doc).
     """
 
-    def __init__(self, store: Path, demo_csv: Path, label_tables: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        store: Path,
+        demo_csv: Path,
+        label_tables: Mapping[str, str] | None = None,
+        subjects: Iterable[int] | None = None,
+    ) -> None:
         self.store = store
         self.label_tables = dict(label_tables or {})
+        self.subjects = None if subjects is None else sorted(set(subjects))
+        """The patients the SQLite reference holds (``None``: all; a test restricts it to stay fast)."""
         con = duckdb.connect(str(store), read_only=True)
         try:
             self._dx_first = self._dx_first_codes(con, demo_csv / "hosp" / "d_icd_diagnoses.csv.gz")
@@ -512,7 +521,7 @@ class Recreation:
 
     def prefix(self, subject_id: int | None = None, tables: Iterable[str] = SCHEMA) -> str:
         """The view prefix of ``tables`` for one patient (``None``: every patient of the store)."""
-        subjects = [subject_id] if subject_id is not None else list(self.prediction_times)
+        subjects = [subject_id] if subject_id is not None else (self.subjects or list(self.prediction_times))
         kept = {
             self._dx_first[title]
             for s in subjects
@@ -532,7 +541,12 @@ class Recreation:
             cols = ", ".join(f"{c} {t}" for c, t in columns)
             lite.execute(f"CREATE TABLE {table} ({cols})")
             names = ", ".join(c for c, _ in columns)
-            rows = con.execute(f"{prefix}SELECT {names} FROM {table}").fetchall()
+            only = (
+                f" WHERE subject_id IN ({', '.join(map(str, self.subjects))})"
+                if self.subjects is not None and table not in DICTIONARIES
+                else ""
+            )
+            rows = con.execute(f"{prefix}SELECT {names} FROM {table}{only}").fetchall()
             marks = ", ".join("?" for _ in columns)
             lite.executemany(f"INSERT INTO {table} VALUES ({marks})", [tuple(map(_to_sqlite, r)) for r in rows])
         lite.commit()
@@ -570,6 +584,8 @@ class Recreation:
         if len(subjects) != 1:
             return Outcome(item, "cross_patient", "names no single patient: it asks about the whole population")
         subject = subjects.pop()
+        if self.subjects is not None and subject not in self.subjects:
+            return Outcome(item, "not_loaded", "its patient is not in this reference's patients", subject)
         if absent:
             return Outcome(item, "data_absent", f"reads {', '.join(absent)} ({ABSENT[absent[0]]})", subject)
         own = self.sqlite_answer(item.sql, subject)
@@ -597,9 +613,9 @@ def _to_sqlite(v: Any) -> Any:
 
 
 def run_in_episodes(
-    rec: Recreation, outcomes: Sequence[Outcome], *, limits: Any = None
+    rec: Recreation, outcomes: Sequence[Outcome], *, limits: Any = None, run_kind: str = "reproducible"
 ) -> Iterator[Outcome]:
-    """Run every ``reproducible`` outcome's gold SQL, prefixed with the patient's view, through
+    """Run every ``run_kind`` outcome's gold SQL, prefixed with the patient's view, through
     ``ehr.run_sql_query`` in the patient's sealed episode (text policy, prediction time one day after
     the patient's last recorded time); yields each outcome with ``answer`` or ``error`` set."""
     import anyio
@@ -610,7 +626,7 @@ def run_in_episodes(
     wide = limits or Limits(max_rows=1000, max_tool_chars=10_000_000, sql_timeout_s=30)
     by_subject: dict[int, list[Outcome]] = {}
     for o in outcomes:
-        if o.kind == "reproducible" and o.subject_id is not None:
+        if o.kind == run_kind and o.subject_id is not None:
             by_subject.setdefault(o.subject_id, []).append(o)
     for subject, group in sorted(by_subject.items()):
         key = EpisodeKey(subject, rec.prediction_times[subject])
