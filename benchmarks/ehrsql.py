@@ -90,13 +90,27 @@ def _run(ctx: ToolContext, sql: str, strategy: str) -> tuple[str | None, str | N
             return None, f"{err} / then as SQLite: {again}", False
 
 
-def _latency(ctx: ToolContext, sql: str, repeats: int) -> tuple[float, float]:
-    """Best-of-``repeats`` guard time (s) without and with the dialect layer, alternating."""
+def _noop_sqlite(ctx: ToolContext) -> Callable[..., Any]:
+    """A hook that parses the text as SQLite and returns it untranslated (the baseline of a translation)."""
+
+    def hook(tree: Any, sql: str) -> Any:
+        return sqlglot.parse_one(sql, read="sqlite")
+
+    return hook
+
+
+def _latency(
+    ctx: ToolContext, sql: str, repeats: int, baseline: Callable[..., Any] = _noop
+) -> tuple[float, float]:
+    """Best-of-``repeats`` guard time (s) with ``baseline`` and with the dialect layer, alternating."""
     now = ctx.episode.key.prediction_time
     plain, hooked = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        _guard(ctx, sql, _noop)
+        try:
+            _guard(ctx, sql, baseline)
+        except ToolError:
+            pass  # the baseline may refuse what only the translation makes valid
         t1 = time.perf_counter()
         _guard(ctx, sql, SqliteDialect(now))
         t2 = time.perf_counter()
@@ -136,9 +150,13 @@ def run_split(
                     stats[strategy]["correct" if ok else "not correct"] += 1
                     stats[strategy]["translated"] += translated
                     if strategy == "detect" and repeats and o.item.id in timed:
-                        plain, hooked = _latency(ctx, sql, repeats)
-                        (translate_times if translated else added).append(hooked - plain)
-                        guard_times.append(plain)
+                        if translated:  # the translation's cost, against the guard's SQLite reading forced
+                            plain, hooked = _latency(ctx, sql, repeats, _noop_sqlite(ctx))
+                            translate_times.append(hooked - plain)
+                        else:
+                            plain, hooked = _latency(ctx, sql, repeats)
+                            added.append(hooked - plain)
+                            guard_times.append(plain)
                     if not ok:
                         failures[strategy].append(
                             {"id": o.item.id, "sql": o.item.sql, "error": (error or "")[:400],
@@ -157,7 +175,11 @@ def run_split(
         "classes": dict(classes),
         "ran": len(reproducible),
         "reasons": {
-            kind: [{"id": o.item.id, "question": o.item.question, "reason": o.reason} for o in outcomes if o.kind == kind]
+            kind: [
+                {"id": o.item.id, "question": o.item.question, "reason": o.reason}
+                for o in outcomes
+                if o.kind == kind
+            ]
             for kind in ("cross_patient", "data_absent", "recreation_differs")
         },
         "strategies": {s: dict(c) for s, c in stats.items()},
@@ -168,7 +190,9 @@ def run_split(
             "dialect_added_median": 1000 * statistics.median(added) if added else None,
             "dialect_added_p95": 1000 * sorted(added)[int(0.95 * (len(added) - 1))] if added else None,
             "guard_median": 1000 * statistics.median(guard_times) if guard_times else None,
-            "translation_added_median": 1000 * statistics.median(translate_times) if translate_times else None,
+            "translation_added_median": 1000 * statistics.median(translate_times)
+            if translate_times
+            else None,
         },
         "seconds": time.perf_counter() - started,
     }
@@ -203,13 +227,19 @@ def _print(report: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--store", type=Path, help="a store ingested from the MIMIC-IV demo (default: ingest one)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--store", type=Path, help="a store ingested from the MIMIC-IV demo (default: ingest one)"
+    )
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--splits", nargs="+", default=["valid", "train"])
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--label-map", type=Path, help="JSON {label: labevents|inputevents|prescriptions}")
-    parser.add_argument("--repeats", type=int, default=5, help="guard timings per query for the latency figure")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="guard timings per query for the latency figure"
+    )
     parser.add_argument("--limit", type=int, help="run only the first N reproducible questions per split")
     parser.add_argument("--out", type=Path, help="write the full report (every reason and failure) as JSON")
     args = parser.parse_args()
@@ -233,7 +263,9 @@ def main() -> None:
             _print(report)
             reports.append(report)
     if args.out:
-        args.out.write_text(json.dumps({"label_map": bool(label_map), "splits": reports}, indent=1, default=str))
+        args.out.write_text(
+            json.dumps({"label_map": bool(label_map), "splits": reports}, indent=1, default=str)
+        )
         print(f"\nfull report: {args.out}")
 
 

@@ -51,7 +51,11 @@ NOW = "2100-12-31 23:59:00"
 START = "2100-01-01 00:00:00"
 """Event rows shifted before this are dropped by the organisers' preprocessing."""
 _CLIP = f"CAST('{NOW}' AS TIMESTAMP)"
-_EXCLUDED_DX_TITLES = ("artificial insemination", "dental examination", "insertion of intrauterine contraceptive device")
+_EXCLUDED_DX_TITLES = (
+    "artificial insemination",
+    "dental examination",
+    "insertion of intrauterine contraceptive device",
+)
 """Diagnosis titles the organisers drop (they are also procedure titles)."""
 _VITAL_RANGES = {
     "temperature": (35.5, 38.1),
@@ -109,7 +113,10 @@ SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }  # fmt: skip
 """The 15 EHRSQL tables the rebuild provides (``chartevents`` and ``cost`` are not rebuilt)."""
-ABSENT = {"chartevents": "data absent: icu/chartevents.csv.gz is not in the open demo copy", "cost": "not rebuilt: random numbers drawn by the organisers"}
+ABSENT = {
+    "chartevents": "data absent: icu/chartevents.csv.gz is not in the open demo copy",
+    "cost": "not rebuilt: random numbers drawn by the organisers",
+}
 """EHRSQL tables the rebuild does not provide, with the reason quoted for their questions."""
 DICTIONARIES = frozenset({"d_icd_diagnoses", "d_icd_procedures", "d_labitems", "d_items"})
 _TABLE_WORD = re.compile(r"\b(" + "|".join([*SCHEMA, *ABSENT]) + r")\b")
@@ -238,7 +245,9 @@ _ADMITTED = "{a}.hadm_id IN (SELECT hadm_id FROM admissions)"
 
 
 def view_ctes(
-    dx_kept: Iterable[str], drug_units: Iterable[tuple[str, str]], label_tables: Mapping[str, str] | None = None
+    dx_kept: Iterable[str],
+    drug_units: Iterable[tuple[str, str]],
+    label_tables: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
     """The CTEs of the 15 rebuilt EHRSQL tables over a clinseek store's tables (one patient in an
     episode, every patient on the store): name -> (``name AS (...)``, names of the CTEs it reads).
@@ -255,7 +264,9 @@ def view_ctes(
     dob = dob_day_offset()
     excluded = ", ".join(_literal(t) for t in _EXCLUDED_DX_TITLES)
     dropped = {
-        owner: ", ".join(_literal(label) for label, keep in sorted((label_tables or {}).items()) if keep != owner)
+        owner: ", ".join(
+            _literal(label) for label, keep in sorted((label_tables or {}).items()) if keep != owner
+        )
         or "''"  # NOT IN (NULL) would drop every row; an empty label never survives the CSV reader
         for owner in ("labevents", "inputevents", "prescriptions")
     }
@@ -548,7 +559,9 @@ class Recreation:
             )
             rows = con.execute(f"{prefix}SELECT {names} FROM {table}{only}").fetchall()
             marks = ", ".join("?" for _ in columns)
-            lite.executemany(f"INSERT INTO {table} VALUES ({marks})", [tuple(map(_to_sqlite, r)) for r in rows])
+            lite.executemany(
+                f"INSERT INTO {table} VALUES ({marks})", [tuple(map(_to_sqlite, r)) for r in rows]
+            )
         lite.commit()
         return lite
 
@@ -568,7 +581,9 @@ class Recreation:
             return
         patient_tables = [t for t in SCHEMA if t not in DICTIONARIES]
         for t in patient_tables:  # temp views shadow the main tables for unqualified names
-            self._sqlite.execute(f"CREATE TEMP VIEW {t} AS SELECT * FROM main.{t} WHERE subject_id = {int(subject_id)}")
+            self._sqlite.execute(
+                f"CREATE TEMP VIEW {t} AS SELECT * FROM main.{t} WHERE subject_id = {int(subject_id)}"
+            )
         try:
             yield
         finally:
@@ -582,7 +597,9 @@ class Recreation:
         subjects = item.subjects
         absent = sorted(item.tables & set(ABSENT))
         if len(subjects) != 1:
-            return Outcome(item, "cross_patient", "names no single patient: it asks about the whole population")
+            return Outcome(
+                item, "cross_patient", "names no single patient: it asks about the whole population"
+            )
         subject = subjects.pop()
         if self.subjects is not None and subject not in self.subjects:
             return Outcome(item, "not_loaded", "its patient is not in this reference's patients", subject)

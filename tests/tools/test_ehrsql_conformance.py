@@ -59,7 +59,9 @@ def test_questions_on_absent_data_get_a_clear_error(sample: tuple[Recreation, li
         assert "unknown_table" in o.error and "chartevents" in o.error, o.error
 
 
-def test_population_questions_are_cross_patient_with_a_reason(sample: tuple[Recreation, list[Outcome]]) -> None:
+def test_population_questions_are_cross_patient_with_a_reason(
+    sample: tuple[Recreation, list[Outcome]],
+) -> None:
     _, outcomes = sample
     cross = [o for o in outcomes if o.kind == "cross_patient"]
     assert cross and all(o.reason for o in cross)

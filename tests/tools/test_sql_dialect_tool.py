@@ -25,11 +25,19 @@ def run(ep: Any, sql: str, limits: Limits | None = None) -> ToolResult:
 
 
 def _resolve(db: str | None, name: str) -> tuple[str, str] | None:
-    known = {"labevents": "hosp", "patients": "hosp", "admissions": "hosp", "d_labitems": "hosp", "icustays": "icu"}
+    known = {
+        "labevents": "hosp",
+        "patients": "hosp",
+        "admissions": "hosp",
+        "d_labitems": "hosp",
+        "icustays": "icu",
+    }
     return (known[name], name) if name in known and db in (None, known[name]) else None
 
 
-@pytest.mark.parametrize(("sql", "kinds"), REFUSED + SQLITE_REFUSED, ids=[s for s, _ in REFUSED + SQLITE_REFUSED])
+@pytest.mark.parametrize(
+    ("sql", "kinds"), REFUSED + SQLITE_REFUSED, ids=[s for s, _ in REFUSED + SQLITE_REFUSED]
+)
 @pytest.mark.parametrize("force", [False, True], ids=["detect", "force"])
 def test_attacks_are_refused_with_the_dialect_layer(sql: str, kinds: str, force: bool, case: Case) -> None:
     with pytest.raises(ToolError) as info:
@@ -73,8 +81,11 @@ def test_now_is_the_prediction_time_and_the_wall_clock_never_shows(episode: Any,
     now = run(episode, "SELECT datetime('now') AS now")
     assert now.ok and now.data["rows"] == [[case.prediction_time]]
     assert case.prediction_time.isoformat(sep=" ") in now.content.split("\n", 1)[0]
-    for sql in ("SELECT datetime(CURRENT_TIMESTAMP) AS now", "SELECT datetime(strftime('%Y-%m-%d %H:%M:%S'))",
-                "SELECT datetime(strftime('%Y-%m-%d %H:%M:%S', CURRENT_TIMESTAMP))"):
+    for sql in (
+        "SELECT datetime(CURRENT_TIMESTAMP) AS now",
+        "SELECT datetime(strftime('%Y-%m-%d %H:%M:%S'))",
+        "SELECT datetime(strftime('%Y-%m-%d %H:%M:%S', CURRENT_TIMESTAMP))",
+    ):
         clock = run(episode, sql)
         assert not clock.ok or clock.data["rows"] == [[case.prediction_time]], clock.content
 
@@ -127,8 +138,10 @@ def test_valid_duckdb_runs_unchanged(episode: Any, case: Case, sql: str) -> None
         ("SELECT julianday(charttime, 'next tuesday') FROM labevents", ["next tuesday", "INTERVAL"]),
         ("SELECT unknown_function(charttime) FROM labevents", ["unknown_function"]),
         ("SELECT no_such_column FROM labevents", ["no_such_column"]),
-        ("SELECT strftime('%Y', charttime) - julianday(charttime, 'start of year', 'unixepoch') FROM labevents",
-         ["unixepoch"]),
+        (
+            "SELECT strftime('%Y', charttime) - julianday(charttime, 'start of year', 'unixepoch') FROM labevents",
+            ["unixepoch"],
+        ),
         ("SELECT 'a' - 1 FROM labevents", ["-"]),
     ],
 )

@@ -197,7 +197,9 @@ def test_newer_sqlite_forms(expr: str, expected: str) -> None:
 def test_now_is_the_prediction_time() -> None:
     con = duckdb.connect()
     try:
-        got = con.execute(_duckdb_sql("SELECT datetime('now'), date('now', '-1 day'), strftime('%Y')")).fetchall()
+        got = con.execute(
+            _duckdb_sql("SELECT datetime('now'), date('now', '-1 day'), strftime('%Y')")
+        ).fetchall()
     finally:
         con.close()
     assert got == [(NOW, dt.date(2100, 12, 30), "2100")]

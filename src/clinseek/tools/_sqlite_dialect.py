@@ -105,17 +105,40 @@ class Translation:
         return f"Note: read as SQLite and run as DuckDB ({shown or 'SQLite semantics'}{more})."
 
 
-def _name(node: exp.Expression) -> str:
-    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+def _name(node: exp.Expr) -> str:
+    """The lower-case SQL name of a function node (``datetime``); the node's key otherwise."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return node.sql_name().lower() if isinstance(node, exp.Func) else node.key
 
 
-def sqlite_forms(tree: exp.Expression) -> list[str]:
+_CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous})
+"""Node types :func:`sqlite_forms` looks at (matched exactly: the walk is on every query's path)."""
+
+
+def _candidates(tree: exp.Expr) -> Iterator[exp.Expr]:
+    """The nodes of ``tree`` whose type is in :data:`_CANDIDATES` (a plain stack walk, ~4x ``Expr.walk``)."""
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, exp.Expr):
+            continue
+        if type(node) in _CANDIDATES:
+            yield node
+        for value in node.args.values():
+            if type(value) is list:
+                stack.extend(value)
+            elif isinstance(value, exp.Expr):
+                stack.append(value)
+
+
+def sqlite_forms(tree: exp.Expr) -> list[str]:
     """SQLite-only constructs in a statement parsed as DuckDB (empty: nothing marks it as SQLite).
 
     Only constructs DuckDB rejects count, so a valid DuckDB statement is never read as SQLite.
     """
     found: list[str] = []
-    for node in tree.walk():
+    for node in _candidates(tree):
         if isinstance(node, exp.Datetime) or (isinstance(node, exp.Anonymous) and _name(node) in _SQLITE_FUNCTIONS):
             found.append(f"{_name(node) if isinstance(node, exp.Anonymous) else 'datetime'}()")
         elif isinstance(node, exp.Time) and not isinstance(node.parent, exp.Cast):
@@ -161,7 +184,7 @@ class SqliteDialect:
         self.force = force
         self.translation: Translation | None = None
 
-    def __call__(self, tree: exp.Expression | None, sql: str) -> exp.Expression | None:
+    def __call__(self, tree: exp.Expr | None, sql: str) -> exp.Expr | None:
         if tree is not None and not self.force and (not _MAYBE_SQLITE.search(sql) or not sqlite_forms(tree)):
             return None
         try:
@@ -176,7 +199,7 @@ class SqliteDialect:
         return out
 
 
-def refuse_sqlite_forms(tree: exp.Expression | None, sql: str) -> None:
+def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
     """The guard's default hook: a SQLite-only construct is refused with its DuckDB form.
 
     Raises:
@@ -219,8 +242,8 @@ def unanalysable(sql: str) -> str:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except Exception:
         return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
-    for node in tree.walk(bfs=False):
-        if isinstance(node, exp.Func):
+    for node in reversed(list(tree.walk(bfs=False))):  # the innermost construct that fails
+        if isinstance(node, exp.Func) and not isinstance(node, exp.Connector):
             try:
                 node.sql(dialect="duckdb")
             except Exception:
@@ -229,7 +252,7 @@ def unanalysable(sql: str) -> str:
     return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
 
 
-def _parse_sqlite(sql: str) -> exp.Expression | None:
+def _parse_sqlite(sql: str) -> exp.Expr | None:
     statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
     return statements[0] if len(statements) == 1 else None
 
@@ -237,7 +260,9 @@ def _parse_sqlite(sql: str) -> exp.Expression | None:
 # -- translation ------------------------------------------------------------------------------------
 
 
-def translate(tree: exp.Expression, prediction_time: dt.datetime | None) -> tuple[exp.Expression, Translation]:
+def translate(
+    tree: exp.Expr, prediction_time: dt.datetime | None
+) -> tuple[exp.Expr, Translation]:
     """Translate one statement parsed as SQLite into DuckDB with SQLite's semantics.
 
     Returns:
@@ -267,7 +292,7 @@ class _Context:
         self.now = now
         self.t = t
 
-    def rewrite(self, node: exp.Expression) -> exp.Expression | None:
+    def rewrite(self, node: exp.Expr) -> exp.Expr | None:
         if isinstance(node, exp.Anonymous) and _name(node) in _TIME_FUNCTIONS:
             return self.time_function(_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
@@ -308,25 +333,27 @@ class _Context:
 
     # -- arithmetic and casts --
 
-    def division(self, node: exp.Div) -> exp.Expression:
+    def division(self, node: exp.Div) -> exp.Expr:
         self.t.add("a / b", "a // b when both are integers (SQLite's integer division), NULL for b = 0")
         return exp.IntDiv(this=_p(_number(node.this)), expression=_nonzero(_number(node.expression)))
 
-    def cast(self, node: exp.Cast | exp.TryCast) -> exp.Expression | None:
+    def cast(self, node: exp.Cast | exp.TryCast) -> exp.Expr | None:
         to = node.args["to"]
         if not isinstance(to, exp.DataType):
             return None
         if to.is_type(*exp.DataType.INTEGER_TYPES):
             self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero)")
             number = exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
-            return exp.Cast(this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT"))
+            return exp.Cast(
+                this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
+            )
         if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
             return exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
         return None
 
     # -- date and time --
 
-    def time_function(self, name: str, args: list[exp.Expression], node: exp.Expression) -> exp.Expression:
+    def time_function(self, name: str, args: list[exp.Expr], node: exp.Expr) -> exp.Expr:
         fmt: str | None = None
         if name == "strftime":
             if not args:
@@ -335,7 +362,8 @@ class _Context:
             if fmt is None:
                 raise ToolError(
                     "sql_error",
-                    f"strftime({_short(args[0])}, ...): the format must be literal text; " + DUCKDB_FORMS["strftime"],
+                    f"strftime({_short(args[0])}, ...): the format must be literal text; "
+                    + DUCKDB_FORMS["strftime"],
                 )
             args = args[1:]
         value = args[0] if args else exp.Literal.string("now")
@@ -358,7 +386,7 @@ class _Context:
         assert fmt is not None
         return self.strftime(fmt, ts)
 
-    def modifier_text(self, name: str, node: exp.Expression) -> str:
+    def modifier_text(self, name: str, node: exp.Expr) -> str:
         text = _constant_text(node)
         if text is None:
             raise ToolError(
@@ -368,14 +396,17 @@ class _Context:
             )
         return text
 
-    def time_value(self, name: str, value: exp.Expression, modifiers: list[str]) -> exp.Expression:
+    def time_value(self, name: str, value: exp.Expr, modifiers: list[str]) -> exp.Expr:
         """A TIMESTAMP expression for a SQLite time value with its modifiers applied in order."""
         mods = [m.lower() for m in modifiers]
         numeric = _is_numeric(value)
         if mods and mods[0] in ("unixepoch", "julianday", "auto"):
             kind = mods.pop(0)
             if kind == "auto":
-                raise ToolError("sql_error", f"{name}(x, 'auto'): say 'unixepoch' or 'julianday'; DuckDB: make_timestamp(x * 1000000)")
+                raise ToolError(
+                    "sql_error",
+                    f"{name}(x, 'auto'): say 'unixepoch' or 'julianday'; DuckDB: make_timestamp(x * 1000000)",
+                )
             ts = _from_epoch(value) if kind == "unixepoch" else _from_julian(value)
             self.t.add(f"'{kind}'", "make_timestamp(microseconds)")
         elif numeric:
@@ -387,7 +418,7 @@ class _Context:
             return exp.Cast(this=exp.Null(), to=exp.DataType.build("TIMESTAMP"))
         else:
             ts = exp.TryCast(this=value, to=exp.DataType.build("TIMESTAMP"))
-        month_shift: tuple[exp.Expression, int, float] | None = None
+        month_shift: tuple[exp.Expr, int, float] | None = None
         for i, mod in enumerate(mods):
             base = ts
             mod = mod.strip() if not _MODIFIER.match(mod.strip()) else mod
@@ -406,14 +437,20 @@ class _Context:
             if mod.startswith("start of "):
                 unit = mod.removeprefix("start of ").strip()
                 if unit not in ("day", "month", "year"):
-                    raise ToolError("sql_error", f"{name}(): unknown modifier '{modifiers[i]}'; " + DUCKDB_FORMS["start of"])
+                    raise ToolError(
+                        "sql_error",
+                        f"{name}(): unknown modifier '{modifiers[i]}'; " + DUCKDB_FORMS["start of"],
+                    )
                 ts = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(unit), ts])
                 self.t.add(f"'start of {unit}'", f"date_trunc('{unit}', x)")
                 continue
             if mod.startswith("weekday"):
                 day = mod.removeprefix("weekday").strip()
                 if not re.fullmatch(r"[0-6]", day):
-                    raise ToolError("sql_error", f"{name}(): 'weekday N' needs N from 0 (Sunday) to 6; " + DUCKDB_FORMS["weekday"])
+                    raise ToolError(
+                        "sql_error",
+                        f"{name}(): 'weekday N' needs N from 0 (Sunday) to 6; " + DUCKDB_FORMS["weekday"],
+                    )
                 ahead = exp.Mod(
                     this=exp.Paren(this=exp.Sub(
                         this=exp.Literal.number(int(day) + 7),
@@ -455,11 +492,12 @@ class _Context:
             )
         return ts
 
-    def literal_time(self, name: str, text: str) -> exp.Expression:
+    def literal_time(self, name: str, text: str) -> exp.Expr:
         if text.strip().lower() == "now":
             if self.now is None:
                 raise ToolError(
-                    "clock", f"{name}('now'): 'now' is the prediction time, and this call has none; write the time"
+                    "clock",
+                    f"{name}('now'): 'now' is the prediction time, and this call has none; write the time",
                 )
             stamp = self.now.isoformat(sep=" ")
             self.t.add("'now'", f"TIMESTAMP '{stamp}' (the prediction time)")
@@ -474,15 +512,15 @@ class _Context:
         try:
             value = dt.datetime(
                 int(y or 2000), int(mo or 1), int(d or 1), int(h or 0), int(mi or 0), int(s or 0),
-                int(round(float(frac or 0) * 1_000_000)),
+                round(float(frac or 0) * 1_000_000),
             )  # fmt: skip
         except ValueError:
             raise ToolError("sql_error", f"{name}('{text[:40]}'): not a valid date") from None
         return _timestamp(value.isoformat(sep=" "))
 
-    def strftime(self, fmt: str, ts: exp.Expression) -> exp.Expression:
+    def strftime(self, fmt: str, ts: exp.Expr) -> exp.Expr:
         """``strftime`` with SQLite's specifiers as DuckDB text (marked with its number form for arithmetic)."""
-        parts: list[exp.Expression] = []
+        parts: list[exp.Expr] = []
         duck = ""
 
         def flush() -> None:
@@ -499,7 +537,8 @@ class _Context:
             spec = piece[1:]
             if spec not in _SQLITE_SPECS:
                 raise ToolError(
-                    "sql_error", f"strftime('{fmt}'): SQLite has no specifier %{spec}; " + DUCKDB_FORMS["strftime"]
+                    "sql_error",
+                    f"strftime('{fmt}'): SQLite has no specifier %{spec}; " + DUCKDB_FORMS["strftime"],
                 )
             if spec in _SAME_SPECS:
                 duck += piece
@@ -513,7 +552,7 @@ class _Context:
                 self.t.add(f"strftime('%{spec}')", _SPEC_FORMS[spec])
         flush()
         if not parts:
-            text: exp.Expression = exp.Literal.string("")
+            text: exp.Expr = exp.Literal.string("")
         else:
             text = parts[0]
             for p in parts[1:]:
@@ -535,14 +574,16 @@ _SPEC_FORMS = {
 }
 
 
-def _spec_text(spec: str, ts: exp.Expression) -> exp.Expression:
-    def text(e: exp.Expression) -> exp.Expression:
+def _spec_text(spec: str, ts: exp.Expr) -> exp.Expr:
+    def text(e: exp.Expr) -> exp.Expr:
         return exp.Cast(this=e, to=exp.DataType.build("VARCHAR"))
 
-    def padded(e: exp.Expression, width: int, pad: str) -> exp.Expression:
-        return exp.Anonymous(this="lpad", expressions=[text(e), exp.Literal.number(width), exp.Literal.string(pad)])
+    def padded(e: exp.Expr, width: int, pad: str) -> exp.Expr:
+        return exp.Anonymous(
+            this="lpad", expressions=[text(e), exp.Literal.number(width), exp.Literal.string(pad)]
+        )
 
-    def strf(f: str) -> exp.Expression:
+    def strf(f: str) -> exp.Expr:
         return exp.Anonymous(this="strftime", expressions=[ts, exp.Literal.string(f)])
 
     if spec == "J":
@@ -554,7 +595,9 @@ def _spec_text(spec: str, ts: exp.Expression) -> exp.Expression:
     if spec == "k":
         return padded(exp.Anonymous(this="hour", expressions=[ts]), 2, " ")
     if spec == "l":
-        return exp.Anonymous(this="lpad", expressions=[strf("%-I"), exp.Literal.number(2), exp.Literal.string(" ")])
+        return exp.Anonymous(
+            this="lpad", expressions=[strf("%-I"), exp.Literal.number(2), exp.Literal.string(" ")]
+        )
     if spec == "P":
         return exp.Lower(this=strf("%p"))
     if spec == "g":
@@ -562,7 +605,7 @@ def _spec_text(spec: str, ts: exp.Expression) -> exp.Expression:
     raise AssertionError(spec)
 
 
-def _strftime_number(pieces: list[str], text: exp.Expression, ts: exp.Expression) -> exp.Expression:
+def _strftime_number(pieces: list[str], text: exp.Expr, ts: exp.Expr) -> exp.Expr:
     """The number SQLite reads from a ``strftime`` result in arithmetic: its leading digits (an integer,
     or a real when a decimal point and digits follow), 0 when it starts with anything else."""
     if pieces == ["%J"]:
@@ -579,8 +622,14 @@ def _strftime_number(pieces: list[str], text: exp.Expression, ts: exp.Expression
         if spec is None and piece[0].isdigit():
             digits += 1
             continue
-        if spec is None and piece.startswith(".") and digits and (
-            piece[1:2].isdigit() or (len(piece) == 1 and i + 1 < len(pieces) and pieces[i + 1][1:] in _NUMBER_SPECS)
+        if (
+            spec is None
+            and piece.startswith(".")
+            and digits
+            and (
+                piece[1:2].isdigit()
+                or (len(piece) == 1 and i + 1 < len(pieces) and pieces[i + 1][1:] in _NUMBER_SPECS)
+            )
         ):
             real = True
         break
@@ -592,28 +641,34 @@ def _strftime_number(pieces: list[str], text: exp.Expression, ts: exp.Expression
     return exp.TryCast(this=found, to=exp.DataType.build("DOUBLE" if real else "BIGINT"))
 
 
-def _p(node: exp.Expression) -> exp.Expression:
+def _p(node: exp.Expr) -> exp.Expr:
     """``node`` in parentheses when it is an operator (sqlglot prints trees as built, without precedence)."""
-    return exp.Paren(this=node) if isinstance(node, (exp.Binary, exp.Unary)) and not isinstance(node, exp.Paren) else node
+    return (
+        exp.Paren(this=node)
+        if isinstance(node, (exp.Binary, exp.Unary)) and not isinstance(node, exp.Paren)
+        else node
+    )
 
 
-def _julian(ts: exp.Expression) -> exp.Expression:
+def _julian(ts: exp.Expr) -> exp.Expr:
     """SQLite's julian day: whole milliseconds since the julian epoch divided by a day's milliseconds."""
-    ms = exp.Add(this=exp.Anonymous(this="epoch_ms", expressions=[ts]), expression=exp.Literal.number(_JULIAN_EPOCH_MS))
+    ms = exp.Add(
+        this=exp.Anonymous(this="epoch_ms", expressions=[ts]), expression=exp.Literal.number(_JULIAN_EPOCH_MS)
+    )
     return _p(exp.Div(this=exp.Paren(this=ms), expression=exp.Literal.number(f"{_DAY_MS}.0")))
 
 
-def _epoch_seconds(ts: exp.Expression) -> exp.Expression:
+def _epoch_seconds(ts: exp.Expr) -> exp.Expr:
     return exp.Cast(
         this=exp.Floor(this=exp.Anonymous(this="epoch", expressions=[ts])), to=exp.DataType.build("BIGINT")
     )
 
 
-def _timestamp(text: str) -> exp.Expression:
+def _timestamp(text: str) -> exp.Expr:
     return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("TIMESTAMP"))
 
 
-def _from_julian(value: exp.Expression) -> exp.Expression:
+def _from_julian(value: exp.Expr) -> exp.Expr:
     """A julian day number as SQLite reads it: rounded to whole milliseconds."""
     ms = exp.Cast(
         this=exp.Anonymous(this="round", expressions=[
@@ -628,50 +683,64 @@ def _from_julian(value: exp.Expression) -> exp.Expression:
     return _make_timestamp(micros)
 
 
-def _from_epoch(value: exp.Expression) -> exp.Expression:
+def _from_epoch(value: exp.Expr) -> exp.Expr:
     return _make_timestamp(exp.Mul(this=_p(_number(value)), expression=exp.Literal.number(1_000_000)))
 
 
-def _make_timestamp(micros: exp.Expression) -> exp.Expression:
+def _make_timestamp(micros: exp.Expr) -> exp.Expr:
     whole = exp.Cast(this=exp.Anonymous(this="round", expressions=[micros]), to=exp.DataType.build("BIGINT"))
     return exp.Anonymous(this="make_timestamp", expressions=[whole])  # a function call: no parentheses needed
 
 
-def _add_micros(ts: exp.Expression, micros: float) -> exp.Expression:
+def _add_micros(ts: exp.Expr, micros: float) -> exp.Expr:
     if micros == 0:
         return ts
-    amount = int(round(micros))
-    for unit, size in (("day", _DAY_US), ("hour", 3_600_000_000), ("minute", 60_000_000), ("second", 1_000_000)):
+    amount = round(micros)
+    for unit, size in (
+        ("day", _DAY_US),
+        ("hour", 3_600_000_000),
+        ("minute", 60_000_000),
+        ("second", 1_000_000),
+    ):
         if amount % size == 0:
-            interval = exp.Interval(this=exp.Literal.string(str(amount // size)), unit=exp.Var(this=unit.upper()))
+            interval = exp.Interval(
+                this=exp.Literal.string(str(amount // size)), unit=exp.Var(this=unit.upper())
+            )
             return exp.Add(this=ts, expression=interval)
-    return exp.Add(this=ts, expression=exp.Anonymous(this="to_microseconds", expressions=[exp.Literal.number(amount)]))
+    return exp.Add(
+        this=ts, expression=exp.Anonymous(this="to_microseconds", expressions=[exp.Literal.number(amount)])
+    )
 
 
-def _add_months(ts: exp.Expression, months: int, *, clamp: bool, fraction_days: float) -> exp.Expression:
+def _add_months(ts: exp.Expr, months: int, *, clamp: bool, fraction_days: float) -> exp.Expr:
     """``ts`` plus whole months: clamped to the month's end (DuckDB, SQLite's 'floor') or, as SQLite by
     default, the day counted on from the first of the target month (2001-03-31 + 1 month = 2001-05-01)."""
-    out: exp.Expression = ts
+    out: exp.Expr = ts
     if months and clamp:
-        out = exp.Add(this=ts, expression=exp.Interval(this=exp.Literal.string(str(months)), unit=exp.Var(this="MONTH")))
+        out = exp.Add(
+            this=ts, expression=exp.Interval(this=exp.Literal.string(str(months)), unit=exp.Var(this="MONTH"))
+        )
     elif months:
         first = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string("month"), ts])
-        moved = exp.Add(this=first, expression=exp.Interval(this=exp.Literal.string(str(months)), unit=exp.Var(this="MONTH")))
+        moved = exp.Add(
+            this=first,
+            expression=exp.Interval(this=exp.Literal.string(str(months)), unit=exp.Var(this="MONTH")),
+        )
         out = exp.Add(this=moved, expression=exp.Paren(this=exp.Sub(this=ts, expression=first.copy())))
     return _add_micros(out, fraction_days * _DAY_US)
 
 
-def _nonzero(node: exp.Expression) -> exp.Expression:
+def _nonzero(node: exp.Expr) -> exp.Expr:
     return exp.Nullif(this=node, expression=exp.Literal.number(0))
 
 
-def _number(node: exp.Expression) -> exp.Expression:
+def _number(node: exp.Expr) -> exp.Expr:
     """``node`` as SQLite uses it in arithmetic: text from a SQLite function becomes its leading number."""
     exact = node.meta.get("sqlite_number")
-    return _p(exact) if isinstance(exact, exp.Expression) else node
+    return _p(exact) if isinstance(exact, exp.Expr) else node
 
 
-def _is_numeric(node: exp.Expression) -> bool:
+def _is_numeric(node: exp.Expr) -> bool:
     if isinstance(node, exp.Paren):
         return _is_numeric(node.this)
     if isinstance(node, exp.Literal):
@@ -683,7 +752,7 @@ def _is_numeric(node: exp.Expression) -> bool:
     )
 
 
-def _constant_text(node: exp.Expression) -> str | None:
+def _constant_text(node: exp.Expr) -> str | None:
     """The text of a literal or of a concatenation of literals (``'-' || 7 || ' days'``); else None."""
     if isinstance(node, exp.Literal):
         return str(node.this)
@@ -698,7 +767,7 @@ def _constant_text(node: exp.Expression) -> str | None:
     return None
 
 
-def _short(node: exp.Expression) -> str:
+def _short(node: exp.Expr) -> str:
     text = node.sql(dialect="sqlite")
     return text if len(text) <= 60 else text[:60] + "…"
 
@@ -706,7 +775,7 @@ def _short(node: exp.Expression) -> str:
 # -- bare columns beside aggregates -------------------------------------------------------------------
 
 
-def _scope_nodes(root: exp.Expression) -> Iterator[exp.Expression]:
+def _scope_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
     """Nodes of ``root`` that belong to its own query level (not inside a sub-query, window or aggregate)."""
     stack = [root]
     while stack:
@@ -744,7 +813,11 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
     outputs = {e.alias_or_name.lower(): e.unalias() for e in select.expressions if isinstance(e, exp.Alias)}
     keys: set[str] = set()
     for key in group.expressions if group is not None else []:
-        if isinstance(key, exp.Literal) and not key.is_string and 1 <= int(key.this) <= len(select.expressions):
+        if (
+            isinstance(key, exp.Literal)
+            and not key.is_string
+            and 1 <= int(key.this) <= len(select.expressions)
+        ):
             key = select.expressions[int(key.this) - 1].unalias()
         elif isinstance(key, exp.Column) and not key.table and key.name.lower() in outputs:
             key = outputs[key.name.lower()]
@@ -752,8 +825,8 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
     extremes = [a for a in aggs if isinstance(a, (exp.Max, exp.Min)) and not a.expressions]
     sources = {s.alias_or_name.lower() for s in _sources(select)}
 
-    def grouped(col: exp.Expression, root: exp.Expression) -> bool:
-        node: exp.Expression | None = col
+    def grouped(col: exp.Expr, root: exp.Expr) -> bool:
+        node: exp.Expr | None = col
         while node is not None:
             if node.sql(dialect="duckdb").lower() in keys:
                 return True
@@ -762,7 +835,7 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
             node = node.parent
         return False
 
-    def wrap(root: exp.Expression, *, order: bool) -> None:
+    def wrap(root: exp.Expr, *, order: bool) -> None:
         for col in [n for n in _scope_nodes(root) if isinstance(n, exp.Column)]:
             if isinstance(col.this, exp.Star):
                 continue
@@ -774,7 +847,9 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
                 continue
             if len(extremes) == 1:
                 fn = "arg_max" if isinstance(extremes[0], exp.Max) else "arg_min"
-                new: exp.Expression = exp.Anonymous(this=fn, expressions=[col.copy(), extremes[0].this.copy()])
+                new: exp.Expr = exp.Anonymous(
+                    this=fn, expressions=[col.copy(), extremes[0].this.copy()]
+                )
                 t.add("a bare column beside max()/min()", f"{fn}(col, x)")
             else:
                 new = exp.AnyValue(this=col.copy())
@@ -789,8 +864,8 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
         wrap(select.args["order"], order=True)
 
 
-def _sources(select: exp.Select) -> list[exp.Expression]:
-    out: list[exp.Expression] = []
+def _sources(select: exp.Select) -> list[exp.Expr]:
+    out: list[exp.Expr] = []
     from_ = select.args.get("from") or select.args.get("from_")
     if from_ is not None:
         out.append(from_.this)
@@ -799,5 +874,5 @@ def _sources(select: exp.Select) -> list[exp.Expression]:
     return out
 
 
-GuardHook = Callable[[exp.Expression | None, str], exp.Expression | None]
+GuardHook = Callable[[exp.Expr | None, str], exp.Expr | None]
 """What :func:`~clinseek.tools._sqlguard.guard_sql` calls after parsing: (DuckDB tree or None, text) -> tree or None."""
