@@ -162,3 +162,10 @@ def test_the_guard_names_sqlite_forms_when_no_dialect_reads_them() -> None:
         with pytest.raises(ToolError) as info:
             guard_sql(sql, _resolve, available="...")
         assert form in info.value.message and not _PYTHON_CLASS.search(info.value.message), info.value.message
+
+
+def test_sqlite_that_duckdb_would_misread_is_detected_before_it_runs(episode: Any) -> None:
+    # sqlglot's DuckDB reading of datetime(x, '10:00') is CAST(CAST(x AS DATE) + TIME '10:00' ...):
+    # valid DuckDB giving x's date at 10:00. SQLite means x + 10 hours; detection reads it so.
+    result = run(episode, "SELECT datetime(TIMESTAMP '2100-01-01 08:30:00', '10:00') AS t")
+    assert result.ok and str(result.data["rows"][0][0]) == "2100-01-01 18:30:00", result.content
