@@ -39,9 +39,9 @@ DUCKDB_FORMS: dict[str, str] = {
     "datetime": "datetime(x) -> CAST(x AS TIMESTAMP); datetime(x, '-1 day') -> x - INTERVAL 1 DAY",
     "date": "date(x, 'start of month') -> CAST(date_trunc('month', x) AS DATE)",
     "time": "time(x) -> CAST(x AS TIME)",
-    "julianday": "julianday(x) -> julian(x) (days, with the time of day as a fraction: epoch(x) / 86400 + 2440587.5)",
+    "julianday": "julianday(x) -> epoch(x) / 86400 + 2440587.5 (DuckDB's julian(x) is 0.5 more; julian(a) - julian(b) is the same difference)",
     "unixepoch": "unixepoch(x) -> epoch(x)",
-    "strftime": "strftime('%Y-%m', x) -> strftime(x, '%Y-%m'); strftime('%J', x) -> julian(x); strftime('%s', x) -> epoch(x)",
+    "strftime": "strftime('%Y-%m', x) -> strftime(x, '%Y-%m'); strftime('%J', x) -> epoch(x) / 86400 + 2440587.5; strftime('%s', x) -> epoch(x)",
     "start of": "datetime(x, 'start of month') -> date_trunc('month', x) (also 'year', 'day')",
     "modifier": "datetime(x, '-1 year') -> x - INTERVAL 1 YEAR; '+3 days' -> x + INTERVAL 3 DAY",
     "weekday": "datetime(x, 'weekday 0') -> x + to_days((7 - dayofweek(x)) % 7)",
@@ -213,15 +213,34 @@ def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
     return None
 
 
+_HINTS: dict[str, re.Pattern[str]] = {
+    key: re.compile(pattern)
+    for key, pattern in {
+        "datetime": r"\bdatetime\b",
+        "date": r"\bdate\s*\([^()]*,|\bdate\(\) with modifiers",
+        "time": r"\btime\s*\(|name time\b",
+        "julianday": r"\bjulianday\b",
+        "unixepoch": r"\bunixepoch\b",
+        "strftime": r"\bstrftime\b|%j\b|%s\b",
+        "start of": r"'start of (?:day|month|year)'",
+        "modifier": r"'[+-]?\d+(?:\.\d*)? (?:day|hour|minute|second|month|year)s?'",
+        "weekday": r"'weekday \d'",
+        "now": r"'now'",
+        "iif": r"\biif\b",
+        "total": r"\btotal\s*\(|name total\b",
+        "ifnull": r"\bifnull\b",
+        "group_concat": r"\bgroup_concat\b",
+        "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
+        "bare column": r"must appear in the group by clause|must be part of an aggregate",
+    }.items()
+}
+"""When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
+
+
 def hint_for(text: str) -> str:
-    """The DuckDB forms of the SQLite constructs ``text`` mentions (a function name, an error message)."""
+    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none."""
     low = text.lower()
-    keys = [k for k in DUCKDB_FORMS if re.search(rf"\b{re.escape(k)}\b", low)]
-    if "%j" in low or "%s" in low:
-        keys.append("strftime")
-    if "group by" in low:
-        keys.append("bare column")
-    return "; ".join(dict.fromkeys(DUCKDB_FORMS[k] for k in keys))
+    return "; ".join(DUCKDB_FORMS[key] for key, pattern in _HINTS.items() if pattern.search(low))
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
@@ -378,7 +397,7 @@ class _Context:
                 return ts
             return exp.TryCast(this=ts, to=exp.DataType.build(kind))
         if name == "julianday":
-            self.t.add("julianday(x)", "epoch_us(x) / 86400000000 + 2440587.5 (julian(x) for whole days)")
+            self.t.add("julianday(x)", "epoch(x) / 86400 + 2440587.5")
             return _julian(ts)
         if name == "unixepoch":
             self.t.add("unixepoch(x)", "epoch(x)")
@@ -564,7 +583,7 @@ class _Context:
 
 
 _SPEC_FORMS = {
-    "J": "julian(x) (epoch_us(x) / 86400000000 + 2440587.5)",
+    "J": "epoch(x) / 86400 + 2440587.5",
     "s": "epoch(x)",
     "e": "day(x)",
     "k": "hour(x)",
