@@ -17,7 +17,7 @@ import pytest
 from _ehrsql import Outcome, Recreation, load_split, run_in_episodes
 
 SAMPLE_PATIENTS = 3
-SAMPLE_QUESTIONS = 36
+SAMPLE_QUESTIONS = 24
 
 
 @pytest.fixture(scope="module")
