@@ -169,3 +169,14 @@ def test_sqlite_that_duckdb_would_misread_is_detected_before_it_runs(episode: An
     # valid DuckDB giving x's date at 10:00. SQLite means x + 10 hours; detection reads it so.
     result = run(episode, "SELECT datetime(TIMESTAMP '2100-01-01 08:30:00', '10:00') AS t")
     assert result.ok and str(result.data["rows"][0][0]) == "2100-01-01 18:30:00", result.content
+
+
+def test_text_functions_read_a_timestamp_as_sqlite_text(episode: Any) -> None:
+    result = run(
+        episode, "SELECT count(*) FROM labevents WHERE substr(charttime, 1, 2) = '21' AND charttime LIKE '2%'"
+    )
+    assert result.ok and result.content.startswith("Note: read as SQLite"), result.content
+    assert (
+        result.data["rows"]
+        == run(episode, "SELECT count(*) FROM labevents WHERE year(charttime) >= 2100").data["rows"]
+    )

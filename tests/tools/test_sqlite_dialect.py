@@ -141,6 +141,12 @@ PER_ROW = [
     "s IS 'abc'",
     "n IS NOT 2",
     "s GLOB 'a*'",
+    "substr(ts, 1, 10)",
+    "instr(ts, ':')",
+    "ts LIKE '2100-0%'",
+    "length(n) + length(r)",
+    "replace(substr(ts, 1, 10), '-', '/')",
+    "upper(s) || lower(s) || trim(' ' || s || ' ')",
 ]
 
 

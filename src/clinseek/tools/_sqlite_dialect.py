@@ -139,7 +139,9 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
     """
     found: list[str] = []
     for node in _candidates(tree):
-        if isinstance(node, exp.Datetime) or (isinstance(node, exp.Anonymous) and _name(node) in _SQLITE_FUNCTIONS):
+        if isinstance(node, exp.Datetime) or (
+            isinstance(node, exp.Anonymous) and _name(node) in _SQLITE_FUNCTIONS
+        ):
             found.append(f"{_name(node) if isinstance(node, exp.Anonymous) else 'datetime'}()")
         elif isinstance(node, exp.Time) and not isinstance(node.parent, exp.Cast):
             found.append("time()")
@@ -279,9 +281,7 @@ def _parse_sqlite(sql: str) -> exp.Expr | None:
 # -- translation ------------------------------------------------------------------------------------
 
 
-def translate(
-    tree: exp.Expr, prediction_time: dt.datetime | None
-) -> tuple[exp.Expr, Translation]:
+def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.Expr, Translation]:
     """Translate one statement parsed as SQLite into DuckDB with SQLite's semantics.
 
     Returns:
@@ -342,9 +342,14 @@ class _Context:
             return None
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return self.cast(node)
+        if isinstance(node, _TEXT_FUNCTIONS):
+            node.set("this", _text(node.this))  # SQLite's text functions read any value as its text
+            return None
         if isinstance(node, exp.Like):
             self.t.add("LIKE", "ILIKE (SQLite's LIKE ignores case)")
-            return exp.ILike(this=node.this, expression=node.expression, negate=node.args.get("negate"))
+            return exp.ILike(
+                this=_text(node.this), expression=node.expression, negate=node.args.get("negate")
+            )
         if isinstance(node, exp.Round):
             node.set("this", exp.Cast(this=_number(node.this), to=exp.DataType.build("DOUBLE")))
             return None
@@ -749,6 +754,18 @@ def _add_months(ts: exp.Expr, months: int, *, clamp: bool, fraction_days: float)
     return _add_micros(out, fraction_days * _DAY_US)
 
 
+_TEXT_FUNCTIONS = (exp.Substring, exp.StrPosition, exp.Length, exp.Replace, exp.Lower, exp.Upper, exp.Trim)
+
+
+def _text(node: exp.Expr) -> exp.Expr:
+    """``node`` as SQLite's text functions read it: its text (a TIMESTAMP as 'YYYY-MM-DD HH:MM:SS')."""
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node
+    if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEXT_TYPES):
+        return node
+    return exp.Cast(this=node, to=exp.DataType.build("VARCHAR"))
+
+
 def _nonzero(node: exp.Expr) -> exp.Expr:
     return exp.Nullif(this=node, expression=exp.Literal.number(0))
 
@@ -866,9 +883,7 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
                 continue
             if len(extremes) == 1:
                 fn = "arg_max" if isinstance(extremes[0], exp.Max) else "arg_min"
-                new: exp.Expr = exp.Anonymous(
-                    this=fn, expressions=[col.copy(), extremes[0].this.copy()]
-                )
+                new: exp.Expr = exp.Anonymous(this=fn, expressions=[col.copy(), extremes[0].this.copy()])
                 t.add("a bare column beside max()/min()", f"{fn}(col, x)")
             else:
                 new = exp.AnyValue(this=col.copy())
