@@ -13,12 +13,24 @@ from ._registry import tool
 from ._render import Rows, table_result
 from ._result import ToolResult
 from ._sqlguard import guard_sql
+from ._sqlite_dialect import SqliteDialect, hint_for
 from ._tables import available, resolve
+
+_REJECTED = ("Binder Error", "Parser Error", "Catalog Error")
+"""DuckDB errors raised before a query runs: such a query is read once more as SQLite."""
 
 
 @tool("ehr.run_sql_query")
 def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = None) -> ToolResult:
-    """Run one read-only SQL query (DuckDB dialect) over this patient's visible EHR tables.
+    """Run one read-only SQL query over this patient's visible EHR tables.
+
+    Dialect: DuckDB. SQLite as models write it also runs (datetime(x, 'start of year', '-1 year'),
+    date(), julianday(), strftime('%Y-%m', x) and '%J', ifnull, group_concat, iif, integer
+    division, a bare column beside an aggregate): a query that is not valid DuckDB is read as
+    SQLite, translated, and its result starts with one line saying so. Time: 'now' is the
+    prediction time (SQLite's datetime('now') means it); every table holds only what was known
+    before it. The episode holds this one patient only: questions about other patients
+    (percentiles or counts among patients) cannot be answered here.
 
     Exactly one SELECT / WITH / UNION query; everything else (DDL, DML, ATTACH, COPY, SET,
     PRAGMA, INSTALL/LOAD, file or URL readers, several statements) is refused. Tables are
@@ -35,19 +47,44 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
-    sql = guard_sql(
-        sql_query,
-        functools.partial(resolve, ctx),
-        available=available(ctx),
-        prediction_time=ctx.episode.key.prediction_time,
+    now = ctx.episode.key.prediction_time
+    guard = functools.partial(
+        guard_sql, sql_query, functools.partial(resolve, ctx), available=available(ctx), prediction_time=now
     )
-    result = run_query(ctx, sql, from_model=True)
+    dialect = SqliteDialect(now)
+    sql = guard(dialect=dialect)
+    try:
+        result = run_query(ctx, sql, from_model=True)
+    except ToolError as err:
+        if dialect.translation is not None or err.kind != "sql_error" or not err.message.startswith(_REJECTED):
+            raise _explained(err, dialect) from None
+        retry = SqliteDialect(now, force=True)  # DuckDB rejected it: read it as SQLite once
+        try:
+            again = guard(dialect=retry)
+            if retry.translation is None or again == sql:
+                raise err
+            result = run_query(ctx, again, from_model=True)
+        except ToolError:
+            raise _explained(err, dialect) from None  # DuckDB's complaint about what was written
+        dialect = retry
+    note = dialect.translation.note() + "\n" if dialect.translation is not None else ""
+    extra = {"dialect": "sqlite"} if dialect.translation is not None else {}
     rows = Rows(tuple(result.columns), result.rows, result.row_count, result.truncated)
     if not result.rows:
         return ToolResult(
             ok=True,
-            content="The query ran and returned no rows.",
-            data={"columns": list(result.columns), "rows": [], "row_count": 0},
+            content=note + "The query ran and returned no rows.",
+            data={"columns": list(result.columns), "rows": [], "row_count": 0, **extra},
         )
     narrow = "add WHERE conditions, or page with LIMIT/OFFSET (e.g. LIMIT 200 OFFSET 200)."
-    return table_result("Query result", rows, ctx.limits, narrow=narrow)
+    out = table_result("Query result", rows, ctx.limits, narrow=narrow)
+    return out.model_copy(update={"content": note + out.content, "data": {**out.data, **extra}})
+
+
+def _explained(err: ToolError, dialect: SqliteDialect) -> ToolError:
+    """``err`` with the DuckDB form of any SQLite construct it names, and what a translation changed."""
+    message = err.message
+    if dialect.translation is not None:
+        message = f"{dialect.translation.note().removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
+    hint = hint_for(err.message)
+    return ToolError(err.kind, f"{message} (DuckDB: {hint})" if hint else message)

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
+from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
@@ -130,7 +131,12 @@ def _denied(name: str) -> bool:
 
 
 def guard_sql(
-    sql: str, resolve: Resolver, *, available: str, prediction_time: dt.datetime | None = None
+    sql: str,
+    resolve: Resolver,
+    *,
+    available: str,
+    prediction_time: dt.datetime | None = None,
+    dialect: GuardHook | None = None,
 ) -> str:
     """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run.
 
@@ -145,6 +151,10 @@ def guard_sql(
         available: the available table names, quoted in the error for unknown tables.
         prediction_time: the episode's prediction time (naive MIMIC clock), quoted when the
             query asks for the wall clock (``now()``, ``current_date``, ...).
+        dialect: called with the DuckDB parse tree (``None`` when DuckDB's grammar rejects the text)
+            and the text; returns the statement to check instead (e.g. SQLite translated, see
+            :class:`~clinseek.tools._sqlite_dialect.SqliteDialect`) or ``None``. Default: SQLite-only
+            constructs are refused, naming their DuckDB form. The returned statement is checked.
 
     Raises:
         ToolError: ``"bad_argument"`` (longer than :data:`MAX_SQL_CHARS`), ``"sql_syntax"``
@@ -162,15 +172,15 @@ def guard_sql(
         )
     try:
         with _quiet_sqlglot():
-            return _guard(sql, resolve, available, prediction_time)
+            return _guard(sql, resolve, available, prediction_time, dialect or refuse_sqlite_forms)
     except ToolError:
         raise
     except RecursionError:
         raise ToolError("sql_syntax", "the query is nested too deeply to analyse; simplify it") from None
     except SqlglotError as err:
-        raise ToolError("sql_syntax", f"the query does not parse: {str(err)[:300]}") from None
-    except Exception as err:  # the guard's own analysis failed: the model's SQL is at fault
-        raise ToolError("sql_syntax", f"the query could not be analysed ({type(err).__name__})") from None
+        raise ToolError("sql_syntax", parse_error(sql, err)) from None
+    except Exception:  # sqlglot failed on a construct: name it (never a Python exception class)
+        raise ToolError("sql_syntax", unanalysable(sql)) from None
 
 
 @contextmanager
@@ -185,8 +195,19 @@ def _quiet_sqlglot() -> Iterator[None]:
         logger.disabled = previous
 
 
-def _guard(sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None) -> str:
-    statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+def _guard(
+    sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None, dialect: GuardHook
+) -> str:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    except SqlglotError:
+        translated = dialect(None, sql)
+        if translated is None:
+            raise
+        statements = [translated]
+    else:
+        if len(statements) == 1:
+            statements = [dialect(statements[0], sql) or statements[0]]
     if len(statements) != 1:
         raise ToolError("one_statement", f"send exactly one SELECT query (got {len(statements)} statements)")
     tree = statements[0]
