@@ -289,7 +289,7 @@ def parse_columns(
                 description=docs.get(name, ""),
                 aliases=aliases,
                 optional="optional" in flags,
-                known=known[0] if known else None,  # type: ignore[arg-type]
+                known=known[0] if known else None,
                 why=why.get(name, ""),
             )
         )

@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterable
 
 from ..errors import RegistryError
+from ._classes import with_class_masks
 from ._cxr import CXR
 from ._ed import ED
-from ._classes import with_class_masks
 from ._encounter import ENCOUNTER_IDS, is_encounter_id
 from ._hosp import HOSP
 from ._icu import ICU
