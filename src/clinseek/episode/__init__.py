@@ -9,6 +9,7 @@ inverse) the label builder all read patient data this way.
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import build_episode
+from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._result import QueryResult
 from ._source import StoreSnapshot, clear_store_cache, store_snapshot
@@ -16,7 +17,9 @@ from ._source import StoreSnapshot, clear_store_cache, store_snapshot
 __all__ = [
     "CANDIDATE_SCHEMA",
     "MM_POLICY",
+    "SQL_DATETIME_VALUES",
     "TEXT_POLICY",
+    "ClockNames",
     "Episode",
     "EpisodeError",
     "EpisodeKey",
@@ -26,5 +29,6 @@ __all__ = [
     "StoreSnapshot",
     "build_episode",
     "clear_store_cache",
+    "clock_names",
     "store_snapshot",
 ]
