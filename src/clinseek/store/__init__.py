@@ -1,5 +1,6 @@
 """Building and opening the store: one DuckDB file, tables in module schemas, provenance metadata."""
 
+from ._damage import check_complete, damage_error, is_damage
 from ._duck import (
     META_SCHEMA,
     Store,
@@ -25,11 +26,14 @@ __all__ = [
     "SynthReport",
     "TableInfo",
     "TableIngest",
+    "check_complete",
     "check_consistency",
     "connect_store",
+    "damage_error",
     "finished_tables",
     "ingest",
     "init_store",
+    "is_damage",
     "open_store",
     "record_table",
     "store_info",
