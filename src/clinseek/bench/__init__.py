@@ -4,6 +4,7 @@ The rest of clinseek reads questions only as :class:`Question` values from :func
 """
 
 from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark, requested_tasks
+from ._checks import RECORD_MARGIN, QuestionProblem, check_questions
 from ._curated import (
     MM_ROWS_PER_TABLE,
     TEXT_BUDGET_CHARS,
@@ -19,6 +20,7 @@ from ._load import (
     MM_FILE,
     TEXT_FILE,
     ManifestRead,
+    Rejected,
     detect_kind,
     load_questions,
     manifest_files,
@@ -36,10 +38,13 @@ from ._rows import (
     TextRow,
     strip_asset_prefix,
 )
+from ._run_input import InvalidRow, RunInput, prepare_run
 from ._tasks import (
+    AGENTEHR_TASKS,
     CATEGORIES,
     DECISION_TASKS,
     MM_CATEGORIES,
+    MM_TASKS,
     RISK_TASKS,
     TEXT_TASKS,
     Category,
@@ -48,11 +53,14 @@ from ._tasks import (
     category_for_mm_task,
     get_category,
     get_task,
+    known_tasks,
     normalise_category,
+    unknown_task,
 )
 from ._validate import ValidationReport, validate_benchmark
 
 __all__ = [
+    "AGENTEHR_TASKS",
     "CATEGORIES",
     "DECISION_TASKS",
     "MAX_INLINE_CANDIDATES",
@@ -60,6 +68,8 @@ __all__ = [
     "MM_FILE",
     "MM_LEAKAGE_POLICY",
     "MM_ROWS_PER_TABLE",
+    "MM_TASKS",
+    "RECORD_MARGIN",
     "RISK_TASKS",
     "TEXT_BUDGET_CHARS",
     "TEXT_FILE",
@@ -70,12 +80,16 @@ __all__ = [
     "BuildResult",
     "Category",
     "CuratedInput",
+    "InvalidRow",
     "JoinResult",
     "LabelItem",
     "MMCategorySpec",
     "ManifestRead",
     "MultimodalRow",
     "Question",
+    "QuestionProblem",
+    "Rejected",
+    "RunInput",
     "SnapshotSpec",
     "TaskInfo",
     "TaskSpec",
@@ -83,15 +97,18 @@ __all__ = [
     "ValidationReport",
     "build_benchmark",
     "category_for_mm_task",
+    "check_questions",
     "detect_kind",
     "episode_key",
     "get_category",
     "get_task",
     "join_ehr_bench",
+    "known_tasks",
     "load_questions",
     "manifest_files",
     "normalise_category",
     "normalise_label",
+    "prepare_run",
     "read_manifest",
     "render_curated",
     "render_mm_context",
@@ -100,5 +117,6 @@ __all__ = [
     "strip_asset_prefix",
     "tasks_markdown",
     "to_question",
+    "unknown_task",
     "validate_benchmark",
 ]

@@ -10,7 +10,9 @@ detail (prediction time, window) itself.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -653,6 +655,48 @@ MM_CATEGORIES: tuple[MMCategorySpec, ...] = (
         "phenotype", ("medmod_phenotyping",), "MedMod", _PHENO, "a CXR study time inside an ICU stay"
     ),
 )
+
+MM_TASKS: tuple[str, ...] = (
+    "ehrxqa_image",
+    "medmod_decompensation",
+    "medmod_in_hospital_mortality",
+    "medmod_phenotyping",
+    "medmod_radiology",
+)
+"""The task names of ClinSeek-Bench-MM rows (the released split and the builder's)."""
+
+AGENTEHR_TASKS: tuple[str, ...] = (
+    "diagnoses_ccs",
+    "procedures_ccs",
+    "labevents",
+    "microbiologyevents",
+    "prescriptions",
+    "transfers",
+)
+"""The six AgentEHR-Bench tasks (``BlueZeros/AgentEHR-Bench``)."""
+
+
+def known_tasks(kind: str) -> tuple[str, ...]:
+    """The task names a manifest of ``kind`` (``text``, ``multimodal``, ``agentehr``) may use.
+
+    Raises:
+        RegistryError: an unknown kind.
+    """
+    found = {"text": tuple(t.name for t in TEXT_TASKS), "multimodal": MM_TASKS, "agentehr": AGENTEHR_TASKS}.get(kind)
+    if found is None:
+        raise RegistryError(f"unknown manifest kind {kind!r}; known: text, multimodal, agentehr")
+    return found
+
+
+def unknown_task(task: str, known: Sequence[str], *, what: str = "task") -> str | None:
+    """``None`` when ``task`` is one of ``known``, else the refusal: "did you mean ...?" and every known name."""
+    if task in known:
+        return None
+    folded = {k.lower(): k for k in known}
+    close = [folded[task.lower()]] if task.lower() in folded else difflib.get_close_matches(task, known, n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return f"unknown {what} {task!r}{hint}; known: {', '.join(known)}"
+
 
 _TEXT_BY_NAME = {t.name: t for t in TEXT_TASKS}
 _CATEGORY_BY_SLUG = {c.slug: c for c in CATEGORIES}

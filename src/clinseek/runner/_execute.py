@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +21,7 @@ from ._identity import question_hash
 from ._rows import ResultRow
 
 if TYPE_CHECKING:
-    from ..bench import Question
+    from ..bench import InvalidRow, Question
     from ..episode import Episode
     from ..knowledge import Knowledge
     from ._run import RunSettings
@@ -70,14 +70,16 @@ class Executor:
     ``knowledge`` (shared, stateless) backs the browser tools when ``tools`` offers them: each agent
     job gets its own ``PageBrowser`` in its own ``ToolContext``. ``vision`` (default: the model's
     declared ``supports_vision``) says whether images are sent or replaced by a note. ``store_id``
-    (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row.
+    (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row;
+    ``notes`` (qid -> what an explicit flag allowed) go in its rows' ``input_warnings``.
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
-                 store_id: str | None = None) -> None:
+                 store_id: str | None = None, notes: Mapping[str, Sequence[str]] | None = None) -> None:
         self.knowledge = knowledge
+        self.notes = notes or {}
         self.store_id = store_id
         self.vision = accepts_images(model) if vision is None else vision
         self.store = store
@@ -225,6 +227,23 @@ class Executor:
             tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
             reminders=outcome.reminders, compactions=outcome.compactions, started_at=started_at,
             finished_at=_now(), images_sent=outcome.images_sent, images_not_sent=outcome.images_not_sent,
+            input_warnings=list(self.notes.get(job.qid, ())),
+        )
+
+    def invalid_row(self, bad: InvalidRow, run_index: int) -> ResultRow:
+        """The ``invalid_input`` row of a manifest row that cannot run (no episode, no model call)."""
+        from ..agent import PROMPT_VERSION
+
+        now = _now()
+        return ResultRow(
+            qid=bad.qid, run_index=run_index, runs_per_question=self.settings.runs_per_question,
+            session_id=f"{bad.qid}__run_{run_index}__{self.digest[:8]}", benchmark=self.benchmark, task=bad.task,
+            task_type=bad.task_type, category=bad.category, mode=self.mode, model=self.model.name,
+            config_hash=self.digest, store_id=self.store_id, prompt_version=PROMPT_VERSION,
+            policy_version=bad.policy, status="invalid_input", completed=False, stop_reason="invalid_input",
+            error=bad.reason, error_type="InvalidInput", subject_id=bad.subject_id,
+            prediction_time=bad.prediction_time, manifest=dict(bad.fields), cost_usd=0.0, started_at=now,
+            finished_at=now,
         )
 
     def error_row(self, job: Job, exc: BaseException) -> ResultRow:

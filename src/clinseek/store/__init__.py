@@ -15,11 +15,13 @@ from ._duck import (
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
+from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
     "META_SCHEMA",
     "IngestReport",
+    "RecordSpan",
     "Store",
     "StoreInfo",
     "StoreLimits",
@@ -35,6 +37,7 @@ __all__ = [
     "init_store",
     "is_damage",
     "open_store",
+    "record_spans",
     "record_table",
     "store_info",
     "synthesize",
