@@ -14,7 +14,7 @@ import anyio.to_thread
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
 from ..episode import EpisodeKey, build_episode
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
-from ..models import ChatModel, ImageRef, accepts_images
+from ..models import ChatModel, ImageRef, Message, accepts_images
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
 from ._engine import Job
 from ._identity import question_hash
@@ -51,6 +51,16 @@ def candidate_lists(question: Question) -> dict[str, list[str]]:
     if not question.candidates or question.task_type == "risk_prediction":
         return {}
     return {re.sub(r"\W", "_", question.task.lower()): list(question.candidates)}
+
+
+def message_record(message: Message) -> dict[str, Any]:
+    """One trajectory message as a result row records it: fields left at their default are omitted,
+    but every tool call keeps its ``arguments`` exactly as decoded (``{}`` stays ``{}``) and, when the
+    model's text was not a JSON object, that text (``raw_arguments``) with ``error_kind``/``error``."""
+    out = message.model_dump(mode="json", exclude_defaults=True)
+    for call, recorded in zip(message.tool_calls, out.get("tool_calls", []), strict=True):
+        recorded["arguments"] = call.model_dump(mode="json")["arguments"]
+    return out
 
 
 def _manifest_fields(question: Question) -> dict[str, Any]:
@@ -222,7 +232,7 @@ class Executor:
             completed=outcome.completed, stop_reason=outcome.stop_reason, error=error,
             error_type=outcome.error_type, answer=outcome.answer, invalid_answer=outcome.invalid_answer,
             parse_failures=outcome.parse_failures,
-            messages=[m.model_dump(mode="json", exclude_defaults=True) for m in outcome.messages],
+            messages=[message_record(m) for m in outcome.messages],
             usage=outcome.usage, cost_usd=outcome.cost_usd, latency_s=latency_s, turns=outcome.turns,
             tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
             reminders=outcome.reminders, compactions=outcome.compactions, started_at=started_at,
