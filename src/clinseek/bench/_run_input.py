@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ManifestError
+from ..errors import ClinseekError, ManifestError
 from ..policy import MM_POLICY, TEXT_POLICY
-from ._checks import check_questions
+from ._checks import QuestionProblem, check_questions
 from ._load import ManifestRead, Rejected, manifest_files, read_manifest
 from ._question import Question
 from ._tasks import normalise_category
@@ -87,6 +87,7 @@ def prepare_run(
     Raises:
         ManifestError: a path that is not a manifest or benchmark directory, a file that is not
             JSON, or manifests that hold no row at all.
+        ClinseekError: the store holds none of the questions' patients (the wrong store).
         StoreError: the store cannot be read.
     """
     out = RunInput()
@@ -105,7 +106,9 @@ def _check(out: RunInput, store: Path, *, outside_record_ok: bool, missing_cxr_o
     allowed = {"record": outside_record_ok, "cxr": missing_cxr_ok, "subject": False}
     flags = {"record": "--allow-outside-record", "cxr": "--allow-missing-cxr", "subject": ""}
     refused: dict[str, list[str]] = {}
-    for problem in check_questions(store, out.questions):
+    problems = check_questions(store, out.questions)
+    _refuse_another_store(store, out.questions, problems)
+    for problem in problems:
         text = f"field {problem.field!r}: {problem.problem}"
         if allowed[problem.kind]:
             out.notes.setdefault(problem.qid, []).append(f"{text} (allowed by {flags[problem.kind]})")
@@ -119,6 +122,19 @@ def _check(out: RunInput, store: Path, *, outside_record_ok: bool, missing_cxr_o
         else:
             kept.append(q)
     out.questions = kept
+
+
+def _refuse_another_store(store: Path, questions: list[Question], problems: list[QuestionProblem]) -> None:
+    """A store that holds none of the questions' patients is the wrong store, not a set of bad rows."""
+    unheld = {p.qid for p in problems if p.kind == "subject"}
+    absent = sorted({q.subject_id for q in questions if q.qid in unheld})
+    wanted = {q.subject_id for q in questions}
+    if absent and len(absent) == len(wanted):
+        shown = ", ".join(str(s) for s in absent[:5]) + (", ..." if len(absent) > 5 else "")
+        raise ClinseekError(
+            f"{store}: none of the {len(wanted)} patients of these questions is in the store "
+            f"(missing subject_id {shown}); was the benchmark built from another store?"
+        )
 
 
 def _rejected(read: ManifestRead, rejected: Rejected) -> InvalidRow:
