@@ -11,8 +11,8 @@ is covered.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
-from functools import lru_cache
 
 import duckdb
 
@@ -42,9 +42,13 @@ class ClockNames:
     duckdb_version: str
 
 
-@lru_cache(maxsize=1)
+_LOCK = threading.Lock()
+_FOUND: list[ClockNames] = []
+
+
 def clock_names() -> ClockNames:
-    """The clock-reading names of the installed DuckDB (computed once per process, well under a second).
+    """The clock-reading names of the installed DuckDB (computed once per process, well under a second;
+    threads that ask at once wait for the one computation).
 
     Derived from ``duckdb_functions()`` of a fresh in-memory database:
 
@@ -59,6 +63,14 @@ def clock_names() -> ClockNames:
 
     One-argument ``age(x)`` (``current_date - x``) is refused by the guard on top of these.
     """
+    if not _FOUND:
+        with _LOCK:
+            if not _FOUND:
+                _FOUND.append(_derive())
+    return _FOUND[0]
+
+
+def _derive() -> ClockNames:
     con = duckdb.connect(":memory:")
     try:
         rows = con.execute(
