@@ -7,6 +7,8 @@ Per-area fixtures live in conftest.py files of the test sub-folders.
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,11 +17,52 @@ import pytest
 from fakes.llm_servers import AnthropicFake, OpenAIFake
 
 REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA_SKIP = "open MIMIC-IV demo not found at"
+"""Start of the skip reason of every test that needs the shared data (the session summary counts them)."""
+EXTRA_OF_MODULE = {"torch": "imaging", "torchxrayvision": "imaging", "torchvision": "imaging",
+                   "transformers": "dev", "playwright": "dev", "pypdf": "dev", "trafilatura": "dev"}
+"""Which extra of the README's test command brings a module that a test imports or skips without."""
 
 
 def _shared_data() -> Path:
     env = os.environ.get("CLINSEEK_SHARED_DATA")
     return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def _skip_groups(reasons: list[str]) -> list[tuple[int, str]]:
+    """(count, what would run them) per kind of skip, shared data first."""
+    shared, extras, other = 0, Counter[str](), Counter[str]()
+    for reason in reasons:
+        module = re.match(r"could not import '([\w.]+)'", reason)
+        if reason.startswith(SHARED_DATA_SKIP):
+            shared += 1
+        elif module and module.group(1).split(".")[0] in EXTRA_OF_MODULE:
+            extras[EXTRA_OF_MODULE[module.group(1).split(".")[0]]] += 1
+        else:
+            other[reason] += 1
+    groups = []
+    if shared:
+        groups.append((shared, f"need the open MIMIC-IV demo (and -ED demo, CXR samples), not found at {_shared_data()}: "
+                               "set CLINSEEK_SHARED_DATA to a folder holding mimic-iv-demo-2.2/ (README, 'Tests')"))
+    groups += [(n, f"need the [{extra}] extra: pip install -e '.[dev,imaging]'") for extra, n in sorted(extras.items())]
+    groups += [(n, reason) for reason, n in other.most_common()]
+    return groups
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One section that counts the skipped tests by what would run them (shared data, an extra, ...)."""
+    reasons = [_skip_reason(r) for r in terminalreporter.stats.get("skipped", [])]
+    if not reasons:
+        return
+    terminalreporter.write_sep("=", f"{len(reasons)} skipped, by what would run them (pytest -rs lists each)")
+    for count, what in _skip_groups(reasons):
+        terminalreporter.write_line(f"{count:5d}  {what}")
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +98,7 @@ def shared_data() -> Path:
     """``../shared/data`` (or ``$CLINSEEK_SHARED_DATA``); tests that need it skip when it is absent."""
     path = _shared_data()
     if not (path / "mimic-iv-demo-2.2").is_dir():
-        pytest.skip(f"open MIMIC-IV demo not found at {path}")
+        pytest.skip(f"{SHARED_DATA_SKIP} {path} (set CLINSEEK_SHARED_DATA)")
     return path
 
 

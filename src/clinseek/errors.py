@@ -13,7 +13,7 @@ The tree is shallow; each error keeps the data it points at as attributes::
     ├── ToolError            a problem the *model* can fix; returned to it as a structured error
     ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
     ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
-    ├── MissingExtraError    an optional dependency that is not installed (names the extra)
+    ├── MissingExtraError    an optional dependency that is not installed (names the extra) or broken
     ├── ImagingError         a linked CXR image or report file that cannot be found or read
     ├── ScoringError         results that cannot be scored (file, row, field)
     └── ReportError          a report input folder with no scores or results, or runs given twice
@@ -24,7 +24,9 @@ that run as an infrastructure error, never as a wrong answer.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 
 
 class ClinseekError(Exception):
@@ -147,20 +149,52 @@ class ModelError(ClinseekError):
 
 
 class MissingExtraError(ClinseekError):
-    """An optional dependency is not installed.
+    """An optional dependency is not installed, or is installed but cannot be imported.
 
     Attributes:
         feature: what needed it (e.g. ``"image.chest_xray_classifier"``).
         extra: the pip extra that installs it (e.g. ``"imaging"``).
+        module: the module that was imported, when known (e.g. ``"trafilatura"``).
+        module_absent: False when ``module`` is installed but its import failed (the message then
+            quotes the import error instead of naming the extra).
     """
 
-    def __init__(self, feature: str, extra: str, detail: str = "") -> None:
+    def __init__(self, feature: str, extra: str, detail: str = "", *, module: str | None = None,
+                 cause: ImportError | None = None) -> None:
         self.feature = feature
         self.extra = extra
-        msg = f"{feature} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]'"
-        if detail:
-            msg += f" ({detail})"
+        self.module = module
+        self.module_absent = cause is None or module is None or module_is_absent(module, cause)
+        if not self.module_absent:
+            # installed, but one of its own dependencies is missing or broken: say what, not "install the extra"
+            msg = f"{feature} needs {module} (extra [{extra}]), which is installed but cannot be imported: {cause}"
+        else:
+            msg = f"{feature} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]'"
+            if detail:
+                msg += f" ({detail})"
         super().__init__(msg)
+
+
+def module_is_absent(module: str, err: ImportError) -> bool:
+    """Whether ``err`` (raised by ``import module``) means ``module`` itself is not installed, rather
+    than installed with a missing or broken dependency of its own (``No module named 'justext'``, or
+    ``lxml.html.clean module is now a separate project lxml_html_clean``)."""
+    missing = err.name if isinstance(err, ModuleNotFoundError) else None
+    return missing is not None and (module == missing or module.startswith(missing + "."))
+
+
+def import_optional(module: str, feature: str, extra: str, detail: str = "") -> ModuleType:
+    """``import module`` for ``feature``, or a :class:`MissingExtraError` that says what is missing.
+
+    Raises:
+        MissingExtraError: ``module`` is not installed (names ``pip install 'clinseek[extra]'``), or it
+            is installed and its import fails (names the import error, e.g. a missing sub-dependency).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise MissingExtraError(feature, extra, detail or f"{module} is not installed", module=module,
+                                cause=err) from err
 
 
 class ImagingError(ClinseekError):
@@ -211,5 +245,7 @@ __all__ = [
     "ScoringError",
     "StoreError",
     "ToolError",
+    "import_optional",
     "is_interrupt",
+    "module_is_absent",
 ]

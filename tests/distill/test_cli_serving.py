@@ -15,7 +15,7 @@ from clinseek.distill import check_serving, compare_calls, parse_tool_calls, rea
 @pytest.fixture(scope="module")
 def cli_dataset(distill_runs: Path, distill_bench, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "ds"
-    result = CliRunner().invoke(app, ["distill", "export", str(distill_runs), "--out", str(out), "--min-f1", "0"])
+    result = CliRunner().invoke(app, ["distill", "export", str(distill_runs), "--out", str(out), "--min-f1", "0", "--include-baselines"])
     assert result.exit_code == 0, result.output
     assert "samples exported" in result.output
     return out
@@ -23,7 +23,7 @@ def cli_dataset(distill_runs: Path, distill_bench, tmp_path_factory: pytest.Temp
 
 def test_cli_export_reports_every_leakage_refusal(distill_runs: Path, distill_bench, tmp_path: Path) -> None:
     bench, _ = distill_bench
-    args = ["distill", "export", str(distill_runs), "--out", str(tmp_path / "ds"), "--min-f1", "0",
+    args = ["distill", "export", str(distill_runs), "--out", str(tmp_path / "ds"), "--min-f1", "0", "--include-baselines",
             "--exclude-bench", str(bench)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -27,7 +27,7 @@ def demo_dir(synthetic_store: Path, tmp_path_factory: pytest.TempPathFactory) ->
 def test_export_from_a_demo_run_counts_every_run(demo_dir: Path, tmp_path: Path) -> None:
     files = sorted((demo_dir / "runs").rglob("results.jsonl"))
     rows = [r for f in files for r in read_results(f).rows]
-    result = export_dataset([demo_dir / "runs"], tmp_path / "ds", ExportFilters(min_f1=0.0))
+    result = export_dataset([demo_dir / "runs"], tmp_path / "ds", ExportFilters(include_baselines=True, min_f1=0.0))
     card = result.card
     assert len(card.sources) == len(files) == 8  # 2 benchmarks x 2 modes x 2 baselines
     assert card.samples + card.refused == len(rows)
@@ -41,7 +41,7 @@ def test_export_from_a_demo_run_counts_every_run(demo_dir: Path, tmp_path: Path)
 
 def test_excluding_the_demo_benchmark_refuses_every_agent_run(demo_dir: Path, tmp_path: Path) -> None:
     result = export_dataset([demo_dir / "runs"], tmp_path / "ds",
-                            ExportFilters(min_f1=0.0, exclude_benchmarks=[str(demo_dir / "bench")]))
+                            ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[str(demo_dir / "bench")]))
     agent_runs = [r for r in result.refusals if "not_agent_mode" not in r.reasons]
     assert result.samples == [] and agent_runs
     assert all("in_excluded_benchmark" in r.reasons for r in agent_runs)
@@ -51,6 +51,6 @@ def test_excluding_the_demo_benchmark_refuses_every_agent_run(demo_dir: Path, tm
 
 
 def test_demo_samples_render_and_round_trip(demo_dir: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
-    result = export_dataset([demo_dir / "runs"], tmp_path / "ds", ExportFilters(min_f1=0.0))
+    result = export_dataset([demo_dir / "runs"], tmp_path / "ds", ExportFilters(include_baselines=True, min_f1=0.0))
     report = render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
     assert report.rendered == result.card.samples and report.round_trip_failures == [] and report.mask_failures == []

@@ -31,14 +31,14 @@ def _exported_qids(out: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def baseline(distill_runs: Path, tmp_path_factory: pytest.TempPathFactory):
-    return export_dataset([distill_runs], tmp_path_factory.mktemp("base") / "out", ExportFilters(min_f1=0.0))
+    return export_dataset([distill_runs], tmp_path_factory.mktemp("base") / "out", ExportFilters(include_baselines=True, min_f1=0.0))
 
 
 def test_excluding_the_evaluation_benchmark_refuses_every_run_of_it(
     distill_runs: Path, distill_bench, baseline, tmp_path: Path
 ) -> None:
     bench, questions = distill_bench
-    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, exclude_benchmarks=[str(bench)]))
+    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[str(bench)]))
     assert result.samples == [] and _exported_qids(result.out) == set()
     assert {r.qid for r in result.leakage_refusals} == {s.qid for s in baseline.samples}
     assert result.card.excluded_questions == len(questions)
@@ -52,7 +52,7 @@ def test_an_excluded_qid_never_appears(distill_runs: Path, distill_bench, baseli
     rows = [r for r in _manifest_rows(bench) if r["qid"] == target.qid]
     rows[0]["subject_id"] = 1  # another patient: the qid alone must be enough
     excluded = _write_bench(tmp_path / "eval", rows)
-    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, exclude_benchmarks=[str(excluded)]))
+    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[str(excluded)]))
     assert target.qid not in _exported_qids(result.out)
     assert {r.qid for r in result.leakage_refusals} == {target.qid}
     assert result.leakage_refusals[0].detail["in_excluded_benchmark"] == [
@@ -68,7 +68,7 @@ def test_the_same_patient_and_moment_under_another_qid_is_refused(
     target = baseline.samples[-1]
     rows = [dict(r, qid="eval_question_1") for r in _manifest_rows(bench) if r["qid"] == target.qid]
     excluded = _write_bench(tmp_path / "eval", rows)
-    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, exclude_benchmarks=[str(excluded)]))
+    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[str(excluded)]))
     assert {r.qid for r in result.leakage_refusals} == {target.qid}
     assert "is asked in" in result.leakage_refusals[0].detail["in_excluded_benchmark"][0]
     assert target.qid not in _exported_qids(result.out)
@@ -90,10 +90,10 @@ def test_excluding_subjects_refuses_the_patient_at_any_time(distill_runs: Path, 
     rows = [dict(r, qid="eval_question_1", prediction_time="2001-01-01 00:00:00")
             for r in _manifest_rows(bench) if r["qid"] == target.qid]
     excluded = str(_write_bench(tmp_path / "eval", rows))
-    loose = export_dataset([distill_runs], tmp_path / "a", ExportFilters(min_f1=0.0, exclude_benchmarks=[excluded]))
+    loose = export_dataset([distill_runs], tmp_path / "a", ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[excluded]))
     assert loose.leakage_refusals == []
     strict = export_dataset([distill_runs], tmp_path / "b",
-                            ExportFilters(min_f1=0.0, exclude_benchmarks=[excluded], exclude_subjects=True))
+                            ExportFilters(include_baselines=True, min_f1=0.0, exclude_benchmarks=[excluded], exclude_subjects=True))
     refused = {r.qid for r in strict.leakage_refusals}
     assert target.qid in refused
     assert all(s.subject_id != target.subject_id for s in strict.samples)

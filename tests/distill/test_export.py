@@ -13,10 +13,13 @@ from clinseek.errors import ClinseekError
 from clinseek.runner import read_results
 from clinseek.scoring import score_path
 
+BASELINES = ExportFilters(include_baselines=True)
+"""The fixtures' teacher is the scripted baseline:evidence (refused unless asked for)."""
+
 
 @pytest.fixture(scope="module")
 def exported(distill_runs: Path, tmp_path_factory: pytest.TempPathFactory):
-    return export_dataset([distill_runs], tmp_path_factory.mktemp("ds") / "out", ExportFilters(min_f1=0.5))
+    return export_dataset([distill_runs], tmp_path_factory.mktemp("ds") / "out", ExportFilters(include_baselines=True, min_f1=0.5))
 
 
 def _all_rows(runs: Path):
@@ -92,8 +95,8 @@ def test_parquet_holds_the_same_samples_as_jsonl(exported) -> None:
 
 
 def test_export_is_deterministic(distill_runs: Path, tmp_path: Path) -> None:
-    a = export_dataset([distill_runs], tmp_path / "a")
-    b = export_dataset([distill_runs], tmp_path / "b")
+    a = export_dataset([distill_runs], tmp_path / "a", BASELINES)
+    b = export_dataset([distill_runs], tmp_path / "b", BASELINES)
     for name in ("train.jsonl", "train.parquet", "refused.jsonl", "card.json", "README.md"):
         assert (a.out / name).read_bytes() == (b.out / name).read_bytes(), name
     assert [s.sample_id for s in a.samples] == sorted(s.sample_id for s in a.samples)
@@ -110,7 +113,7 @@ def test_a_non_empty_output_folder_is_refused(distill_runs: Path, tmp_path: Path
 
 def test_a_failed_export_leaves_nothing_behind(distill_runs: Path, tmp_path: Path) -> None:
     with pytest.raises(ClinseekError):
-        export_dataset([distill_runs], tmp_path / "out", ExportFilters(exclude_benchmarks=[str(tmp_path / "nope")]))
+        export_dataset([distill_runs], tmp_path / "out", ExportFilters(include_baselines=True, exclude_benchmarks=[str(tmp_path / "nope")]))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -123,12 +126,12 @@ def test_a_results_file_without_its_manifest_is_refused(agent_results: Path, tmp
 
 
 def test_the_same_run_given_twice_is_read_once(distill_runs: Path, agent_results: Path, tmp_path: Path) -> None:
-    result = export_dataset([distill_runs, agent_results], tmp_path / "out")
+    result = export_dataset([distill_runs, agent_results], tmp_path / "out", BASELINES)
     assert len(result.card.sources) == 2
 
 
 def test_a_validation_split_never_shares_a_patient(distill_runs: Path, tmp_path: Path) -> None:
-    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(min_f1=0.0, val_fraction=0.5))
+    result = export_dataset([distill_runs], tmp_path / "out", ExportFilters(include_baselines=True, min_f1=0.0, val_fraction=0.5))
     train, val = read_samples(result.out, "train"), read_samples(result.out, "val")
     assert train and val and len(train) + len(val) == result.card.samples
     assert {s.subject_id for s in train}.isdisjoint({s.subject_id for s in val})

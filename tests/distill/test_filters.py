@@ -10,6 +10,9 @@ from _distill_helpers import update, write_run
 from clinseek.distill import ExportFilters, export_dataset
 from clinseek.runner import ResultRow, read_results
 
+BASELINES = ExportFilters(include_baselines=True)
+"""The fixtures' teacher is the scripted baseline:evidence (refused unless asked for)."""
+
 
 @pytest.fixture(scope="module")
 def good_row(agent_results: Path) -> ResultRow:
@@ -20,7 +23,7 @@ def good_row(agent_results: Path) -> ResultRow:
 
 def _export(tmp_path: Path, source: Path, rows: list[ResultRow], **filters):
     results = write_run(tmp_path / "run", source, lambda _: rows)
-    return export_dataset([results], tmp_path / "out", ExportFilters(**filters))
+    return export_dataset([results], tmp_path / "out", ExportFilters(**{"include_baselines": True, **filters}))
 
 
 def _reasons(result) -> list[str]:
@@ -114,7 +117,7 @@ def test_a_torn_line_is_counted_and_skipped(tmp_path: Path, agent_results: Path,
     results = write_run(tmp_path / "run", agent_results, lambda _: [good_row])
     with results.open("a") as fh:
         fh.write('{"qid": "torn')
-    result = export_dataset([results], tmp_path / "out")
+    result = export_dataset([results], tmp_path / "out", BASELINES)
     assert len(result.samples) == 1 and result.card.sources[0].torn_lines == 1
 
 
@@ -135,3 +138,14 @@ def test_reasoning_is_dropped_unless_asked(tmp_path: Path, agent_results: Path, 
 def test_wire_names_follow_the_chosen_provider(tmp_path: Path, agent_results: Path, good_row: ResultRow) -> None:
     sample = _export(tmp_path, agent_results, [good_row], wire_provider="text").samples[0]
     assert "ehr.finish" in {t["function"]["name"] for t in sample.tools}
+
+
+def test_scripted_baselines_are_refused_unless_asked_for(tmp_path: Path, agent_results: Path,
+                                                         good_row: ResultRow) -> None:
+    results = write_run(tmp_path / "run", agent_results, lambda _: [good_row])
+    refused = export_dataset([results], tmp_path / "out")
+    assert good_row.model == "baseline:evidence" and not refused.samples
+    assert refused.refusals[0].reasons == ["scripted_baseline"]
+    assert "is a scripted baseline, not a model" in refused.refusals[0].detail["scripted_baseline"][0]
+    assert refused.card.refused_by_reason == {"scripted_baseline": 1}
+    assert len(export_dataset([results], tmp_path / "out2", BASELINES).samples) == 1

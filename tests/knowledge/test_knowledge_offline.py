@@ -209,3 +209,21 @@ def test_a_reference_range_needs_several_patients() -> None:
     rows += [(98, 2, 7.0, 9.0)] * 20  # an item only one patient has: no range at all
     con.executemany("INSERT INTO hosp.labevents VALUES (?, ?, ?, ?)", rows)
     assert reference_ranges(con) == {1: (3.5, 5.0)}
+
+
+def test_offline_search_says_what_the_index_holds(full_knowledge: Knowledge) -> None:
+    """A question the index cannot answer well (treatment) gets loosely matching codes: the page says
+    what the index covers so the model does not take them for guidance."""
+    from clinseek.tools import PageBrowser
+
+    page = PageBrowser(full_knowledge).search("hyponatremia treatment", 5).content
+    assert "Offline index: ICD-10-CM, ICD-9-CM" in page and "lab tests (units, reference ranges)" in page
+    assert "not treatment guidelines, drug dosing or textbook knowledge" in page
+
+
+def test_the_coverage_line_names_only_the_sources_present() -> None:
+    from clinseek.knowledge import offline_coverage
+
+    line = offline_coverage(["labs", "folder:guidelines", "labs"])
+    assert line.startswith("Offline index: lab tests (units, reference ranges), your documents (guidelines).")
+    assert "ICD" not in line and line.endswith("beyond your documents.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,29 @@ def write_fabricated(root: Path, model: str = "openai:gpt-x", *, output: str = "
                 for qid, gold, agent, curated, status in QUESTIONS]
         write_run(root, rows)
     return root
+
+
+def open_offline(browser: Any, path: Path) -> Iterator[Any]:
+    """``path`` opened in a new page with every non-file request refused and recorded; after the test, no
+    script error and no network request."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.outside: list[str] = []  # type: ignore[attr-defined]
+    page.errors: list[str] = []  # type: ignore[attr-defined]
+
+    def guard(route: Any) -> None:
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        else:
+            page.outside.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    yield page
+    assert page.errors == [], f"script errors: {page.errors}"
+    assert page.outside == [], f"the page asked the network for {page.outside}"
+    context.close()

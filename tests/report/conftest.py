@@ -3,7 +3,10 @@ both modes) built once per session on the shared synthetic store."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -55,3 +58,23 @@ def demo_dir(synthetic_store: Path, tmp_path_factory: pytest.TempPathFactory) ->
 def demo_report(demo_dir: Path) -> ReportStats:
     """The report of the small demo run, written into the demo folder."""
     return build_report(load_inputs([demo_dir]), demo_dir / "report.html")
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync"]
+"""The flags this machine needs (docs/report.md); Playwright adds --headless and a fresh profile."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium, one per test module: module scope, so the session fixtures a test also asks for
+    (the demo run, which runs its own event loop) are built before Playwright's loop starts."""
+    if not CHROMIUM.is_file() and shutil.which("chromium") is None:
+        pytest.skip("Chromium not installed (apt-get install chromium; .ci/run does it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (the dev extra has it)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.is_file() else shutil.which("chromium")),
+                                    args=LAUNCH_ARGS)
+        yield browser
+        browser.close()

@@ -7,58 +7,21 @@ Playwright never downloads a browser here: it drives the system one through ``ex
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _report_helpers import open_offline
 
 from clinseek.report import ReportStats
 from clinseek.scoring import ScoreReport, pct
-
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
-"""The flags this machine needs (docs/report.md); Playwright adds --headless and a fresh profile."""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.is_file() and shutil.which("chromium") is None:
-        pytest.skip("Chromium not installed (apt-get install chromium; .ci/run does it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (the dev extra has it)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.is_file() else shutil.which("chromium")),
-                                    args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
 def page(browser: Any, demo_report: ReportStats) -> Iterator[Any]:
     """The demo report, opened from disk with every non-file request refused and recorded."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.outside: list[str] = []  # type: ignore[attr-defined]
-    page.errors: list[str] = []  # type: ignore[attr-defined]
-
-    def guard(route: Any) -> None:
-        url = route.request.url
-        if url.startswith(("file:", "data:", "blob:")):
-            route.continue_()
-        else:
-            page.outside.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
-    page.on("pageerror", lambda err: page.errors.append(str(err)))
-    page.goto(demo_report.path.as_uri())
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
-    yield page
-    assert page.errors == [], f"script errors: {page.errors}"
-    assert page.outside == [], f"the page asked the network for {page.outside}"
-    context.close()
+    yield from open_offline(browser, demo_report.path)
 
 
 def test_headline_numbers_equal_summary_json(page: Any, demo_dir: Path, tmp_path: Path) -> None:

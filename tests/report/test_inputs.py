@@ -93,3 +93,24 @@ def test_scores_without_their_results_are_shown_without_trajectories(tmp_path: P
     assert any("trajectories are not shown" in note for note in inputs.notes)
     stats = build_report(inputs, tmp_path / "r.html")
     assert (stats.question_rows, stats.trajectories) == (4, 0)
+
+
+def test_scores_older_than_their_results_are_refused_with_the_rescore_command(tmp_path: Path) -> None:
+    runs = write_fabricated(tmp_path / "demo" / "runs")
+    scores = tmp_path / "demo" / "scores"
+    write_scores(score_path(runs, n_resamples=100), scores)
+    load_source(tmp_path / "demo")  # fresh: fine
+    first = sorted(runs.rglob("results.jsonl"))[0]
+    lines = first.read_text().splitlines(keepends=True)
+    first.write_text("".join(reversed(lines)))  # a rerun rewrote the rows
+    with pytest.raises(ReportError, match=r"older than the results .*changed: .*results\.jsonl") as info:
+        build_report(load_inputs([tmp_path / "demo"]), tmp_path / "report.html")
+    assert f"clinseek score {runs} --out {scores}" in str(info.value)
+    assert not (tmp_path / "report.html").exists()
+    write_scores(score_path(runs, n_resamples=100), scores)  # rescored: the report is made
+    build_report(load_inputs([tmp_path / "demo"]), tmp_path / "report.html")
+    extra = runs / "other-bench" / "agent" / "m" / "results.jsonl"
+    extra.parent.mkdir(parents=True)
+    shutil.copy(first, extra)
+    with pytest.raises(ReportError, match=r"new: other-bench/agent/m/results\.jsonl"):
+        load_source(tmp_path / "demo")

@@ -208,3 +208,24 @@ def test_several_runs_of_a_question_are_listed_in_run_order(tmp_path: Path) -> N
     parsed = _parse(stats.path.read_text(encoding="utf-8"))
     (row,) = json.loads(parsed.texts["report-index"])["rows"]
     assert [decode_blob(parsed.texts[b])["run_index"] for b in row[8][3]] == [0, 1, 2]
+
+
+def test_scripted_baselines_are_not_called_clinseekagent_and_empty_usage_is_not_drawn(demo_report: ReportStats) -> None:
+    """The demo's runs are both scripted baselines: $0, no tokens; their agent mode is not ClinSeekAgent."""
+    html = demo_report.path.read_text(encoding="utf-8")
+    headline = html[html.index('<section id="headline">'):html.index('<section id="figures">')]
+    assert "<td>Agent mode (scripted baseline)</td>" in headline and "<td>ClinSeekAgent</td>" not in headline
+    index = json.loads(_parse(html).texts["report-index"])
+    assert index["agent_titles"] == ["Agent mode (scripted baseline)"] * len(index["models"])
+    figures = html[html.index('<section id="figures">'):html.index('<section id="questions">')]
+    assert "tokens per run" not in figures.split("Not drawn for")[0]  # no empty token or cost chart ...
+    assert "no run reported tokens per run (input + output), cost per run (USD) above 0" in figures  # ... but a note
+    assert "turns per run" in figures
+
+
+def test_scripted_agent_titles_in_the_question_browser_index(tmp_path: Path) -> None:
+    from clinseek.report._plots import mode_name
+
+    assert mode_name("agent", "openai:gpt-5.1") == "ClinSeekAgent"
+    assert mode_name("agent", "baseline:null") == "Agent mode (scripted baseline)"
+    assert mode_name("curated", "baseline:null") == "Curated Input"

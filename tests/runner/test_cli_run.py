@@ -17,9 +17,10 @@ def test_run_command_writes_results_and_prints_a_summary(demo_bench, demo_store:
         "--mode", "curated", "--out", str(tmp_path), "--limit", "3", "--concurrency", "2", "--no-progress",
     ])
     assert result.exit_code == 0, result.output
-    assert "3 answered" in result.output
+    assert "0 infra errors of 3 (resumed 0)" in result.output
     rows = read_results(tmp_path / "clinseek-bench-text" / "curated" / "baseline_null" / "results.jsonl").rows
-    assert [r.qid for r in rows] == [q.qid for q in questions[:3]] or len(rows) == 3
+    assert len(rows) == 3 and len({r.task for r in rows}) == 3  # a stratified subset: 3 tasks, not the first 3 rows
+    assert {r.task_type for r in rows} == {q.task_type for q in questions}
 
 
 def test_tasks_filter_and_unknown_provider(demo_bench, demo_store: Path, tmp_path: Path) -> None:

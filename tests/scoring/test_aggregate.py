@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from _scoring_helpers import score_input
 
-from clinseek.scoring import score_questions, summarize_run
+from clinseek.scoring import score_questions, summarize_run, t_interval
 
-RISK = {"task": "ICU_Mortality_1day", "task_type": "risk_prediction", "category": "Risk", "gold": "yes"}
-LAB = {"task": "labevents", "task_type": "decision_making", "category": "Labs", "gold": ["A", "B", "C"]}
+RISK = {"task": "ICU_Mortality_1day", "task_type": "risk_prediction", "category": "Mortality", "gold": "yes"}
+LAB = {"task": "labevents", "task_type": "decision_making", "category": "Laboratory & microbiology", "gold": ["A", "B", "C"]}
 
 
 def _rows():  # type: ignore[no-untyped-def]
@@ -42,10 +42,11 @@ def test_micro_and_macro_means_exclude_unscored_infra_errors() -> None:
     assert run.macro_f1_over_categories == pytest.approx(((1 + 0) / 2 + 2 / 3) / 2)
     # the paper's per-cell t-interval: F1s (1, 0, 2/3): mean 5/9, sd = sqrt(7/27), t_{0.975, 2} = 4.302653
     radius = 4.302653 * (7 / 27) ** 0.5 / 3**0.5
-    assert o.f1_ci_t == pytest.approx((5 / 9 - radius, 5 / 9 + radius), abs=1e-5)
-    assert run.per_category["Labs"].f1_ci_t is None  # one question
+    assert t_interval([1, 0, 2 / 3]) == pytest.approx((5 / 9 - radius, 5 / 9 + radius), abs=1e-5)
+    assert o.f1_ci_t is None  # n = 3 < T_MIN_N: that interval, [-70.1, 181.2], says nothing
+    assert run.per_category["laboratory_microbiology"].f1_ci_t is None  # one question
     assert run.per_task_type["risk_prediction"].f1 == pytest.approx(0.5)
-    assert run.per_category["Labs"].n_questions == 1 and run.per_category["Labs"].n_infra_error == 1
+    assert run.per_category["laboratory_microbiology"].n_questions == 1 and run.per_category["laboratory_microbiology"].n_infra_error == 1
     assert run.per_task["labevents"].precision == pytest.approx(2 / 3)
 
 

@@ -65,7 +65,7 @@ def test_compare_prints_the_paired_table(runs: Path) -> None:
         app, ["compare", str(a), str(b), "--resamples", "300"], env={"COLUMNS": "200"}
     )
     assert result.exit_code == 0, result.output
-    for group in ("overall", "task_type:risk_prediction", "category:ED_Hospitalization"):
+    for group in ("overall", "task_type:risk_prediction", "category:escalation_of_care"):
         assert group in result.output
 
 

@@ -22,7 +22,8 @@ def test_every_route_is_documented() -> None:
 
 
 def test_commands_are_documented() -> None:
-    for command in ("clinseek score", "clinseek compare", "--layout reference", "--manifest", "--judge"):
+    for command in ("clinseek score", "clinseek compare", "--layout reference", "--manifest", "--judge",
+                    "--scorer reference", "--reference-vocab-model", "--card", "merged_unique.jsonl"):
         assert command in DOC
 
 

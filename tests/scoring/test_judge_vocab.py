@@ -77,3 +77,27 @@ def test_ambiguous_synonyms_are_not_mapped_outside_a_task_vocabulary() -> None:
     assert vocab.canonical("pneumothorax", None) is None  # a phenotype synonym and a finding name
     assert vocab.canonical("enlarged heart", "medmod_radiology") == "Cardiomegaly"
     assert vocab.canonical("Shock", "some_other_task") == "Shock"
+
+
+def test_with_the_reference_rules_a_judge_grades_their_single_answers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """--scorer reference with --judge: the verdict is the reference's F1 of a multimodal single answer (as its
+    judge grades it); clinseek's F1 and the rows without a verdict keep their values."""
+    from _scoring_helpers import row_dict, write_jsonl
+
+    from clinseek.scoring import judge_scored, score_path
+
+    rows = [
+        row_dict(qid="a", gold=["pleural effusion"], answer=["fluid around the lung"], **MM),
+        row_dict(qid="b", gold=["pleural effusion"], answer=["pleural effusion"], **MM),
+        row_dict(qid="c", gold=["A", "B"], answer=["A"], **MM),
+    ]
+    path = write_jsonl(tmp_path / "bench" / "agent" / "m" / "results.jsonl", rows)
+    scored = score_path(path, scorer="reference", n_resamples=20)
+    before = {q.qid: (q.f1, q.f1_reference) for q in scored.questions}
+    assert before == {"a": (0.0, 0.0), "b": (1.0, 1.0), "c": (pytest.approx(2 / 3), pytest.approx(2 / 3))}
+    judged = anyio.run(lambda: judge_scored(scored, ScriptedJudge(), judge_name="fake:judge"))
+    after = {q.qid: (q.f1, q.f1_reference) for q in judged.questions}
+    assert after == {"a": (0.0, 1.0), "b": (1.0, 0.0), "c": before["c"]}
+    assert "LLM judge fake:judge" in str(judged.report.reference_rules)
+    (run,) = judged.report.runs
+    assert run.overall.f1_reference == pytest.approx((1 + 0 + 2 / 3) / 3)

@@ -99,3 +99,24 @@ def test_compare_groups_by_task_type_category_and_task() -> None:
 def test_compare_without_common_ids_raises() -> None:
     with pytest.raises(ValueError, match="no scored question id in common"):
         compare_questions([question("a", 1.0)], [question("b", 1.0)], label_a="A", label_b="B")
+
+
+def test_shown_t_intervals_need_five_values_and_stay_in_range() -> None:
+    from clinseek.scoring import T_MIN_N, shown_t_interval, t_interval
+
+    assert T_MIN_N == 5
+    assert shown_t_interval([1.0, 0.0], -1.0, 1.0) is None  # the paper's formula gives mean ± 6.35 here
+    assert t_interval([1.0, 0.0]) == pytest.approx((-5.853, 6.853), abs=1e-3)
+    values = [1.0, 0.0, 1.0, 0.0, 1.0]
+    raw = t_interval(values)
+    assert raw[0] < 0 and raw[1] > 1
+    assert shown_t_interval(values, 0.0, 1.0) == (0.0, 1.0)
+    assert shown_t_interval([0.5, 0.6, 0.5, 0.6, 0.55], 0.0, 1.0) == pytest.approx(t_interval([0.5, 0.6, 0.5, 0.6, 0.55]))
+
+
+def test_tables_explain_their_columns() -> None:
+    from clinseek.scoring import COLUMN_LEGEND, DELTA_HEADER, column_legend
+
+    legend = column_legend(DELTA_HEADER)
+    assert "p (McNemar): McNemar's test" in legend and "95% CI (t):" in legend and "'–' below n = 5" in legend
+    assert set(COLUMN_LEGEND) >= {"p (McNemar)", "infra err", "no answer", "missing"}

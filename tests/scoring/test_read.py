@@ -9,8 +9,8 @@ import pytest
 from _scoring_helpers import row_dict, write_jsonl
 
 from clinseek.errors import ScoringError
+from clinseek.refformat import finish_answer
 from clinseek.scoring import (
-    finish_answer,
     gold_items,
     label_strings,
     read_expected,
@@ -174,7 +174,7 @@ def test_reference_raw_rows(tmp_path: Path) -> None:
     assert (
         rows["r1"].status == "answered"
         and rows["r1"].answer == ["yes"]
-        and rows["r1"].category == "ICU_Mortality"
+        and rows["r1"].category == "mortality"
     )
     assert rows["r1"].usage.tool_calls == {"ehr.finish": 1} and rows["r1"].usage.turns == 1
     assert rows["r2"].status == "no_answer" and rows["r2"].gold == ["Glucose"]
@@ -205,7 +205,7 @@ def test_reference_scored_and_hierarchical_rows(tmp_path: Path) -> None:
         ],
     )
     rows = {r.qid: r for r in read_reference_results(scored)}
-    assert rows["m1"].task_type == "multimodal" and rows["m1"].category == "phenotype_ccs"
+    assert rows["m1"].task_type == "multimodal" and rows["m1"].category == "phenotype"
     assert rows["m1"].answer_type is None  # routed by gold length, as the reference does
     assert rows["m2"].status == "no_answer"
     hier = write_jsonl(
@@ -223,11 +223,12 @@ def test_reference_scored_and_hierarchical_rows(tmp_path: Path) -> None:
         ],
     )
     (row,) = read_reference_results(hier)
-    assert (row.task, row.task_type, row.mode, row.answer) == (
+    assert (row.task, row.task_type, row.mode, row.answer, row.category) == (
         "mortality_24h",
         "multimodal",
         "curated",
         ["no"],
+        "clinical_deterioration",
     )
 
 

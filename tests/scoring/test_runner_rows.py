@@ -68,7 +68,7 @@ def test_runner_rows_are_read_and_scored(tmp_path: Path) -> None:
     path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
     inputs = read_results(path)
     assert [(i.qid, i.category, i.usage.cached_tokens) for i in inputs][:1] == [
-        ("a", "ICU_Mortality_1day", 20)
+        ("a", "mortality", 20)
     ]
     assert inputs[1].answer == ["yes", "maybe"]
     run = summarize_run(score_questions(inputs))

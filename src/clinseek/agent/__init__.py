@@ -8,7 +8,14 @@ transcript, usage, cost and timings) and never raise for provider or tool failur
 
 from . import _baselines  # noqa: F401  (registers baseline:null and baseline:evidence)
 from ._answer import AnswerFormatError, finish_items, normalise_item, parse_answer_block, validate_answer
-from ._baselines import NullBaseline, rank_candidates, read_prompt, risk_points, risk_threshold
+from ._baselines import (
+    NullBaseline,
+    is_scripted_baseline,
+    rank_candidates,
+    read_prompt,
+    risk_points,
+    risk_threshold,
+)
 from ._budget import AgentBudget
 from ._curated import run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
@@ -58,6 +65,7 @@ __all__ = [
     "finish_items",
     "history_sql",
     "images_note",
+    "is_scripted_baseline",
     "normalise_item",
     "parse_answer_block",
     "parse_table",

@@ -136,7 +136,17 @@ class NullBaseline:
         """Nothing to release."""
 
 
-@provider("baseline")
+BASELINE_PROVIDER = "baseline"
+"""The provider of the scripted offline baselines (``baseline:null``, ``baseline:evidence``)."""
+
+
+def is_scripted_baseline(model: str) -> bool:
+    """Whether ``model`` (``provider:model`` as results record it) is a scripted baseline, not a model:
+    it never browses, is not ClinSeekAgent, and its trajectories are not training data."""
+    return model.strip().lower().startswith(BASELINE_PROVIDER + ":")
+
+
+@provider(BASELINE_PROVIDER)
 def _baseline_provider(model_id: str, options: ProviderOptions) -> Any:
     """``baseline:null`` and ``baseline:evidence`` (offline; options are ignored)."""
     from ._evidence import EvidenceBaseline

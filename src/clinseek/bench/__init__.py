@@ -39,6 +39,7 @@ from ._rows import (
     strip_asset_prefix,
 )
 from ._run_input import InvalidRow, RunInput, prepare_run
+from ._select import select_questions, stratified_order
 from ._tasks import (
     AGENTEHR_TASKS,
     CATEGORIES,
@@ -114,6 +115,8 @@ __all__ = [
     "render_mm_context",
     "render_text_timeline",
     "requested_tasks",
+    "select_questions",
+    "stratified_order",
     "strip_asset_prefix",
     "tasks_markdown",
     "to_question",

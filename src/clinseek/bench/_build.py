@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import random
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,8 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from .._atomic import staging_dir
+from .._suggest import did_you_mean
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store
@@ -97,9 +98,10 @@ def requested_tasks(tasks: Sequence[str] | None) -> list[str]:
     mm = list(MM_BUILDERS)
     if not tasks:
         return [t.name for t in TEXT_TASKS] + mm
-    unknown = [t for t in tasks if t not in {s.name for s in TEXT_TASKS} | set(mm)]
+    known = [s.name for s in TEXT_TASKS] + mm
+    unknown = [f"{t!r}{did_you_mean(t, known)}" for t in tasks if t not in known]
     if unknown:
-        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; see docs/tasks.md for the names")
+        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; `clinseek tasks` lists them")
     return list(dict.fromkeys(tasks))
 
 
@@ -344,8 +346,7 @@ def _write(
     manifest: BuildManifest,
 ) -> None:
     """Write everything into a temporary sibling directory, then move it to ``out``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
+    tmp = staging_dir(out)
     try:
         if text_rows or not mm_rows:
             (tmp / TEXT_FILE).write_text(

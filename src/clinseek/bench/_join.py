@@ -8,12 +8,11 @@ The v2 dataset card removed ``input`` and ``question`` from ``ClinSeek-Bench_tex
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_writer
 from ..errors import ManifestError
 from ._question import normalise_label
 
@@ -109,11 +108,5 @@ def _join_row(row: dict[str, Any], root: Path, cache: dict[str, list[dict[str, A
 
 def _write_atomic(target: Path, rows: list[Any]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(rows, fh, ensure_ascii=False, indent=1)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target) as fh:
+        json.dump(rows, fh, ensure_ascii=False, indent=1)

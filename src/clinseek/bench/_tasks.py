@@ -10,12 +10,12 @@ detail (prediction time, window) itself.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from .._suggest import did_you_mean
 from ..errors import RegistryError
 
 TextTaskType = Literal["risk_prediction", "decision_making"]
@@ -692,10 +692,7 @@ def unknown_task(task: str, known: Sequence[str], *, what: str = "task") -> str 
     """``None`` when ``task`` is one of ``known``, else the refusal: "did you mean ...?" and every known name."""
     if task in known:
         return None
-    folded = {k.lower(): k for k in known}
-    close = [folded[task.lower()]] if task.lower() in folded else difflib.get_close_matches(task, known, n=2, cutoff=0.6)
-    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    return f"unknown {what} {task!r}{hint}; known: {', '.join(known)}"
+    return f"unknown {what} {task!r}{did_you_mean(task, known)}; known: {', '.join(known)}"
 
 
 _TEXT_BY_NAME = {t.name: t for t in TEXT_TASKS}
@@ -717,9 +714,8 @@ def get_task(name: str) -> TaskSpec:
     try:
         return _TEXT_BY_NAME[name]
     except KeyError:
-        raise RegistryError(
-            f"unknown text task {name!r}; known: {', '.join(sorted(_TEXT_BY_NAME))}"
-        ) from None
+        hint = did_you_mean(name, _TEXT_BY_NAME) or f"; known: {', '.join(sorted(_TEXT_BY_NAME))}"
+        raise RegistryError(f"unknown text task {name!r}{hint}") from None
 
 
 def get_category(slug: str) -> Category:
@@ -731,7 +727,8 @@ def get_category(slug: str) -> Category:
     try:
         return _CATEGORY_BY_SLUG[slug]
     except KeyError:
-        raise RegistryError(f"unknown category {slug!r}; known: {', '.join(_CATEGORY_BY_SLUG)}") from None
+        hint = did_you_mean(slug, _CATEGORY_BY_SLUG) or f"; known: {', '.join(_CATEGORY_BY_SLUG)}"
+        raise RegistryError(f"unknown category {slug!r}{hint}") from None
 
 
 def _key(text: str) -> str:

@@ -19,11 +19,19 @@ from ..errors import ClinseekError, is_interrupt
 from . import _commands  # noqa: F401  (registers every command)
 from ._app import app, state
 
+INTERRUPTED = ("interrupted (Ctrl-C): what was already written is kept; the same command resumes "
+               "(run, demo and data ingest redo only what is missing)")
+"""The one line printed on Ctrl-C, whatever was running (exit code 130)."""
+
 
 def main() -> None:
     """Entry point of the ``clinseek`` console script."""
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit here
+    except SystemExit as done:
+        if done.code == 130:  # typer turns a KeyboardInterrupt into a silent exit 130
+            print(INTERRUPTED, file=sys.stderr)
+        raise
     except ClinseekError as err:
         if state["debug"]:
             raise
@@ -36,7 +44,7 @@ def main() -> None:
             sys.exit(2)
         if not is_interrupt(err):
             raise
-        print("interrupted", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         sys.exit(130)
 
 
@@ -64,4 +72,4 @@ def _is_duckdb_file(arg: str) -> bool:
         return False
 
 
-__all__ = ["app", "main"]
+__all__ = ["INTERRUPTED", "app", "main"]

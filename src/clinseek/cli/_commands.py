@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from . import (
     _bench,  # noqa: F401
+    _catalog,  # noqa: F401
     _data,  # noqa: F401
     _demo,  # noqa: F401
     _distill,  # noqa: F401
+    _export,  # noqa: F401
     _knowledge,  # noqa: F401
     _report,  # noqa: F401
     _run,  # noqa: F401

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._app import app
-from ._console import table_console
+from ._console import program_name, table_console
 from ._out import EXIT_INFRA_ERRORS, check_out
 
 if TYPE_CHECKING:
@@ -28,10 +28,12 @@ def _run_name(benchmark: str, mode: str) -> str:
 
 
 def _scores_table(result: DemoResult) -> Table:
-    from ..scoring import pct
+    from ..scoring import column_legend, pct
 
     table = Table(title="F1 (%) per run", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("run", "model", "n", "F1", "decision", "risk", "no ans.", "infra"):
+    columns = ("run", "model", "n", "F1", "decision", "risk", "no answer", "infra err")
+    table.caption = column_legend(columns).replace("runs with no valid answer", "runs with no valid answer or no row")
+    for name in columns:
         table.add_column(name, justify="left" if name in ("run", "model") else "right", no_wrap=True)
     for run in result.report.runs:
         types, o = run.per_task_type, run.overall
@@ -50,10 +52,12 @@ def _groups(comparison: PairedComparison) -> list[GroupDelta]:
 
 def _paired_table(comparisons: list[PairedComparison], title: str, kind: str) -> Table:
     """Δ, its paired bootstrap 95 % CI and McNemar's p per comparison and group (percentage points)."""
-    from ..scoring import delta_cells
+    from ..scoring import column_legend, delta_cells
 
     table = Table(title=f"{title} (Δ F1, percentage points)", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in (kind, "group", "n", "A", "B", "Δ", "95% CI", "McNemar p"):
+    columns = (kind, "group", "n", "A", "B", "Δ", "95% CI (bootstrap)", "p (McNemar)")
+    table.caption = column_legend(columns)
+    for name in columns:
         table.add_column(name, justify="left" if name in (kind, "group") else "right", no_wrap=True)
     for comparison in comparisons:
         bench, mode, model = comparison.a.split("/", 2)
@@ -91,7 +95,7 @@ def _print_result(result: DemoResult, console: Console) -> None:
         console.print(f"[red]{result.infra_errors} runs ended in infrastructure errors (not scored); rerun to redo them[/red]")
     console.print(" · ".join(f"{s.name} {s.seconds:.0f} s{' (reused)' if s.reused else ''}" for s in result.stages))
     console.print("\nWhere to look next:")
-    for what, where in next_steps(result.out, result.store):
+    for what, where in next_steps(result.out, result.store, program=program_name()):
         console.print(f"  {what}:\n    {where}", soft_wrap=True, highlight=False, markup=False)
 
 

@@ -44,6 +44,9 @@ def export_cmd(
     keep_reasoning: Annotated[
         bool, typer.Option("--keep-reasoning", help="Keep teacher reasoning as reasoning_content.")
     ] = False,
+    include_baselines: Annotated[
+        bool, typer.Option("--include-baselines", help="Also export the scripted baseline:* runs (refused by default).")
+    ] = False,
 ) -> None:
     """Write train.jsonl, train.parquet, refused.jsonl and a dataset card from scored agent runs."""
     from ..distill import ExportFilters, export_dataset
@@ -54,6 +57,7 @@ def export_cmd(
         tokenizer=str(tokenizer) if tokenizer else None, wire_provider=wire_provider,
         keep_reasoning=keep_reasoning, exclude_benchmarks=[str(p) for p in exclude_bench or []],
         exclude_subjects=exclude_subjects, val_fraction=val_fraction, split_seed=split_seed,
+        include_baselines=include_baselines,
     )
     result = export_dataset(runs, out, filters)
     card = result.card

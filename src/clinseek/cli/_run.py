@@ -60,13 +60,24 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
 def _default_knowledge(model: str) -> _Knowledge:
     """Offline browser tools, except for the offline baselines (they never call a tool, and building the
     index for a store costs ~10 s and ~70 MB of cache)."""
-    return _Knowledge.off if model.strip().lower().startswith("baseline:") else _Knowledge.offline
+    from ..agent import is_scripted_baseline
+
+    return _Knowledge.off if is_scripted_baseline(model) else _Knowledge.offline
 
 
 def _protocol(value: str) -> Literal["native", "text"]:
     if value not in ("native", "text"):
         raise typer.BadParameter(f"expected 'native' or 'text', got {value!r}", param_hint="--tool-protocol")
     return "text" if value == "text" else "native"
+
+
+def _layout(layout: str, split: str | None) -> Literal["clinseek", "reference"]:
+    """``--layout`` checked with ``--split`` (usage errors for bad values)."""
+    if layout not in ("clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {layout!r}", param_hint="--layout")
+    if split is not None and (layout != "reference" or not split or "/" in split or split in (".", "..")):
+        raise typer.BadParameter("one folder name (full1800, smoke20), with --layout reference", param_hint="--split")
+    return "reference" if layout == "reference" else "clinseek"
 
 
 @app.command("run")
@@ -79,7 +90,7 @@ def run_cmd(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
     runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Question runs in flight at once.")] = 8,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run only the first K questions.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
@@ -104,6 +115,8 @@ def run_cmd(
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
     allow_outside_record: Annotated[bool, typer.Option("--allow-outside-record", help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
     allow_missing_cxr: Annotated[bool, typer.Option("--allow-missing-cxr", help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
+    layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
+    split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -131,7 +144,7 @@ def run_cmd(
         generate=GenerateConfig(temperature=temperature), vision=vision,
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
-        browser=PageBrowserLimits(max_calls=browser_max_calls),
+        browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
     )
     check_out(out, "dir")
     if cache_dir is not None:

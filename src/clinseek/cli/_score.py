@@ -19,8 +19,8 @@ _Layout = Annotated[
     str,
     typer.Option(
         "--layout",
-        help="clinseek: runner results.jsonl under <benchmark>/<mode>/<model>/; "
-        "reference: ClinSeek-Evaluation-Results files under {agentic,oneshot}/.",
+        help="auto (default): tell each file's format from its rows (clinseek's runs, the reference's "
+        "results, merged_unique.jsonl, scored and hierarchical rows); clinseek or reference: read every file as that.",
     ),
 ]
 _Seed = Annotated[int, typer.Option("--seed", help="Seed of the paired bootstrap.")]
@@ -28,13 +28,53 @@ _Resamples = Annotated[int, typer.Option("--resamples", min=1, help="Paired boot
 
 
 def _layout(value: str) -> scoring.Layout:
-    if value not in ("clinseek", "reference"):
-        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {value!r}", param_hint="--layout")
+    if value not in ("auto", "clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'auto', 'clinseek' or 'reference', got {value!r}", param_hint="--layout")
     return value  # type: ignore[return-value]
 
 
+def _scorer(value: str) -> scoring.Scorer:
+    if value not in ("clinseek", "reference"):
+        raise typer.BadParameter(f"expected 'clinseek' or 'reference', got {value!r}", param_hint="--scorer")
+    return value  # type: ignore[return-value]
+
+
+def card_table(table: scoring.CardTable) -> Table:
+    """A card-shaped table for the console (a significant Δ in bold)."""
+    out = Table(title=f"By category: {table.benchmark} (F1 %; bold Δ: paired bootstrap 95% CI excludes 0)")
+    for i, name in enumerate(scoring.card_header(table)):
+        out.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for row in table.rows:
+        out.add_row(*scoring.card_cells(table, row, bold=("[bold]", "[/bold]")),
+                    end_section=row is table.rows[-2] if len(table.rows) > 1 else False)
+    return out
+
+
+def _scorers_table(run: scoring.RunSummary) -> Table:
+    table = Table(title=f"clinseek vs the reference's rules: {run.benchmark}/{run.mode}/{run.model} (F1 %)")
+    for i, name in enumerate(scoring.SCORERS_HEADER):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for cells in scoring.scorer_rows(run):
+        table.add_row(*cells)
+    return table
+
+
+def _print_sources(console: Console, report: scoring.ScoreReport) -> None:
+    """What was read (path, format, rows, runs) and how much was left out."""
+    for source in report.sources:
+        runs = ", ".join(source.runs)
+        console.print(f"read {source.path}: {scoring.FORMAT_NAMES[source.format]}, {source.rows} rows ({runs})",
+                      markup=False, highlight=False, soft_wrap=True)
+    for message in report.skipped_sources[:_SHOWN_BAD_ROWS]:
+        console.print(f"left out {message}", markup=False, highlight=False, soft_wrap=True)
+    if len(report.skipped_sources) > _SHOWN_BAD_ROWS:
+        console.print(f"  ... and {len(report.skipped_sources) - _SHOWN_BAD_ROWS} more (summary.md lists them)",
+                      markup=False, highlight=False)
+
+
 def _paired_table(comparison: scoring.PairedComparison) -> Table:
-    table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}")
+    table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}",
+                  caption=scoring.column_legend(scoring.DELTA_HEADER))
     for name in scoring.DELTA_HEADER:
         table.add_column(name, justify="left" if name == "group" else "right", no_wrap=name == "group")
     for group in scoring.table_groups(comparison):
@@ -43,8 +83,9 @@ def _paired_table(comparison: scoring.PairedComparison) -> Table:
 
 
 def _runs_table(report: scoring.ScoreReport) -> Table:
-    table = Table(title=f"Scores of {report.source}")
-    for name in ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "missing", "infra err"):
+    columns = ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "missing", "infra err")
+    table = Table(title=f"Scores of {report.source}", caption=scoring.column_legend(columns))
+    for name in columns:
         table.add_column(name, justify="left" if name in ("benchmark", "mode", "model") else "right")
     for run in report.runs:
         o = run.overall
@@ -78,12 +119,25 @@ async def _judge(
 
 def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     console = table_console()
-    for run, n in sorted(scored.report.outside_manifest.items()):
-        console.print(f"{run}: {n} result rows left out (their question is not in the manifest)")
-    console.print(_runs_table(scored.report))
-    for comparison in scored.report.paired:
+    report = scored.report
+    _print_sources(console, report)
+    for label, n in sorted(report.outside_manifest.items()):
+        console.print(f"{label}: {n} result rows left out (their question is not in the manifest)")
+    for label, qids in report.missing.items():
+        shown = ", ".join(qids[:5]) + (", ..." if len(qids) > 5 else "")
+        console.print(f"{label}: {len(qids)} questions of the manifest have no result row (scored 0): {shown}",
+                      markup=False, highlight=False, soft_wrap=True)
+    console.print(_runs_table(report))
+    for table in scoring.card_tables(report.runs, report.paired):
+        console.print(card_table(table))
+    for comparison in report.paired:
         console.print(_paired_table(comparison))
-    _print_bad_rows(console, scored.report.bad_rows)
+    if "reference" in report.scorers:
+        console.print(f"Beside clinseek's F1, never mixed into it: {report.reference_rules}", markup=False,
+                      highlight=False, soft_wrap=True)
+        for run in report.runs:
+            console.print(_scorers_table(run))
+    _print_bad_rows(console, report.bad_rows)
     console.print("wrote " + ", ".join(str(p) for p in written))
 
 
@@ -105,10 +159,24 @@ def _print_bad_rows(console: Console, bad_rows: list[str]) -> None:
 def score_cmd(
     results: Annotated[Path, typer.Argument(help="A results directory or one results file.")],
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: DIR itself).")] = None,
-    layout: _Layout = "clinseek",
+    layout: _Layout = "auto",
     manifest: Annotated[
         Path | None,
-        typer.Option("--manifest", help="Benchmark manifest: its questions without a result score 0."),
+        typer.Option("--manifest", help="Benchmark manifest (text, multimodal or AgentEHR; clinseek-built or "
+                     "released) or benchmark folder: only its questions are scored, under its categories; "
+                     "its questions without a result score 0 and are listed."),
+    ] = None,
+    scorer: Annotated[
+        str,
+        typer.Option("--scorer", help="clinseek (default), or reference: also score by the reference's offline "
+                     "rules (binary ['yes','no'] = 0.667, questions without results dropped), reported beside "
+                     "clinseek's F1, never mixed."),
+    ] = "clinseek",
+    reference_vocab_model: Annotated[
+        Path | None,
+        typer.Option("--reference-vocab-model", help="With --scorer reference: a local sentence-transformers "
+                     "model folder (the reference uses all-MiniLM-L6-v2) for its multimodal vocabulary mapping; "
+                     "default: no mapping."),
     ] = None,
     score_infra_errors: Annotated[
         bool,
@@ -129,8 +197,21 @@ def score_cmd(
     ] = None,
     judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", help="Parallel judge calls.")] = 4,
 ) -> None:
-    """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md."""
+    """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md.
+
+    Reads clinseek's runs and the reference's files (ClinSeek-Evaluation-Results) alike, telling the
+    format per file and saying what it read; prints the card-shaped table per benchmark.
+    """
     target = check_out(out or (results if results.is_dir() else results.parent), "dir")
+    chosen = _scorer(scorer)
+    if reference_vocab_model is not None and chosen != "reference":
+        raise typer.BadParameter("needs --scorer reference", param_hint="--reference-vocab-model")
+    rules = None
+    if reference_vocab_model is not None:
+        from ..tools import load_encoder
+
+        rules = scoring.ReferenceRules(embed=load_encoder(str(reference_vocab_model)),
+                                       embed_name=reference_vocab_model.name)
     expected = scoring.read_expected(manifest) if manifest else ()
     scored = scoring.score_path(
         results,
@@ -139,6 +220,8 @@ def score_cmd(
         expected=expected,
         n_resamples=resamples,
         seed=seed,
+        scorer=chosen,
+        reference_rules=rules,
     )
     if judge:
         scored = anyio.run(_judge, scored, judge, judge_base_url, judge_concurrency)
@@ -149,14 +232,28 @@ def score_cmd(
 def compare_cmd(
     dir_a: Annotated[Path, typer.Argument(help="Results of run A (directory or file).")],
     dir_b: Annotated[Path, typer.Argument(help="Results of run B (directory or file).")],
-    layout: _Layout = "clinseek",
+    layout: _Layout = "auto",
     layout_b: Annotated[
         str | None, typer.Option("--layout-b", help="Layout of DIR_B when it differs from --layout.")
     ] = None,
     seed: _Seed = 0,
     resamples: _Resamples = 10_000,
+    card: Annotated[
+        bool,
+        typer.Option("--card", help="Print the card-shaped table instead: the models of A and B side by side "
+                     "(Curated, Agent, Δ per category; bold Δ: its bootstrap CI excludes 0)."),
+    ] = False,
 ) -> None:
-    """Print the paired table Δ = A − B over common question ids (bootstrap CI, t-interval, McNemar)."""
+    """Print the paired table Δ = A − B over common question ids (bootstrap CI, t-interval, McNemar),
+    or with --card the card-shaped table of both sides' runs."""
+    if card:
+        tables = scoring.card_tables_of(
+            [dir_a, dir_b], layouts=[_layout(layout), _layout(layout_b or layout)], n_resamples=resamples, seed=seed
+        )
+        console = table_console()
+        for table in tables:
+            console.print(card_table(table))
+        return
     bad_rows: list[str] = []
     comparisons = scoring.compare_paths(
         dir_a,

@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ._app import app
+from ._run import _Knowledge, _knowledge_config, _SearchBackend
 
 if TYPE_CHECKING:
     from ..episode import EpisodeKey
+    from ..imaging import ImagingConfig
+    from ..knowledge import KnowledgeConfig
     from ..tools import Limits, ToolResult
 
 
@@ -67,16 +70,47 @@ def run_one_tool(
     *,
     limits: Limits,
     candidates: dict[str, list[str]] | None = None,
+    knowledge: KnowledgeConfig | None = None,
+    cxr_root: Path | None = None,
+    imaging: ImagingConfig | None = None,
 ) -> ToolResult:
-    """Build the episode for ``key`` from ``store``, run tool ``name`` once, close the episode."""
+    """Build the episode for ``key`` from ``store``, run tool ``name`` once, close the episode.
+
+    ``knowledge`` gives the episode the ``browser.*`` tools (opened as a run opens it), ``cxr_root``
+    the ``image.*`` tools on its linked chest X-rays (with ``imaging``'s weights and device); without
+    them those tools answer ``unavailable``, as in a run without them.
+    """
     import anyio
 
     from ..episode import build_episode
-    from ..tools import ToolContext, call_tool
+    from ..imaging import CxrLocator
+    from ..tools import ToolContext, attach_browser, attach_imaging, call_tool
+    from ._knowledge import open_config
 
-    with build_episode(store, key, candidates=candidates) as episode:
-        ctx = ToolContext(episode, limits, candidates or {})
-        return anyio.run(call_tool, ctx, name, arguments)
+    source = open_config(knowledge) if knowledge is not None else None
+    try:
+        with build_episode(store, key, candidates=candidates) as episode:
+            ctx = ToolContext(episode, limits, candidates or {})
+            if source is not None:
+                attach_browser(ctx, source)
+            if cxr_root is not None:
+                attach_imaging(ctx, CxrLocator((cxr_root,)), imaging)
+            return anyio.run(call_tool, ctx, name, arguments)
+    finally:
+        close = getattr(source.backend, "close", None) if source is not None else None
+        if callable(close):
+            close()
+
+
+def _tool_name(name: str) -> str:
+    from .._suggest import did_you_mean
+    from ..tools import tool_names
+
+    known = tool_names()
+    if name not in known:
+        raise typer.BadParameter(f"unknown tool {name!r}{did_you_mean(name, known)}; `clinseek tools` lists them",
+                                 param_hint="NAME")
+    return name
 
 
 _Opt = typer.Option
@@ -95,6 +129,15 @@ def tool_cmd(
     target_stay_id: Annotated[
         int | None, _Opt("--target-stay-id", help="ED stay whose codes are hidden.")
     ] = None,
+    study_id: Annotated[
+        list[int] | None, _Opt("--study-id", help="A CXR study linked to the question (repeat; multimodal policy).")
+    ] = None,
+    dicom_id: Annotated[
+        list[str] | None, _Opt("--dicom-id", help="A CXR image linked to the question (repeat; multimodal policy).")
+    ] = None,
+    hide_cxr_reports: Annotated[
+        bool, _Opt("--hide-cxr-reports", help="Hide the linked studies' report text (as for CXR finding questions).")
+    ] = False,
     arg: Annotated[
         list[str] | None, _Opt("--arg", help="key=value (JSON if it starts with [ or {); repeat.")
     ] = None,
@@ -104,15 +147,37 @@ def tool_cmd(
     max_rows: Annotated[int, _Opt("--max-rows", min=1, help="Rows shown per call.")] = 200,
     sql_timeout_s: Annotated[float, _Opt("--sql-timeout", min=0.01, help="Seconds a query may run.")] = 10.0,
     as_json: Annotated[bool, _Opt("--json", help="Print the whole ToolResult as JSON.")] = False,
+    knowledge: Annotated[_Knowledge | None, _Opt("--knowledge", help="Source of the browser.* tools: offline index, web search, or off. Default: offline for a browser.* tool, else off.")] = None,
+    search_backend: Annotated[_SearchBackend | None, _Opt("--search-backend", help="Web backend for --knowledge web.")] = None,
+    search_url: Annotated[str | None, _Opt("--search-url", help="Endpoint of the web backend (required for searxng).")] = None,
+    knowledge_cache: Annotated[Path | None, _Opt("--knowledge-cache", help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
+    docs: Annotated[list[Path] | None, _Opt("--docs", help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable).")] = None,
+    cxr_root: Annotated[Path | None, _Opt("--cxr-root", help="MIMIC-CXR root the image.* tools read the episode's linked images from (default: the store's own image folder, if any).")] = None,
+    imaging_weights: Annotated[Path | None, _Opt("--imaging-weights", help="Folder of imaging model weights (docs/imaging.md).")] = None,
+    imaging_device: Annotated[str, _Opt("--imaging-device", help="torch device of the imaging models.")] = "cpu",
 ) -> None:
-    """Run one tool in a fresh sealed episode and print its output (exit code 1 when the tool refused)."""
-    from ..episode import EpisodeKey
-    from ..tools import Limits
+    """Run one tool in a fresh sealed episode and print its output (exit code 1 when the tool refused).
 
-    key = EpisodeKey(subject_id, _parse_time(prediction_time), policy, target_hadm_id, target_stay_id)
+    `clinseek tools` lists the tools. The browser.* tools read the offline knowledge index unless
+    --knowledge says otherwise; the image.* tools read the episode's linked chest X-rays from
+    --cxr-root (or the store's own image folder).
+    """
+    from ..episode import EpisodeKey
+    from ..imaging import ImagingConfig, store_cxr_root
+    from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits
+
+    _tool_name(name)
+    key = EpisodeKey(subject_id, _parse_time(prediction_time), policy, target_hadm_id, target_stay_id,
+                     tuple(study_id or ()), tuple(dicom_id or ()), hide_cxr_reports)
     limits = Limits(max_rows=max_rows, sql_timeout_s=sql_timeout_s)
     cands = _read_candidates(candidates or [])
-    result = run_one_tool(store, key, name, parse_tool_args(arg or []), limits=limits, candidates=cands)
+    source = knowledge or (_Knowledge.offline if name in BROWSER_TOOLS else _Knowledge.off)
+    result = run_one_tool(
+        store, key, name, parse_tool_args(arg or []), limits=limits, candidates=cands,
+        knowledge=_knowledge_config(source, search_backend, search_url, knowledge_cache, docs, False, store),
+        cxr_root=(cxr_root or store_cxr_root(store)) if name in IMAGE_TOOLS else None,
+        imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
+    )
     typer.echo(result.model_dump_json(indent=2) if as_json else result.content)
     if not result.ok:
         raise typer.Exit(1)

@@ -14,14 +14,21 @@ def _q(path: Path | str) -> str:
     return shlex.quote(str(path))
 
 
-def replay_command(store: Path, question: Question, tool: str = "ehr.load_ehr") -> str:
-    """A ``clinseek tool`` command that opens ``question``'s own sealed episode and runs ``tool`` once."""
-    parts = ["clinseek", "tool", tool, "--store", _q(store), "--subject-id", str(question.subject_id),
+def replay_command(store: Path, question: Question, tool: str = "ehr.load_ehr", program: str = "clinseek") -> str:
+    """A ``clinseek tool`` command that opens ``question``'s own sealed episode and runs ``tool`` once
+    (``program``: how the user calls clinseek, e.g. ``.venv/bin/clinseek``)."""
+    parts = [program, "tool", tool, "--store", _q(store), "--subject-id", str(question.subject_id),
              "--prediction-time", _q(question.prediction_time.isoformat(sep=" ")), "--policy", question.policy]
     if question.target_hadm_id is not None:
         parts += ["--target-hadm-id", str(question.target_hadm_id)]
     if question.target_stay_id is not None:
         parts += ["--target-stay-id", str(question.target_stay_id)]
+    for study in question.study_ids:
+        parts += ["--study-id", str(study)]
+    for dicom in question.dicom_ids:
+        parts += ["--dicom-id", _q(dicom)]
+    if question.hide_cxr_reports:
+        parts.append("--hide-cxr-reports")
     return " ".join(parts)
 
 
@@ -33,8 +40,9 @@ def _example(bench: Path) -> Question | None:
     return pool[0] if pool else None
 
 
-def next_steps(out: Path, store: Path) -> list[tuple[str, str]]:
-    """(what, where/how) pairs the CLI prints after the tables; paths are those of this demo."""
+def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[str, str]]:
+    """(what, where/how) pairs the CLI prints after the tables; paths are those of this demo, commands
+    start with ``program`` (how the user called clinseek: ``clinseek`` when it is on PATH)."""
     runs, bench = out / "runs", out / "bench"
     evidence, null = (model_slug(m) for m in DEMO_MODELS)
     text = runs / "clinseek-bench-text"
@@ -46,13 +54,13 @@ def next_steps(out: Path, store: Path) -> list[tuple[str, str]]:
     ]
     example = _example(bench)
     if example is not None:
-        steps.append((f"replay question {example.qid}'s episode", replay_command(store, example)))
+        steps.append((f"replay question {example.qid}'s episode", replay_command(store, example, program=program)))
     steps += [
-        ("rescore", f"clinseek score {_q(runs)} --out {_q(out / 'scores')}"),
-        ("one paired table", f"clinseek compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
-        ("a real LLM (OPENAI_API_KEY)", f"clinseek run --bench {_q(bench)} --store {_q(store)} "
+        ("rescore", f"{program} score {_q(runs)} --out {_q(out / 'scores')}"),
+        ("one paired table", f"{program} compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
+        ("a real LLM (OPENAI_API_KEY)", f"{program} run --bench {_q(bench)} --store {_q(store)} "
                                         f"--model openai:gpt-5.1 --mode both --out {_q(runs)}"),
-        ("a local server (vLLM, Ollama...)", f"clinseek run --bench {_q(bench)} --store {_q(store)} "
+        ("a local server (vLLM, Ollama...)", f"{program} run --bench {_q(bench)} --store {_q(store)} "
                                              "--model openai:MODEL --base-url http://127.0.0.1:8000/v1 "
                                              f"--mode both --out {_q(runs)}"),
     ]

@@ -21,6 +21,7 @@ RefusalReason = Literal[
     "too_long",
     "in_excluded_benchmark",
     "malformed_trajectory",
+    "scripted_baseline",
 ]
 """Why a run was not exported (a run may have several reasons; all are recorded)."""
 
@@ -56,6 +57,10 @@ class ExportFilters(_Frozen):
     patient is in both splits)."""
     split_seed: int = 42
     """Seed of the patient-level split hash."""
+    include_baselines: bool = False
+    """Also export runs of the scripted baselines (``baseline:*``). Off: their trajectories are fixed
+    rules, not a model's reasoning (``baseline:null`` never looks at the EHR), so they are refused
+    (reason ``scripted_baseline``) rather than silently becoming training data."""
 
 
 class Sample(_Frozen):

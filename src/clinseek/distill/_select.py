@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..agent import is_scripted_baseline
 from ..runner import ResultRow, model_slug
 from ._convert import Converted, canonical_json, convert_messages, sha256_text
 from ._exclude import Exclusions
@@ -59,6 +60,9 @@ def _refusal(row: ResultRow, run: RunFile, verdict: _Verdict) -> Refusal:
 
 def _check_outcome(row: ResultRow, run: RunFile, selector: Selector, verdict: _Verdict) -> float:
     filters = selector.filters
+    if is_scripted_baseline(row.model) and not filters.include_baselines:
+        verdict.refuse("scripted_baseline", f"{row.model} is a scripted baseline, not a model "
+                                            "(--include-baselines to export it anyway)")
     if row.status == "infra_error":
         verdict.refuse("infra_error", f"infrastructure error: {row.error_type or row.error}")
     if filters.require_finish and not (row.completed and row.stop_reason == "finish_tool_call"):

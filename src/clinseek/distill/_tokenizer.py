@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ClinseekError, MissingExtraError
+from ..errors import ClinseekError, import_optional
 from ._convert import canonical_json
 from ._model import LengthMethod
 
@@ -47,12 +47,9 @@ def load_tokenizer(path: Path | str) -> Any:
     folder = Path(path)
     if not folder.is_dir():
         raise ClinseekError(f"{folder}: not a local tokenizer directory (nothing is downloaded)")
+    transformers = import_optional("transformers", "clinseek distill (tokenizer)", extra="distill")
     try:
-        from transformers import AutoTokenizer
-    except ImportError as err:
-        raise MissingExtraError("clinseek distill (tokenizer)", extra="distill") from err
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError) as err:
         raise ClinseekError(f"{folder}: cannot load a tokenizer ({err})") from err
     if not getattr(tokenizer, "chat_template", None):

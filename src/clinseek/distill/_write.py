@@ -13,13 +13,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .._atomic import staging_dir
 from ..errors import ClinseekError
 from ._model import Refusal, Sample
 
@@ -88,8 +88,7 @@ class StagingDir:
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+        self.path = staging_dir(out)
 
     def commit(self) -> None:
         """Move the staged folder to ``out`` (an empty ``out`` is replaced)."""

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ..errors import MissingExtraError, import_optional
 from ._backend import (
     BackendUnavailable,
     GeneratedReport,
@@ -37,11 +38,9 @@ _INSTALL = "pip install 'clinseek[imaging]' (torch, transformers)"
 
 def _import(kind: str, backend: str) -> tuple[Any, Any]:
     try:
-        import torch
-        import transformers
-    except ImportError as err:
-        raise BackendUnavailable(kind, backend, f"{_INSTALL}; import failed: {err}") from err
-    return torch, transformers
+        return import_optional("torch", kind, "imaging"), import_optional("transformers", kind, "imaging")
+    except MissingExtraError as err:
+        raise BackendUnavailable(kind, backend, _INSTALL if err.module_absent else str(err)) from err
 
 
 def _model_dir(config: ImagingConfig, kind: str, backend: str, name: str, hub_id: str) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ..errors import MissingExtraError, import_optional
 from ._backend import BackendUnavailable, ImagingConfig, register_backend, weights_file
 from ._pixels import CxrImage
 
@@ -49,11 +50,9 @@ _INSTALL = "pip install 'clinseek[imaging]' (torch, torchvision, torchxrayvision
 
 def _import_xrv(kind: str, backend: str) -> tuple[Any, Any]:
     try:
-        import torch
-        import torchxrayvision as xrv
-    except ImportError as err:
-        raise BackendUnavailable(kind, backend, f"{_INSTALL}; import failed: {err}") from err
-    return torch, xrv
+        return import_optional("torch", kind, "imaging"), import_optional("torchxrayvision", kind, "imaging")
+    except MissingExtraError as err:
+        raise BackendUnavailable(kind, backend, _INSTALL if err.module_absent else str(err)) from err
 
 
 def crop_square(pixels: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]]:

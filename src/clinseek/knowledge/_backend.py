@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -80,6 +81,27 @@ def snippet(text: str, query: str, limit: int = _SNIPPET_CHARS) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
+_COVERS = {
+    "icd10cm": "ICD-10-CM", "icd9cm": "ICD-9-CM", "icd9proc": "ICD-9 procedures", "icd10pcs": "ICD-10-PCS",
+    "ccs": "CCS groups", "ccs_procedures": "CCS procedure groups", "phenotypes": "MedMod phenotypes",
+    "labs": "lab tests (units, reference ranges)", "icu_items": "ICU items", "tasks": "benchmark task definitions",
+}
+"""What each bundled source is, in the words the coverage line uses (docs/knowledge.md, "The offline corpus")."""
+
+
+def offline_coverage(sources: Iterable[str]) -> str:
+    """One line saying what an offline index holds (from its documents' sources) and what it does not:
+    it is reference tables, so a question about treatment or dosing finds only loosely related codes."""
+    present = set(sources)
+    parts = [label for source, label in _COVERS.items() if source in present]
+    folders = sorted(s.removeprefix("folder:") for s in present if s.startswith("folder"))
+    if folders:
+        parts.append(f"your documents ({', '.join(folders)})")
+    held = ", ".join(parts) or "nothing"
+    return (f"Offline index: {held}. It holds codes, definitions and reference values, not treatment "
+            "guidelines, drug dosing or textbook knowledge" + (" beyond your documents." if folders else "."))
+
+
 class OfflineBackend:
     """Search and open the bundled corpus (plus a user's folders) from a :class:`KnowledgeIndex`."""
 
@@ -87,6 +109,8 @@ class OfflineBackend:
 
     def __init__(self, index: KnowledgeIndex) -> None:
         self.index = index
+        self.coverage = offline_coverage(d.source for d in index.documents)
+        """What the index holds and does not (shown under every offline search result list)."""
 
     def search(self, query: str, topn: int) -> list[SearchResult]:
         """The ``topn`` best corpus documents for ``query`` by BM25."""

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from .._atomic import atomic_writer
 from ..errors import ToolError
 
 CacheMode = Literal["read_write", "replay", "off"]
@@ -53,10 +52,8 @@ class ResponseCache:
 
     def _write(self, path: Path, entry: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_writer(path) as fh:
             json.dump(entry, fh, ensure_ascii=False)
-        os.replace(tmp, path)
         self._count("writes")
 
     def call(self, backend: str, key: str, compute: Callable[[], Any]) -> Any:

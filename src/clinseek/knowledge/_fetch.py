@@ -13,7 +13,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..errors import MissingExtraError, ToolError
+from ..errors import ToolError, import_optional
 from ._backend import Page
 from ._deny import DenyList
 from ._extra_docs import html_to_text
@@ -23,18 +23,14 @@ _MAX_REDIRECTS = 5
 
 
 def _trafilatura() -> ModuleType:
-    try:
-        import trafilatura
-    except ImportError as err:
-        raise MissingExtraError("browser.open on web pages", extra="web", detail="trafilatura") from err
-    return trafilatura
+    return import_optional("trafilatura", "browser.open on web pages", extra="web")
 
 
 def clean_html(html: str, url: str) -> tuple[str, str]:
     """(title, Markdown text with links) of an HTML page via trafilatura, falling back to plain text.
 
     Raises:
-        MissingExtraError: trafilatura (extra ``[web]``) is not installed.
+        MissingExtraError: trafilatura (extra ``[web]``) is not installed or cannot be imported.
     """
     traf = _trafilatura()
     text = traf.extract(html, url=url, output_format="markdown", include_links=True,

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
-from ..errors import ClinseekError, MissingExtraError, ToolError
+from ..errors import ClinseekError, ToolError, import_optional
 from ._backend import Page, SearchResult
 from ._deny import DenyList
 from ._fetch import fetch_page
@@ -123,11 +123,8 @@ class SearxngBackend(WebBackend):
 
 
 def _ddgs_text() -> Callable[..., list[dict[str, Any]]]:
-    try:
-        from ddgs import DDGS
-    except ImportError as err:
-        raise MissingExtraError("browser.search with DuckDuckGo", extra="web", detail="ddgs") from err
-    search: Callable[..., list[dict[str, Any]]] = DDGS().text
+    ddgs = import_optional("ddgs", "browser.search with DuckDuckGo", extra="web")
+    search: Callable[..., list[dict[str, Any]]] = ddgs.DDGS().text
     return search
 
 

@@ -35,6 +35,9 @@ td.na { color: #aaa; }
 .headline tr.delta-row td { border-bottom: 2px solid #9aa5b4; }
 .delta.pos { color: var(--ok); font-weight: 600; } .delta.neg { color: var(--bad); font-weight: 600; }
 .ci { color: var(--muted); font-weight: 400; font-size: 12px; }
+.card th.model { text-align: center; border-left: 2px solid #9aa5b4; }
+.card tr.overall td { border-top: 2px solid #9aa5b4; }  /* bold is kept for a significant Δ */
+.card td.delta.sig b { font-weight: 700; }
 .detail tr.g-task td { color: var(--muted); }
 .detail tr.g-overall td { font-weight: 600; }
 .kv th { width: 170px; }
@@ -53,13 +56,14 @@ pre { white-space: pre-wrap; word-break: break-word; background: var(--soft); pa
 .controls label { font-size: 12.5px; color: var(--muted); display: flex; gap: 4px; align-items: center; }
 .controls select, .controls input { font: inherit; padding: 2px 4px; max-width: 230px; }
 #qb-table { width: 100%; table-layout: fixed; }
-#qb-table td { overflow: hidden; text-overflow: ellipsis; }
+#qb-table td { overflow-wrap: anywhere; vertical-align: top; }
 #qb-table td.detail-cell { overflow: visible; }
 #qb-table td.qid { overflow-wrap: anywhere; } #qb-table td.qid button { text-align: left; }
 #qb-table tr.qrow { cursor: pointer; }
 #qb-table tr.qrow:hover { background: #f0f5ff; }
 #qb-table tr.qrow.open { background: #e8f0fe; }
-#qb-table td.gold, #qb-table td.ans { white-space: nowrap; }
+#qb-table div.clamp { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 3; line-clamp: 3;
+  overflow: hidden; }
 .oc { display: inline-block; min-width: 52px; padding: 0 6px; border-radius: 9px; font-size: 12px; text-align: center; }
 .oc-right { background: #dff3e6; color: var(--ok); } .oc-wrong { background: #fde7e4; color: var(--bad); }
 .oc-invalid { background: #fff1d6; color: var(--warn); } .oc-error { background: #e9e9ef; color: #444; }
@@ -95,6 +99,8 @@ const PAGE = 50;
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls;
   if (text !== undefined && text !== null) e.textContent = String(text); return e; };
+// long gold and answer lists show 3 lines (the row's title and its detail view give all of it); other cells wrap
+const clampCell = (cls, text) => { const td = el("td", cls); td.appendChild(el("div", "clamp", text)); return td; };
 const cache = new Map();
 let state = { page: 0, matches: [], open: new Set() };
 
@@ -191,8 +197,8 @@ function render() {
     tr.dataset.qid = r[2];
     const q = el("td", "qid"); const b = el("button", "link", r[2]); b.type = "button"; q.appendChild(b);
     tr.append(q, el("td", null, IDX.benches[r[0]]), el("td", null, IDX.models[r[1]]), el("td", null, IDX.tasks[r[3]]),
-      el("td", null, IDX.categories[r[4]]), el("td", "gold", r[6]), modeCell(r[7]), modeCell(r[8]),
-      el("td", "ans", r[8] ? r[8][2] : (r[7] ? r[7][2] : "")));
+      el("td", null, IDX.categories[r[4]]), clampCell("gold", r[6]), modeCell(r[7]), modeCell(r[8]),
+      clampCell("ans", r[8] ? r[8][2] : (r[7] ? r[7][2] : "")));
     for (const td of tr.children) if (!td.classList.contains("num")) td.title = td.textContent;
     tr.addEventListener("click", () => toggle(tr, i));
     body.appendChild(tr);
@@ -227,7 +233,7 @@ async function showDetail(td, r) {
   wrap.appendChild(head);
   const gold = el("div", "answer-box"); gold.append(el("b", null, "Gold: "), document.createTextNode(r[6] || "–"));
   wrap.appendChild(gold);
-  const modes = [["curated", "Curated Input", r[7]], ["agent", "ClinSeekAgent", r[8]]].filter((m) => m[2]);
+  const modes = [["curated", "Curated Input", r[7]], ["agent", IDX.agent_titles[r[1]], r[8]]].filter((m) => m[2]);
   const grid = el("div", modes.length > 1 ? "modes" : "modes single");
   for (const [mode, title, m] of modes) grid.appendChild(await modeColumn(mode, title, m));
   wrap.appendChild(grid);

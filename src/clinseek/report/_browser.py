@@ -15,6 +15,7 @@ from ..runner import ResultRow
 from ..scoring import QuestionScore
 from ._assets_store import ImageTable, SharedTexts
 from ._blobs import blob_element
+from ._plots import mode_name
 from ._trajectory import row_payload
 
 OUTCOMES = ("right", "wrong", "invalid", "error")
@@ -136,4 +137,6 @@ def build_index(questions: Sequence[QuestionScore], index: TrajectoryIndex) -> d
         rows.append([lookups["benches"](bench), lookups["models"](model), qid, lookups["tasks"](any_q.task),
                      lookups["categories"](any_q.category), lookups["types"](any_q.task_type), "; ".join(gold),
                      _mode_entry(modes.get("curated"), index), _mode_entry(modes.get("agent"), index)])
-    return {"outcomes": list(OUTCOMES), **{k: v.names for k, v in lookups.items()}, "rows": rows}
+    names = {k: v.names for k, v in lookups.items()}
+    agent_titles = [mode_name("agent", m) for m in names["models"]]  # a scripted baseline is not ClinSeekAgent
+    return {"outcomes": list(OUTCOMES), **names, "agent_titles": agent_titles, "rows": rows}

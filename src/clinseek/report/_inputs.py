@@ -4,6 +4,7 @@ result files (``results.jsonl``) and run manifests (``run_manifest.json``) under
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,10 @@ from ..scoring import (
     QuestionScore,
     RunSummary,
     ScoreReport,
+    SourceFormat,
     compare_questions,
     find_results,
+    results_fingerprints,
     score_path,
 )
 
@@ -109,11 +112,14 @@ def _read_summary(path: Path) -> ScoreReport:
         raise ReportError(f"{path}: not a clinseek summary.json: {str(err).splitlines()[0]}") from None
 
 
+_CLINSEEK_ROWS: tuple[SourceFormat, ...] = ("clinseek",)
+
+
 def _scored_files(results: Path | None) -> tuple[Path, ...]:
     if results is None:
         return ()
-    try:
-        return tuple(find_results(results, "clinseek"))
+    try:  # trajectories come from clinseek's own rows (the reference's files have no ResultRow)
+        return tuple(find_results(results, formats=_CLINSEEK_ROWS))
     except ScoringError:
         return ()
 
@@ -138,13 +144,42 @@ def load_source(folder: Path | str) -> tuple[ReportSource, ScoreReport, list[Que
     if scores is not None:
         report = _read_summary(scores / "summary.json")
         questions = read_question_scores(scores / "per_question.jsonl")
-        results = _results_root(root, scores, report) if report.layout == "clinseek" else None
+        results = _results_root(root, scores, report) if report.layout != "reference" else None
+        if results is not None:
+            _check_fresh(scores, results, report)
         return ReportSource(root, scores, results, _scored_files(results)), report, questions
+    try:
+        scored = score_path(root)
+    except ScoringError as err:
+        raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek "
+                          f"run, or the reference's layout) that can be scored ({err})") from None
     files = _scored_files(root)
-    if not files:
-        raise ReportError(f"{root}: holds neither summary.json (clinseek score) nor results.jsonl files (clinseek run)")
-    scored = score_path(root)
-    return ReportSource(root, None, root, files), scored.report, scored.questions
+    return ReportSource(root, None, root if files else None, files), scored.report, scored.questions
+
+
+def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:
+    """Refuse scores whose result files changed after ``clinseek score`` wrote them (rows added by a
+    resumed run, a rerun, a file removed): the report would show numbers its trajectories contradict.
+
+    Raises:
+        ReportError: names the changed, new and missing result files and the command that rescores.
+    """
+    if not report.results_sha256:  # scored before clinseek recorded them: nothing to check against
+        return
+    source = Path(report.source)  # what was scored; where it is now, else the results found for the report
+    scored = next((c for c in (source, scores / source, scores.parent / source) if c.exists()), results)
+    try:
+        now = results_fingerprints(scored)
+    except ScoringError:  # every result file is gone
+        now = {}
+    then = report.results_sha256
+    changed = sorted(k for k in then.keys() & now.keys() if then[k] != now[k])
+    new, gone = sorted(now.keys() - then.keys()), sorted(then.keys() - now.keys())
+    if changed or new or gone:
+        parts = [f"{label}: {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
+                 for label, names in (("changed", changed), ("new", new), ("missing", gone)) if names]
+        raise ReportError(f"{scores}: the scores are older than the results in {scored} ({'; '.join(parts)}); "
+                          f"rescore first: clinseek score {shlex.quote(str(scored))} --out {shlex.quote(str(scores))}")
 
 
 def read_manifest(folder: Path) -> RunManifest | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ..scoring import PairedComparison, QuestionScore, RunSummary
+from ..scoring import PairedComparison, QuestionScore, RunSummary, card_tables
 from ._inputs import ReportInputs, RunKey
 from ._plots import (
     USAGE_METRICS,
@@ -17,7 +17,7 @@ from ._plots import (
     usage_boxes,
 )
 from ._svg import esc
-from ._tables import comparison_table, detail_table, headline_table, manifest_block
+from ._tables import card_table_html, comparison_table, detail_table, headline_table, manifest_block
 
 
 class PageData:
@@ -51,13 +51,19 @@ def _fig(svg: str, caption: str) -> str:
 
 def headline_section(page: PageData) -> str:
     """Per benchmark: the paper-style table, then per model the group-by-group detail, then other comparisons."""
-    parts = ['<section id="headline"><h2>Headline: Curated Input vs ClinSeekAgent</h2>',
+    parts = ['<section id="headline"><h2>Headline: Curated Input vs agent mode (ClinSeekAgent)</h2>',
              '<p class="note">Sample-wise F1 (%) from summary.json. Overall = mean over questions (micro); macro = '
-             "mean over categories. Δ = ClinSeekAgent − Curated Input over the question ids scored in both, with its "
+             "mean over categories. Δ = agent mode − Curated Input over the question ids scored in both, with its "
              "paired bootstrap 95 % CI (green: CI above 0, red: below). Hover a score for its t-interval.</p>"]
+    cards = {t.benchmark: t for t in card_tables(page.inputs.runs, page.inputs.paired)}
     for bench in page.benches:
         models = page.models(bench)
         parts.append(f"<h3>{esc(bench)}</h3>{headline_table(bench, models, page.runs, page.pairs)}")
+        if bench in cards:
+            parts.append(f'<h4>By category, as the dataset card lays it out</h4>{card_table_html(cards[bench])}'
+                         '<p class="note">F1 (%). Δ = ClinSeekAgent − Curated Input over the questions scored in both, '
+                         "computed before rounding; bold Δ: its paired bootstrap 95 % CI excludes 0 (two or more "
+                         "paired questions). N: questions of the category.</p>")
         for model in models:
             curated, agent = page.runs.get((bench, "curated", model)), page.runs.get((bench, "agent", model))
             table = detail_table(curated, agent, page.pairs.get((bench, model)))
@@ -92,7 +98,7 @@ def _bench_figures(page: PageData, bench: str) -> list[str]:
     if chart is not None:
         parts.append(_fig(chart, "F1 (overall) against mean cost per run"))
     if missing:
-        parts.append(f'<p class="note">No cost reported (not in the F1-cost plot): {esc(", ".join(missing))}.</p>')
+        parts.append(f'<p class="note">No cost above $0 reported (not in the F1-cost plot): {esc(", ".join(missing))}.</p>')
     return parts
 
 
@@ -105,8 +111,13 @@ def figures_section(page: PageData) -> str:
                  "dot: mean; whiskers: min and max. One row per benchmark run (model · mode).</p>")
     for bench in page.benches:
         runs = {k: page.questions[k] for k in sorted(page.runs) if k[0] == bench}
-        figs = "".join(_fig(usage_boxes(runs, metric), f"{bench} — {USAGE_METRICS[metric][0]}") for metric in USAGE_METRICS)
+        charts = {metric: usage_boxes(runs, metric) for metric in USAGE_METRICS}
+        figs = "".join(_fig(chart, f"{bench} — {USAGE_METRICS[m][0]}") for m, chart in charts.items() if chart)
         parts.append(f'<div class="figs">{figs}</div>')
+        empty = [USAGE_METRICS[m][0] for m, chart in charts.items() if chart is None]
+        if empty:
+            parts.append(f'<p class="note">Not drawn for {esc(bench)}: no run reported {esc(", ".join(empty))} above 0 '
+                         "(scripted baselines and providers that report no usage).</p>")
     parts.append("</section>")
     return "".join(parts)
 

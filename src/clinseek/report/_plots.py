@@ -6,12 +6,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from ..agent import is_scripted_baseline
 from ..scoring import PairedComparison, QuestionScore, RunSummary, Usage
 from ._svg import PALETTE, ForestRow, Series, bars, boxes, donut, forest, grouped_bars, scatter
 
 MODE_COLORS = {"curated": "#6c8ebf", "agent": "#e07b39"}
 """Curated Input in blue, ClinSeekAgent (agent mode) in orange, everywhere in the report."""
 MODE_NAMES = {"curated": "Curated Input", "agent": "ClinSeekAgent"}
+
+
+def mode_name(mode: str, model: str) -> str:
+    """How the report names a run's mode: "Curated Input", and "ClinSeekAgent" for a model in agent
+    mode; a scripted baseline is not ClinSeekAgent ("Agent mode (scripted baseline)")."""
+    if mode == "agent" and is_scripted_baseline(model):
+        return "Agent mode (scripted baseline)"
+    return MODE_NAMES[mode]
 
 
 def category_f1_bars(curated: RunSummary | None, agent: RunSummary | None, title: str) -> str:
@@ -76,23 +85,28 @@ USAGE_METRICS: dict[str, tuple[str, Callable[[Usage], float | None]]] = {
 """Usage distributions drawn as box plots: key → (axis title, value of one run)."""
 
 
-def usage_boxes(runs: dict[tuple[str, str, str], list[QuestionScore]], metric: str) -> str:
-    """Box plots of one usage metric (``turns``, ``tokens``, ``cost``, ``latency``), one row per run."""
+def usage_boxes(runs: dict[tuple[str, str, str], list[QuestionScore]], metric: str) -> str | None:
+    """Box plots of one usage metric (``turns``, ``tokens``, ``cost``, ``latency``), one row per run;
+    ``None`` when no run reported a non-zero value (scripted baselines cost $0 and count no tokens): an
+    empty chart would read as data."""
     axis, get = USAGE_METRICS[metric]
     rows = [(f"{model} · {mode}", _usage_values(qs, get), MODE_COLORS.get(mode, PALETTE[0]))
             for (_bench, mode, model), qs in runs.items()]
+    if not any(v for _, values, _ in rows for v in values):
+        return None
     return boxes(rows, label=axis, axis=axis)
 
 
 def cost_scatter(runs: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
     """F1 (overall, micro) against mean cost per run (USD), one point per (model, mode) of one benchmark.
 
-    Returns the chart (``None`` when no run reported a cost) and the runs left out for lack of cost.
+    Returns the chart (``None`` when no run reported a cost above $0) and the runs left out for lack of
+    one (cost unknown, or $0: a scripted baseline or a local model).
     """
     points, missing = [], []
     for run in runs:
         u = run.usage
-        if u.cost_usd_total is None or not u.n_cost_reported or run.overall.f1 is None:
+        if not u.cost_usd_total or not u.n_cost_reported or run.overall.f1 is None:
             missing.append(f"{run.model} · {run.mode}")
             continue
         points.append((f"{run.model} · {run.mode}", u.cost_usd_total / u.n_cost_reported, run.overall.f1,

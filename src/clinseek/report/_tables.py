@@ -8,8 +8,18 @@ import json
 from collections.abc import Sequence
 
 from ..runner import RunManifest
-from ..scoring import DELTA_HEADER, GroupDelta, GroupStats, PairedComparison, RunSummary, delta_cells, pct
-from ._plots import MODE_NAMES
+from ..scoring import (
+    DELTA_HEADER,
+    CardTable,
+    GroupDelta,
+    GroupStats,
+    PairedComparison,
+    RunSummary,
+    delta_cells,
+    delta_text,
+    pct,
+)
+from ._plots import mode_name
 from ._svg import esc
 
 TYPE_NAMES = {"risk_prediction": "Risk prediction", "decision_making": "Decision making", "multimodal": "Multimodal"}
@@ -89,7 +99,7 @@ def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[
         body = "".join(_f1_cell(run, g, _stats(run, g)) for g in groups)
         macro = "" if run.macro_f1_over_categories is None else f' data-macro="{run.macro_f1_over_categories!r}"'
         key = esc(run_label(bench, mode, model))
-        cells.append(f'<td>{MODE_NAMES[mode]}</td>{body}<td class="num" data-run="{key}" data-group="macro"{macro}>'
+        cells.append(f'<td>{esc(mode_name(mode, model))}</td>{body}<td class="num" data-run="{key}" data-group="macro"{macro}>'
                      f"{pct(run.macro_f1_over_categories)}</td><td class=num>{run.overall.n_questions}</td></tr>")
     if pair is not None:
         body = "".join(_delta_cell(pair, g, _group(pair, g)) for g in groups)
@@ -98,6 +108,41 @@ def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[
     classes = [m for m in ("curated", "agent") if (bench, m, model) in runs] + (["delta-row"] if pair else [])
     name = f'<td class="model" rowspan="{len(cells)}">{esc(model)}</td>'
     return [f'<tr class="{cls}">{name if i == 0 else ""}{cell}' for i, (cls, cell) in enumerate(zip(classes, cells, strict=True))]
+
+
+def card_table_html(table: CardTable) -> str:
+    """The dataset card's "By category" table for one benchmark: a row per category (card order and names)
+    and Overall; per model Curated, Agent and Δ, a Δ in bold when its paired bootstrap 95 % CI excludes 0.
+    Cells carry ``data-group``, ``data-model``, ``data-col``, the run (``data-run``/``data-pair``) and the raw
+    value (``data-f1``/``data-delta``)."""
+    models = "".join(f'<th colspan="3" class="model">{esc(m)}</th>' for m in table.models)
+    sub = "".join("<th>Curated</th><th>Agent</th><th>Δ</th>" for _ in table.models)
+    rows = [f'<table class="card" data-bench="{esc(table.benchmark)}"><thead><tr><th rowspan="2">Category</th>'
+            f'<th rowspan="2">N</th>{models}</tr><tr>{sub}</tr></thead><tbody>']
+    for row in table.rows:
+        cells = []
+        for model in table.models:
+            cell = row.cells[model]
+            attrs = f'data-group="{esc(row.group)}" data-model="{esc(model)}"'
+            for col, value in (("curated", cell.curated), ("agent", cell.agent)):
+                raw = "" if value is None else f' data-f1="{value!r}"'
+                run = esc(run_label(table.benchmark, col, model))
+                cells.append(f'<td class="num" {attrs} data-col="{col}" data-run="{run}"{raw}>{pct(value)}</td>')
+            text = esc(delta_text(cell))
+            if cell.delta is None:
+                cells.append(f'<td class="num na" {attrs} data-col="delta">{text}</td>')
+                continue
+            tip = f"95 % CI [{pct(cell.delta.ci_low)}, {pct(cell.delta.ci_high)}], n = {cell.delta.n}"
+            body = f"<b>{text}</b>" if cell.significant else text
+            pair = esc(run_label(table.benchmark, "agent", model))
+            cells.append(f'<td class="num delta{" sig" if cell.significant else ""}" {attrs} data-col="delta" '
+                         f'data-pair="{pair}" data-delta="{cell.delta.delta!r}" data-ci-low="{cell.delta.ci_low!r}" '
+                         f'data-ci-high="{cell.delta.ci_high!r}" title="{tip}">{body}</td>')
+        cls = ' class="overall"' if row.group == "overall" else ""
+        rows.append(f'<tr{cls} data-group="{esc(row.group)}"><td>{esc(row.title)}</td><td class="num">{row.n}</td>'
+                    f'{"".join(cells)}</tr>')
+    rows.append("</tbody></table>")
+    return "".join(rows)
 
 
 def detail_table(curated: RunSummary | None, agent: RunSummary | None, pair: PairedComparison | None) -> str:

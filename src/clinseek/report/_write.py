@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import __version__
+from .._atomic import atomic_writer
 from ._assets import CSS, JS
 from ._assets_store import ImageTable, SharedTexts
 from ._blobs import blob_element, json_for_html
@@ -84,26 +84,19 @@ def build_report(inputs: ReportInputs, out: Path | str, *, image_roots: Sequence
     """
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as blobs:
-            index, bad_rows, n_images = _stream(inputs, [Path(r) for r in image_roots], blobs)
-            page = PageData(inputs)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(_head(title))
-                handle.write(overview_section(page, [*inputs.notes, *_trajectory_notes(bad_rows)]))
-                for section in (headline_section(page), figures_section(page), BROWSER_SHELL, manifests_section(page)):
-                    handle.write(section)
-                handle.write("</main>\n")
-                blobs.seek(0)
-                shutil.copyfileobj(blobs, handle)
-                handle.write(f'<script type="application/json" id="report-index">{json_for_html(index)}</script>\n')
-                handle.write(f"<script>{JS}</script></body></html>\n")
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with tempfile.TemporaryFile("w+", encoding="utf-8", dir=target.parent) as blobs:
+        index, bad_rows, n_images = _stream(inputs, [Path(r) for r in image_roots], blobs)
+        page = PageData(inputs)
+        with atomic_writer(target) as handle:
+            handle.write(_head(title))
+            handle.write(overview_section(page, [*inputs.notes, *_trajectory_notes(bad_rows)]))
+            for section in (headline_section(page), figures_section(page), BROWSER_SHELL, manifests_section(page)):
+                handle.write(section)
+            handle.write("</main>\n")
+            blobs.seek(0)
+            shutil.copyfileobj(blobs, handle)
+            handle.write(f'<script type="application/json" id="report-index">{json_for_html(index)}</script>\n')
+            handle.write(f"<script>{JS}</script></body></html>\n")
     rows = index["rows"]
     assert isinstance(rows, list)
     trajectories = sum(len(m[3]) for r in rows for m in r[7:9] if m)

@@ -2,7 +2,8 @@
 
 ``run_benchmark`` is the one entry point (the CLI's ``clinseek run`` and the demo call it). It
 writes ``DIR/<benchmark>/<mode>/<model-slug>/results.jsonl`` (append-only, one row per
-(qid, run_index), flushed per row, kill -9 safe) and ``run_manifest.json``.
+(qid, run_index), flushed per row, kill -9 safe) and ``run_manifest.json``, or the same in the
+reference's layout (``RunSettings.layout``); ``export_reference`` writes finished runs in it.
 """
 
 from ._cache import CachedModel, ResponseCache, cache_key
@@ -12,6 +13,7 @@ from ._execute import Executor, candidate_lists, episode_key
 from ._identity import question_hash, store_identity
 from ._manifest import RunManifest, config_hash, safe_base_url
 from ._progress import Progress
+from ._reflayout import CLINSEEK_CODEC, REFERENCE_CODEC, ExportedRun, RowCodec, codec_for, export_reference
 from ._results import ReadReport, ResultsFile, RunLock, read_results
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._rows import ResultRow
@@ -19,8 +21,11 @@ from ._run import ModeSummary, RunMode, RunSettings, RunSummary, model_slug, run
 from ._secrets import redact_line
 
 __all__ = [
+    "CLINSEEK_CODEC",
+    "REFERENCE_CODEC",
     "CachedModel",
     "Executor",
+    "ExportedRun",
     "Job",
     "ModeSummary",
     "Progress",
@@ -31,6 +36,7 @@ __all__ = [
     "ResultRow",
     "ResultsFile",
     "RetryPolicy",
+    "RowCodec",
     "RowCounts",
     "RunLock",
     "RunManifest",
@@ -39,8 +45,10 @@ __all__ = [
     "RunSummary",
     "cache_key",
     "candidate_lists",
+    "codec_for",
     "config_hash",
     "episode_key",
+    "export_reference",
     "model_slug",
     "question_hash",
     "read_results",

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ClinseekError
+from ._reflayout import CLINSEEK_CODEC, RowCodec
 from ._rows import ResultRow
 from ._secrets import redact_line, secret_values
 
@@ -25,9 +27,10 @@ class ReadReport:
     """Lines that were not a complete valid row (a run killed mid-write leaves at most one)."""
 
 
-def read_results(path: Path) -> ReadReport:
+def read_results(path: Path, decode: Callable[[Any], ResultRow] = ResultRow.model_validate) -> ReadReport:
     """Read every valid row of ``path``; a torn or invalid line is counted and skipped, never fatal.
 
+    ``decode`` turns a parsed line into a row (the reference layout's codec reads its rows back).
     Returns an empty report when the file does not exist.
     """
     if not path.exists():
@@ -40,7 +43,7 @@ def read_results(path: Path) -> ReadReport:
                 torn += 1  # the process died before the newline: the row is incomplete
                 continue
             try:
-                rows.append(ResultRow.model_validate(json.loads(raw)))
+                rows.append(decode(json.loads(raw)))
             except (ValueError, ValidationError):
                 torn += 1
     return ReadReport(rows=rows, torn_lines=torn)
@@ -56,9 +59,10 @@ class ResultsFile:
     before a run starts; scanning the environment once per row cost more than the rest of the row).
     """
 
-    def __init__(self, path: Path, *, fsync: bool = False) -> None:
+    def __init__(self, path: Path, *, fsync: bool = False, codec: RowCodec = CLINSEEK_CODEC) -> None:
         self.path = path
         self._fsync = fsync
+        self._codec = codec
         self._fd: int | None = None
         self._secrets: list[str] = []
         self.superseded = 0
@@ -68,13 +72,13 @@ class ResultsFile:
         """Open (creating) the file for appending; take the credential values to redact."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._secrets = secret_values()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
 
     def append(self, row: ResultRow) -> None:
         """Write one row as one JSON line, credentials redacted."""
         if self._fd is None:
             raise ClinseekError(f"{self.path}: results file is not open")
-        data = (redact_line(row.model_dump_json(), self._secrets) + "\n").encode("utf-8")
+        data = (redact_line(self._codec.encode(row), self._secrets) + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
@@ -107,7 +111,7 @@ class ResultsFile:
         Raises:
             ClinseekError: the file holds rows of another run configuration.
         """
-        report = read_results(self.path)
+        report = read_results(self.path, self._codec.decode)
         others = {r.config_hash for r in report.rows} - {config_hash}
         if others:
             raise ClinseekError(
@@ -122,7 +126,7 @@ class ResultsFile:
         if dropped:
             _append_lines(self.path.with_name("attempts.jsonl"), (r.model_dump_json() for r in dropped))
         if dropped or stale or report.torn_lines:
-            _rewrite(self.path, done)
+            _rewrite(self.path, done, self._codec.encode)
         return done
 
 
@@ -150,11 +154,11 @@ def _split_done(rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]
     return done, dropped
 
 
-def _rewrite(path: Path, rows: list[ResultRow]) -> None:
+def _rewrite(path: Path, rows: list[ResultRow], encode: Callable[[ResultRow], str]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(row.model_dump_json() + "\n")
+            fh.write(encode(row) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -181,7 +185,7 @@ class RunLock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,10 +22,12 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
+from ..bench import select_questions
 from ..errors import ClinseekError
 from ..imaging import ImagingConfig
 from ..knowledge import Knowledge, KnowledgeConfig
 from ..models import ChatModel, GenerateConfig, accepts_images, get_model
+from ..refformat import reference_results_dir
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
@@ -41,6 +44,7 @@ from ._knowledge import (
 )
 from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
+from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._store_check import check_store_subjects
@@ -148,6 +152,12 @@ class RunSettings:
     vision: bool | None = None
     """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
     vision, images are not attached, a text note says how many, and the row counts them."""
+    layout: Literal["clinseek", "reference"] = "clinseek"
+    """``reference``: write ``OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/
+    results.jsonl`` with rows in the reference's shape, clinseek's fields beside (``_reflayout``)."""
+    split: str | None = None
+    """The split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
+    ``smoke<N>``, N the questions run)."""
 
 
 def model_slug(name: str) -> str:
@@ -197,6 +207,8 @@ class _Shared:
     """The manifest's ``knowledge`` entry (``None`` when no browser tools are offered)."""
     store_id: str | None = None
     """:func:`store_identity` of the store (``None`` when there is no store file)."""
+    totals: dict[str, int] = field(default_factory=dict)
+    """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +229,10 @@ async def _run_mode(group: _Group, store: Path, mode: Literal["agent", "curated"
     policies = sorted({q.policy for q in questions} | {r.policy for r in group.invalid})
     digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
+    if settings.layout == "reference":
+        split = settings.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
+        task_type = questions[0].task_type if questions else group.invalid[0].task_type
+        out_dir = reference_results_dir(out, benchmark, mode, split, model.name, task_type)
     with RunLock(out_dir):
         return await _run_locked(group, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
                                  shared if mode == "agent" else _Shared(store_id=shared.store_id))
@@ -259,7 +275,7 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     questions = group.questions
-    results = ResultsFile(out_dir / "results.jsonl")
+    results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.layout))
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
     keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
     try:
@@ -314,6 +330,18 @@ def _default_tools(task_types: set[str], settings: RunSettings, *, browser: bool
     return default_tools(settings.limits) + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
 
 
+def _select(questions: Sequence[Question], invalid: Sequence[InvalidRow], tasks: Sequence[str] | None,
+            limit: int | None) -> list[Question]:
+    """The questions to run (:func:`clinseek.bench.select_questions`); a ``tasks`` name whose rows are all
+    invalid selects no question (its invalid rows are still recorded), it is not an unknown task."""
+    known = {q.task for q in questions}
+    only_invalid = {r.task for r in invalid} - known
+    wanted = [t for t in tasks or () if t not in only_invalid]
+    if tasks and not wanted:
+        return []
+    return select_questions(questions, wanted or None, limit)
+
+
 def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:
     """Fail fast on a missing store (rather than one infra-error row per question)."""
     from ..agent import verbatim_package
@@ -355,7 +383,9 @@ async def run_benchmark(
 ) -> RunSummary:
     """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
 
-    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``. A rerun
+    Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``; with
+    ``settings.layout = "reference"``, the reference's ``out/<ehr_bench|mm_bench|agent_ehr_bench>/
+    <agentic|oneshot>/<split>/<snake model>/`` with rows in its shape (``clinseek.refformat``). A rerun
     with the same configuration resumes: rows already done (any status but ``infra_error``) are
     kept, infra errors and rows lost to a kill are redone, nothing is duplicated. A row is reused
     only for the same question (:func:`question_hash`) on the same store (:func:`store_identity`):
@@ -373,11 +403,13 @@ async def run_benchmark(
         benchmark: directory name of the benchmark (default: each question's ``benchmark`` field, so
             text and multimodal questions of one benchmark directory go to separate folders).
         settings: concurrency, runs per question, budgets, limits, retries, cache, progress.
-        limit: run only the first ``limit`` questions (after the ``tasks`` filter).
-        tasks: run only questions of these tasks (and record only invalid rows of these tasks).
+        limit: run at most ``limit`` questions (after the ``tasks`` filter), a stratified subset: the
+            first ``limit`` of a round-robin over tasks and task types (``bench.stratified_order``).
+        tasks: run only questions of these tasks (each must be a task of ``questions``).
         invalid: manifest rows that cannot run (:func:`clinseek.bench.prepare_run`): each is
             recorded as an ``invalid_input`` row with its reason (per run index, again on every
-            rerun, never counted against ``limit``), scored as a missing question.
+            rerun, never counted against ``limit``), scored as a missing question; ``tasks`` filters
+            them by their ``task`` too.
         notes: per qid, what an explicit flag let the question run with (its rows' ``input_warnings``).
 
     Raises:
@@ -388,8 +420,7 @@ async def run_benchmark(
         ModelError: an unknown provider or a missing API key.
     """
     settings = settings or RunSettings()
-    chosen = [q for q in questions if not tasks or q.task in set(tasks)]
-    chosen = chosen[:limit] if limit is not None else chosen
+    chosen = _select(questions, invalid, tasks, limit)
     bad = [r for r in invalid if not tasks or r.task in set(tasks)]
     if not chosen and not bad:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
@@ -406,7 +437,8 @@ async def run_benchmark(
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         with frozen_heap():
-            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings)
+            totals = Counter(benchmark or q.benchmark for q in questions)
+            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
     finally:
         if owned:
             await base.aclose()
@@ -414,8 +446,9 @@ async def run_benchmark(
 
 async def _run_modes(groups: dict[str, _Group], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
-                     settings: RunSettings) -> RunSummary:
-    shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store))
+                     settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
+    shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
+                     totals=totals or {})
     try:
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]

@@ -9,8 +9,10 @@ from statistics import fmean
 import numpy as np
 
 from ..errors import ScoringError
+from ._categories import card_sorted
 from ._model import SampleScore, ScoredStatus, ScoreInput
-from ._paired import t_interval
+from ._paired import shown_t_interval
+from ._refscore import ReferenceScorer
 from ._score import score_sample
 from ._summary_model import GroupStats, QuestionScore, RunSummary, UsageStats
 
@@ -22,13 +24,16 @@ def score_questions(
     *,
     score_infra_errors: bool = False,
     expected: Sequence[ScoreInput] = (),
+    reference: ReferenceScorer | None = None,
 ) -> list[QuestionScore]:
     """Score every row and fold the repetitions of each (benchmark, mode, model, qid).
 
     A question's metrics are the means over its scored runs. ``expected`` lists questions every
     run key should have (one template row each, ``status`` ignored): a qid with no result row
     in a run key present in ``rows`` is added as ``missing`` and scores 0 (the reference drops
-    such questions from the mean instead). Output is sorted by run key, then qid.
+    such questions from the mean instead). With ``reference``, every run also gets the reference's
+    F1 (``f1_reference``, the mean over all runs of a question; ``None`` for a missing question).
+    Output is sorted by run key, then qid.
 
     Raises:
         ScoringError: the runs of one qid answer different questions (their ``question_hash``
@@ -41,7 +46,8 @@ def score_questions(
         grouped[(row.run_key, row.qid)].append(row)
     _check_expected(grouped, expected)
     run_keys = {key for key, _ in grouped}
-    out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors) for group in grouped.values()]
+    out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors, reference)
+           for group in grouped.values()]
     for run_key in run_keys:
         for template in expected:
             if (run_key, template.qid) not in grouped:
@@ -74,10 +80,12 @@ def _question_hash(group: list[ScoreInput]) -> str | None:
     return hashes.pop()
 
 
-def _fold(group: list[ScoreInput], score_infra_errors: bool) -> QuestionScore:
+def _fold(group: list[ScoreInput], score_infra_errors: bool, reference: ReferenceScorer | None = None) -> QuestionScore:
     first = group[0]
     question_hash = _question_hash(group)
     samples = [score_sample(row, score_infra_errors=score_infra_errors) for row in group]
+    if reference is not None:
+        samples = [s.model_copy(update={"f1_reference": reference.score(row)}) for s, row in zip(samples, group, strict=True)]
     scored = [s for s in samples if s.scored]
     statuses = {s.status for s in scored}
     status: ScoredStatus = (
@@ -104,6 +112,7 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool) -> QuestionScore:
         exact_match=_mean_or_zero(s.exact_match for s in scored),
         f1_raw=fmean(raw) if raw else None,
         judge_accuracy=fmean(judged) if judged else None,
+        f1_reference=_mean(s.f1_reference for s in samples if s.f1_reference is not None),
         question_hash=question_hash,
         runs=samples,
     )
@@ -148,6 +157,7 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
     """Micro statistics of a group: means over its scored questions, with status counts."""
     scored = [q for q in questions if q.scored]
     judged = [q.judge_accuracy for q in scored if q.judge_accuracy is not None]
+    reference = [q.f1_reference for q in questions if q.f1_reference is not None]
     return GroupStats(
         n_questions=len(scored),
         n_runs=sum(len(q.runs) for q in questions),
@@ -159,18 +169,21 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         recall=_mean(q.recall for q in scored),
         f1=_mean(q.f1 for q in scored),
         exact_match=_mean(q.exact_match for q in scored),
-        f1_ci_t=t_interval([q.f1 for q in scored]) if len(scored) >= 2 else None,
+        f1_ci_t=shown_t_interval([q.f1 for q in scored], 0.0, 1.0),
         f1_raw=_mean(q.f1_raw for q in scored if q.f1_raw is not None),
         judge_accuracy=fmean(judged) if judged else None,
         n_judged=len(judged),
+        f1_reference=fmean(reference) if reference else None,
+        n_reference=len(reference),
     )
 
 
-def _by(questions: Sequence[QuestionScore], key: Callable[[QuestionScore], str]) -> dict[str, GroupStats]:
+def _by(questions: Sequence[QuestionScore], key: Callable[[QuestionScore], str],
+        order: Callable[[Iterable[str]], list[str]] = sorted) -> dict[str, GroupStats]:
     groups: dict[str, list[QuestionScore]] = defaultdict(list)
     for q in questions:
         groups[key(q)].append(q)
-    return {name: group_stats(groups[name]) for name in sorted(groups)}
+    return {name: group_stats(groups[name]) for name in order(groups)}
 
 
 def usage_stats(samples: Sequence[SampleScore]) -> UsageStats:
@@ -214,7 +227,7 @@ def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
     keys = {(q.benchmark, q.mode, q.model) for q in questions}
     if len(keys) != 1:
         raise ValueError(f"summarize_run needs exactly one run key, got {sorted(keys)}")
-    per_category = _by(questions, lambda q: q.category)
+    per_category = _by(questions, lambda q: q.category, card_sorted)
     category_f1 = [g.f1 for g in per_category.values() if g.f1 is not None]
     first = questions[0]
     return RunSummary(
@@ -224,7 +237,7 @@ def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
         overall=group_stats(questions),
         macro_f1_over_categories=fmean(category_f1) if category_f1 else None,
         per_task_type=_by(questions, lambda q: q.task_type),
-        per_category=per_category,
+        per_category=per_category,  # in the card's order
         per_task=_by(questions, lambda q: q.task),
         usage=usage_stats([s for q in questions for s in q.runs]),
     )

@@ -82,7 +82,12 @@ async def judge_rows(
 def apply_verdicts(
     questions: Sequence[QuestionScore], verdicts: dict[tuple[str, str, str, str, int], bool | None]
 ) -> list[QuestionScore]:
-    """Copies of ``questions`` with ``judge_match`` per run and ``judge_accuracy`` filled in."""
+    """Copies of ``questions`` with ``judge_match`` per run and ``judge_accuracy`` filled in.
+
+    Where the reference's rules ran (``f1_reference`` set), a judged multimodal single-answer run's
+    reference F1 becomes the verdict (1 or 0), as the reference grades such rows with its judge;
+    clinseek's ``f1`` is never touched.
+    """
     out: list[QuestionScore] = []
     for q in questions:
         runs = [
@@ -90,12 +95,24 @@ def apply_verdicts(
         ]
         judged = [float(s.judge_match) for s in runs if s.scored and s.judge_match is not None]
         accuracy = sum(judged) / len(judged) if judged else None
-        out.append(q.model_copy(update={"runs": runs, "judge_accuracy": accuracy}))
+        reference = [s.f1_reference for s in runs if s.f1_reference is not None]
+        update: dict[str, object] = {"runs": runs, "judge_accuracy": accuracy}
+        if reference:
+            update["f1_reference"] = sum(reference) / len(reference)
+        out.append(q.model_copy(update=update))
     return out
 
 
+_SINGLE_ROUTES = frozenset({"yes_no", "count", "datetime", "id", "name"})
+
+
 def _with_verdict(sample: SampleScore, verdict: bool | None) -> SampleScore:
-    return sample if verdict is None else sample.model_copy(update={"judge_match": verdict})
+    if verdict is None:
+        return sample
+    update: dict[str, object] = {"judge_match": verdict}
+    if sample.f1_reference is not None and sample.route in _SINGLE_ROUTES:
+        update["f1_reference"] = float(verdict)
+    return sample.model_copy(update=update)
 
 
 def chat_model_judge(model: ChatModel, *, max_output_tokens: int = 256) -> JudgeModel:

@@ -118,5 +118,8 @@ class SampleScore(BaseModel):
     """The normalised gold items the rule compared."""
     judge_match: bool | None = None
     """Optional LLM-judge verdict, reported beside the deterministic score, never mixed in."""
+    f1_reference: float | None = None
+    """F1 by the reference's rules (``--scorer reference``), beside ``f1``, never mixed in; ``None``
+    when they were not asked for."""
     usage: Usage = Field(default_factory=Usage)
     """The run's usage, copied from its :class:`ScoreInput`."""

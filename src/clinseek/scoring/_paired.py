@@ -58,6 +58,21 @@ def t_interval(
     return mean - radius, mean + radius
 
 
+T_MIN_N = 5
+"""Fewest values a shown t-interval is computed from: below it t(0.975, n−1) ≥ 2.8 and sd is a guess
+(n = 2 gives mean ± 12.7·sd/√2), so tables show '–' and the bootstrap CI alone."""
+
+
+def shown_t_interval(values: Sequence[float] | NDArray[np.float64], low: float, high: float,
+                     confidence: float = 0.95) -> tuple[float, float] | None:
+    """:func:`t_interval` as the tables show it: ``None`` below :data:`T_MIN_N` values, else clipped to
+    ``[low, high]``, the range the quantity can take (F1: [0, 1]; a paired Δ of F1: [−1, 1])."""
+    if len(values) < T_MIN_N:
+        return None
+    t_low, t_high = t_interval(values, confidence)
+    return max(low, t_low), min(high, t_high)
+
+
 def mcnemar_p(b: int, c: int) -> float:
     """Two-sided McNemar p-value for discordant counts b (A right, B wrong) and c (A wrong, B right).
 
@@ -89,8 +104,10 @@ def _delta(
     low, high = paired_bootstrap_ci(diffs, n_resamples=n_resamples, seed=seed)
     t_low = t_high = p_t = None
     if diffs.size >= 2:
-        t_low, t_high = t_interval(diffs)
         p_t = _paired_t_p(diffs)
+    shown = shown_t_interval(diffs, -1.0, 1.0)
+    if shown is not None:
+        t_low, t_high = shown
     n_b = n_c = None
     p_mcnemar = None
     if all(qa.binary and qb.binary for qa, qb in pairs):

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from .._atomic import write_text_atomic
 from ..errors import ScoringError
 from ._aggregate import score_questions, summarize_run
+from ._card import CardTable, card_tables
+from ._discover import Layout, ResultSource, SourceFormat, discover
 from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
 from ._paired import OnChanged, compare_questions
 from ._read import read_results
 from ._reference import read_reference_results
+from ._refscore import ReferenceRules, ReferenceScorer
 from ._render import summary_markdown
-from ._summary_model import PairedComparison, QuestionScore, ScoreReport
+from ._summary_model import PairedComparison, QuestionScore, RunSummary, ScoreReport, SourceRead
 
-Layout = Literal["clinseek", "reference"]
+Scorer = Literal["clinseek", "reference"]
 logger = logging.getLogger("clinseek.scoring")
-_REFERENCE_NAMES = ("rescored.jsonl", "scored.jsonl", "results.jsonl", "rows.jsonl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,37 +36,67 @@ class ScoredResults:
     report: ScoreReport
     inputs: list[ScoreInput]
     """The rows that were scored (what an optional judge looks at)."""
+    reference: ReferenceScorer | None = None
+    """The reference's rules, when they ran (``scorer="reference"``)."""
 
 
-def find_results(root: Path, layout: Layout) -> list[Path]:
-    """Result files under ``root`` (or ``root`` itself when it is a file), sorted.
-
-    ``clinseek``: every ``results.jsonl``. ``reference``: per folder, the first of
-    ``rescored.jsonl``, ``scored.jsonl``, ``results.jsonl``, ``rows.jsonl``; a per-region
-    ``results.jsonl`` is skipped when the folder above holds the merged one.
+def find_results(root: Path, layout: Layout = "auto", *, formats: Collection[SourceFormat] | None = None) -> list[Path]:
+    """Result files under ``root`` (or ``root`` itself when it is a file), sorted (see :func:`discover`);
+    with ``formats``, only the files of those formats (``("clinseek", "exported")``: rows that carry
+    clinseek's fields, trajectories included).
 
     Raises:
-        ScoringError: when ``root`` does not exist or holds no result file.
+        ScoringError: when ``root`` does not exist or holds no result file (of ``formats``).
     """
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise ScoringError(f"{root}: no such file or directory")
-    if layout == "clinseek":
-        found = sorted(root.rglob("results.jsonl"))
-    else:
-        folders = sorted({p.parent for name in _REFERENCE_NAMES for p in root.rglob(name)})
-        found = [next(d / n for n in _REFERENCE_NAMES if (d / n).is_file()) for d in folders]
-        found = [p for p in found if not (p.name == "results.jsonl" and (p.parent.parent / p.name).is_file())]
-    if not found:
-        raise ScoringError(f"{root}: no {layout} result files found")
-    return found
+    found = discover(root, layout)
+    files = [f for s in found.sources if formats is None or s.format in formats for f in s.files]
+    if not files:
+        raise ScoringError(f"{root}: no result files found" + (f" of format {', '.join(formats)}" if formats else ""))
+    return files
 
 
-def load_inputs(root: Path, layout: Layout, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
-    """Every score input under ``root`` (see :func:`find_results`); bad rows go to ``bad_rows``."""
-    reader = read_results if layout == "clinseek" else read_reference_results
-    return [row for path in find_results(root, layout) for row in reader(path, bad_rows=bad_rows)]
+def results_fingerprints(root: Path, layout: Layout = "auto") -> dict[str, str]:
+    """SHA-256 (hex) of every result file under ``root`` (:func:`find_results`), by path relative to
+    ``root`` (POSIX; the file's name when ``root`` is a file) — what ``ScoreReport.results_sha256`` holds.
+
+    Raises:
+        ScoringError: ``root`` does not exist or holds no result file.
+    """
+    out = {}
+    for path in find_results(root, layout):
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[path.name if root.is_file() else path.relative_to(root).as_posix()] = digest.hexdigest()
+    return out
+
+
+def read_sources(
+    root: Path, layout: Layout = "auto", bad_rows: list[ScoringError] | None = None
+) -> tuple[list[ScoreInput], list[SourceRead], list[str]]:
+    """Every score input under ``root``, what was read (one :class:`SourceRead` per source) and what was
+    left out (see :func:`discover`); bad rows go to ``bad_rows``."""
+    found = discover(root, layout)
+    rows: list[ScoreInput] = []
+    read: list[SourceRead] = []
+    for source in found.sources:
+        got = [r for path in source.files for r in _read_source(source, path, bad_rows)]
+        runs = sorted({"/".join(r.run_key) for r in got}) or (["/".join(source.run_key)] if source.run_key else [])
+        read.append(SourceRead(path=str(source.path), format=source.format, runs=runs, rows=len(got)))
+        rows += got
+    return rows, read, found.skipped
+
+
+def _read_source(source: ResultSource, path: Path, bad_rows: list[ScoringError] | None) -> list[ScoreInput]:
+    if source.is_reference:
+        return read_reference_results(path, bad_rows=bad_rows, run_key=source.run_key)
+    return read_results(path, bad_rows=bad_rows)
+
+
+def load_inputs(root: Path, layout: Layout = "auto", bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
+    """Every score input under ``root`` (see :func:`read_sources`); bad rows go to ``bad_rows``."""
+    return read_sources(root, layout, bad_rows)[0]
 
 
 def _check_unique(rows: Sequence[ScoreInput]) -> None:
@@ -123,24 +156,33 @@ def _agent_vs_curated(
 def score_path(
     path: Path | str,
     *,
-    layout: Layout = "clinseek",
+    layout: Layout = "auto",
     score_infra_errors: bool = False,
     expected: Sequence[ScoreInput] = (),
     n_resamples: int = 10_000,
     seed: int = 0,
+    scorer: Scorer = "clinseek",
+    reference_rules: ReferenceRules | None = None,
 ) -> ScoredResults:
     """Score every result file under ``path`` deterministically (no network).
 
-    Unreadable rows are skipped and listed in ``report.bad_rows``; every (benchmark, model) run
-    in both modes gets an agent − curated paired comparison. With ``expected`` (a manifest), only
-    its questions are scored: rows of other qids are counted in ``report.outside_manifest``.
+    Each file's format is told from its rows (``layout="auto"``; see :func:`discover`) unless
+    ``layout`` says it; ``report.sources`` lists what was read and ``report.skipped_sources`` what was
+    left out. Unreadable rows are skipped and listed in ``report.bad_rows``; every (benchmark, model)
+    run in both modes gets an agent − curated paired comparison. With ``expected`` (a manifest),
+    only its questions are scored: rows of other qids are counted in ``report.outside_manifest``,
+    each question reports under the manifest's category, and questions without a result row score 0
+    and are listed per run in ``report.missing``. ``scorer="reference"`` also scores every run by the
+    reference's rules (:class:`ReferenceScorer`, with ``reference_rules``), reported beside clinseek's
+    F1 in ``f1_reference``, never mixed into it.
 
     Raises:
         ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
     """
     root = Path(path)
+    fingerprints = results_fingerprints(root, layout)
     bad_rows: list[ScoringError] = []
-    rows = load_inputs(root, layout, bad_rows)
+    rows, sources, skipped = read_sources(root, layout, bad_rows)
     if not rows:
         raise ScoringError(
             f"{root}: no readable result rows ({len(bad_rows)} bad rows; first: {bad_rows[:1]})"
@@ -148,28 +190,40 @@ def score_path(
     _check_unique(rows)
     outside: dict[str, int] = {}
     if expected:  # score the manifest's questions only; say how many other rows the files hold
-        wanted = {t.qid for t in expected}
+        templates = {t.qid: t for t in expected}
         for r in rows:
-            if r.qid not in wanted:
+            if r.qid not in templates:
                 run = f"{r.benchmark}/{r.mode}/{r.model}"
                 outside[run] = outside.get(run, 0) + 1
-        rows = [r for r in rows if r.qid in wanted]
+        rows = [r.model_copy(update={"category": templates[r.qid].category}) for r in rows if r.qid in templates]
         if not rows:
             raise ScoringError(f"{root}: no result row answers a question of the manifest")
-    questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected)
+    reference = ReferenceScorer(rows, reference_rules) if scorer == "reference" else None
+    questions = score_questions(rows, score_infra_errors=score_infra_errors, expected=expected, reference=reference)
     runs = by_run(questions)
     paired, problems = _agent_vs_curated(runs, n_resamples, seed)
+    missing: dict[str, list[str]] = defaultdict(list)
+    for q in questions:
+        if q.status == "missing":
+            missing[f"{q.benchmark}/{q.mode}/{q.model}"].append(q.qid)
+    formats = {s.format for s in sources}
     report = ScoreReport(
         source=str(root),
-        layout=layout,
+        layout="clinseek" if formats == {"clinseek"} else "mixed" if "clinseek" in formats else "reference",
         score_infra_errors=score_infra_errors,
         runs=[summarize_run(qs) for qs in runs.values()],
         paired=paired,
         bad_rows=[str(e) for e in bad_rows],
         pairing_problems=problems,
         outside_manifest=outside,
+        results_sha256=fingerprints,
+        sources=sources,
+        skipped_sources=skipped,
+        missing=dict(sorted(missing.items())),
+        scorers=["clinseek", "reference"] if reference else ["clinseek"],
+        reference_rules=reference.rules.describe() if reference else None,
     )
-    return ScoredResults(questions, report, rows)
+    return ScoredResults(questions, report, rows, reference)
 
 
 def write_scores(scored: ScoredResults, out_dir: Path | str) -> list[Path]:
@@ -194,8 +248,8 @@ def compare_paths(
     a: Path | str,
     b: Path | str,
     *,
-    layout_a: Layout = "clinseek",
-    layout_b: Layout = "clinseek",
+    layout_a: Layout = "auto",
+    layout_b: Layout = "auto",
     n_resamples: int = 10_000,
     seed: int = 0,
     bad_rows: list[str] | None = None,
@@ -243,13 +297,45 @@ def compare_paths(
     return out
 
 
+def card_tables_of(
+    paths: Sequence[Path | str], *, layouts: Sequence[Layout] | None = None, n_resamples: int = 10_000, seed: int = 0
+) -> list[CardTable]:
+    """The card-shaped tables of the runs under several folders together (models side by side).
+
+    Each folder is scored (:func:`score_path`, with its agent − curated comparisons); their runs are
+    then laid out by benchmark (:func:`card_tables`).
+
+    Raises:
+        ScoringError: a folder cannot be scored, or two folders hold the same run (benchmark, mode, model).
+    """
+    runs: list[RunSummary] = []
+    paired: list[PairedComparison] = []
+    seen: dict[tuple[str, str, str], Path | str] = {}
+    for i, path in enumerate(paths):
+        report = score_path(path, layout=layouts[i] if layouts else "auto", n_resamples=n_resamples, seed=seed).report
+        for run in report.runs:
+            key = (run.benchmark, run.mode, run.model)
+            if key in seen:
+                raise ScoringError(f"run {'/'.join(key)} is in both {seen[key]} and {path}; a card table shows each "
+                                   "model once")
+            seen[key] = path
+        runs += report.runs
+        paired += report.paired
+    return card_tables(runs, paired)
+
+
 async def judge_scored(
     scored: ScoredResults, judge: JudgeModel, *, judge_name: str, concurrency: int = 4
 ) -> ScoredResults:
     """``scored`` with LLM-judge verdicts on its multimodal single-answer rows, in the ``judge_*``
-    columns only: every deterministic number and the paired comparisons stay as they were."""
+    columns only: every deterministic number and the paired comparisons stay as they were. Where the
+    reference's rules ran, the verdicts also grade those rows' ``f1_reference``, as the reference does."""
     verdicts = await judge_rows(scored.inputs, judge, concurrency=concurrency)
     questions = apply_verdicts(scored.questions, verdicts)
     runs = [summarize_run(qs) for qs in by_run(questions).values()]
-    report = scored.report.model_copy(update={"runs": runs, "judge_model": judge_name})
-    return ScoredResults(questions, report, scored.inputs)
+    update: dict[str, object] = {"runs": runs, "judge_model": judge_name}
+    reference = scored.reference
+    if reference is not None:
+        reference = ReferenceScorer(scored.inputs, replace(reference.rules, judge=judge_name))
+        update["reference_rules"] = reference.rules.describe()
+    return ScoredResults(questions, scored.report.model_copy(update=update), scored.inputs, reference)

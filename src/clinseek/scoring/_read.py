@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from ..errors import ScoringError
-from ._model import ScoreInput, Usage
+from ._categories import category_for, task_type_for
+from ._model import AnswerType, ScoreInput, Usage
 from ._normalize import gold_items, label_strings
 
 RESULT_FIELDS: tuple[str, ...] = (
@@ -117,8 +118,9 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
 
     ``defaults`` supplies ``benchmark``, ``mode`` and ``model`` when the row lacks them (from
     ``run_manifest.json`` or the directory layout). ``gold`` falls back to ``label`` then
-    ``ground_truth``; ``category`` falls back to ``task``; ``mode`` also accepts the reference's
-    ``agentic``/``oneshot``. Gold goes through :func:`gold_items` (``gold_aliases``, a list of
+    ``ground_truth``; ``task_type``, when absent, comes from the task (``task_type_for``); the
+    category is the card category ``category_for`` gives (declared, else from the task, else from
+    an EHRXQA ``question``); ``mode`` also accepts the reference's ``agentic``/``oneshot``. Gold goes through :func:`gold_items` (``gold_aliases``, a list of
     alias lists parallel to ``gold``, overrides the aliases it finds); answers and candidates go
     through :func:`label_strings`; ``invalid_answer`` items are scored with the answer.
 
@@ -133,13 +135,18 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
         aliases = [label_strings(a) for a in row["gold_aliases"]]
     mode = row.get("mode", defaults.get("mode"))
     answer = _answer(row)
+    task = row["task"]
+    if not isinstance(task, str) or not task:
+        raise ValueError(f"field 'task': expected a task name, got {task!r}")
+    question = row.get("question")
     return ScoreInput(
         qid=str(row["qid"]),
-        run_index=int(row.get("run_index", 0)),
+        run_index=int(row.get("run_index") or 0),
         benchmark=str(row.get("benchmark", defaults.get("benchmark", "unknown"))),
-        task=str(row["task"]),
-        task_type=row["task_type"],
-        category=str(row.get("category") or row["task"]),
+        task=task,
+        task_type=task_type_for(task, row.get("task_type")),
+        category=category_for(task, row.get("category"), question=question if isinstance(question, str) else None,
+                              gold=gold),
         mode=_MODES.get(str(mode), mode),
         model=str(row.get("model", defaults.get("model", "unknown"))),
         status=row["status"],
@@ -208,12 +215,15 @@ def read_results(path: Path | str, *, bad_rows: list[ScoringError] | None = None
 def read_expected(path: Path | str) -> list[ScoreInput]:
     """Questions every run should have, from a manifest (JSON array or JSONL of objects).
 
-    Each object needs ``qid``, ``task``, ``task_type`` and a gold (``gold``, ``label`` or
-    ``ground_truth``); ``category``, ``candidates`` and ``answer_type`` are read when present.
-    Pass the result as ``expected`` so that questions without any result row score 0. When the
-    file is a benchmark manifest (``clinseek.bench.read_manifest`` reads it), each template gets
-    its question's ``question_hash``, so that rows answering another build's question under the
-    same qid are caught (see ``score_questions``).
+    A benchmark manifest that ``clinseek.bench.read_manifest`` reads without a bad row (a text,
+    multimodal or AgentEHR-Bench manifest, released or built by ``clinseek bench build``) gives its
+    questions as the bench reads them, each with its ``question_hash``, so that rows answering
+    another build's question under the same qid are caught (see ``score_questions``). Any other
+    file is read row by row: each object needs ``qid``, ``task`` and a gold (``gold``, ``label``
+    or ``ground_truth``); ``task_type`` (else from the task: multimodal rows carry none),
+    ``category``, ``question``, ``candidates`` and ``answer_type`` are read when present. Each
+    template's category is the card category (``category_for``). Pass the result as ``expected``
+    so that questions without any result row score 0.
 
     ``path`` may also be a benchmark folder (``clinseek bench build --out``): its text and
     multimodal files are read.
@@ -239,6 +249,9 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
         raise ScoringError(f"{path}: cannot read the manifest: {err}") from err
     if not text.strip():
         raise ScoringError(f"{path}: the manifest holds no questions")
+    templates = _bench_templates(path)
+    if templates:
+        return templates
     try:
         data = json.loads(text) if text.lstrip().startswith("[") else None
     except ValueError as err:
@@ -260,7 +273,7 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
 
 
 def _manifest_hashes(path: Path) -> dict[str, str]:
-    """qid → ``question_hash`` of the rows of a benchmark manifest (``{}`` for any other file)."""
+    """qid → ``question_hash`` of the valid rows of a benchmark manifest (``{}`` for any other file)."""
     from ..bench import read_manifest
     from ..errors import ClinseekError
     from ..runner import question_hash
@@ -270,3 +283,33 @@ def _manifest_hashes(path: Path) -> dict[str, str]:
     except ClinseekError:
         return {}
     return {q.qid: question_hash(q) for q in read.questions()}
+
+
+_ANSWER_TYPES = frozenset(get_args(AnswerType))
+
+
+def _bench_templates(path: Path) -> list[ScoreInput]:
+    """Templates of a benchmark manifest that reads without a bad row (``[]`` for any other file)."""
+    from ..bench import read_manifest
+    from ..errors import ClinseekError
+    from ..runner import question_hash
+
+    try:
+        read = read_manifest(path)
+    except ClinseekError:
+        return []
+    if read.errors or not read.rows:
+        return []
+    out = []
+    for q in read.questions():
+        if not q.label:
+            raise ScoringError(f"{path}: question {q.qid}: field 'label': empty; a question needs at least one gold label")
+        out.append(ScoreInput(
+            qid=q.qid, benchmark="", task=q.task, task_type=q.task_type,
+            category=category_for(q.task, q.category, question=q.question_text, gold=q.label),
+            mode="agent", model="", status="no_answer", answer=None, gold=list(q.label),
+            gold_aliases=[list(a) for a in q.label_aliases] if any(q.label_aliases) else [],
+            answer_type=q.answer_type if q.answer_type in _ANSWER_TYPES else None,  # type: ignore[arg-type]
+            candidates=list(q.candidates) or None, question_hash=question_hash(q),
+        ))
+    return out

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ._card import card_markdown, card_tables
+from ._categories import category_title
+from ._discover import FORMAT_NAMES
+from ._paired import T_MIN_N
 from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunSummary, ScoreReport
 
 
@@ -32,6 +38,23 @@ def delta_cells(row: GroupDelta) -> list[str]:
 
 DELTA_HEADER = ["group", "n", "A F1", "B F1", "Δ", "95% CI (bootstrap)", "95% CI (t)", "p (t)", "p (McNemar)"]
 """Column names of :func:`delta_cells`."""
+
+COLUMN_LEGEND: dict[str, str] = {
+    "95% CI (bootstrap)": "paired bootstrap percentile interval of Δ over questions",
+    "95% CI (t)": (f"mean ± t(0.975, n−1)·sd/√n, clipped to the range F1 or Δ can take; '–' below n = {T_MIN_N}"),
+    "p (t)": "paired t-test of Δ = 0",
+    "p (McNemar)": ("McNemar's test on right/wrong per question (exact below 25 discordant pairs); "
+                    "yes/no questions only, '–' for groups with set answers"),
+    "no answer": "runs with no valid answer (scored 0)",
+    "missing": "questions of the manifest with no result row (scored 0)",
+    "infra err": "runs that ended in an infrastructure error (left out of the scores; a rerun redoes them)",
+}
+"""What the less obvious columns of the score and paired tables mean (one source for every table)."""
+
+
+def column_legend(columns: Iterable[str]) -> str:
+    """One line explaining those of ``columns`` that :data:`COLUMN_LEGEND` knows ("" when none)."""
+    return "; ".join(f"{c}: {COLUMN_LEGEND[c]}" for c in dict.fromkeys(columns) if c in COLUMN_LEGEND)
 
 
 def table_groups(comparison: PairedComparison) -> list[GroupDelta]:
@@ -82,7 +105,7 @@ _STATS_HEADER = [
 def _run_md(run: RunSummary) -> list[str]:
     rows = [_stats_row("overall (micro)", run.overall)]
     rows += [_stats_row(f"type: {k}", g) for k, g in run.per_task_type.items()]
-    rows += [_stats_row(f"category: {k}", g) for k, g in run.per_category.items()]
+    rows += [_stats_row(f"category: {category_title(k)}", g) for k, g in run.per_category.items()]
     rows += [_stats_row(f"task: {k}", g) for k, g in run.per_task.items()]
     u = run.usage
     usage = (
@@ -94,7 +117,7 @@ def _run_md(run: RunSummary) -> list[str]:
     )
     head = f"## {run.benchmark} / {run.mode} / {run.model}"
     macro = f"Macro F1 over categories: {pct(run.macro_f1_over_categories)}."
-    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", usage, ""]
+    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", usage, "", column_legend(_STATS_HEADER) + ".", ""]
 
 
 def _num(value: float | None) -> str:
@@ -110,12 +133,63 @@ def paired_markdown(comparison: PairedComparison) -> list[str]:
         shown = ", ".join(comparison.excluded_qids[:10]) + (", ..." if len(comparison.excluded_qids) > 10 else "")
         note += (f" {len(comparison.excluded_qids)} question ids left out: A and B answered different questions "
                  f"under them (another benchmark build): {shown}.")
-    return [title, "", *_md_table(DELTA_HEADER, rows), "", note, ""]
+    return [title, "", *_md_table(DELTA_HEADER, rows), "", note, "", column_legend(DELTA_HEADER) + ".", ""]
+
+
+SCORERS_HEADER = ["category", "n", "clinseek F1", "n (reference)", "reference F1", "Δ (reference − clinseek)"]
+"""Column names of :func:`scorer_cells`."""
+
+
+def scorer_cells(name: str, g: GroupStats) -> list[str]:
+    """One group under both scorers: n, clinseek's F1, the reference's n and F1, their difference (pp)."""
+    diff = "–" if g.f1 is None or g.f1_reference is None else f"{100 * (g.f1_reference - g.f1):+.1f}"
+    return [name, str(g.n_questions), pct(g.f1), str(g.n_reference), pct(g.f1_reference), diff]
+
+
+def scorer_rows(run: RunSummary) -> list[list[str]]:
+    """Per category (card order and names), then overall: :func:`scorer_cells`."""
+    rows = [scorer_cells(category_title(k), g) for k, g in run.per_category.items()]
+    return [*rows, scorer_cells("Overall", run.overall)]
+
+
+def _scorers_md(report: ScoreReport) -> list[str]:
+    if "reference" not in report.scorers:
+        return []
+    lines = ["# clinseek's scorer and the reference's rules", "",
+             f"Beside clinseek's F1, never mixed into it: {report.reference_rules}. The reference drops questions "
+             "without results (n differs when some are missing) and scores infrastructure errors 0.", ""]
+    for run in report.runs:
+        lines += [f"## {run.benchmark} / {run.mode} / {run.model}", "", *_md_table(SCORERS_HEADER, scorer_rows(run)), ""]
+    return lines
+
+
+def _sources_md(report: ScoreReport) -> list[str]:
+    if not report.sources:
+        return []
+    lines = ["Read:", ""]
+    lines += [f"- `{s.path}`: {FORMAT_NAMES[s.format]}, {s.rows} rows ({', '.join(s.runs) or 'no run'})"
+              for s in report.sources]
+    if report.skipped_sources:
+        lines += ["", "Left out:", ""] + [f"- {msg}" for msg in report.skipped_sources]
+    return [*lines, ""]
+
+
+def _missing_md(report: ScoreReport) -> list[str]:
+    if not report.missing:
+        return []
+    lines = ["Questions of the manifest without a result row (each scored 0):", ""]
+    for run, qids in report.missing.items():
+        shown = ", ".join(qids[:20]) + (f", ... and {len(qids) - 20} more" if len(qids) > 20 else "")
+        lines.append(f"- {run}: {len(qids)}: {shown}")
+    return [*lines, ""]
 
 
 def summary_markdown(report: ScoreReport) -> str:
-    """The text of ``summary.md``: one table per run, then the agent − curated comparisons."""
-    lines = [f"# Scores of {report.source}", ""]
+    """The text of ``summary.md``: what was read, the card-shaped tables, one table per run, the
+    agent − curated comparisons, and (``--scorer reference``) both scorers side by side."""
+    lines = [f"# Scores of {report.source}", "", *_sources_md(report), *_missing_md(report)]
+    for table in card_tables(report.runs, report.paired):
+        lines += card_markdown(table)
     if report.bad_rows:
         lines += [f"{len(report.bad_rows)} result rows could not be read and were skipped:", ""]
         lines += [f"- {msg}" for msg in report.bad_rows[:20]] + [""]
@@ -128,4 +202,5 @@ def summary_markdown(report: ScoreReport) -> str:
         lines += paired_markdown(comparison)
     if report.pairing_problems:
         lines += ["Comparisons left out:", ""] + [f"- {msg}" for msg in report.pairing_problems] + [""]
+    lines += _scorers_md(report)
     return "\n".join(lines)

@@ -39,6 +39,9 @@ class QuestionScore(BaseModel):
     """Mean F1 without vocabulary mapping (multimodal multi-answer rows)."""
     judge_accuracy: float | None = None
     """Mean LLM-judge verdict over judged runs; separate from ``f1``."""
+    f1_reference: float | None = None
+    """Mean F1 over every run by the reference's rules (``--scorer reference``); ``None`` when they were
+    not asked for, and for a ``missing`` question (the reference drops it)."""
     question_hash: str | None = None
     """What question was answered (the rows' ``question_hash``); ``None`` when the rows do not say.
     Paired comparisons pair a qid only when both sides answer the same question."""
@@ -67,11 +70,17 @@ class GroupStats(BaseModel):
     f1: float | None
     exact_match: float | None
     f1_ci_t: tuple[float, float] | None = None
-    """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1); ``None`` for n < 2."""
+    """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1), clipped to [0, 1];
+    ``None`` for n < ``T_MIN_N`` (5)."""
     f1_raw: float | None = None
     """Mean F1 without vocabulary mapping, over questions that have it."""
     judge_accuracy: float | None = None
     n_judged: int = 0
+    f1_reference: float | None = None
+    """Mean F1 by the reference's rules over the questions it scores (``--scorer reference``); ``None``
+    when they were not asked for. Never mixed into ``f1``."""
+    n_reference: int = 0
+    """Questions the reference's rules score: those with a result row (it drops missing ones)."""
 
 
 class UsageStats(BaseModel):
@@ -133,7 +142,8 @@ class GroupDelta(BaseModel):
     """Paired percentile bootstrap 95 % CI of Δ (resampling question ids)."""
     ci_high: float
     t_low: float | None
-    """The paper's paired t-interval of Δ (t quantile, sd with ddof = 1); ``None`` for n < 2."""
+    """The paper's paired t-interval of Δ (t quantile, sd with ddof = 1), clipped to [−1, 1];
+    ``None`` for n < ``T_MIN_N`` (5)."""
     t_high: float | None
     p_t: float | None
     """Two-sided paired t-test p-value; ``None`` for n < 2 (1.0 when every Δ is 0)."""
@@ -161,6 +171,26 @@ class PairedComparison(BaseModel):
     qids, or a side that does not say which question it answered): left out of every statistic."""
 
 
+def _clinseek_only() -> list[Literal["clinseek", "reference"]]:
+    return ["clinseek"]
+
+
+class SourceRead(BaseModel):
+    """One result source ``score`` read: where, in which format, which runs, how many rows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    """The file (a hierarchical run: its folder) as the user sees it: symbolic links not resolved."""
+    format: Literal["clinseek", "exported", "raw", "scored", "hierarchical"]
+    """``clinseek`` (runner rows), ``exported`` (the reference layout written by clinseek), ``raw`` (the
+    reference's results), ``scored`` (its multimodal scorer's rows), ``hierarchical`` (its ``rows.jsonl``)."""
+    runs: list[str]
+    """``benchmark/mode/model`` of the rows read from it."""
+    rows: int
+    """Rows read (bad rows not counted)."""
+
+
 class ScoreReport(BaseModel):
     """The content of ``summary.json``."""
 
@@ -169,7 +199,8 @@ class ScoreReport(BaseModel):
     schema_version: Literal[1] = 1
     source: str
     """The scored directory or file."""
-    layout: Literal["clinseek", "reference"]
+    layout: Literal["clinseek", "reference", "mixed"]
+    """What was read: only clinseek's rows, only the reference's formats, or both."""
     score_infra_errors: bool
     runs: list[RunSummary]
     paired: list[PairedComparison]
@@ -181,6 +212,20 @@ class ScoreReport(BaseModel):
     outside_manifest: dict[str, int] = Field(default_factory=dict)
     """Result rows left out because their qid is not in the ``expected`` manifest, by run
     (``benchmark/mode/model``): rows of other questions kept in the same results file."""
+    results_sha256: dict[str, str] = Field(default_factory=dict)
+    """SHA-256 of each result file as it was scored, by path relative to ``source`` (the file's name
+    when ``source`` is a file): a report checks them to refuse scores its results have outgrown."""
     pairing_problems: list[str] = Field(default_factory=list)
     """Agent − curated pairs left out (every shared qid named different questions: the two modes were
     run on different benchmark builds); partial exclusions are in each comparison's ``excluded_qids``."""
+    sources: list[SourceRead] = Field(default_factory=list)
+    """Every result source read, with its format (``score`` detects it per file)."""
+    skipped_sources: list[str] = Field(default_factory=list)
+    """Files and folders left out, each with why (the same file through a link, a smaller split of the
+    same run, a ``_archive`` folder...)."""
+    missing: dict[str, list[str]] = Field(default_factory=dict)
+    """With a manifest: per run (``benchmark/mode/model``), the qids with no result row (each scored 0)."""
+    scorers: list[Literal["clinseek", "reference"]] = Field(default_factory=_clinseek_only)
+    """``clinseek`` always; ``reference`` when its rules also ran (``f1_reference`` columns)."""
+    reference_rules: str | None = None
+    """Which of the reference's rules ran (judge, vocabulary mapping), when they did."""

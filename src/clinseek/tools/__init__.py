@@ -11,7 +11,7 @@ from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, 
 from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
 from ._call import call_tool
 from ._context import ToolContext
-from ._ehr_candidates import EHR_SEMANTIC_TOOL, available_tools, semantic_available
+from ._ehr_candidates import EHR_SEMANTIC_TOOL, available_tools, load_encoder, semantic_available
 from ._image_state import attach_imaging
 from ._limits import Limits
 from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
@@ -73,6 +73,7 @@ __all__ = [
     "format_value",
     "get_tool",
     "guard_sql",
+    "load_encoder",
     "render_rows",
     "semantic_available",
     "strip_ansi",

@@ -174,6 +174,9 @@ class PageBrowser:
             lines.append(
                 f"[{hidden} result(s) hidden: their sites are on the deny list of benchmark answer-key sources]"
             )
+        coverage = getattr(self.knowledge.backend, "coverage", None)  # the offline index says what it holds
+        if coverage:
+            lines.append(f"[{coverage}]")
         page = make_page(
             f"{name}-search://?q={quote(query)}",
             f"Search results: {query}",

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
-from ..errors import MissingExtraError, ToolError
+from ..errors import MissingExtraError, ToolError, import_optional
 from ._context import ToolContext
 from ._limits import Limits
 from ._query import run_query
@@ -174,11 +174,8 @@ def load_encoder(path: str) -> Encoder:
     Raises:
         MissingExtraError: sentence-transformers is not installed (extra ``semantic``).
     """
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as err:
-        raise MissingExtraError("ehr.get_candidates_by_semantic_similarity", extra="semantic") from err
-    model = SentenceTransformer(path, local_files_only=True)
+    st = import_optional("sentence_transformers", "ehr.get_candidates_by_semantic_similarity", extra="semantic")
+    model = st.SentenceTransformer(path, local_files_only=True)
 
     def encode(texts: list[str]) -> Any:
         return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .._suggest import did_you_mean
 from ..errors import RegistryError
 from ._signature import build_arguments_model, parameters_schema, split_docstring
 
@@ -85,8 +86,8 @@ class ToolRegistry:
         try:
             return self._tools[name]
         except KeyError:
-            known = ", ".join(sorted(self._tools))
-            raise RegistryError(f"unknown tool {name!r}; known: {known}") from None
+            hint = did_you_mean(name, self._tools) or f"; known: {', '.join(sorted(self._tools))}"
+            raise RegistryError(f"unknown tool {name!r}{hint}") from None
 
     def names(self, family: str | None = None) -> tuple[str, ...]:
         """Registered names in registration order, optionally of one family (``"ehr"``)."""
