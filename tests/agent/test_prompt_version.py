@@ -14,6 +14,7 @@ from clinseek.agent import _prompts
 
 PROMPT_DIGESTS = {
     "clinseek-prompts-v3": "307364c007ba57720c3141b1582ccffb3e61e8150aaa76a01c814ac856cd2577",
+    "clinseek-prompts-v4": "307364c007ba57720c3141b1582ccffb3e61e8150aaa76a01c814ac856cd2577",  # AgentEHR role text
 }
 
 

@@ -83,6 +83,26 @@ def build_tokenizer(folder: Path, template: str) -> Path:
     return folder
 
 
+def build_family_tokenizer(folder: Path, family: str, vocab_size: int = 600, corpus: Sequence[str] = ()) -> Path:
+    """A byte-level BPE tokenizer with ``family``'s special tokens, eos and template (tests/distill/_family_templates.py),
+    trained on a small fixed corpus plus ``corpus`` (more text and a larger vocabulary give shorter samples)."""
+    from _family_templates import BOS, FAMILY_TEMPLATES
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    template, specials, eos, pad = FAMILY_TEMPLATES[family]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator([*(_CORPUS * 4), *corpus], trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=eos, pad_token=pad, bos_token=BOS.get(family))
+    fast.chat_template = template
+    fast.save_pretrained(str(folder))
+    return folder
+
+
 def write_run(folder: Path, source: Path, edit: Callable[[list[ResultRow]], Sequence[ResultRow]]) -> Path:
     """Copy the run at ``source`` (a results.jsonl) into ``folder`` with its rows passed through ``edit``."""
     folder.mkdir(parents=True, exist_ok=True)

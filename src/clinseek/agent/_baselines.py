@@ -16,7 +16,9 @@ call: the floor that exposes benchmarks rewarding doing nothing.
 
    * decision-making tasks: the patient's own history in the task's table (the table named by
      the task registry for the instruction; e.g. lab labels for ``labevents``), as
-     (name, count, last time, in the latest batch);
+     (name, count, last time, in the latest batch); AgentEHR-Bench prompts (no candidate list, a
+     ``<task>_candidates`` table named instead): that history joined to the candidate table (ICD codes
+     to their CCS categories, lab labels, test names, drugs, care units), so every name is a candidate;
    * risk tasks: evidence features — age, visible admissions, ICU stays, abnormal labs in the
      last 48 h, best ED triage acuity, vasopressor orders.
 3. ``ehr.finish``:
@@ -54,6 +56,7 @@ from ._answer import normalise_item
 YES_NO = ("yes", "no")
 _TAG = re.compile(r"<(?P<tag>task_instruction|patient_info|candidate_answers|question)>\s*(?P<body>.*?)\s*</(?P=tag)>", re.S)
 _YES_NO_ASK = re.compile(r"\byes or no\b", re.I)
+_CANDIDATE_TABLE = re.compile(r"\bcandidate table (\w+_candidates)\b")
 _PRESSORS = ("norepinephrine", "epinephrine", "vasopressin", "phenylephrine", "dopamine")
 _THRESHOLDS = {"mortality": 5, "readmission": 3, "length_of_stay": 3, "escalation_of_care": 3}
 
@@ -66,6 +69,8 @@ class PromptFacts:
     subject_id: int | None
     prediction_time: dt.datetime | None
     candidates: tuple[str, ...]
+    candidate_table: str | None = None
+    """The ``<task>_candidates`` table the instruction points at (AgentEHR-Bench prompts), if any."""
 
     @property
     def is_yes_no(self) -> bool:
@@ -89,11 +94,13 @@ def read_prompt(messages: Sequence[Message]) -> PromptFacts:
         candidates = ()
     if not candidates and _YES_NO_ASK.search(blocks.get("question", "")):
         candidates = YES_NO  # a multimodal question that asks "Answer yes or no."
+    table = _CANDIDATE_TABLE.search(blocks.get("task_instruction", ""))
     return PromptFacts(
         instruction=blocks.get("task_instruction", "").splitlines()[0] if blocks.get("task_instruction") else "",
         subject_id=int(subject.group(1)) if subject else None,
         prediction_time=dt.datetime.fromisoformat(when.group(1).strip()) if when else None,
         candidates=candidates,
+        candidate_table=table.group(1) if table else None,
     )
 
 

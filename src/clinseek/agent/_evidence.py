@@ -51,6 +51,26 @@ _HISTORY: dict[str, tuple[str, str, str]] = {
     "ed.diagnosis": ("ed.diagnosis e", "e.icd_title", "CAST(NULL AS TIMESTAMP)"),
     "note.radiology_detail": ("note.radiology_detail e", "e.field_value", "CAST(NULL AS TIMESTAMP)"),
 }
+_CODES = "CAST(c.icd_code AS VARCHAR) = e.icd_code AND CAST(c.icd_version AS VARCHAR) = CAST(e.icd_version AS VARCHAR)"
+_AGENTEHR_HISTORY: dict[str, tuple[str, str, str]] = {
+    "diagnoses_ccs_candidates": (f"hosp.diagnoses_icd e JOIN candidates.diagnoses_ccs_candidates c ON {_CODES}",
+                                 "c.candidate", "CAST(NULL AS TIMESTAMP)"),
+    "diagnoses_ccs_candidates+ed": (f"ed.diagnosis e JOIN candidates.diagnoses_ccs_candidates c ON {_CODES}",
+                                    "c.candidate", "CAST(NULL AS TIMESTAMP)"),
+    "procedures_ccs_candidates": (f"hosp.procedures_icd e JOIN candidates.procedures_ccs_candidates c ON {_CODES}",
+                                  "c.candidate", "CAST(e.chartdate AS TIMESTAMP)"),
+    "labevents_candidates": ("hosp.labevents e JOIN hosp.d_labitems d ON e.itemid = d.itemid "
+                             "JOIN candidates.labevents_candidates c ON c.candidate = d.label", "c.candidate", "e.charttime"),
+    "microbiologyevents_candidates": ("hosp.microbiologyevents e JOIN candidates.microbiologyevents_candidates c "
+                                      "ON c.candidate = e.test_name", "c.candidate",
+                                      "coalesce(e.charttime, CAST(e.chartdate AS TIMESTAMP))"),
+    "prescriptions_candidates": ("hosp.prescriptions e JOIN candidates.prescriptions_candidates c ON c.candidate = e.drug",
+                                 "c.candidate", "e.starttime"),
+    "transfers_candidates": ("hosp.transfers e JOIN candidates.transfers_candidates c ON c.candidate = e.careunit",
+                             "c.candidate", "e.intime"),
+}
+"""AgentEHR-Bench: the patient's history in the task's table, named through the episode's candidate table
+(diagnoses also from the ED diagnoses of finished ED stays, the only codes visible during an admission)."""
 _FEATURES = {
     "f_age": "SELECT anchor_age AS f_age FROM hosp.patients",
     "f_admissions": "SELECT count(*) AS f_admissions FROM hosp.admissions",
@@ -76,10 +96,15 @@ def task_for(facts: PromptFacts) -> TaskSpec | None:
 
 
 def history_sql(table: str) -> str | None:
-    """SQL of the patient's history in ``table``: cand_name, cand_n, cand_last, cand_latest."""
-    if table not in _HISTORY:
+    """SQL of the patient's history in ``table``: cand_name, cand_n, cand_last, cand_latest.
+
+    ``table`` is an EHR table (``hosp.labevents``) or an AgentEHR candidate table (``labevents_candidates``:
+    the history named by that table's candidates).
+    """
+    found = _HISTORY.get(table) or _AGENTEHR_HISTORY.get(table)
+    if found is None:
         return None
-    source, name, time = _HISTORY[table]
+    source, name, time = found
     where = " WHERE e.field_name = 'exam_name'" if table == "note.radiology_detail" else ""
     return (
         f"WITH h AS (SELECT {name} AS nm, {time} AS t FROM {source}{where}), latest AS (SELECT max(t) AS mt FROM h) "
@@ -160,6 +185,9 @@ class EvidenceBaseline:
         if facts.is_yes_no:
             t = (facts.prediction_time or dt.datetime(2200, 1, 1)).isoformat(sep=" ")
             return [q.format(t=t) for q in _FEATURES.values()]
+        if facts.candidate_table and not facts.candidates:
+            keys = [k for k in _AGENTEHR_HISTORY if k.split("+")[0] == facts.candidate_table]
+            return [sql for k in keys if (sql := history_sql(k))]
         spec = task_for(facts)
         sql = history_sql(spec.tables[0]) if spec else None
         return [sql] if sql else []
@@ -181,8 +209,10 @@ class EvidenceBaseline:
             return rank_candidates(counts, facts.candidates, 3)
         rows = [row for content in outputs for row in parse_table(content) if "cand_name" in row]
         history, latest = _weights(rows, facts.prediction_time)
-        k = min(max(latest, 1), 20) if latest else min(5, len(facts.candidates))
-        return rank_candidates(history, facts.candidates, k)
+        # AgentEHR-Bench: the history is already named by the candidate table, in the query's order
+        candidates = facts.candidates or tuple(dict.fromkeys(name for name, _ in history if name))
+        k = min(max(latest, 1), 20) if latest else min(5, len(candidates))
+        return rank_candidates(history, candidates, k)
 
     def _curated(self, messages: Sequence[Message], facts: PromptFacts) -> list[str]:
         text = next((m.content for m in messages if m.role == "user"), "")

@@ -212,6 +212,20 @@ class _Run:
         return content[:limit] + _CUT_NOTICE.format(limit=limit, total=len(content))
 
     # -- finish --------------------------------------------------------------------------------
+    def vocabulary(self) -> Sequence[str]:
+        """The allowed answers: the question's candidates, else the names of its task's candidate table in
+        the episode (AgentEHR-Bench), else none (every item is valid)."""
+        if self.question.candidates:
+            return self.question.candidates
+        from ..bench import table_name
+
+        name = f"candidates.{table_name(self.question.task)}"
+        if not self.ctx.episode.has_table(name):
+            return ()
+        found = self.ctx.episode.execute(f"SELECT DISTINCT candidate FROM {name} WHERE candidate IS NOT NULL",
+                                         max_rows=10_000_000)
+        return [r[0] for r in found.rows]
+
     def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:
         """The outcome when this turn finished the run, else ``None`` (an invalid answer sent back)."""
         finishes = [(c, r) for c, r in done if c.name == FINISH_TOOL and r.ok]
@@ -219,7 +233,7 @@ class _Run:
             return None
         call, result = finishes[-1]
         items = finish_items(result.data.get("answer", _first_value(call.arguments)))
-        valid, invalid = validate_answer(items or [], self.question.candidates)
+        valid, invalid = validate_answer(items or [], self.vocabulary())
         if invalid and self.corrections < self.budget.answer_corrections:
             self.corrections += 1
             self.messages.append(Message.user(INVALID_ANSWER.format(items=", ".join(repr(i) for i in invalid))))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from ..bench import Question
 
-PROMPT_VERSION = "clinseek-prompts-v3"
+PROMPT_VERSION = "clinseek-prompts-v4"
 """Bumped whenever any text below changes; written into every result row and run manifest."""
 
 Mode = Literal["agent", "curated"]
@@ -94,7 +94,7 @@ _AGENTEHR_ROLES: dict[str, tuple[str, str]] = {
     "diagnoses_ccs": ("an experienced diagnostician", "the diagnoses (CCS categories) the patient will receive"),
     "procedures_ccs": ("a surgical planner", "the procedures (CCS categories) the patient will undergo"),
     "labevents": ("a laboratory specialist", "the laboratory tests that will be ordered next"),
-    "prescriptions": ("a clinical pharmacist", "the medications (ATC classes) that will be prescribed next"),
+    "prescriptions": ("a clinical pharmacist", "the medications that will be prescribed next"),
     "microbiologyevents": ("a clinical microbiologist", "the microbiology tests that will be ordered next"),
     "transfers": ("a care coordinator", "the care units the patient will be transferred to next"),
 }

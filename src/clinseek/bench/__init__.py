@@ -3,7 +3,25 @@
 The rest of clinseek reads questions only as :class:`Question` values from :func:`load_questions`.
 """
 
-from ._build import MAX_INLINE_CANDIDATES, BuildManifest, BuildResult, build_benchmark, requested_tasks
+from ._agentehr import AGENTEHR_PER_TASK
+from ._build import (
+    MAX_INLINE_CANDIDATES,
+    BenchmarkKind,
+    BuildManifest,
+    BuildResult,
+    build_benchmark,
+    requested_tasks,
+)
+from ._candidates import (
+    AGENTEHR_TABLE_NAMES,
+    CANDIDATE_DB,
+    agentehr_db_path,
+    candidate_names,
+    load_agentehr_tables,
+    question_candidates,
+    store_candidate_table,
+    table_name,
+)
 from ._checks import RECORD_MARGIN, QuestionProblem, check_questions
 from ._curated import (
     MM_ROWS_PER_TABLE,
@@ -17,6 +35,7 @@ from ._curated import (
 from ._docs import tasks_markdown
 from ._join import JoinResult, join_ehr_bench
 from ._load import (
+    AGENTEHR_FILE,
     MM_FILE,
     TEXT_FILE,
     ManifestRead,
@@ -41,6 +60,7 @@ from ._rows import (
 from ._run_input import InvalidRow, RunInput, prepare_run
 from ._select import select_questions, stratified_order
 from ._tasks import (
+    AGENTEHR_TABLE3_TASKS,
     AGENTEHR_TASKS,
     CATEGORIES,
     DECISION_TASKS,
@@ -52,6 +72,7 @@ from ._tasks import (
     MMCategorySpec,
     TaskSpec,
     category_for_mm_task,
+    get_agentehr_task,
     get_category,
     get_task,
     known_tasks,
@@ -61,7 +82,12 @@ from ._tasks import (
 from ._validate import ValidationReport, validate_benchmark
 
 __all__ = [
+    "AGENTEHR_FILE",
+    "AGENTEHR_PER_TASK",
+    "AGENTEHR_TABLE3_TASKS",
+    "AGENTEHR_TABLE_NAMES",
     "AGENTEHR_TASKS",
+    "CANDIDATE_DB",
     "CATEGORIES",
     "DECISION_TASKS",
     "MAX_INLINE_CANDIDATES",
@@ -77,6 +103,7 @@ __all__ = [
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",
     "AgentEHRRow",
+    "BenchmarkKind",
     "BuildManifest",
     "BuildResult",
     "Category",
@@ -96,28 +123,35 @@ __all__ = [
     "TaskSpec",
     "TextRow",
     "ValidationReport",
+    "agentehr_db_path",
     "build_benchmark",
+    "candidate_names",
     "category_for_mm_task",
     "check_questions",
     "detect_kind",
     "episode_key",
+    "get_agentehr_task",
     "get_category",
     "get_task",
     "join_ehr_bench",
     "known_tasks",
+    "load_agentehr_tables",
     "load_questions",
     "manifest_files",
     "normalise_category",
     "normalise_label",
     "prepare_run",
+    "question_candidates",
     "read_manifest",
     "render_curated",
     "render_mm_context",
     "render_text_timeline",
     "requested_tasks",
     "select_questions",
+    "store_candidate_table",
     "stratified_order",
     "strip_asset_prefix",
+    "table_name",
     "tasks_markdown",
     "to_question",
     "unknown_task",

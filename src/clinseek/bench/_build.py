@@ -6,6 +6,7 @@ nothing half-written):
 - ``ClinSeek-Bench_text.json``: text rows in the released schema (one JSON array);
 - ``ClinSeek-Bench_multimodal.jsonl``: multimodal rows, when the store has CXR tables;
 - ``candidates/<task>.json``: each decision task's full candidate vocabulary;
+- ``AgentEHR-Bench.jsonl`` instead of the above with ``benchmark="agentehr"`` (the six AgentEHR-Bench tasks);
 - ``build_manifest.json``: store provenance, seed, tasks, counts and skipped tasks with reasons.
 """
 
@@ -29,12 +30,13 @@ from .._suggest import did_you_mean
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store
+from ._agentehr import AGENTEHR_BUILDERS, AGENTEHR_EXCLUSIONS, agentehr_row
 from ._anchor import Anchor, BuildContext, Drawn
 from ._decision import DECISION_BUILDERS, DECISION_EXCLUSIONS, NEXT_BATCH, event_table_names
 from ._future import FutureReader
-from ._load import MM_FILE, TEXT_FILE
+from ._load import AGENTEHR_FILE, MM_FILE, TEXT_FILE
 from ._mm_build import MM_BUILDERS, build_mm_rows
-from ._tasks import CATEGORIES, TEXT_TASKS, TaskSpec, get_task
+from ._tasks import AGENTEHR_TASKS, CATEGORIES, TEXT_TASKS, TaskSpec, get_agentehr_task, get_task
 from ._vocab import ccs_names, ccs_procedure_names
 
 MAX_INLINE_CANDIDATES = 2000
@@ -77,6 +79,8 @@ class BuildManifest(BaseModel):
     excluded: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Per task, encounters it never draws by design, counted over the whole store by reason
     (``procedures_ccs``: admissions whose procedures are coded in ICD-9-CM, which has no offline CCS map)."""
+    benchmark: Literal["clinseek", "agentehr"] = "clinseek"
+    """Which task set was built: ClinSeek-Bench (text and multimodal) or AgentEHR-Bench."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +93,23 @@ class BuildResult:
     manifest: BuildManifest
 
 
-def requested_tasks(tasks: Sequence[str] | None) -> list[str]:
-    """The task names a build asks for (every text task and multimodal category when ``tasks`` is empty).
+BenchmarkKind = Literal["clinseek", "agentehr"]
+"""What ``build_benchmark`` draws: ClinSeek-Bench (45 text tasks, 6 multimodal categories) or AgentEHR-Bench."""
+
+
+def requested_tasks(tasks: Sequence[str] | None, benchmark: BenchmarkKind = "clinseek") -> list[str]:
+    """The task names a build asks for (every task of ``benchmark`` when ``tasks`` is empty).
 
     Raises:
         RegistryError: an unknown task name (checked before anything is written).
     """
-    mm = list(MM_BUILDERS)
+    known = [t.name for t in AGENTEHR_TASKS] if benchmark == "agentehr" else [t.name for t in TEXT_TASKS] + list(MM_BUILDERS)
     if not tasks:
-        return [t.name for t in TEXT_TASKS] + mm
-    known = [s.name for s in TEXT_TASKS] + mm
+        return known
     unknown = [f"{t!r}{did_you_mean(t, known)}" for t in tasks if t not in known]
     if unknown:
-        raise RegistryError(f"unknown task(s) {', '.join(unknown)}; `clinseek tasks` lists them")
+        which = "AgentEHR-Bench task(s)" if benchmark == "agentehr" else "task(s)"
+        raise RegistryError(f"unknown {which} {', '.join(unknown)}; `clinseek tasks` lists them")
     return list(dict.fromkeys(tasks))
 
 
@@ -113,6 +121,7 @@ def build_benchmark(
     seed: int = 42,
     out: Path | str,
     pool: int | None = None,
+    benchmark: BenchmarkKind = "clinseek",
 ) -> BuildResult:
     """Draw questions per task from a store and write a release-shaped benchmark directory.
 
@@ -123,11 +132,15 @@ def build_benchmark(
 
     Args:
         store: a clinseek store (synthetic, the MIMIC-IV demo, or full MIMIC-IV).
-        tasks: EHR-Bench subtask names and/or multimodal category slugs; default: all.
-        per_task: questions per task (fewer when the store cannot supply them).
+        tasks: EHR-Bench subtask names and/or multimodal category slugs (AgentEHR-Bench task names with
+            ``benchmark="agentehr"``); default: all.
+        per_task: questions per task (fewer when the store cannot supply them; the AgentEHR-Bench
+            release has 100).
         seed: sampling seed.
         out: output directory; must not exist or be empty.
         pool: anchors examined per task at most (default ``max(20 * per_task, 400)``).
+        benchmark: ``clinseek`` writes ClinSeek-Bench files; ``agentehr`` writes ``AgentEHR-Bench.jsonl``
+            (rows without candidates: the runner gives each episode its task's candidate table).
 
     Raises:
         RegistryError: an unknown task name.
@@ -136,12 +149,13 @@ def build_benchmark(
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ClinseekError(f"{out}: output directory exists and is not empty")
-    names = requested_tasks(tasks)
+    names = requested_tasks(tasks, benchmark)
     handle = open_store(store)
     present = frozenset(handle.row_counts)
     con = handle.connect()
     text_rows: list[dict[str, Any]] = []
     mm_rows: list[dict[str, Any]] = []
+    agentehr_rows: list[dict[str, Any]] = []
     vocab: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
     skipped: dict[str, str] = {}
@@ -157,7 +171,13 @@ def build_benchmark(
                 pool or max(20 * per_task, 400),
             )
             try:
-                if name in MM_BUILDERS:
+                if benchmark == "agentehr":
+                    rows, reason = _build_agentehr_task(ctx, get_agentehr_task(name), len(agentehr_rows))
+                    agentehr_rows += rows
+                    if name in AGENTEHR_EXCLUSIONS and ctx.has(*get_agentehr_task(name).tables):
+                        excluded[name] = AGENTEHR_EXCLUSIONS[name](ctx)
+                        reason = _with_exclusions(reason, excluded[name], len(rows), per_task)
+                elif name in MM_BUILDERS:
                     rows, reason = build_mm_rows(ctx, name)
                     mm_rows += rows
                 else:
@@ -187,9 +207,21 @@ def build_benchmark(
         counts=counts,
         skipped=skipped,
         excluded=excluded,
+        benchmark=benchmark,
     )
-    _write(out, text_rows, mm_rows, vocab, manifest)
+    _write(out, text_rows, mm_rows, vocab, manifest, agentehr_rows if benchmark == "agentehr" else None)
     return BuildResult(out, counts, skipped, manifest)
+
+
+def _build_agentehr_task(ctx: BuildContext, spec: TaskSpec, offset: int) -> tuple[list[dict[str, Any]], str | None]:
+    """Rows of one AgentEHR-Bench task and the reason it yielded fewer than asked (or none)."""
+    missing = [t for t in spec.tables if t not in ctx.present]
+    if missing:
+        return [], f"the store has no {', '.join(missing)}"
+    drawn = _first_nonempty(AGENTEHR_BUILDERS[spec.name](ctx), ctx.per_task)
+    rows = [agentehr_row(spec, d.anchor, d.label, offset + i) for i, d in enumerate(drawn)]
+    reason = None if len(rows) >= ctx.per_task else f"the store supports only {len(rows)} of {ctx.per_task} questions"
+    return rows, reason
 
 
 def _build_text_task(
@@ -344,11 +376,15 @@ def _write(
     mm_rows: list[dict[str, Any]],
     vocab: dict[str, list[str]],
     manifest: BuildManifest,
+    agentehr_rows: list[dict[str, Any]] | None = None,
 ) -> None:
     """Write everything into a temporary sibling directory, then move it to ``out``."""
     tmp = staging_dir(out)
     try:
-        if text_rows or not mm_rows:
+        if agentehr_rows is not None:
+            lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in agentehr_rows)
+            (tmp / AGENTEHR_FILE).write_text(lines, encoding="utf-8")
+        elif text_rows or not mm_rows:
             (tmp / TEXT_FILE).write_text(
                 json.dumps(text_rows, ensure_ascii=False, indent=1), encoding="utf-8"
             )

@@ -32,14 +32,16 @@ def _names(values: list[object]) -> tuple[str, ...]:
     return tuple(sorted({str(v).strip() for v in values if v is not None and str(v).strip()}))
 
 
-def _known_admission(sql: str) -> str:
-    """Wrap an anchor query (subject_id, t_star, hadm_id) so hadm_id is kept only if that admission began before t*.
+def _known_admission(sql: str, lead: dt.timedelta = dt.timedelta(0)) -> str:
+    """Wrap an anchor query (subject_id, t_star, hadm_id) so hadm_id is kept only if that admission began
+    before the cutoff (``t* - lead``).
 
     A row can carry the hadm_id of an admission that starts later (labs drawn in the ED before
     admission); naming it in the question would reveal that the patient is going to be admitted.
     """
+    cutoff = f"s.t_star - INTERVAL {int(lead.total_seconds())} SECOND" if lead else "s.t_star"
     return (
-        "SELECT s.subject_id, s.t_star, CASE WHEN a.admittime < s.t_star THEN s.hadm_id END AS hadm_id "
+        f"SELECT s.subject_id, s.t_star, CASE WHEN a.admittime < {cutoff} THEN s.hadm_id END AS hadm_id "
         f"FROM ({sql}) s LEFT JOIN hosp.admissions a ON a.hadm_id = s.hadm_id AND a.subject_id = s.subject_id"
     )
 
@@ -54,6 +56,10 @@ class NextBatch:
         join: dictionary join (``JOIN hosp.d_labitems d ON d.itemid = f.itemid``), or ``""``.
         encounter: anchor only rows with this column set (``hadm_id``/``stay_id``), or ``None``.
         linksto: for ICU item tables, the ``d_items.linksto`` value the candidates are limited to.
+        where: a further condition on the rows (alias ``f``) both drawn from and labelled, e.g.
+            ``f.eventtype = 'transfer'``.
+        lead: the cutoff is this long before the event time t* (AgentEHR asks one minute before); the
+            label is still the rows at exactly t*.
     """
 
     table: str
@@ -61,6 +67,8 @@ class NextBatch:
     join: str = ""
     encounter: str | None = "hadm_id"
     linksto: str | None = None
+    where: str = ""
+    lead: dt.timedelta = dt.timedelta(0)
 
     @property
     def time_sql(self) -> str:
@@ -81,7 +89,7 @@ class NextBatch:
         """Yield anchors at sampled event times with the items of the hidden rows at that time."""
         where = f"{self.time_sql} IS NOT NULL" + (
             f" AND f.{self.encounter} IS NOT NULL" if self.encounter else ""
-        )
+        ) + (f" AND {self.where}" if self.where else "")
         hadm = "f.hadm_id" if "hadm_id" in get_table(self.table).column_names else "NULL"
         sample = max(ctx.pool * 4, 200)
         sql = (
@@ -89,13 +97,15 @@ class NextBatch:
             f"(SELECT * FROM {self.table} f WHERE {where} USING SAMPLE reservoir({sample} ROWS) REPEATABLE "
             f"({ctx.rng.randrange(2**31)})) f"
         )
-        for r in ctx.shuffled(ctx.query(_known_admission(sql))):
-            anchor = Anchor(r["subject_id"], r["t_star"], hadm_id=r["hadm_id"])
+        for r in ctx.shuffled(ctx.query(_known_admission(sql, self.lead))):
+            anchor = Anchor(r["subject_id"], r["t_star"] - self.lead, hadm_id=r["hadm_id"], info={"t_star": r["t_star"]})
             yield anchor, self.items(ctx, anchor)
 
     def items(self, ctx: BuildContext, anchor: Anchor) -> tuple[str, ...]:
-        """Distinct item names of the hidden rows at exactly the cutoff."""
-        rows = ctx.future.rows(self.table, _key(anchor), f"{self.time_sql} = ?", [anchor.prediction_time])
+        """Distinct item names of the hidden rows at exactly t* (the cutoff, or ``info["t_star"]``)."""
+        at = anchor.info.get("t_star", anchor.prediction_time)
+        cond = f"{self.time_sql} = ?" + (f" AND {self.where}" if self.where else "")
+        rows = ctx.future.rows(self.table, _key(anchor), cond, [at])
         if not rows:
             return ()
         if not self.join:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._tasks import CATEGORIES, MM_CATEGORIES, TEXT_TASKS, TaskSpec, get_category
+from ._tasks import AGENTEHR_TASKS, CATEGORIES, MM_CATEGORIES, TEXT_TASKS, TaskSpec, get_category
 
 
 def _task_section(spec: TaskSpec) -> str:
@@ -22,7 +22,8 @@ def _task_section(spec: TaskSpec) -> str:
 
 
 def tasks_markdown() -> str:
-    """The task reference: the card's categories, the 45 text subtasks and the 6 multimodal categories."""
+    """The task reference: the card's categories, the 45 text subtasks, the 6 multimodal categories and the
+    6 AgentEHR-Bench tasks."""
     out = [
         "# Benchmark tasks",
         "",
@@ -53,4 +54,9 @@ def tasks_markdown() -> str:
             f"- **label**: {mm.label_definition}",
             "",
         ]
+    out += ["", "## AgentEHR-Bench", "",
+            "`clinseek bench build --benchmark agentehr` draws these six tasks (the evaluation set has 100 of "
+            "each); the paper's Table 3 averages the first five. Each episode gets its task's candidate table "
+            "(`docs/benchmarks.md`).", ""]
+    out += [_task_section(s).replace("### `", "### AgentEHR `", 1) + "\n" for s in AGENTEHR_TASKS]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -28,6 +28,8 @@ TEXT_FILE = "ClinSeek-Bench_text.json"
 """File name of the text split in a release-shaped benchmark directory."""
 MM_FILE = "ClinSeek-Bench_multimodal.jsonl"
 """File name of the multimodal split in a release-shaped benchmark directory."""
+AGENTEHR_FILE = "AgentEHR-Bench.jsonl"
+"""File name of an AgentEHR-Bench manifest in a benchmark directory (``clinseek bench build --benchmark agentehr``)."""
 
 _MODELS: dict[RowKind, type[Row]] = {"text": TextRow, "multimodal": MultimodalRow, "agentehr": AgentEHRRow}
 
@@ -213,20 +215,20 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
 def manifest_files(path: Path | str) -> list[Path]:
     """The manifest files of ``path``: the file itself, or a benchmark directory's split files.
 
-    A directory is read like the release: ``ClinSeek-Bench_text.json`` and
-    ``ClinSeek-Bench_multimodal.jsonl``, whichever exist.
+    A directory is read like the release: ``ClinSeek-Bench_text.json``,
+    ``ClinSeek-Bench_multimodal.jsonl`` and ``AgentEHR-Bench.jsonl``, whichever exist.
 
     Raises:
-        ManifestError: the path does not exist, or a directory holds neither file.
+        ManifestError: the path does not exist, or a directory holds none of the files.
     """
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise ManifestError(path, "no such manifest file or benchmark directory")
-    files = [path / name for name in (TEXT_FILE, MM_FILE) if (path / name).is_file()]
+    files = [path / name for name in (TEXT_FILE, MM_FILE, AGENTEHR_FILE) if (path / name).is_file()]
     if not files:
-        raise ManifestError(path, f"benchmark directory holds neither {TEXT_FILE} nor {MM_FILE}")
+        raise ManifestError(path, f"benchmark directory holds none of {TEXT_FILE}, {MM_FILE}, {AGENTEHR_FILE}")
     return files
 
 

@@ -218,7 +218,7 @@ def question_from_agentehr(row: AgentEHRRow) -> Question:
     return Question(
         qid=row.qid,
         benchmark="agentehr-bench",
-        source="agentehr",
+        source="clinseek-build" if row.source_file == "clinseek-build" else "agentehr",
         task=row.task,
         task_type="decision_making",
         category=normalise_category(row.category, task=row.task),
@@ -226,9 +226,12 @@ def question_from_agentehr(row: AgentEHRRow) -> Question:
         hadm_id=row.hadm_id,
         prediction_time=row.prediction_time,
         policy=TEXT_POLICY_VERSION,
+        target_hadm_id=row.target_hadm_id,
         candidates=tuple(row.candidates),
         label=label,
         label_aliases=aliases,
         label_raw=_dump_raw(raw),
         answer_type="set",
+        source_file=row.source_file,
+        source_idx=row.source_idx,
     )

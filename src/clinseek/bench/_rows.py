@@ -216,6 +216,11 @@ class AgentEHRRow(_Row):
     label: RawLabel | None = None
     ground_truth: RawLabel | None = None
     candidates: list[str] = Field(default_factory=list)
+    target_hadm_id: int | None = None
+    """clinseek extension: the admission whose codes the episode hides (built diagnoses/procedures rows)."""
+    source_file: str | None = None
+    """``clinseek-build`` for rows drawn by ``clinseek bench build --benchmark agentehr``."""
+    source_idx: int | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -1,4 +1,5 @@
-"""The task registry: the 45 EHR-Bench subtasks of ClinSeek-Bench-Text and the 6 ClinSeek-Bench-MM categories.
+"""The task registry: the 45 EHR-Bench subtasks of ClinSeek-Bench-Text, the 6 ClinSeek-Bench-MM categories and
+the 6 AgentEHR-Bench tasks.
 
 Sources: the EHR-Bench subtask list of EHR-R1 (MAGIC-AI4Med/EHR-R1; 18 risk-prediction and 27
 decision-making subtasks), the ClinSeek-Bench dataset card (13 text categories, 6 multimodal
@@ -610,6 +611,92 @@ DECISION_TASKS: tuple[TaskSpec, ...] = (
 
 TEXT_TASKS: tuple[TaskSpec, ...] = RISK_TASKS + DECISION_TASKS
 
+_AGENTEHR_SOURCE = "AgentEHR-Bench (BlueZeros/AgentEHR, data_preprocess/meta_sql_data_generation.py)"
+_ONE_MINUTE_BEFORE = (
+    "one minute before an event time t* of the patient's {what} (AgentEHR: t* - 1 min); the rows at t* are hidden"
+)
+_AT_T_STAR = "the distinct {what} of the rows whose event time equals t*, read from future_select({table})"
+
+
+def _agentehr(name: str, category: str, objective: str, tables: tuple[str, ...], when: str, label: str,
+              candidates: str, target: Literal["hadm_id", "stay_id"] | None = None) -> TaskSpec:
+    return TaskSpec(name, "decision_making", category, objective, tables, when, label, candidates,
+                    _AGENTEHR_SOURCE, target)
+
+
+AGENTEHR_TASKS: tuple[TaskSpec, ...] = (
+    _agentehr(
+        "diagnoses_ccs", "diagnosis",
+        "Predict the diagnoses (CCS categories) that will be coded for the current hospital admission.",
+        ("hosp.admissions", "hosp.diagnoses_icd"),
+        "two minutes before the admission's discharge (admissions.dischtime - 2 min, as AgentEHR); "
+        "target_hadm_id hides the admission's codes",
+        f"the CCS single-level category names (HCUP) of every diagnoses_icd code of target_hadm_id, from "
+        f"future_select(hosp.diagnoses_icd); {_CCS_MAP}",
+        "diagnoses_ccs_candidates: the 262 CCS diagnosis categories, each with the hosp.d_icd_diagnoses codes "
+        "(icd_code, icd_version, long_title) that map to it",
+        target="hadm_id",
+    ),
+    _agentehr(
+        "labevents", "laboratory_microbiology",
+        "Predict the laboratory tests that will be ordered next.",
+        ("hosp.labevents",),
+        _ONE_MINUTE_BEFORE.format(what="lab draws (labevents.charttime)"),
+        _AT_T_STAR.format(what="hosp.d_labitems labels", table="hosp.labevents"),
+        "labevents_candidates: hosp.d_labitems (label as candidate, itemid, fluid, category)",
+    ),
+    _agentehr(
+        "microbiologyevents", "laboratory_microbiology",
+        "Predict the microbiology tests that will be ordered next.",
+        ("hosp.microbiologyevents",),
+        _ONE_MINUTE_BEFORE.format(what="microbiology specimens (charttime, else chartdate + 24 h)"),
+        _AT_T_STAR.format(what="test_name values", table="hosp.microbiologyevents"),
+        "microbiologyevents_candidates: the test names (test_name, test_itemid) of the store's other patients "
+        "(MIMIC-IV has no microbiology dictionary)",
+    ),
+    _agentehr(
+        "procedures_ccs", "procedure",
+        "Predict the procedures (CCS categories) the patient will undergo on the current day.",
+        ("hosp.procedures_icd",),
+        "23:58 on a procedure date d of an admission (AgentEHR: chartdate 23:59 - 1 min); target_hadm_id hides "
+        "the admission's codes; only dates whose codes are all ICD-10-PCS",
+        "the CCS single-level procedure category names (HCUP CCS for ICD-10-PCS v2019.1) of the procedures_icd "
+        "codes of target_hadm_id dated d, from future_select(hosp.procedures_icd); a date with a code outside "
+        "the map is not drawn",
+        "procedures_ccs_candidates: the 224 CCS procedure categories, each with the ICD-10-PCS codes of "
+        "hosp.d_icd_procedures that map to it",
+        target="hadm_id",
+    ),
+    _agentehr(
+        "transfers", "encounter_flow",
+        "Predict the care units the patient will be transferred to next.",
+        ("hosp.transfers",),
+        _ONE_MINUTE_BEFORE.format(what="transfers (intime of an eventtype 'transfer' row)"),
+        _AT_T_STAR.format(what="careunit values of eventtype 'transfer' rows", table="hosp.transfers"),
+        "transfers_candidates: the care units of the store's other patients (MIMIC-IV has no care-unit "
+        "dictionary)",
+    ),
+    _agentehr(
+        "prescriptions", "medication",
+        "Predict the medications that will be prescribed next.",
+        ("hosp.prescriptions",),
+        _ONE_MINUTE_BEFORE.format(what="prescriptions (starttime)"),
+        _AT_T_STAR.format(what="drug names", table="hosp.prescriptions")
+        + "; AgentEHR names ATC classes (through NDC), for which no offline map exists, so built rows name "
+        "drugs (an imported AgentEHR candidate_table.db brings its ATC table for AgentEHR's own rows)",
+        "prescriptions_candidates: the drug names of the store's other patients (MIMIC-IV has no drug "
+        "dictionary)",
+    ),
+)
+"""The six AgentEHR-Bench tasks (subset600: 100 questions each), in the order of the paper's Table 3."""
+
+AGENTEHR_TABLE3_TASKS: tuple[str, ...] = (
+    "diagnoses_ccs", "labevents", "microbiologyevents", "procedures_ccs", "transfers",
+)
+"""The five tasks of the paper's Table 3 (its average is over these; prescriptions is reported apart)."""
+
+_AGENTEHR_BY_NAME = {t.name: t for t in AGENTEHR_TASKS}
+
 _PHENO = (
     "the MedMod phenotypes (25 HCUP CCS groups of Harutyunyan et al. 2019) of the ICU stay's admission, "
     "from its diagnoses_icd codes (future_select at the cutoff, target_hadm_id set)"
@@ -665,24 +752,17 @@ MM_TASKS: tuple[str, ...] = (
 )
 """The task names of ClinSeek-Bench-MM rows (the released split and the builder's)."""
 
-AGENTEHR_TASKS: tuple[str, ...] = (
-    "diagnoses_ccs",
-    "procedures_ccs",
-    "labevents",
-    "microbiologyevents",
-    "prescriptions",
-    "transfers",
-)
-"""The six AgentEHR-Bench tasks (``BlueZeros/AgentEHR-Bench``)."""
-
-
 def known_tasks(kind: str) -> tuple[str, ...]:
     """The task names a manifest of ``kind`` (``text``, ``multimodal``, ``agentehr``) may use.
 
     Raises:
         RegistryError: an unknown kind.
     """
-    found = {"text": tuple(t.name for t in TEXT_TASKS), "multimodal": MM_TASKS, "agentehr": AGENTEHR_TASKS}.get(kind)
+    found = {
+        "text": tuple(t.name for t in TEXT_TASKS),
+        "multimodal": MM_TASKS,
+        "agentehr": tuple(t.name for t in AGENTEHR_TASKS),
+    }.get(kind)
     if found is None:
         raise RegistryError(f"unknown manifest kind {kind!r}; known: text, multimodal, agentehr")
     return found
@@ -716,6 +796,20 @@ def get_task(name: str) -> TaskSpec:
     except KeyError:
         hint = did_you_mean(name, _TEXT_BY_NAME) or f"; known: {', '.join(sorted(_TEXT_BY_NAME))}"
         raise RegistryError(f"unknown text task {name!r}{hint}") from None
+
+
+def get_agentehr_task(name: str) -> TaskSpec:
+    """The AgentEHR-Bench task called ``name``.
+
+    Raises:
+        RegistryError: not one of the six AgentEHR-Bench tasks.
+    """
+    try:
+        return _AGENTEHR_BY_NAME[name]
+    except KeyError:
+        raise RegistryError(
+            f"unknown AgentEHR-Bench task {name!r}; known: {', '.join(_AGENTEHR_BY_NAME)}"
+        ) from None
 
 
 def get_category(slug: str) -> Category:

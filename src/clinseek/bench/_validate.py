@@ -11,11 +11,12 @@ import duckdb
 import pyarrow as pa
 
 from ..store import Store, open_store
+from ._agentehr import AGENTEHR_PER_TASK
 from ._checks import check_questions
 from ._load import ManifestRead, manifest_files, read_manifest
 from ._question import Question
 from ._rows import MM_LEAKAGE_POLICY
-from ._tasks import CATEGORIES, TEXT_TASKS
+from ._tasks import AGENTEHR_TASKS, CATEGORIES, TEXT_TASKS
 
 TEXT_RELEASE_ROWS = 1800
 TEXT_RELEASE_PATIENTS = 1563
@@ -74,7 +75,8 @@ def validate_benchmark(
         release: check the composition the dataset card states (text: 1,800 = 45 x 40 rows, 720
             risk / 1,080 decision, 13 categories, 1,563 patients, 80 + 80 rows with target ids;
             multimodal: 989 = 497 EHRXQA + 492 MedMod, the 6 categories, ``patient_scope`` and
-            ``multimodal-strict-temporal-scope-v1`` on every row).
+            ``multimodal-strict-temporal-scope-v1`` on every row; AgentEHR-Bench: 600 = 6 x 100 rows,
+            each with a gold item).
 
     Raises:
         ManifestError: the path is not a manifest or benchmark directory, or a file is not JSON.
@@ -119,8 +121,16 @@ def _release_problems(read: ManifestRead, questions: list[Question]) -> list[str
     elif read.kind == "multimodal":
         problems = _mm_release(read, questions)
     else:
-        problems = ["AgentEHR-Bench manifests have no release composition to check"]
+        problems = _agentehr_release(questions)
     return [prefix + p for p in problems]
+
+
+def _agentehr_release(qs: list[Question]) -> list[str]:
+    """AgentEHR-Bench's evaluation set (subset600): 600 rows, 100 per task, six tasks, a gold item each."""
+    out = _expect("rows", len(qs), AGENTEHR_PER_TASK * len(AGENTEHR_TASKS))
+    out += _expect("rows per task", _counts(q.task for q in qs), {t.name: AGENTEHR_PER_TASK for t in AGENTEHR_TASKS})
+    out += _expect("rows without a gold item", sum(not q.label for q in qs), 0)
+    return out
 
 
 def _text_release(read: ManifestRead, qs: list[Question]) -> list[str]:

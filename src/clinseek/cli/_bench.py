@@ -55,16 +55,25 @@ def build_cmd(
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Task names (repeat or comma-separate); default: all.")
     ] = None,
-    per_task: Annotated[int, typer.Option("--per-task", min=1, help="Questions per task.")] = 40,
+    per_task: Annotated[
+        int | None, typer.Option("--per-task", min=1, help="Questions per task (default 40; 100 for agentehr).")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.")] = 42,
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", help="clinseek (ClinSeek-Bench text + multimodal) or agentehr (AgentEHR-Bench).")
+    ] = "clinseek",
 ) -> None:
     """Build a release-shaped benchmark directory from a store."""
-    from ..bench import build_benchmark
+    from ..bench import AGENTEHR_PER_TASK, build_benchmark
 
+    if benchmark not in ("clinseek", "agentehr"):
+        raise typer.BadParameter(f"expected clinseek or agentehr, got {benchmark!r}", param_hint="--benchmark")
     check_out(out, "dir")
     names = [t for arg in tasks or [] for t in arg.split(",") if t.strip()]
+    default = AGENTEHR_PER_TASK if benchmark == "agentehr" else 40
     result = build_benchmark(
-        store, tasks=[t.strip() for t in names] or None, per_task=per_task, seed=seed, out=out
+        store, tasks=[t.strip() for t in names] or None, per_task=per_task or default, seed=seed, out=out,
+        benchmark="agentehr" if benchmark == "agentehr" else "clinseek",
     )
     for name, count in sorted(result.counts.items()):
         typer.echo(f"{name}: {count}")

@@ -117,6 +117,7 @@ def run_cmd(
     allow_missing_cxr: Annotated[bool, typer.Option("--allow-missing-cxr", help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
     layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
     split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
+    candidate_tables: Annotated[Path | None, typer.Option("--candidate-tables", help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -128,7 +129,7 @@ def run_cmd(
     import anyio
 
     from ..agent import AgentBudget
-    from ..bench import prepare_run
+    from ..bench import load_agentehr_tables, prepare_run
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RunSettings, run_benchmark
@@ -145,7 +146,10 @@ def run_cmd(
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
         browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
+        candidate_tables=candidate_tables,
     )
+    if candidate_tables is not None:  # a wrong path or table is one error now, not an infra error per question
+        load_agentehr_tables(candidate_tables)
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")

@@ -104,6 +104,19 @@ def _runs_table(report: scoring.ScoreReport) -> Table:
     return table
 
 
+def _table3(report: scoring.ScoreReport) -> Table | None:
+    """The paper's Table 3 view of the AgentEHR-Bench runs (``None`` when there are none)."""
+    rows = scoring.table3_rows(report.runs)
+    if not rows:
+        return None
+    table = Table(title="AgentEHR-Bench (Table 3): F1 %; average over the five Table 3 tasks")
+    for name in scoring.TABLE3_HEADER:
+        table.add_column(name, justify="left" if name in ("model", "mode") else "right")
+    for row in rows:
+        table.add_row(*scoring.table3_cells(row))
+    return table
+
+
 async def _judge(
     scored: scoring.ScoredResults, name: str, base_url: str | None, concurrency: int
 ) -> scoring.ScoredResults:
@@ -128,6 +141,9 @@ def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
         console.print(f"{label}: {len(qids)} questions of the manifest have no result row (scored 0): {shown}",
                       markup=False, highlight=False, soft_wrap=True)
     console.print(_runs_table(report))
+    table3 = _table3(report)
+    if table3 is not None:
+        console.print(table3)
     for table in scoring.card_tables(report.runs, report.paired):
         console.print(card_table(table))
     for comparison in report.paired:

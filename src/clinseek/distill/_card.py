@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ._model import DatasetCard, PromptRecord, Refusal, Sample
+from ._model import DatasetCard, PromptRecord, Refusal, Sample, TokenStats
 
 
 def prompt_records(samples: Sequence[Sample]) -> list[PromptRecord]:
@@ -19,6 +19,16 @@ def prompt_records(samples: Sequence[Sample]) -> list[PromptRecord]:
         for key, group in groups.items()
     ]
     return sorted(records, key=lambda r: (-r.samples, r.system_sha256, r.tools_sha256))
+
+
+def token_stats(samples: Sequence[Sample]) -> dict[str, TokenStats]:
+    """Per split: the samples' token counts (``n_tokens``: tokenizer or approximate, as the card says)."""
+    out: dict[str, TokenStats] = {}
+    for split in sorted({s.split for s in samples}):
+        counts = [s.n_tokens for s in samples if s.split == split]
+        out[split] = TokenStats(samples=len(counts), total=sum(counts), mean=round(sum(counts) / len(counts), 1),
+                                max=max(counts))
+    return out
 
 
 def refusal_counts(refusals: Sequence[Refusal]) -> dict[str, int]:
@@ -60,6 +70,14 @@ def card_markdown(card: DatasetCard) -> str:
         + (", ".join(f"`{p}`" for p in f.exclude_benchmarks) or "none"),
         f"- validation split: {f.val_fraction:.0%} of patients (seed {f.split_seed}); samples per split: "
         + ", ".join(f"{k} {v}" for k, v in card.per_split.items()),
+        "",
+        "## Tokens",
+        "",
+        *_table(("split", "samples", "tokens", "mean", "longest"),
+                [(k, t.samples, t.total, t.mean, t.max) for k, t in card.tokens.items()]),
+        "",
+        f"Measured {'with the tokenizer' if card.length_method == 'tokenizer' else 'approximately'}; "
+        "`clinseek distill card DATASET` adds the counts of each rendered folder (exact, with loss tokens).",
         "",
         "## Samples per task",
         "",

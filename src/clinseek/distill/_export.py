@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ClinseekError
-from ._card import card_markdown, prompt_records, refusal_counts
+from ._card import card_markdown, prompt_records, refusal_counts, token_stats
 from ._convert import wire_tools
 from ._exclude import load_exclusions
 from ._model import DatasetCard, ExportFilters, Refusal, Sample, SourceRun
@@ -82,6 +82,7 @@ def _card(filters: ExportFilters, counter: TokenCounter, samples: list[Sample], 
         refused_by_reason=refusal_counts(refusals), teacher_models=sorted({s.model for s in sources}),
         sources=sources, prompts=prompt_records(samples), excluded_questions=excluded,
         leakage_refusals=[f"{r.benchmark}/{r.teacher_model}/{r.qid}/run{r.run_index}" for r in leaks],
+        tokens=token_stats(samples),
     )
 
 

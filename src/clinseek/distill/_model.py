@@ -152,6 +152,15 @@ class PromptRecord(_Frozen):
     tools: list[dict[str, Any]]
 
 
+class TokenStats(_Frozen):
+    """Token counts of one split (``length_method`` of the card says how they were measured)."""
+
+    samples: int
+    total: int
+    mean: float
+    max: int
+
+
 class DatasetCard(_Frozen):
     """``card.json``: what a dataset holds and exactly how it was made (``README.md`` renders it)."""
 
@@ -178,5 +187,7 @@ class DatasetCard(_Frozen):
     leakage_refusals: list[str] = Field(default_factory=list)
     """``sample_id`` of every run refused because its question is in an excluded benchmark."""
     files: dict[str, str] = Field(default_factory=dict)
+    tokens: dict[str, TokenStats] = Field(default_factory=dict)
+    """Per split: samples, total, mean and longest sample in tokens (``length_method``; older cards: empty)."""
     """SHA-256 of each data file written (``train.jsonl``, ``train.parquet``, ``refused.jsonl``, and
     ``val.jsonl``/``val.parquet`` when there is a validation split)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ClinseekError
+from ._card import card_markdown
+from ._families import get_family
 from ._model import DatasetCard, Sample
 from ._parse import ParseFailure, ToolParser, compare_calls, parse_tool_calls
 from ._tokenizer import load_tokenizer, render_text, tokenizer_sha256
@@ -56,6 +58,10 @@ class RenderReport(BaseModel):
     tokenizer_sha256: str
     """Fingerprint of the tokenizer directory (files' names and bytes, chat template included)."""
     tool_parser: str
+    family: str | None = None
+    """The template family rendered for (``None``: parser and arguments given directly)."""
+    template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Chat-template arguments of every render (serve the student with the same)."""
     max_tokens: int
     samples_in: int
     rendered: int
@@ -110,39 +116,43 @@ def _turn_end(tokenizer: Any, full: str, start: int, through: str, index: int) -
 
 
 def _spans(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]],
-           full: str) -> tuple[list[tuple[int, int, int]], bool]:
+           full: str, kwargs: Mapping[str, Any]) -> tuple[list[tuple[int, int, int]], bool]:
     spans = []
     fallback = False
     for index, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
-        before = render_text(tokenizer, messages[:index], tools, add_generation_prompt=True)
+        before = render_text(tokenizer, messages[:index], tools, add_generation_prompt=True, template_kwargs=kwargs)
         if not full.startswith(before):
             raise MaskError(f"message {index}: the render before this turn with the generation prompt is not a "
                             "prefix of the full render (the template's assistant header differs from its "
                             "generation prompt)")
-        through = render_text(tokenizer, messages[: index + 1], tools)
+        through = render_text(tokenizer, messages[: index + 1], tools, template_kwargs=kwargs)
         end, used = _turn_end(tokenizer, full, len(before), through, index)
         fallback = fallback or used
         spans.append((len(before), end, index))
     return spans, fallback
 
 
-def render_sample(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]) -> Rendered:
+def render_sample(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]],
+                  template_kwargs: Mapping[str, Any] | None = None) -> Rendered:
     """Token ids, loss mask and per-assistant-turn decoded text of one sample.
+
+    ``template_kwargs`` go to every render of the chat template (a family's, e.g. ``enable_thinking``).
 
     Raises:
         MaskError: the template is not prefix-stable, or an assistant turn has no loss token.
         ValueError: the template cannot render the sample.
     """
-    full = render_text(tokenizer, messages, tools)
+    kwargs = dict(template_kwargs or {})
+    full = render_text(tokenizer, messages, tools, template_kwargs=kwargs)
     encoded = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
     ids: list[int] = list(encoded["input_ids"])
     offsets: list[tuple[int, int]] = [tuple(o) for o in encoded["offset_mapping"]]
     starts = [a for a, _ in offsets]  # non-decreasing: tokens are in text order
     mask = [0] * len(ids)
     texts = []
-    spans, fallback = _spans(tokenizer, messages, tools, full)
+    spans, fallback = _spans(tokenizer, messages, tools, full, kwargs)
     for start, end, index in spans:
         picked = range(bisect_left(starts, start), bisect_left(starts, end))
         if not picked:
@@ -200,8 +210,9 @@ def read_card(dataset: Path | str) -> DatasetCard:
 
 
 class _Collector:
-    def __init__(self, max_tokens: int) -> None:
+    def __init__(self, max_tokens: int, template_kwargs: Mapping[str, Any] | None = None) -> None:
         self.max_tokens = max_tokens
+        self.kwargs = dict(template_kwargs or {})
         self.rows: list[dict[str, Any]] = []
         self.too_long: list[SampleProblem] = []
         self.trips: list[SampleProblem] = []
@@ -210,7 +221,7 @@ class _Collector:
 
     def add(self, tokenizer: Any, sample: Sample, parser: ToolParser) -> None:
         try:
-            rendered = render_sample(tokenizer, sample.messages, sample.tools)
+            rendered = render_sample(tokenizer, sample.messages, sample.tools, self.kwargs)
         except ValueError as err:
             self.masks.append(SampleProblem(sample_id=sample.sample_id, problems=[str(err)]))
             return
@@ -237,28 +248,29 @@ class _Collector:
         self.fallbacks += other.fallbacks
 
 
-def _render_chunk(tokenizer_path: str, samples: Sequence[Sample], parser: ToolParser, max_tokens: int) -> _Collector:
+def _render_chunk(tokenizer_path: str, samples: Sequence[Sample], parser: ToolParser, max_tokens: int,
+                  kwargs: Mapping[str, Any] | None = None) -> _Collector:
     """Render a contiguous chunk of samples (one worker process loads the tokenizer once)."""
     tokenizer = load_tokenizer(tokenizer_path)
-    collector = _Collector(max_tokens)
+    collector = _Collector(max_tokens, kwargs)
     for sample in samples:
         collector.add(tokenizer, sample, parser)
     return collector
 
 
 def _render_all(tokenizer_path: Path | str, samples: Sequence[Sample], parser: ToolParser, max_tokens: int,
-                workers: int) -> _Collector:
+                workers: int, kwargs: Mapping[str, Any]) -> _Collector:
     if workers <= 1 or len(samples) < 2:
-        return _render_chunk(str(tokenizer_path), samples, parser, max_tokens)
+        return _render_chunk(str(tokenizer_path), samples, parser, max_tokens, kwargs)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     size = -(-len(samples) // workers)
     chunks = [samples[i : i + size] for i in range(0, len(samples), size)]
-    merged = _Collector(max_tokens)
+    merged = _Collector(max_tokens, kwargs)
     context = multiprocessing.get_context("spawn")  # no fork after the tokenizers library started threads
     with ProcessPoolExecutor(max_workers=len(chunks), mp_context=context) as pool:
-        futures = [pool.submit(_render_chunk, str(tokenizer_path), chunk, parser, max_tokens) for chunk in chunks]
+        futures = [pool.submit(_render_chunk, str(tokenizer_path), chunk, parser, max_tokens, kwargs) for chunk in chunks]
         for future in futures:
             merged.merge(future.result())
     return merged
@@ -275,7 +287,8 @@ def _write_rendered(folder: Path, rows: list[dict[str, Any]], splits: Sequence[s
 
 
 def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | str | None = None, *,
-                   max_tokens: int | None = None, tool_parser: ToolParser = "auto", workers: int = 1) -> RenderReport:
+                   max_tokens: int | None = None, tool_parser: ToolParser = "auto", workers: int = 1,
+                   family: str | None = None, template_kwargs: Mapping[str, Any] | None = None) -> RenderReport:
     """Render a dataset for one target model: ``train.parquet`` (token ids, loss mask; ``val.parquet``
     too when the dataset has a validation split) and ``render_report.json``.
 
@@ -284,11 +297,15 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         tokenizer_path: a local Hugging Face tokenizer directory with a chat template (never downloaded).
         out: output folder (default ``DATASET/rendered/<tokenizer folder name>``); must be new or empty.
         max_tokens: drop samples longer than this (default: the export's ``max_tokens``).
-        tool_parser: how rendered tool calls are read back (``hermes``, ``qwen3_xml`` or ``auto``).
+        tool_parser: how rendered tool calls are read back (``hermes``, ``qwen3_xml``, ``llama3_json``,
+            ``gemma4`` or ``auto``); default: the family's parser, else ``auto``.
         workers: processes rendering contiguous chunks in parallel (output identical to ``1``).
+        family: a :data:`TEMPLATE_FAMILIES` name (``qwen3``, ``qwen3.5``, ``llama3``, ``gemma4``): its parser
+            and chat-template arguments (recorded in the report; serve the student with the same).
+        template_kwargs: chat-template arguments, over the family's (e.g. ``{"enable_thinking": False}``).
 
     Raises:
-        ClinseekError: an unreadable dataset or tokenizer, or ``out`` exists and is not empty.
+        ClinseekError: an unreadable dataset or tokenizer, an unknown family, or ``out`` exists and is not empty.
         MissingExtraError: ``transformers`` is not installed.
     """
     card = read_card(dataset)
@@ -298,12 +315,16 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
     target = Path(out) if out is not None else Path(dataset) / "rendered" / Path(tokenizer_path).resolve().name
     check_out(target)
     limit = max_tokens if max_tokens is not None else card.filters.max_tokens
-    collector = _render_all(tokenizer_path, samples, tool_parser, limit, workers)
+    chosen = get_family(family) if family is not None else None
+    parser: ToolParser = chosen.tool_parser if chosen is not None and tool_parser == "auto" else tool_parser
+    kwargs = {**(chosen.template_kwargs if chosen is not None else {}), **(template_kwargs or {})}
+    collector = _render_all(tokenizer_path, samples, parser, limit, workers, kwargs)
     staging = StagingDir(target)
     try:
         files = _write_rendered(staging.path, collector.rows, splits)
         report = RenderReport(
-            tokenizer=str(tokenizer_path), tokenizer_sha256=tokenizer_sha256(tokenizer_path), tool_parser=tool_parser, max_tokens=collector.max_tokens,
+            tokenizer=str(tokenizer_path), tokenizer_sha256=tokenizer_sha256(tokenizer_path), tool_parser=parser,
+            family=family, template_kwargs=kwargs, max_tokens=collector.max_tokens,
             samples_in=len(samples), rendered=len(collector.rows),
             per_split={split: sum(r["split"] == split for r in collector.rows) for split in splits},
             tokens=sum(r["n_tokens"] for r in collector.rows),
@@ -318,3 +339,35 @@ def render_dataset(dataset: Path | str, tokenizer_path: Path | str, out: Path | 
         staging.discard()
         raise
     return report
+
+
+def rendered_reports(dataset: Path | str) -> dict[str, RenderReport]:
+    """The render reports of ``DATASET/rendered/*/render_report.json``, by folder name (unreadable ones skipped)."""
+    out = {}
+    for path in sorted((Path(dataset) / "rendered").glob("*/render_report.json")):
+        try:
+            out[path.parent.name] = RenderReport.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            continue
+    return out
+
+
+def card_text(dataset: Path | str) -> str:
+    """The dataset card for people (``README.md``'s text: teacher, filters, exclusions, refusals, tokens, sources,
+    prompts) followed by the exact token counts of every rendered folder under ``DATASET/rendered``.
+
+    Raises:
+        ClinseekError: no readable ``card.json``.
+    """
+    lines = [card_markdown(read_card(dataset)).rstrip("\n"), "", "## Rendered", ""]
+    reports = rendered_reports(dataset)
+    if not reports:
+        lines.append("Not rendered yet (`clinseek distill render DATASET --tokenizer DIR --family ...`).")
+    for name, r in reports.items():
+        dropped = len(r.too_long) + len(r.round_trip_failures) + len(r.mask_failures)
+        lines.append(f"- `{name}`: family {r.family or '-'}, parser {r.tool_parser}, template arguments "
+                     f"{json.dumps(r.template_kwargs) if r.template_kwargs else 'none'}; {r.rendered} of {r.samples_in} "
+                     f"samples, {r.tokens} tokens of which {r.loss_tokens} trained (assistant turns); {dropped} dropped "
+                     f"({len(r.too_long)} too long, {len(r.round_trip_failures)} not round-tripping, "
+                     f"{len(r.mask_failures)} mask failures); tokenizer sha256 {r.tokenizer_sha256[:16]}")
+    return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +58,10 @@ def load_tokenizer(path: Path | str) -> Any:
 
 
 def render_text(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], *,
-                add_generation_prompt: bool = False) -> str:
+                add_generation_prompt: bool = False, template_kwargs: Mapping[str, Any] | None = None) -> str:
     """The chat template applied to ``messages`` with ``tools=`` (text, not tokenised).
+
+    ``template_kwargs`` are passed to the template (e.g. ``{"enable_thinking": False}``).
 
     Raises:
         ValueError: the template cannot render these messages (its own error message is kept).
@@ -68,7 +70,7 @@ def render_text(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Seque
 
     try:
         text = tokenizer.apply_chat_template(list(messages), tools=list(tools) or None, tokenize=False,
-                                             add_generation_prompt=add_generation_prompt)
+                                             add_generation_prompt=add_generation_prompt, **(template_kwargs or {}))
     except (TemplateError, TypeError, KeyError) as err:
         raise ValueError(f"the chat template cannot render this sample: {type(err).__name__}: {err}") from err
     return str(text)

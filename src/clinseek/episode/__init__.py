@@ -8,7 +8,7 @@ inverse) the label builder all read patient data this way.
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
-from ._build import build_episode
+from ._build import CandidateSource, build_episode, check_candidate_table
 from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._result import QueryResult
@@ -19,6 +19,7 @@ __all__ = [
     "MM_POLICY",
     "SQL_DATETIME_VALUES",
     "TEXT_POLICY",
+    "CandidateSource",
     "ClockNames",
     "Episode",
     "EpisodeError",
@@ -28,6 +29,7 @@ __all__ = [
     "QueryResult",
     "StoreSnapshot",
     "build_episode",
+    "check_candidate_table",
     "clear_store_cache",
     "clock_names",
     "store_snapshot",

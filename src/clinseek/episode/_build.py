@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -37,7 +37,7 @@ def build_episode(
     store: Store | Path | str,
     key: EpisodeKey,
     *,
-    candidates: Mapping[str, Sequence[str]] | None = None,
+    candidates: Mapping[str, CandidateSource] | None = None,
     memory_limit: str = "1GB",
 ) -> Episode:
     """Build the sealed episode for ``key`` from a store.
@@ -60,14 +60,16 @@ def build_episode(
     Args:
         store: a :class:`~clinseek.store.Store` or the path of a store file.
         key: patient, cutoff, policy version, hidden encounters, linked CXR ids.
-        candidates: candidate lists by task name (``"diagnoses_ccs"`` or
-            ``"diagnoses_ccs_candidates"``), loaded as
-            ``candidates.<task>_candidates(candidate VARCHAR)`` in the given order.
+        candidates: candidate tables by task name (``"diagnoses_ccs"`` or
+            ``"diagnoses_ccs_candidates"``), loaded as ``candidates.<task>_candidates``: a list of
+            names becomes ``(candidate VARCHAR)`` in the given order; an Arrow table keeps its dictionary
+            columns after the check of :func:`check_candidate_table` (no patient data).
         memory_limit: DuckDB ``memory_limit`` of the episode database (it cannot spill to disk).
 
     Raises:
         EpisodeError: the subject is not in ``hosp.patients``, a candidate name or value or
-            ``memory_limit`` is invalid, or the store cannot be read.
+            ``memory_limit`` is invalid, a candidate table has a column that could hold patient data,
+            or the store cannot be read.
         StoreError: the store file is missing, is not a clinseek store, or is truncated or damaged
             (also raised later, by a query whose table load reads a damaged block).
         PolicyError: ``key.policy`` is unknown.
@@ -178,7 +180,46 @@ class _Loader:
             ) from err
 
 
-def _candidate_tables(candidates: Mapping[str, Sequence[str]]) -> dict[str, pa.Table]:
+CandidateSource: TypeAlias = Sequence[str] | pa.Table
+"""One candidate table: a list of answer names, or an Arrow table with a string ``candidate`` column and
+dictionary columns (codes and titles; see :func:`check_candidate_table`)."""
+
+_PATIENT_KEY = re.compile(r"_id$")
+"""Ids of patients, encounters and records (``subject_id``, ``hadm_id``, ``note_id``, ...); dictionary codes
+(``itemid``, ``icd_code``) do not end in ``_id``."""
+_ALLOWED_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_integer, pa.types.is_floating,
+                  pa.types.is_boolean)
+
+
+def check_candidate_table(name: str, data: pa.Table) -> None:
+    """Refuse a candidate table that could carry patient data into a sealed episode.
+
+    A candidate table is a vocabulary: a string ``candidate`` column (the answer names) and, optionally,
+    dictionary columns such as ``icd_code``, ``icd_version``, ``long_title``, ``itemid``, ``fluid``.
+    Column names must be lower-case identifiers; no column may be an id of a patient, an encounter or a
+    record (any name ending in ``_id``: ``subject_id``, ``hadm_id``, ``stay_id``, ``note_id``, ...), and every
+    column must be text, a number or a boolean (times and dates are events of someone, never vocabulary).
+
+    Raises:
+        EpisodeError: naming the table and the column at fault.
+    """
+    if "candidate" not in data.column_names:
+        raise EpisodeError(f"candidate table {name!r}: no 'candidate' column (columns: {', '.join(data.column_names)})")
+    for field in data.schema:
+        if not _CANDIDATE_NAME.match(field.name):
+            raise EpisodeError(f"candidate table {name!r}: column {field.name!r} is not a lower-case identifier")
+        if _PATIENT_KEY.search(field.name):
+            raise EpisodeError(f"candidate table {name!r}: column {field.name!r} names a patient, encounter or "
+                               "record id; candidate tables hold vocabulary only")
+        if not any(check(field.type) for check in _ALLOWED_TYPES):
+            raise EpisodeError(f"candidate table {name!r}: column {field.name!r} has type {field.type}; candidate "
+                               "tables hold text, numbers and booleans only (no times or dates)")
+    if not (pa.types.is_string(data.schema.field("candidate").type)
+            or pa.types.is_large_string(data.schema.field("candidate").type)):
+        raise EpisodeError(f"candidate table {name!r}: column 'candidate' must be text")
+
+
+def _candidate_tables(candidates: Mapping[str, CandidateSource]) -> dict[str, pa.Table]:
     out: dict[str, pa.Table] = {}
     for task, values in candidates.items():
         name = task if task.endswith("_candidates") else f"{task}_candidates"
@@ -186,6 +227,10 @@ def _candidate_tables(candidates: Mapping[str, Sequence[str]]) -> dict[str, pa.T
             raise EpisodeError(
                 f"candidate list {task!r}: expected a lower-case identifier such as 'diagnoses_ccs'"
             )
+        if isinstance(values, pa.Table):
+            check_candidate_table(name, values)
+            out[f"{CANDIDATE_SCHEMA}.{name}"] = values
+            continue
         if isinstance(values, str):
             raise EpisodeError(f"candidate list {task!r}: expected a sequence of strings, got one string")
         bad = [v for v in values if not isinstance(v, str)]

@@ -17,7 +17,14 @@ from ._plots import (
     usage_boxes,
 )
 from ._svg import esc
-from ._tables import card_table_html, comparison_table, detail_table, headline_table, manifest_block
+from ._tables import (
+    agentehr_table,
+    card_table_html,
+    comparison_table,
+    detail_table,
+    headline_table,
+    manifest_block,
+)
 
 
 class PageData:
@@ -68,6 +75,7 @@ def headline_section(page: PageData) -> str:
             curated, agent = page.runs.get((bench, "curated", model)), page.runs.get((bench, "agent", model))
             table = detail_table(curated, agent, page.pairs.get((bench, model)))
             parts.append(f"<details><summary>{esc(model)}: every task type, category and task</summary>{table}</details>")
+    parts.append(agentehr_table(page.inputs.runs))
     if page.inputs.computed_pairs:
         parts.append('<p class="note">Computed by the report (modes from different folders; bootstrap 10,000 '
                      f"resamples, seed 0): {esc(', '.join(page.inputs.computed_pairs))}.</p>")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from ..runner import RunManifest
 from ..scoring import (
     DELTA_HEADER,
+    TABLE3_HEADER,
     CardTable,
     GroupDelta,
     GroupStats,
@@ -18,6 +19,8 @@ from ..scoring import (
     delta_cells,
     delta_text,
     pct,
+    table3_cells,
+    table3_rows,
 )
 from ._plots import mode_name
 from ._svg import esc
@@ -209,3 +212,24 @@ def manifest_block(key: tuple[str, str, str], manifest: RunManifest | None) -> s
     return (f'<details class="manifest" data-run="{label}"><summary><b>{label}</b> — {short}</summary>'
             f'<table class="kv">{rows}</table><details><summary>full run_manifest.json</summary>'
             f"<pre>{esc(json.dumps(data, indent=2))}</pre></details></details>")
+
+
+def agentehr_table(runs: Sequence[RunSummary]) -> str:
+    """The paper's Table 3 for the AgentEHR-Bench runs: per task F1 and the average of the five Table 3
+    tasks, one row per model and mode (``""`` when no AgentEHR-Bench run is in the report)."""
+    rows = table3_rows(runs)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{esc(name)}</th>" for name in TABLE3_HEADER)
+    body = []
+    for row in rows:
+        cells = table3_cells(row)
+        key = esc(run_label(row.benchmark, row.mode, row.model))
+        tds = [f"<td>{esc(c)}</td>" for c in cells[:2]]
+        tds += [f'<td class="num" data-run="{key}" data-col="{esc(name)}">{esc(c)}</td>'
+                for name, c in zip(TABLE3_HEADER[2:], cells[2:], strict=True)]
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    note = ('<p class="note">F1 (%) per AgentEHR-Bench task; average = mean of the five tasks of the paper\'s '
+            "Table 3 (shown only when all five were scored); prescriptions is not in the average.</p>")
+    return (f'<h3>AgentEHR-Bench (Table 3)</h3><table class="table3"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>{note}")

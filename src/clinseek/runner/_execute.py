@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio.to_thread
 
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
-from ..episode import EpisodeKey, build_episode
+from ..episode import CandidateSource, EpisodeKey, build_episode
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
 from ..models import ChatModel, ImageRef, Message, accepts_images
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
@@ -43,10 +42,11 @@ def episode_key(question: Question) -> EpisodeKey:
 
 
 def candidate_lists(question: Question) -> dict[str, list[str]]:
-    """The question's candidate list as the episode's ``candidates.<task>_candidates`` table.
+    """The question's own candidate list as the episode's ``candidates.<task>_candidates`` table.
 
     Only decision-making questions get one (a yes/no list is not a vocabulary); the table is named
-    after the task in lower case with non-word characters as ``_``.
+    after the task in lower case with non-word characters as ``_``. :meth:`Executor.candidates` adds the
+    AgentEHR-Bench tables of questions without a list.
     """
     if not question.candidates or question.task_type == "risk_prediction":
         return {}
@@ -106,10 +106,16 @@ class Executor:
         base = self.settings.seed if seed is None else seed
         return self.settings.generate.model_copy(update={"seed": base * 1000 + job.run_index})
 
+    def candidates(self, question: Question) -> dict[str, CandidateSource]:
+        """The episode's candidate tables: the question's list, else (AgentEHR-Bench) its task's table from
+        ``settings.candidate_tables`` or the store (``clinseek.bench.question_candidates``)."""
+        from ..bench import question_candidates
+
+        return question_candidates(question, self.store, self.settings.candidate_tables)
+
     async def _episode(self, question: Question) -> Episode:
-        build = functools.partial(build_episode, self.store, episode_key(question),
-                                  candidates=candidate_lists(question))
-        return await anyio.to_thread.run_sync(build)
+        return await anyio.to_thread.run_sync(
+            lambda: build_episode(self.store, episode_key(question), candidates=self.candidates(question)))
 
     async def _agent(self, job: Job) -> AgentOutcome:
         question: Question = job.question

@@ -158,6 +158,9 @@ class RunSettings:
     split: str | None = None
     """The split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
     ``smoke<N>``, N the questions run)."""
+    candidate_tables: Path | None = None
+    """AgentEHR's ``candidate_table.db`` (or its data root) for AgentEHR-Bench questions without candidates
+    (``None`` = each task's table is built from the store's dictionaries; ``clinseek.bench.question_candidates``)."""
 
 
 def model_slug(name: str) -> str:
@@ -179,6 +182,8 @@ def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[
         "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
         "imaging": settings.imaging.as_dict() if settings.cxr_root else None,
         "tool_protocol": settings.tool_protocol,
+        # only when set, so that runs without it keep their configuration hash
+        **({"candidate_tables": str(settings.candidate_tables)} if settings.candidate_tables else {}),
     }
 
 

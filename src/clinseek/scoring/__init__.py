@@ -85,9 +85,11 @@ from ._summary_model import (
     SourceRead,
     UsageStats,
 )
+from ._table3 import AGENTEHR_BENCHMARKS, TABLE3_HEADER, Table3Row, table3_cells, table3_markdown, table3_rows
 from ._vocab import Vocabulary, load_vocabulary
 
 __all__ = [
+    "AGENTEHR_BENCHMARKS",
     "BINARY_LABELS",
     "CARD_ORDER",
     "COLUMN_LEGEND",
@@ -95,6 +97,7 @@ __all__ = [
     "FORMAT_NAMES",
     "RESULT_FIELDS",
     "SCORERS_HEADER",
+    "TABLE3_HEADER",
     "T_MIN_N",
     "AnswerType",
     "CardCell",
@@ -124,6 +127,7 @@ __all__ = [
     "SourceFormat",
     "SourceRead",
     "Status",
+    "Table3Row",
     "TaskType",
     "Usage",
     "UsageStats",
@@ -183,6 +187,9 @@ __all__ = [
     "summarize_run",
     "summary_markdown",
     "t_interval",
+    "table3_cells",
+    "table3_markdown",
+    "table3_rows",
     "table_groups",
     "task_type_for",
     "usage_stats",

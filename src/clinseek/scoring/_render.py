@@ -198,6 +198,9 @@ def summary_markdown(report: ScoreReport) -> str:
         lines += [f"- {run}: {n}" for run, n in sorted(report.outside_manifest.items())] + [""]
     for run in report.runs:
         lines += _run_md(run)
+    from ._table3 import table3_markdown  # imports pct from this module
+
+    lines += table3_markdown(report.runs)
     for comparison in report.paired:
         lines += paired_markdown(comparison)
     if report.pairing_problems:

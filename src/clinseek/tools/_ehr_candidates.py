@@ -43,11 +43,20 @@ def _as_list(value: str | list[str], field: str) -> list[str]:
     return items
 
 
+def _text_columns(ctx: ToolContext, qualified: str) -> list[str]:
+    """The text columns of a candidate table, ``candidate`` first (codes and titles follow)."""
+    shape = run_query(ctx, f"SELECT * FROM {qualified} LIMIT 0")
+    text = [c for c, t in zip(shape.columns, shape.types, strict=True) if t == "VARCHAR" and c != "candidate"]
+    return ["candidate", *text]
+
+
 @tool("ehr.get_candidates_by_keyword")
 def get_candidates_by_keyword(ctx: ToolContext, table_name: str, keyword: str) -> ToolResult:
-    """Candidates (answer options) of a candidate table that contain keyword, alphabetically.
+    """Candidates (answer options) of a candidate table whose row contains keyword, alphabetically.
 
-    Literal, case-insensitive substring match (no regular expressions).
+    Literal, case-insensitive substring match (no regular expressions) over every text column of the
+    table: the candidate name and, where the table has them, its dictionary columns (e.g. the ICD titles
+    of each CCS category in diagnoses_ccs_candidates). Each candidate is listed once.
 
     Args:
         table_name: a candidate table, e.g. 'diagnoses_ccs_candidates'.
@@ -56,9 +65,11 @@ def get_candidates_by_keyword(ctx: ToolContext, table_name: str, keyword: str) -
     if not keyword.strip():
         raise ToolError("bad_argument", "keyword is empty")
     ref = resolve_table(ctx, table_name, candidates=True)
+    columns = _text_columns(ctx, ref.qualified)
+    match = " OR ".join(f"strpos(lower(coalesce({c}, '')), $1) > 0" for c in columns)
     sql = (
-        f"SELECT candidate, count(*) OVER () AS _total FROM (SELECT DISTINCT candidate FROM {ref.qualified}) c "
-        "WHERE strpos(lower(candidate), ?) > 0 ORDER BY candidate"
+        f"SELECT candidate, count(*) OVER () AS _total FROM (SELECT DISTINCT candidate FROM {ref.qualified} "
+        f"WHERE candidate IS NOT NULL AND ({match})) c ORDER BY candidate"
     )
     result = run_query(ctx, sql, [keyword.strip().lower()])
     total = result.rows[0][-1] if result.rows else 0

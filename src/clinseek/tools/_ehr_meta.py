@@ -88,11 +88,12 @@ def get_column_names(ctx: ToolContext, table_name: str, subject_id: SubjectArg =
     check_subject(ctx, subject_id)
     ref = resolve_table(ctx, table_name)
     if ref.table is None:
-        cols: list[tuple[str, str]] = [("candidate", "VARCHAR")]
+        shape = run_query(ctx, f"SELECT * FROM {ref.qualified} LIMIT 0")
+        cols: list[tuple[str, str]] = list(zip(shape.columns, shape.types, strict=True))
     else:
         view = table_view(ctx, ref.table)
         cols = list(zip(view.columns, view.types, strict=True))
-    own = set(ref.table.column_names) if ref.table else {"candidate"}
+    own = set(ref.table.column_names) if ref.table else {c for c, _ in cols}
     sql_cols = [(c, t) for c, t in cols if c in own]
     labels = [(c, t) for c, t in cols if c not in own and c != "event_time"]
     parts = [f"{c} {t}" for c, t in sql_cols]
