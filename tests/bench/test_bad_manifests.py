@@ -19,6 +19,7 @@ from clinseek.bench import (
     TEXT_TASKS,
     build_benchmark,
     check_questions,
+    known_tasks,
     read_manifest,
     validate_benchmark,
 )
@@ -48,8 +49,9 @@ def test_an_unknown_text_task_is_refused_with_did_you_mean(built: list[dict[str,
     assert all(t.name in error.problem for t in TEXT_TASKS)  # the known names are listed
 
 
-@pytest.mark.parametrize(("kind", "known"), [("multimodal", MM_TASKS), ("agentehr", AGENTEHR_TASKS)])
-def test_unknown_tasks_of_every_kind_are_refused(kind: str, known: tuple[str, ...], tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["multimodal", "agentehr"])
+def test_unknown_tasks_of_every_kind_are_refused(kind: str, tmp_path: Path) -> None:
+    known = known_tasks(kind)
     row: dict[str, Any] = {"qid": "q1", "subject_id": 1, "prediction_time": "2150-01-01 00:00:00",
                            "task": known[0] + "s", "label": ["x"]}
     if kind == "multimodal":
@@ -61,6 +63,14 @@ def test_unknown_tasks_of_every_kind_are_refused(kind: str, known: tuple[str, ..
     read = read_manifest(manifest)
     assert read.kind == kind and not read.rows
     assert f"did you mean {known[0]!r}" in read.errors[0].problem
+
+
+def test_the_known_tasks_are_the_registries() -> None:
+    assert known_tasks("text") == tuple(t.name for t in TEXT_TASKS)
+    assert known_tasks("agentehr") == tuple(t.name for t in AGENTEHR_TASKS)
+    from clinseek.bench._mm_build import MM_BUILDERS
+
+    assert {task for _, task, _, _ in MM_BUILDERS.values()} <= set(known_tasks("multimodal")) == set(MM_TASKS)
 
 
 @pytest.mark.parametrize("text", ["[]", "", "\n\n"])
