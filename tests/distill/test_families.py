@@ -33,7 +33,7 @@ END_OF_TURN = {"qwen3": "<|im_end|>", "qwen3.5": "<|im_end|>", "llama3": "<|eot_
 
 @pytest.fixture(scope="module")
 def dataset(distill_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return export_dataset([distill_runs], tmp_path_factory.mktemp("fam") / "ds", ExportFilters(min_f1=0.0)).out
+    return export_dataset([distill_runs], tmp_path_factory.mktemp("fam") / "ds", ExportFilters(include_baselines=True, min_f1=0.0)).out
 
 
 @pytest.fixture(scope="module")

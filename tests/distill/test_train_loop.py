@@ -17,6 +17,7 @@ from _distill_helpers import build_family_tokenizer
 from typer.testing import CliRunner
 
 from clinseek.agent import AgentBudget
+from clinseek.bench import select_questions
 from clinseek.cli import app
 from clinseek.distill import (
     TRAINING_CARD,
@@ -46,7 +47,7 @@ def small_export(distill_bench, synthetic_store: Path, tmp_path_factory: pytest.
     runs = tmp_path_factory.mktemp("loop_runs")
     settings = RunSettings(concurrency=2, tools=TOOLS, budget=AgentBudget(max_tool_chars=300))
     anyio.run(lambda: run_benchmark(risk, synthetic_store, "agent", "baseline:evidence", runs, settings=settings))
-    return export_dataset([runs], tmp_path_factory.mktemp("loop") / "ds", ExportFilters(min_f1=0.0)).out
+    return export_dataset([runs], tmp_path_factory.mktemp("loop") / "ds", ExportFilters(include_baselines=True, min_f1=0.0)).out
 
 
 def _tiny_model(folder: Path, tokenizer: Path) -> Path:
@@ -91,7 +92,7 @@ def test_export_train_serve_evaluate(small_export: Path, distill_bench, syntheti
         ])
     assert done.exit_code == 0, done.output
     rows = read_results(tmp_path / "eval" / "clinseek-bench-text" / "agent" / "openai_student" / "results.jsonl").rows
-    assert len(rows) == 2 and {r.qid for r in rows} == {q.qid for q in questions[:2]}
+    assert len(rows) == 2 and {r.qid for r in rows} == {q.qid for q in select_questions(questions, limit=2)}
     assert all(r.status in ("answered", "no_answer") and r.usage.output_tokens > 0 for r in rows)
 
 
