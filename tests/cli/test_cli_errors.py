@@ -112,7 +112,7 @@ def test_run_exits_3_while_infra_errors_remain_and_a_rerun_resumes(synthetic_sto
             "curated", "--out", str(tmp_path / "r"), "--no-progress", "--cxr-root", str(empty)]
     first = _invoke(args)
     assert first.exit_code == EXIT_INFRA_ERRORS == 3, first.output
-    assert "1 infra errors, 0 invalid input of 1" in first.output and "rerun the same command" in first.output
+    assert "1 infra errors of 1" in first.output and "rerun the same command" in first.output
     second = _invoke(args)
     assert second.exit_code == 3 and "(resumed 1)" in second.output  # the text question is kept
 
@@ -204,7 +204,7 @@ def test_ctrl_c_in_a_run_without_progress_bars_says_what_happened(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("clinseek.bench.load_questions", interrupted)
+    monkeypatch.setattr("clinseek.bench.prepare_run", interrupted)
     monkeypatch.setattr(sys, "argv", ["clinseek", "run", "--bench", str(tmp_path), "--store", str(tmp_path / "s.duckdb"),
                                       "--model", "baseline:null", "--out", str(tmp_path / "out"), "--no-progress"])
     with pytest.raises(SystemExit) as info:

@@ -159,7 +159,8 @@ def run_cmd(
     for run in summary.runs:
         cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.4f}"
         typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered, {run.no_answer} no answer, "
-                   f"{run.infra_errors} infra errors, {run.invalid_input} invalid input of {run.total} (resumed {run.resumed}"
+                   f"{run.infra_errors} infra errors{f', {run.invalid_input} invalid input' if run.invalid_input else ''} "
+                   f"of {run.total} (resumed {run.resumed}"
                    f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
     _report_invalid(prepared.invalid, tasks)

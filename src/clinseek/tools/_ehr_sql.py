@@ -95,4 +95,4 @@ def _next_page(ctx: ToolContext, limit: int | None, offset: int | str, shown: in
     """Exactly how to ask for the rows after the ``shown`` ones: the next OFFSET, and the LIMIT left."""
     start = offset + shown if isinstance(offset, int) else f"{offset} + {shown}"
     size = ctx.limits.max_rows if limit is None else limit - shown
-    return f"add WHERE conditions, or page: run the same query with LIMIT {size} OFFSET {start}."
+    return f"add WHERE conditions, or page with LIMIT/OFFSET: the next rows are LIMIT {size} OFFSET {start}."

@@ -155,7 +155,7 @@ def _count(rows: Rows) -> str:
 
 
 def _notice(shown: int, rows: Rows, narrow: Narrow, *, chars_cut: bool) -> str:
-    total = f"{rows.total:,}" if rows.total is not None else f"more than {len(rows.rows)}"
+    total = str(rows.total) if rows.total is not None else f"more than {len(rows.rows)}"
     why = "the output character limit" if chars_cut else "the row limit"
     how = narrow(shown) if callable(narrow) else narrow
     return f"[TRUNCATED: showing the first {shown} of {total} {rows.unit}s ({why}). To see the rest, {how}]"
