@@ -25,7 +25,7 @@ from ._candidates import (
 from ._checks import RECORD_MARGIN, QuestionProblem, check_questions
 from ._curated import (
     MM_ROWS_PER_TABLE,
-    TEXT_BUDGET_CHARS,
+    TEXT_BUDGET_TOKENS,
     CuratedInput,
     episode_key,
     render_curated,
@@ -98,7 +98,7 @@ __all__ = [
     "MM_TASKS",
     "RECORD_MARGIN",
     "RISK_TASKS",
-    "TEXT_BUDGET_CHARS",
+    "TEXT_BUDGET_TOKENS",
     "TEXT_FILE",
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",
