@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import functools
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from ..errors import ToolError
 from ._context import ToolContext
 from ._ehr_meta import SubjectArg
@@ -66,19 +70,60 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
             result = run_query(ctx, again, from_model=True)
         except ToolError:
             raise _explained(err, dialect) from None  # DuckDB's complaint about what was written
-        dialect = retry
+        dialect, sql = retry, again
     note = dialect.translation.note() + "\n" if dialect.translation is not None else ""
     extra = {"dialect": "sqlite"} if dialect.translation is not None else {}
-    rows = Rows(tuple(result.columns), result.rows, result.row_count, result.truncated)
     if not result.rows:
         return ToolResult(
             ok=True,
             content=note + "The query ran and returned no rows.",
             data={"columns": list(result.columns), "rows": [], "row_count": 0, **extra},
         )
-    narrow = "add WHERE conditions, or page with LIMIT/OFFSET (e.g. LIMIT 200 OFFSET 200)."
-    out = table_result("Query result", rows, ctx.limits, narrow=narrow)
+    total = result.row_count if result.row_count is not None else _count_rows(ctx, sql)
+    rows = Rows(tuple(result.columns), result.rows, total, result.truncated)
+    limit, offset = _paging(sql)
+    out = table_result("Query result", rows, ctx.limits, narrow=functools.partial(_next_page, ctx, limit, offset))
     return out.model_copy(update={"content": note + out.content, "data": {**out.data, **extra}})
+
+
+def _count_rows(ctx: ToolContext, sql: str) -> int | None:
+    """How many rows ``sql`` gives in all (it was cut at the row cap); ``None`` when counting fails or times out."""
+    try:
+        counted = run_query(ctx, f"SELECT count(*) FROM ({sql}) AS _counted", max_rows=1, from_model=True)
+    except ToolError:
+        return None
+    return int(counted.rows[0][0]) if counted.rows else None
+
+
+def _paging(sql: str) -> tuple[int | None, int | str]:
+    """The outer query's literal ``LIMIT`` (``None``: none) and ``OFFSET`` (0: none; its SQL text if not a literal)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return None, 0
+    limit_node, offset_node = tree.args.get("limit"), tree.args.get("offset")
+    limit = _literal(limit_node.expression) if isinstance(limit_node, exp.Limit) else None
+    offset: int | str = 0
+    if isinstance(offset_node, exp.Offset):
+        value = _literal(offset_node.expression)
+        offset = value if value is not None else offset_node.expression.sql(dialect="duckdb")
+    return (limit if isinstance(limit, int) else None), offset
+
+
+def _literal(node: exp.Expr | None) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _next_page(ctx: ToolContext, limit: int | None, offset: int | str, shown: int) -> str:
+    """Exactly how to ask for the rows after the ``shown`` ones: the next OFFSET, and the LIMIT left."""
+    start = offset + shown if isinstance(offset, int) else f"{offset} + {shown}"
+    size = ctx.limits.max_rows if limit is None else limit - shown
+    return f"add WHERE conditions, or page with LIMIT/OFFSET: the next rows are LIMIT {size} OFFSET {start}."
 
 
 def _explained(err: ToolError, dialect: SqliteDialect) -> ToolError:

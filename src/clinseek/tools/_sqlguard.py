@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
+from ._clock import reads_clock
 from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
 from ._sqlsize import check_value_builders
 
@@ -27,36 +28,6 @@ Resolver = Callable[[str | None, str], tuple[str, str] | None]
 MAX_SQL_CHARS = 20_000
 """Longest SQL text the guard analyses; longer queries are refused as ``bad_argument``."""
 
-_CLOCK_FUNCTIONS = frozenset(
-    {
-        "now",
-        "today",
-        "get_current_timestamp",
-        "get_current_time",
-        "transaction_timestamp",
-        "current_timestamp",
-        "current_date",
-        "current_time",
-        "current_datetime",
-        "localtimestamp",
-        "localtime",
-        "current_localtimestamp",
-        "current_localtime",
-        "epoch_ms_now",
-    }
-)
-_CLOCK_NODES = tuple(
-    getattr(exp, n)
-    for n in (
-        "CurrentTimestamp",
-        "CurrentDate",
-        "CurrentTime",
-        "CurrentDatetime",
-        "Localtimestamp",
-        "Localtime",
-    )
-    if hasattr(exp, n)
-)
 _TABLE_FUNCTIONS_OK = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
 _DENY_EXACT = frozenset(
     {
@@ -161,8 +132,9 @@ def guard_sql(
             (does not parse or cannot be analysed), ``"one_statement"`` (none or several),
             ``"read_only"`` (not a SELECT/WITH/UNION query, or contains DDL/DML/SET/PRAGMA/
             ATTACH/COPY/INSTALL/INTO), ``"forbidden_function"`` (file, URL, catalog or setting
-            readers), ``"clock"`` (``now()``, ``current_timestamp``, ``today()``, ... read the real
-            clock, not the prediction time), ``"too_large"`` (value builders such as
+            readers), ``"clock"`` (every function, macro and value of the installed DuckDB that
+            reads the real clock — ``now()``, ``current_timestamp``, ``uuidv7()``, ``ago()``, ... —
+            and one-argument ``age()``: :func:`clinseek.episode.clock_names`), ``"too_large"`` (value builders such as
             ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
             literal), ``"unknown_table"`` (a table not in this episode).
     """
@@ -222,10 +194,9 @@ def _guard(
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
     for node in tree.walk():
-        if isinstance(node, _CLOCK_NODES) or (
-            isinstance(node, exp.Func) and function_name(node) in _CLOCK_FUNCTIONS
-        ):
-            _refuse_clock(node, prediction_time)
+        clock = reads_clock(node, function_name(node) if isinstance(node, exp.Func) else None)
+        if clock is not None:
+            _refuse_clock(clock, prediction_time)
         if isinstance(node, exp.Func):
             check_value_builders(node, function_name(node))
         if isinstance(node, _FORBIDDEN_NODES):
@@ -240,11 +211,11 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
             )
 
 
-def _refuse_clock(node: exp.Expr, prediction_time: dt.datetime | None) -> None:
+def _refuse_clock(what: str, prediction_time: dt.datetime | None) -> None:
     when = f"TIMESTAMP '{prediction_time.isoformat(sep=' ')}'" if prediction_time else "the prediction time"
     raise ToolError(
         "clock",
-        f"{node.sql(dialect='duckdb')[:40]} reads the real clock, not this patient's time; "
+        f"{what[:60]} reads the real clock, not this patient's time; "
         f"'now' is the prediction time: use {when} instead",
     )
 
