@@ -154,7 +154,7 @@ def test_ctrl_c_during_ingest_without_progress_exits_130_with_one_line(shared_da
     while proc.poll() is None and time.monotonic() < deadline:
         os.kill(proc.pid, signal.SIGINT)
         try:
-            proc.wait(timeout=0.5)
+            proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             continue
     _, stderr = proc.communicate(timeout=60)
