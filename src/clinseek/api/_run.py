@@ -1,0 +1,82 @@
+"""``clinseek.run`` / ``run_async``: run a benchmark with a model (the ``clinseek run`` command calls it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._sync import run_sync
+
+if TYPE_CHECKING:
+    from ..bench import Question
+    from ..models import ChatModel
+    from ..runner import RunMode, RunSettings, RunSummary
+
+
+async def run_async(
+    bench: Path | str | Sequence[Question],
+    store: Path | str,
+    model: str | ChatModel,
+    out: Path | str,
+    *,
+    mode: RunMode = "agent",
+    tasks: Sequence[str] | None = None,
+    limit: int | None = None,
+    settings: RunSettings | None = None,
+) -> RunSummary:
+    """Run the questions of ``bench`` with ``model`` in ``mode`` and write results under ``out``.
+
+    Writes ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}`` (or the reference's
+    layout with ``settings.run.layout = "reference"``); a rerun with the same configuration resumes
+    (docs/runner.md). The settings come in five groups: ``RunSettings(model=ModelSettings(...),
+    run=RunOptions(...), budget=AgentBudget(...), limits=Limits(...), sources=Sources(...))``.
+
+    Args:
+        bench: a manifest file or benchmark directory (``clinseek bench build --out``), or questions
+            already loaded (``clinseek.bench.load_questions``).
+        store: the DuckDB store the episodes are built from.
+        model: ``provider:model`` (``openai:gpt-5.1``, ``baseline:evidence``...) or a ``ChatModel``.
+        out: the results root.
+        mode: ``agent`` (ClinSeekAgent tool loop), ``curated`` (one-shot Curated Input) or ``both``.
+        tasks: run only questions of these tasks.
+        limit: run at most this many questions, a stratified subset (round-robin over tasks and task types).
+        settings: everything else (default: ``RunSettings()``; its knowledge source is off).
+
+    Returns:
+        One ``ModeSummary`` per (benchmark, mode) in ``.runs``: answered, no answer, infra errors, tokens,
+        cost (``None`` when a price is unknown), wall time, about this call's (question, run) pairs only.
+
+    Raises:
+        ManifestError: a manifest row does not validate.
+        ClinseekError: no questions to run, a missing store, a results folder of another configuration or
+            one another run is writing, candidate tables without the tasks' tables (and see
+            ``clinseek.runner.run_benchmark``).
+        ModelError: an unknown provider, a missing key, or (with ``settings.model.preflight``) an endpoint
+            that cannot serve the run.
+    """
+    import anyio.to_thread
+
+    from ..bench import load_agentehr_tables, load_questions
+    from ..runner import RunSettings, run_benchmark
+
+    settings = settings or RunSettings()
+    if settings.sources.candidate_tables is not None:  # a wrong path or table is one error, not one per question
+        await anyio.to_thread.run_sync(load_agentehr_tables, settings.sources.candidate_tables)
+    questions = await anyio.to_thread.run_sync(load_questions, bench) if isinstance(bench, str | Path) else bench
+    return await run_benchmark(questions, store, mode, model, out, settings=settings, limit=limit, tasks=tasks)
+
+
+def run(
+    bench: Path | str | Sequence[Question],
+    store: Path | str,
+    model: str | ChatModel,
+    out: Path | str,
+    *,
+    mode: RunMode = "agent",
+    tasks: Sequence[str] | None = None,
+    limit: int | None = None,
+    settings: RunSettings | None = None,
+) -> RunSummary:
+    """Sync twin of :func:`run_async` (not inside a running event loop: await ``run_async`` there)."""
+    return run_sync(run_async, bench, store, model, out, mode=mode, tasks=tasks, limit=limit, settings=settings)
