@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .agent import AgentBudget, EpisodeSession, ToolInfo, ToolReply
+    from .agent import AgentBudget, EpisodeSession, Sources, ToolInfo, ToolReply
     from .api import (
         open_episode,
         open_episode_async,
@@ -38,14 +38,14 @@ if TYPE_CHECKING:
         score_async,
     )
     from .errors import ClinseekError
-    from .runner import ModelSettings, RunOptions, RunSettings, Sources
+    from .runner import ModelSettings, RunOptions, RunSettings
     from .tools import Limits
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("open_episode", "open_episode_async", "open_question_episode", "open_question_episode_async",
                      "report", "report_async", "run", "run_async", "score", "score_async"), "clinseek.api"),
-    **dict.fromkeys(("AgentBudget", "EpisodeSession", "ToolInfo", "ToolReply"), "clinseek.agent"),
-    **dict.fromkeys(("ModelSettings", "RunOptions", "RunSettings", "Sources"), "clinseek.runner"),
+    **dict.fromkeys(("AgentBudget", "EpisodeSession", "Sources", "ToolInfo", "ToolReply"), "clinseek.agent"),
+    **dict.fromkeys(("ModelSettings", "RunOptions", "RunSettings"), "clinseek.runner"),
     "Limits": "clinseek.tools",
     "ClinseekError": "clinseek.errors",
 }

@@ -40,6 +40,7 @@ from ._prompts import (
 )
 from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
 from ._session import EpisodeSession, ToolInfo, ToolReply, offered_tools, open_question_session, open_session
+from ._sources import Sources
 
 __all__ = [
     "ANSWER_FORMAT",
@@ -63,6 +64,7 @@ __all__ = [
     "LinkedEvidence",
     "NullBaseline",
     "ParseMode",
+    "Sources",
     "ToolInfo",
     "ToolRecord",
     "ToolReply",

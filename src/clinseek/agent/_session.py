@@ -9,6 +9,7 @@ episode, task turns and linked images) are what the runner's agent jobs, ``clins
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -19,13 +20,13 @@ from pydantic import BaseModel, ConfigDict
 from .._sync import run_sync
 from ..episode import CandidateSource, EpisodeKey, build_episode
 from ..errors import ClinseekError
-from ..imaging import CxrLocator, ImagingConfig
+from ..imaging import CxrLocator
+from ..knowledge import Knowledge
 from ..models import ImageRef, Message
 from ..tools import (
     BROWSER_TOOLS,
     IMAGE_TOOLS,
     Limits,
-    PageBrowserLimits,
     ToolContext,
     ToolResult,
     attach_browser,
@@ -36,11 +37,11 @@ from ._budget import AgentBudget
 from ._linked import linked_evidence
 from ._loop import default_tools, task_messages
 from ._prompts import LinkedEvidence
+from ._sources import Sources
 from ._toolturn import call_offered, shown_text
 
 if TYPE_CHECKING:
     from ..bench import Question
-    from ..knowledge import Knowledge
 
 
 class ToolInfo(BaseModel):
@@ -194,10 +195,7 @@ def open_session(
     tools: Sequence[str] | None = None,
     limits: Limits | None = None,
     budget: AgentBudget | None = None,
-    knowledge: Knowledge | None = None,
-    browser: PageBrowserLimits | None = None,
-    cxr_root: Path | None = None,
-    imaging: ImagingConfig | None = None,
+    sources: Sources | None = None,
     artifact_dir: Path | None = None,
     vision: bool = True,
 ) -> EpisodeSession:
@@ -207,35 +205,36 @@ def open_session(
         store: the store file.
         key: patient, cutoff, policy, hidden encounters, linked CXR ids.
         candidates: candidate tables by task name (``clinseek.episode.build_episode``).
-        tools: tools offered (default: :func:`offered_tools` for what is attached).
+        tools: tools offered (default: :func:`offered_tools` for what ``sources`` attaches).
         limits: caps and timeouts of every tool call.
         budget: the budget whose ``max_tool_chars`` cuts the text shown (as in the agent loop).
-        knowledge: an opened knowledge source for the ``browser.*`` tools (the caller closes it).
-        browser: per-episode budgets of the browser tools.
-        cxr_root: MIMIC-CXR root the ``image.*`` tools read the episode's linked images from.
-        imaging: imaging weights and device.
+        sources: an opened ``Knowledge`` for the ``browser.*`` tools (the caller closes it) with its
+            ``browser`` budgets; ``cxr_root`` and ``imaging`` for the ``image.*`` tools on the linked images.
         artifact_dir: where imaging tools write (default: the imaging session's own temporary folder).
         vision: the caller is shown pictures (else a tool's pictures are replaced by a note in the text).
 
     Raises:
+        ClinseekError: ``sources.knowledge`` is a configuration, not an opened source
+            (``clinseek.runner.open_run_knowledge`` opens one).
         EpisodeError: the subject is not in the store, a candidate table is invalid.
         StoreError: the store is missing or not a clinseek store.
         PolicyError: an unknown policy version.
         RegistryError: a tool name that is not registered.
         ImagingError: a visible linked image has no file under ``cxr_root``.
     """
-    limits = limits or Limits()
+    limits, sources = limits or Limits(), sources or Sources()
+    knowledge = _opened(sources)
     offered = tuple(tools) if tools is not None else offered_tools(
-        limits, browser=knowledge is not None, imaging=cxr_root is not None)
+        limits, browser=knowledge is not None, imaging=sources.cxr_root is not None)
     for name in offered:
         get_tool(name)  # RegistryError for a name that is not registered, before the episode is built
     episode = build_episode(store, key, candidates=candidates)
     try:
         ctx = ToolContext(episode, limits, _lists(candidates))
         if knowledge is not None:
-            attach_browser(ctx, knowledge, browser)
-        if cxr_root is not None:
-            attach_imaging(ctx, CxrLocator((Path(cxr_root),)), imaging, artifact_dir)
+            attach_browser(ctx, knowledge, sources.browser)
+        if sources.cxr_root is not None:
+            attach_imaging(ctx, CxrLocator((Path(sources.cxr_root),)), sources.imaging, artifact_dir)
     except BaseException:
         episode.close()
         raise
@@ -249,12 +248,7 @@ def open_question_session(
     tools: Sequence[str] | None = None,
     limits: Limits | None = None,
     budget: AgentBudget | None = None,
-    knowledge: Knowledge | None = None,
-    browser: PageBrowserLimits | None = None,
-    cxr_root: Path | None = None,
-    imaging: ImagingConfig | None = None,
-    max_images: int = 4,
-    candidate_tables: Path | None = None,
+    sources: Sources | None = None,
     artifact_dir: Path,
     fitted_dir: Path,
     vision: bool = True,
@@ -263,25 +257,27 @@ def open_question_session(
     linked images, exactly as the runner builds them (blocking). The gold label stays out of it.
 
     ``artifact_dir`` receives what the imaging tools write, ``fitted_dir`` the model-ready copies of the
-    linked images (shared by runs: a copy is made once). The ``image.*`` tools are offered (by default) and attached only for a multimodal question
-    with ``cxr_root``. Other arguments as in :func:`open_session`; ``candidate_tables`` is AgentEHR's
-    ``candidate_table.db`` (``clinseek.bench.question_candidates``).
+    linked images (shared by runs: a copy is made once). The ``image.*`` tools are offered (by default) and
+    attached only for a multimodal question with ``sources.cxr_root``; at most ``sources.max_images`` images
+    go with the task turn; ``sources.candidate_tables`` is AgentEHR's ``candidate_table.db``
+    (``clinseek.bench.question_candidates``). Other arguments as in :func:`open_session`.
 
     Raises:
         ClinseekError: ``candidate_tables`` lacks the question's task (and what :func:`open_session` raises).
     """
     from ..bench import episode_key, question_candidates
 
-    limits = limits or Limits()
-    multimodal = question.task_type == "multimodal" and cxr_root is not None
+    limits, sources = limits or Limits(), sources or Sources()
+    multimodal = question.task_type == "multimodal" and sources.cxr_root is not None
     offered = tuple(tools) if tools is not None else offered_tools(
-        limits, browser=knowledge is not None, imaging=multimodal)
-    session = open_session(store, episode_key(question), candidates=question_candidates(question, store, candidate_tables),
-                           tools=offered, limits=limits, budget=budget, knowledge=knowledge, browser=browser, vision=vision)
+        limits, browser=_opened(sources) is not None, imaging=multimodal)
+    candidates = question_candidates(question, store, sources.candidate_tables)
+    session = open_session(store, episode_key(question), candidates=candidates, tools=offered, limits=limits,
+                           budget=budget, sources=replace(sources, cxr_root=None), vision=vision)
     try:
         linked, images = linked_evidence(
-            session.context, question, cxr_root=cxr_root, imaging=imaging, max_images=max_images,
-            artifact_dir=artifact_dir, fitted_dir=fitted_dir,
+            session.context, question, cxr_root=sources.cxr_root, imaging=sources.imaging,
+            max_images=sources.max_images, artifact_dir=artifact_dir, fitted_dir=fitted_dir,
             imaging_tools=any(t in IMAGE_TOOLS for t in offered))
     except BaseException:
         session.close()
@@ -289,6 +285,14 @@ def open_question_session(
     session.linked, session.images = linked, tuple(images)
     session.messages = tuple(task_messages(question, offered, images=images, linked=linked, vision=vision))
     return session
+
+
+def _opened(sources: Sources) -> Knowledge | None:
+    """The opened knowledge source of ``sources`` (``None``: no browser tools)."""
+    if sources.knowledge is None or isinstance(sources.knowledge, Knowledge):
+        return sources.knowledge
+    raise ClinseekError("Sources.knowledge is a KnowledgeConfig: open it first (clinseek.runner.open_run_knowledge) "
+                        "and pass the opened Knowledge")
 
 
 def _lists(candidates: Mapping[str, CandidateSource] | None) -> dict[str, list[str]]:

@@ -10,19 +10,19 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._sync import run_sync
+from .._sync import sync_twin
 from ..errors import ClinseekError
 from ..policy import TEXT_POLICY
 
 if TYPE_CHECKING:
-    from ..agent import AgentBudget, EpisodeSession
+    from ..agent import AgentBudget, EpisodeSession, Sources
     from ..bench import Question
     from ..knowledge import Knowledge
-    from ..runner import Sources
     from ..tools import Limits
 
 async def open_episode_async(
@@ -75,19 +75,18 @@ async def open_episode_async(
     """
     import anyio.to_thread
 
-    from ..agent import open_session
+    from ..agent import Sources, open_session
     from ..episode import EpisodeKey
-    from ..runner import Sources
 
     key = EpisodeKey(subject_id, _parse_time(prediction_time), policy, target_hadm_id, target_stay_id,
                      tuple(study_ids), tuple(dicom_ids), hide_cxr_reports)
     sources = sources or Sources()
     knowledge, close = await _open_knowledge(sources)
     try:
+        opened = replace(sources, knowledge=knowledge)
         session = await anyio.to_thread.run_sync(lambda: open_session(
             store, key, candidates={k: list(v) for k, v in (candidates or {}).items()}, tools=tools, limits=limits,
-            budget=budget, knowledge=knowledge, browser=sources.browser, cxr_root=sources.cxr_root,
-            imaging=sources.imaging, vision=vision))
+            budget=budget, sources=opened, vision=vision))
     except BaseException:
         close()
         raise
@@ -129,8 +128,7 @@ async def open_question_episode_async(
     """
     import anyio.to_thread
 
-    from ..agent import open_question_session
-    from ..runner import Sources
+    from ..agent import Sources, open_question_session
 
     question = await anyio.to_thread.run_sync(_question, bench, qid)
     sources = sources or Sources()
@@ -142,11 +140,10 @@ async def open_question_episode_async(
         shutil.rmtree(work, ignore_errors=True)
 
     try:
+        opened = replace(sources, knowledge=knowledge)
         session = await anyio.to_thread.run_sync(lambda: open_question_session(
-            store, question, tools=tools, limits=limits, budget=budget, knowledge=knowledge, browser=sources.browser,
-            cxr_root=sources.cxr_root, imaging=sources.imaging, max_images=sources.max_images,
-            candidate_tables=sources.candidate_tables, artifact_dir=work / "artifacts", fitted_dir=work / "fitted",
-            vision=vision))
+            store, question, tools=tools, limits=limits, budget=budget, sources=opened,
+            artifact_dir=work / "artifacts", fitted_dir=work / "fitted", vision=vision))
     except BaseException:
         close()
         raise
@@ -154,45 +151,10 @@ async def open_question_episode_async(
     return session
 
 
-def open_episode(
-    store: Path | str,
-    subject_id: int,
-    prediction_time: datetime | str,
-    *,
-    policy: str = TEXT_POLICY,
-    target_hadm_id: int | None = None,
-    target_stay_id: int | None = None,
-    study_ids: Sequence[int] = (),
-    dicom_ids: Sequence[str] = (),
-    hide_cxr_reports: bool = False,
-    candidates: Mapping[str, Sequence[str]] | None = None,
-    tools: Sequence[str] | None = None,
-    budget: AgentBudget | None = None,
-    limits: Limits | None = None,
-    sources: Sources | None = None,
-    vision: bool = True,
-) -> EpisodeSession:
-    """Sync twin of :func:`open_episode_async` (not inside a running event loop: await it there)."""
-    return run_sync(open_episode_async, store, subject_id, prediction_time, policy=policy,
-                    target_hadm_id=target_hadm_id, target_stay_id=target_stay_id, study_ids=study_ids,
-                    dicom_ids=dicom_ids, hide_cxr_reports=hide_cxr_reports, candidates=candidates, tools=tools,
-                    budget=budget, limits=limits, sources=sources, vision=vision)
+open_episode = sync_twin(open_episode_async)
 
 
-def open_question_episode(
-    bench: Path | str | Sequence[Question],
-    qid: str,
-    store: Path | str,
-    *,
-    tools: Sequence[str] | None = None,
-    budget: AgentBudget | None = None,
-    limits: Limits | None = None,
-    sources: Sources | None = None,
-    vision: bool = True,
-) -> EpisodeSession:
-    """Sync twin of :func:`open_question_episode_async` (not inside a running event loop: await it there)."""
-    return run_sync(open_question_episode_async, bench, qid, store, tools=tools, budget=budget, limits=limits,
-                    sources=sources, vision=vision)
+open_question_episode = sync_twin(open_question_episode_async)
 
 
 def _parse_time(value: datetime | str) -> datetime:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._sync import run_sync
+from .._sync import sync_twin
 
 if TYPE_CHECKING:
     from ..reporting import ReportStats
@@ -45,12 +45,4 @@ async def report_async(
         lambda: build_report(load_inputs(dirs), out, image_roots=image_roots, title=title))
 
 
-def report(
-    folders: Sequence[Path | str] | Path | str,
-    out: Path | str = "report.html",
-    *,
-    image_roots: Sequence[Path | str] = (),
-    title: str = "clinseek report",
-) -> ReportStats:
-    """Sync twin of :func:`report_async` (not inside a running event loop: await ``report_async`` there)."""
-    return run_sync(report_async, folders, out, image_roots=image_roots, title=title)
+report = sync_twin(report_async)

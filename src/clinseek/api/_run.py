@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._sync import run_sync
+from .._sync import sync_twin
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -67,16 +67,4 @@ async def run_async(
     return await run_benchmark(questions, store, mode, model, out, settings=settings, limit=limit, tasks=tasks)
 
 
-def run(
-    bench: Path | str | Sequence[Question],
-    store: Path | str,
-    model: str | ChatModel,
-    out: Path | str,
-    *,
-    mode: RunMode = "agent",
-    tasks: Sequence[str] | None = None,
-    limit: int | None = None,
-    settings: RunSettings | None = None,
-) -> RunSummary:
-    """Sync twin of :func:`run_async` (not inside a running event loop: await ``run_async`` there)."""
-    return run_sync(run_async, bench, store, model, out, mode=mode, tasks=tasks, limit=limit, settings=settings)
+run = sync_twin(run_async)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._sync import run_sync
+from .._sync import sync_twin
 
 if TYPE_CHECKING:
     from ..models import ChatModel
@@ -94,24 +94,4 @@ async def _judged(scored: ScoredResults, judge: str | ChatModel, base_url: str |
             await model.aclose()
 
 
-def score(
-    results: Path | str,
-    *,
-    out: Path | str | None = None,
-    manifest: Path | str | None = None,
-    layout: Layout = "auto",
-    scorer: Scorer = "clinseek",
-    reference_rules: ReferenceRules | None = None,
-    score_infra_errors: bool = False,
-    strict: bool = False,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    judge: str | ChatModel | None = None,
-    judge_base_url: str | None = None,
-    judge_concurrency: int = 4,
-) -> ScoredResults:
-    """Sync twin of :func:`score_async` (not inside a running event loop: await ``score_async`` there)."""
-    return run_sync(score_async, results, out=out, manifest=manifest, layout=layout, scorer=scorer,
-                    reference_rules=reference_rules, score_infra_errors=score_infra_errors, strict=strict,
-                    n_resamples=n_resamples, seed=seed, judge=judge, judge_base_url=judge_base_url,
-                    judge_concurrency=judge_concurrency)
+score = sync_twin(score_async)

@@ -6,6 +6,7 @@ writes ``DIR/<benchmark>/<mode>/<model-slug>/results.jsonl`` (append-only, one r
 reference's layout (``RunSettings.run.layout``); ``export_reference`` writes finished runs in it.
 """
 
+from ..agent import Sources
 from ._cache import CachedModel, ResponseCache, cache_key
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
@@ -20,7 +21,7 @@ from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._rows import ResultRow
 from ._run import ModeSummary, RunMode, RunSummary, model_slug, run_benchmark
 from ._secrets import redact_line
-from ._settings import ModelSettings, RunOptions, RunSettings, Sources
+from ._settings import ModelSettings, RunOptions, RunSettings
 
 __all__ = [
     "CLINSEEK_CODEC",

@@ -6,6 +6,7 @@ import functools
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,14 +85,11 @@ class Executor:
 
     def _open(self, job: Job) -> EpisodeSession:
         """The agent job's session (its own sealed episode, tools, task turns, linked images); blocking."""
-        question: Question = job.question
-        sources = self.settings.sources
         browser = self.knowledge if any(t in BROWSER_TOOLS for t in self.tools) else None
         return open_question_session(
-            self.store, question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
-            knowledge=browser, browser=sources.browser, cxr_root=sources.cxr_root, imaging=sources.imaging,
-            max_images=sources.max_images, candidate_tables=sources.candidate_tables,
-            artifact_dir=self._artifacts(job), fitted_dir=self._image_dir() / "fitted", vision=self.vision)
+            self.store, job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
+            sources=replace(self.settings.sources, knowledge=browser), artifact_dir=self._artifacts(job),
+            fitted_dir=self._image_dir() / "fitted", vision=self.vision)
 
     async def _agent(self, job: Job) -> AgentOutcome:
         session = await anyio.to_thread.run_sync(self._open, job)
