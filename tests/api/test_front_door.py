@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import fields
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import anyio
@@ -133,6 +133,6 @@ def test_score_writes_files_only_when_asked(synthetic_store: Path, small_bench: 
 def test_bad_candidate_tables_stop_a_run_before_any_row(synthetic_store: Path, small_bench: Path,
                                                        tmp_path: Path) -> None:
     settings = RunSettings(run=RunOptions(concurrency=1), sources=Sources(candidate_tables=tmp_path / "no.db"))
-    with pytest.raises(ClinseekError, match="no.db"):
+    with pytest.raises(ClinseekError, match=r"no\.db"):
         clinseek.run(small_bench, synthetic_store, "baseline:null", tmp_path / "runs", settings=settings)
     assert not (tmp_path / "runs").exists()

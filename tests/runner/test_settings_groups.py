@@ -10,7 +10,15 @@ import anyio
 from clinseek.agent import PROMPT_VERSION, AgentBudget
 from clinseek.imaging import ImagingConfig
 from clinseek.models import GenerateConfig
-from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources, config_hash, run_benchmark
+from clinseek.runner import (
+    ModelSettings,
+    RetryPolicy,
+    RunOptions,
+    RunSettings,
+    Sources,
+    config_hash,
+    run_benchmark,
+)
 from clinseek.tools import Limits
 
 
