@@ -35,7 +35,7 @@ from ..models import (
     messages_tokens,
     price_known,
 )
-from ..tools import Limits, ToolContext, ToolResult, available_tools, tool_names, tool_schemas
+from ..tools import Limits, ToolContext, ToolResult, available_tools, strip_ansi, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
 from ._extract import ParseMode, extract_answer
@@ -49,7 +49,7 @@ from ._prompts import (
     agent_messages_text,
 )
 from ._records import CallRecord, ToolRecord, Transcript
-from ._toolturn import call_offered, cap_output, pictures_note
+from ._toolturn import call_offered, cap_output, tool_turn_text
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -81,7 +81,7 @@ def task_messages(question: Question, tools: Sequence[str], *, images: Sequence[
     withheld = 0 if vision or question.benchmark == "clinseek-bench-mm" else len(images)
     system, user = agent_messages_text(question, linked, vision=vision,
                                        browser=any(t.startswith("browser.") for t in tools), images_withheld=withheld)
-    return [Message.system(system), Message.user(user, list(images) if vision else [])]
+    return [Message.system(strip_ansi(system)), Message.user(strip_ansi(user), list(images) if vision else [])]
 
 
 class _Run:
@@ -219,7 +219,7 @@ class _Run:
         """The tool turn; pictures a tool made go back by reference to a model that takes images, else a note."""
         if result.images and not self.vision:
             self.images_not_sent += len(result.images)
-        message = Message.tool(call, content + pictures_note(result, vision=self.vision), is_error=not result.ok)
+        message = Message.tool(call, tool_turn_text(content, result, vision=self.vision), is_error=not result.ok)
         if result.images and self.vision:
             self.images_sent += len(result.images)
             message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})

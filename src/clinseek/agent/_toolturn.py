@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from ..tools import ToolContext, ToolResult, call_tool
+from ..tools import ToolContext, ToolResult, call_tool, strip_ansi
 from ._prompts import PICTURES_NOT_SHOWN
 
 CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
@@ -44,6 +44,12 @@ def pictures_note(result: ToolResult, *, vision: bool) -> str:
     return ""
 
 
+def tool_turn_text(capped: str, result: ToolResult, *, vision: bool) -> str:
+    """The text of a tool turn from the output already cut (:func:`cap_output`): the pictures note added,
+    terminal control sequences removed."""
+    return strip_ansi(capped + pictures_note(result, vision=vision))
+
+
 def shown_text(result: ToolResult, max_chars: int, *, vision: bool) -> str:
     """The text of a tool turn: the output cut at ``max_chars`` (announced), then the pictures note."""
-    return cap_output(result.content, max_chars) + pictures_note(result, vision=vision)
+    return tool_turn_text(cap_output(result.content, max_chars), result, vision=vision)

@@ -12,6 +12,7 @@ detail (prediction time, window) itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -741,6 +742,38 @@ MM_CATEGORIES: tuple[MMCategorySpec, ...] = (
         "phenotype", ("medmod_phenotyping",), "MedMod", _PHENO, "a CXR study time inside an ICU stay"
     ),
 )
+
+MM_TASKS: tuple[str, ...] = (
+    "ehrxqa_image",
+    "medmod_decompensation",
+    "medmod_in_hospital_mortality",
+    "medmod_phenotyping",
+    "medmod_radiology",
+)
+"""The task names of ClinSeek-Bench-MM rows (the released split and the builder's)."""
+
+def known_tasks(kind: str) -> tuple[str, ...]:
+    """The task names a manifest of ``kind`` (``text``, ``multimodal``, ``agentehr``) may use.
+
+    Raises:
+        RegistryError: an unknown kind.
+    """
+    found = {
+        "text": tuple(t.name for t in TEXT_TASKS),
+        "multimodal": MM_TASKS,
+        "agentehr": tuple(t.name for t in AGENTEHR_TASKS),
+    }.get(kind)
+    if found is None:
+        raise RegistryError(f"unknown manifest kind {kind!r}; known: text, multimodal, agentehr")
+    return found
+
+
+def unknown_task(task: str, known: Sequence[str], *, what: str = "task") -> str | None:
+    """``None`` when ``task`` is one of ``known``, else the refusal: "did you mean ...?" and every known name."""
+    if task in known:
+        return None
+    return f"unknown {what} {task!r}{did_you_mean(task, known)}; known: {', '.join(known)}"
+
 
 _TEXT_BY_NAME = {t.name: t for t in TEXT_TASKS}
 _CATEGORY_BY_SLUG = {c.slug: c for c in CATEGORIES}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from ._app import app
-from ._out import EXIT_INFRA_ERRORS, check_out
+from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeConfig
@@ -114,6 +114,8 @@ def run_cmd(
     progress: Annotated[bool, _opt("--progress/--no-progress", panel=_RUN, help="Show a progress bar on stderr.")] = True,
     layout: Annotated[str, _opt("--layout", panel=_RUN, help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
     split: Annotated[str | None, _opt("--split", panel=_RUN, help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
+    allow_outside_record: Annotated[bool, _opt("--allow-outside-record", panel=_RUN, help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
+    allow_missing_cxr: Annotated[bool, _opt("--allow-missing-cxr", panel=_RUN, help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
     max_turns: Annotated[int, _opt("--max-turns", panel=_BUDGET, min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
     max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
     context_window: Annotated[int, _opt("--context-window", panel=_BUDGET, min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
@@ -132,7 +134,10 @@ def run_cmd(
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
-    Exit code 3 when rows with infrastructure errors remain (kept; rerunning resumes and redoes them).
+    Every valid row runs; a row that does not validate, names an unknown task, or that the store
+    cannot answer honestly is recorded as an invalid_input result with its reason. Exit code 3
+    when rows with infrastructure errors remain (kept; rerunning resumes and redoes them), else 4
+    when invalid_input rows were recorded.
     """
     from ..agent import AgentBudget
     from ..api import run
@@ -148,7 +153,8 @@ def run_cmd(
             retry=RetryPolicy(max_attempts=max_attempts), requests_per_s=requests_per_s, cache_dir=cache_dir,
             vision=vision, preflight=preflight),
         run=RunOptions(runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, progress=progress,
-                       layout=_layout(layout, split), split=split),
+                       layout=_layout(layout, split), split=split, allow_outside_record=allow_outside_record,
+                       allow_missing_cxr=allow_missing_cxr),
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens,
                            context_window_tokens=context_window, curated_budget_tokens=curated_budget),
         sources=Sources(
@@ -165,17 +171,35 @@ def run_cmd(
 
 
 def _print_summary(summary: RunSummary) -> None:
-    """One line per (benchmark, mode); exit code 3 when infrastructure errors remain."""
+    """One line per (benchmark, mode), the invalid rows' reasons; exit code 3 when infrastructure errors
+    remain, else 4 when invalid_input rows were recorded."""
     for run in summary.runs:
         cost = "unknown (no price for the model)" if run.cost_usd is None else f"${run.cost_usd:.4f}"
         modes = ", ".join(f"{k} {v}" for k, v in run.parse_modes.items())
         typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered"
                    f"{f' ({modes})' if modes else ''}, {run.no_answer} no answer, "
-                   f"{run.infra_errors} infra errors of {run.total} (resumed {run.resumed}"
+                   f"{run.infra_errors} infra errors{f', {run.invalid_input} invalid input' if run.invalid_input else ''} "
+                   f"of {run.total} (resumed {run.resumed}"
                    f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
+    _report_invalid(summary.invalid_reasons)
     failed = sum(run.infra_errors for run in summary.runs)
     if failed:
         typer.echo(f"{failed} question runs ended in infrastructure errors; rerun the same command to redo only "
                    f"those (finished rows are kept); exit code {EXIT_INFRA_ERRORS}", err=True)
         raise typer.Exit(EXIT_INFRA_ERRORS)
+    if summary.invalid_input:
+        raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+_SHOWN_INVALID = 20
+
+
+def _report_invalid(reasons: list[str]) -> None:
+    """One line per manifest row that could not run (the first 20), with its reason, on stderr."""
+    for reason in reasons[:_SHOWN_INVALID]:
+        typer.echo(f"invalid input: {reason}", err=True)
+    more = f" ({len(reasons) - _SHOWN_INVALID} more in the results' error fields)" if len(reasons) > _SHOWN_INVALID else ""
+    if reasons:
+        typer.echo(f"{len(reasons)} manifest rows could not run and are recorded as invalid_input results{more}; "
+                   f"exit code {EXIT_INVALID_INPUT}", err=True)

@@ -73,6 +73,11 @@ class RunOptions:
             <model>/results.jsonl`` with rows in the reference's shape, clinseek's fields beside.
         split: the split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
             ``smoke<N>``, N the questions run).
+        allow_outside_record: run questions whose ``prediction_time`` is before the patient's first record or
+            more than 24 h after the last (recorded in the rows' ``input_warnings``); refused by default.
+        allow_missing_cxr: run multimodal questions whose linked CXR studies or images are not in the store
+            (recorded likewise); refused by default. Both are read where a manifest is checked against the
+            store (``clinseek.run`` with a manifest path; ``clinseek.bench.prepare_run``).
     """
 
     runs_per_question: int = 1
@@ -82,6 +87,8 @@ class RunOptions:
     progress: bool = False
     layout: Literal["clinseek", "reference"] = "clinseek"
     split: str | None = None
+    allow_outside_record: bool = False
+    allow_missing_cxr: bool = False
 
 
 @dataclass(frozen=True, slots=True)
