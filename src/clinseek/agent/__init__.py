@@ -17,7 +17,7 @@ from ._baselines import (
     risk_threshold,
 )
 from ._budget import AgentBudget
-from ._curated import run_curated, verbatim_package
+from ._curated import curated_messages, run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
 from ._extract import PARSE_MODES, STRICT_PARSE_MODES, Extracted, ParseMode, extract_answer
 from ._linked import linked_evidence
@@ -38,6 +38,14 @@ from ._prompts import (
     curated_user_prompt,
     images_note,
 )
+from ._reading import (
+    AnswerReading,
+    answer_vocabulary,
+    correction_message,
+    read_curated_reply,
+    read_finish,
+    read_text_answer,
+)
 from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
 from ._session import EpisodeSession, ToolInfo, ToolReply, offered_tools, open_question_session, open_session
 from ._sources import Sources
@@ -57,6 +65,7 @@ __all__ = [
     "AgentBudget",
     "AgentOutcome",
     "AnswerFormatError",
+    "AnswerReading",
     "CallRecord",
     "EpisodeSession",
     "EvidenceBaseline",
@@ -72,6 +81,9 @@ __all__ = [
     "UsageTotals",
     "agent_messages_text",
     "agent_system_prompt",
+    "answer_vocabulary",
+    "correction_message",
+    "curated_messages",
     "curated_user_prompt",
     "default_tools",
     "extract_answer",
@@ -87,7 +99,10 @@ __all__ = [
     "parse_answer_block",
     "parse_table",
     "rank_candidates",
+    "read_curated_reply",
+    "read_finish",
     "read_prompt",
+    "read_text_answer",
     "risk_points",
     "risk_threshold",
     "run_agent",

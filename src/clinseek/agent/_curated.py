@@ -16,12 +16,11 @@ from ..models import (
     price_known,
 )
 from ..tools import strip_ansi
-from ._answer import validate_answer
 from ._budget import AgentBudget
-from ._extract import extract_answer
 from ._loop import _call_record, failed_call_record
 from ._outcome import AgentOutcome
 from ._prompts import PROMPT_VERSION, SYSTEM_CURATED, curated_user_prompt, images_note
+from ._reading import read_curated_reply
 from ._records import Transcript
 
 if TYPE_CHECKING:
@@ -75,9 +74,7 @@ async def run_curated(
     budget = budget or AgentBudget()
     config = (config or GenerateConfig()).model_copy(update={"max_output_tokens": budget.max_output_tokens})
     sees = accepts_images(model) if vision is None else vision
-    note = images_note(len(images), imaging_tools=False) if images and not sees else None
-    text = strip_ansi(curated_user_prompt(question, package, embeds_question=embeds_question, note=note))
-    messages = [Message.system(SYSTEM_CURATED), Message.user(text, list(images) if sees else [])]
+    messages = curated_messages(question, package, embeds_question=embeds_question, images=images, vision=sees)
     counts = {"images_sent": len(images) if sees else 0, "images_not_sent": 0 if sees else len(images)}
     transcript = Transcript(priced=price_known(model))
 
@@ -101,15 +98,18 @@ async def run_curated(
         return done("infra_error", "exception", error=f"{type(err).__name__}: {err}", error_type=type(err).__name__)
     transcript.add_call(_call_record(1, response, time.perf_counter() - started))
     messages.append(response.message)
-    found = extract_answer(response.message.content, question.candidates)
-    if found is None:
-        return done("no_answer", "parse_error", error="the reply has no <answer> block and no answer in its text",
-                    parse_failures=1)
-    stop = "answer_block" if found.parse_mode == "answer_tag" else "text_answer"
-    failures = 0 if found.well_formed else 1
-    valid, invalid = validate_answer(found.items, question.candidates)
-    if invalid and not valid:
-        return done("no_answer", stop, invalid_answer=invalid, error="no item from the candidate answers",
-                    parse_failures=failures, parse_mode=found.parse_mode)
-    return done("answered", stop, answer=valid, invalid_answer=invalid, parse_failures=failures,
-                parse_mode=found.parse_mode)
+    reading = read_curated_reply(response.message.content, question.candidates)
+    return done(reading.status, reading.stop_reason, answer=reading.answer, invalid_answer=reading.invalid_answer,
+                parse_failures=reading.parse_failures, parse_mode=reading.parse_mode, error=reading.error)
+
+
+def curated_messages(question: Question, package: str, *, embeds_question: bool = False,
+                     images: Sequence[ImageRef] = (), vision: bool = True) -> list[Message]:
+    """The system and user turns of a Curated Input call: the package, the task and its answer format.
+
+    ``images`` (by reference) go with the user turn when ``vision``; otherwise a note after the package
+    says how many were not shown.
+    """
+    note = images_note(len(images), imaging_tools=False) if images and not vision else None
+    text = strip_ansi(curated_user_prompt(question, package, embeds_question=embeds_question, note=note))
+    return [Message.system(SYSTEM_CURATED), Message.user(text, list(images) if vision else [])]

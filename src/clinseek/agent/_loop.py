@@ -36,18 +36,18 @@ from ..models import (
     price_known,
 )
 from ..tools import Limits, ToolContext, ToolResult, available_tools, strip_ansi, tool_names, tool_schemas
-from ._answer import finish_items, validate_answer
+from ._answer import finish_items
 from ._budget import AgentBudget
-from ._extract import ParseMode, extract_answer
+from ._extract import ParseMode
 from ._outcome import AgentOutcome, StopReason
 from ._prompts import (
     FINISH_NOW,
-    INVALID_ANSWER,
     PROMPT_VERSION,
     REMINDER,
     LinkedEvidence,
     agent_messages_text,
 )
+from ._reading import AnswerReading, answer_vocabulary, correction_message, read_finish, read_text_answer
 from ._records import CallRecord, ToolRecord, Transcript
 from ._toolturn import call_offered, cap_output, tool_turn_text
 
@@ -231,19 +231,10 @@ class _Run:
         return await call_offered(self.ctx, self.offered, call.name, call.arguments)
 
     # -- finish --------------------------------------------------------------------------------
-    def vocabulary(self) -> Sequence[str]:
-        """The allowed answers: the question's candidates, else the names of its task's candidate table in
-        the episode (AgentEHR-Bench), else none (every item is valid)."""
-        if self.question.candidates:
-            return self.question.candidates
-        from ..bench import table_name
-
-        name = f"candidates.{table_name(self.question.task)}"
-        if not self.ctx.episode.has_table(name):
-            return ()
-        found = self.ctx.episode.execute(f"SELECT DISTINCT candidate FROM {name} WHERE candidate IS NOT NULL",
-                                         max_rows=10_000_000)
-        return [r[0] for r in found.rows]
+    def read(self, reading: AnswerReading) -> AgentOutcome:
+        """The outcome of a run whose answer was read as ``reading``."""
+        return self.outcome(reading.status, reading.stop_reason, answer=reading.answer,
+                            invalid=reading.invalid_answer, error=reading.error, parse_mode=reading.parse_mode)
 
     def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:
         """The outcome when this turn finished the run, else ``None`` (an invalid answer sent back)."""
@@ -251,35 +242,24 @@ class _Run:
         if not finishes:
             return None
         call, result = finishes[-1]
-        items = finish_items(result.data.get("answer", _first_value(call.arguments)))
-        valid, invalid = validate_answer(items or [], self.vocabulary())
-        if invalid and self.corrections < self.budget.answer_corrections:
+        reading = read_finish(finish_items(result.data.get("answer", _first_value(call.arguments))),
+                              answer_vocabulary(self.ctx, self.question))
+        if reading.invalid_answer and self.corrections < self.budget.answer_corrections:
             self.corrections += 1
-            self.messages.append(Message.user(INVALID_ANSWER.format(items=", ".join(repr(i) for i in invalid))))
+            self.messages.append(Message.user(correction_message(reading.invalid_answer)))
             return None
-        if items is not None and (valid or not invalid):
-            return self.outcome("answered", "finish_tool_call", answer=valid, invalid=invalid, parse_mode="finish_call")
-        error = "ehr.finish gave no item from the candidate answers"
-        return self.outcome("no_answer", "finish_tool_call", invalid=invalid, error=error)
+        return self.read(reading)
 
     def text_answer(self) -> AgentOutcome:
         """The model stopped calling tools without ``ehr.finish``: the answer its last replies wrote in
-        text (``extract_answer``; the replies since its last tool call, newest first), else no answer."""
+        text (``read_text_answer``; the replies since its last tool call, newest first), else no answer."""
+        replies: list[str] = []
         for message in reversed(self.messages):
             if message.role == "assistant" and message.tool_calls:
                 break
-            if message.role != "assistant":
-                continue
-            found = extract_answer(message.content, self.question.candidates)
-            if found is None:
-                continue
-            valid, invalid = validate_answer(found.items, self.question.candidates)
-            if valid:
-                return self.outcome("answered", "text_answer", answer=valid, invalid=invalid,
-                                    parse_mode=found.parse_mode)
-            return self.outcome("no_answer", "text_answer", invalid=invalid, parse_mode=found.parse_mode,
-                                error="the answer written in text held no item from the candidate answers")
-        return self.outcome("no_answer", "no_tool_call", error="the model stopped calling tools without ehr.finish")
+            if message.role == "assistant":
+                replies.append(message.content)
+        return self.read(read_text_answer(replies, self.question.candidates))
 
     async def step(self) -> AgentOutcome | None:
         self.turn += 1
