@@ -49,6 +49,7 @@ from ._reading import (
 from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
 from ._session import EpisodeSession, ToolInfo, ToolReply, offered_tools, open_question_session, open_session
 from ._sources import Sources
+from ._toolturn import tool_record
 
 __all__ = [
     "ANSWER_FORMAT",
@@ -108,6 +109,7 @@ __all__ = [
     "run_agent",
     "run_curated",
     "task_messages",
+    "tool_record",
     "validate_answer",
     "verbatim_package",
 ]

@@ -48,8 +48,8 @@ from ._prompts import (
     agent_messages_text,
 )
 from ._reading import AnswerReading, answer_vocabulary, correction_message, read_finish, read_text_answer
-from ._records import CallRecord, ToolRecord, Transcript
-from ._toolturn import call_offered, cap_output, tool_turn_text
+from ._records import CallRecord, Transcript
+from ._toolturn import call_offered, cap_output, tool_record, tool_turn_text
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -206,13 +206,8 @@ class _Run:
         done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
         for call, result in done:
             content = cap_output(result.content, self.budget.max_tool_chars)
-            message = self.tool_message(call, result, content)
-            self.messages.append(message)
-            self.transcript.tools.append(
-                ToolRecord(turn=self.turn, name=call.name, ok=result.ok, error_kind=result.error_kind,
-                           elapsed_s=result.elapsed_s, output_chars=len(content),
-                           truncated=result.truncated or len(content) < len(result.content))
-            )
+            self.messages.append(self.tool_message(call, result, content))
+            self.transcript.tools.append(tool_record(self.turn, call.name, result, self.budget.max_tool_chars))
         return done
 
     def tool_message(self, call: ToolCall, result: ToolResult, content: str) -> Message:

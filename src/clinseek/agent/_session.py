@@ -111,6 +111,11 @@ class EpisodeSession:
         return self.context.episode.key
 
     @property
+    def vision(self) -> bool:
+        """Whether the caller is shown pictures (else a tool's pictures are a note in the reply's text)."""
+        return self._vision
+
+    @property
     def closed(self) -> bool:
         """True once :meth:`close` ran."""
         return self.context.episode.closed

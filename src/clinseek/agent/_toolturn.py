@@ -12,6 +12,7 @@ from typing import Any
 
 from ..tools import ToolContext, ToolResult, call_tool, strip_ansi
 from ._prompts import PICTURES_NOT_SHOWN
+from ._records import ToolRecord
 
 CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
 """Appended to a tool output cut at ``AgentBudget.max_tool_chars`` (a second guard after the tools' own cap)."""
@@ -53,3 +54,11 @@ def tool_turn_text(capped: str, result: ToolResult, *, vision: bool) -> str:
 def shown_text(result: ToolResult, max_chars: int, *, vision: bool) -> str:
     """The text of a tool turn: the output cut at ``max_chars`` (announced), then the pictures note."""
     return tool_turn_text(cap_output(result.content, max_chars), result, vision=vision)
+
+
+def tool_record(turn: int, name: str, result: ToolResult, max_chars: int) -> ToolRecord:
+    """The record of one tool call of ``turn``: its outcome, time, the characters shown (after the cut at
+    ``max_chars``) and whether the tool or the cut shortened its output."""
+    content = cap_output(result.content, max_chars)
+    return ToolRecord(turn=turn, name=name, ok=result.ok, error_kind=result.error_kind, elapsed_s=result.elapsed_s,
+                      output_chars=len(content), truncated=result.truncated or len(content) < len(result.content))

@@ -5,7 +5,7 @@ drives every stage; nothing below imports it.
 """
 
 from ._config import CONFIG_FILE, DEMO_MODELS, DemoConfig, DemoSettings, check_config
-from ._demo import DemoResult, Stage, StageCallback, run_demo
+from ._demo import DemoResult, Stage, StageCallback, demo_inputs, run_demo, store_cxr_root
 from ._next import next_steps, replay_command
 from ._paired import find_delta, model_comparisons
 
@@ -18,9 +18,11 @@ __all__ = [
     "Stage",
     "StageCallback",
     "check_config",
+    "demo_inputs",
     "find_delta",
     "model_comparisons",
     "next_steps",
     "replay_command",
     "run_demo",
+    "store_cxr_root",
 ]

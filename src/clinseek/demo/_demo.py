@@ -149,7 +149,32 @@ async def _build(store: Path, bench: Path, settings: DemoSettings, tasks: Sequen
     return result.manifest, Stage("benchmark", time.perf_counter() - started, False)
 
 
-def _cxr_root(store: Path) -> Path | None:
+async def demo_inputs(out: Path | str, *, settings: DemoSettings | None = None, tasks: Sequence[str] | None = None,
+                      on_stage: StageCallback | None = None) -> tuple[Path, Path]:
+    """The demo's first two stages alone: a synthetic store and a benchmark built from it.
+
+    Synthesizes ``out/store.duckdb`` (``settings.patients``, ``settings.seed``) and builds ``out/bench``
+    (``settings.per_task`` questions per task) as :func:`run_demo` does; each is reused when present
+    (both are renamed into place when complete). Nothing runs and no ``demo.json`` is written.
+
+    Returns:
+        ``(store, bench)``.
+
+    Raises:
+        RegistryError: an unknown task name. ClinseekError: no question could be built.
+    """
+    settings = settings or DemoSettings()
+    out = Path(out)
+    say = on_stage or (lambda _line: None)
+    requested_tasks(tasks)
+    await _synthesize(out / "store.duckdb", settings, say)
+    await _build(out / "store.duckdb", out / "bench", settings, tasks, say)
+    if not await anyio.to_thread.run_sync(load_questions, out / "bench"):
+        raise ClinseekError(f"{out / 'bench'}: the store supports none of the requested tasks")
+    return out / "store.duckdb", out / "bench"
+
+
+def store_cxr_root(store: Path) -> Path | None:
     """The store's CXR image folder (``store_info.cxr_root``, relative to the store's folder), if present."""
     root = open_store(store).info.get("cxr_root")
     if not root:
@@ -163,7 +188,7 @@ async def _run(questions: Sequence[Question], store: Path, runs: Path, settings:
     started = time.perf_counter()
     run_settings = RunSettings(run=RunOptions(concurrency=settings.concurrency, seed=settings.seed,
                                               progress=settings.progress),
-                               sources=Sources(cxr_root=_cxr_root(store)))
+                               sources=Sources(cxr_root=store_cxr_root(store)))
     summaries: list[ModeSummary] = []
     for model in DEMO_MODELS:
         say(f"run: {model}, agent and curated mode, {len(questions)} questions -> {runs}")

@@ -2,7 +2,7 @@
 
 Tools are named canonically with dots (``ehr.run_sql_query``, ``browser.search``). OpenAI and
 Anthropic (also on Bedrock and Vertex) only accept ``^[a-zA-Z0-9_-]{1,64}$``, so on the wire every
-``.`` becomes ``__`` (``ehr__run_sql_query``). The map is built per request from the tool list,
+``.`` becomes ``__`` (``ehr__run_sql_query``); the inspect_ai adapter names its tools the same way. The map is built per request from the tool list,
 checked to be one-to-one, and decoded through its inverse dictionary, never by string repair:
 a wire name that is not in the map is *unknown* (the call gets an ``unknown_tool`` error that the
 loop returns to the model). The text protocol uses the canonical names unchanged.
@@ -37,6 +37,7 @@ WIRE_NAME_RULES: Mapping[str, WireNameRule] = {
     "anthropic": _SAFE,
     "bedrock": _SAFE,
     "vertex": _SAFE,
+    "inspect": _SAFE,  # inspect_ai hands tool names to every provider it serves: the strictest rule
     "text": _DOTTED,
 }
 """The one place that says how each provider spells tool names (unlisted providers use ``openai``'s)."""

@@ -10,7 +10,7 @@ from ..agent import Sources
 from ._cache import CachedModel, ResponseCache, cache_key
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
-from ._execute import Executor
+from ._execute import Executor, question_row_fields
 from ._identity import question_hash, store_identity
 from ._knowledge import close_knowledge, open_knowledge_source, open_run_knowledge
 from ._manifest import RunManifest, config_hash, safe_base_url
@@ -58,6 +58,7 @@ __all__ = [
     "open_knowledge_source",
     "open_run_knowledge",
     "question_hash",
+    "question_row_fields",
     "read_results",
     "redact_line",
     "run_benchmark",

@@ -55,6 +55,21 @@ def _manifest_fields(question: Question) -> dict[str, Any]:
     return question.model_dump(mode="json", exclude=_MANIFEST_SKIP)
 
 
+def question_row_fields(question: Question) -> dict[str, Any]:
+    """The fields of a result row that come from its question: ``task``, ``task_type``, ``category``,
+    ``question_hash``, ``policy_version``, ``gold``, ``gold_aliases``, ``answer_type`` (multimodal only),
+    ``candidates``, ``subject_id``, ``hadm_id``, ``prediction_time`` and ``manifest`` (the other fields,
+    never the gold label or the curated package). The gold label is there: never show these to a model."""
+    q = question
+    return dict(
+        task=q.task, task_type=q.task_type, category=q.category, question_hash=question_hash(q),
+        policy_version=q.policy, gold=list(q.label), gold_aliases=[list(a) for a in q.label_aliases],
+        answer_type=q.answer_type if q.task_type == "multimodal" else None, candidates=list(q.candidates),
+        subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
+        manifest=_manifest_fields(q),
+    )
+
+
 def _now() -> str:
     from datetime import UTC, datetime
 
@@ -167,12 +182,8 @@ class Executor:
         return dict(
             qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.run.runs_per_question,
             session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
-            task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
-            config_hash=self.digest, question_hash=question_hash(q), store_id=self.store_id, policy_version=q.policy, gold=list(q.label),
-            gold_aliases=[list(a) for a in q.label_aliases], answer_type=q.answer_type if q.task_type == "multimodal" else None,
-            candidates=list(q.candidates),
-            subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
-            manifest=_manifest_fields(q),
+            mode=self.mode, model=self.model.name, config_hash=self.digest, store_id=self.store_id,
+            **question_row_fields(q),
         )
 
     def row(self, job: Job, outcome: AgentOutcome, latency_s: float, started_at: str) -> ResultRow:
