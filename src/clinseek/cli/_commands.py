@@ -12,6 +12,7 @@ from . import (
     _demo,  # noqa: F401
     _distill,  # noqa: F401
     _export,  # noqa: F401
+    _inspect,  # noqa: F401
     _knowledge,  # noqa: F401
     _report,  # noqa: F401
     _run,  # noqa: F401

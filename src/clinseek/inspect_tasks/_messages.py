@@ -86,7 +86,7 @@ def from_inspect(message: ChatMessage, names: ToolNameMap, images: ImageFiles | 
                        is_error=message.error is not None, images=pictures)
     assert isinstance(message, ChatMessageAssistant)
     calls = [ToolCall(id=c.id, name=names.from_wire(c.function) or c.function, arguments=dict(c.arguments or {}),
-                      **({"error_kind": "invalid_json", "error": c.parse_error} if c.parse_error else {}))
+                      error_kind="invalid_json" if c.parse_error else None, error=c.parse_error)
              for c in message.tool_calls or []]
     reasoning = [c.reasoning for c in message.content if isinstance(c, ContentReasoning)] \
         if isinstance(message.content, list) else []

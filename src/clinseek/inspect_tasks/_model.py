@@ -40,8 +40,8 @@ class ClinseekBaselineAPI(ModelAPI):
     """
 
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig = GenerateConfig(), **model_args: Any) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
+                 config: GenerateConfig | None = None, **model_args: Any) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
         from ..agent import is_scripted_baseline
         from ..models import get_model
 

@@ -10,10 +10,10 @@ from ..agent import Sources
 from ._cache import CachedModel, ResponseCache, cache_key
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
-from ._execute import Executor, question_row_fields
+from ._execute import Executor, message_record, question_row_fields, row_status
 from ._identity import question_hash, store_identity
 from ._knowledge import close_knowledge, open_knowledge_source, open_run_knowledge
-from ._manifest import RunManifest, config_hash, safe_base_url
+from ._manifest import RunManifest, config_hash, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
 from ._reflayout import CLINSEEK_CODEC, REFERENCE_CODEC, ExportedRun, RowCodec, codec_for, export_reference
 from ._results import ReadReport, ResultsFile, RunLock, read_results
@@ -54,15 +54,19 @@ __all__ = [
     "codec_for",
     "config_hash",
     "export_reference",
+    "message_record",
     "model_slug",
     "open_knowledge_source",
     "open_run_knowledge",
+    "package_versions",
     "question_hash",
     "question_row_fields",
     "read_results",
     "redact_line",
+    "row_status",
     "run_benchmark",
     "run_jobs",
     "safe_base_url",
     "store_identity",
+    "write_manifest",
 ]

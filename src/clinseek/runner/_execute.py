@@ -27,7 +27,7 @@ from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accep
 from ..tools import BROWSER_TOOLS, ToolContext
 from ._engine import Job
 from ._identity import question_hash
-from ._rows import ResultRow
+from ._rows import ResultRow, Status
 
 if TYPE_CHECKING:
     from ..bench import InvalidRow, Question
@@ -68,6 +68,14 @@ def question_row_fields(question: Question) -> dict[str, Any]:
         subject_id=q.subject_id, hadm_id=q.hadm_id, prediction_time=q.prediction_time.isoformat(sep=" "),
         manifest=_manifest_fields(q),
     )
+
+
+def row_status(status: Status, answer: Sequence[str] | None, error: str | None) -> tuple[Status, str | None]:
+    """The ``(status, error)`` a result row records: an ``answered`` run whose answer holds no item is
+    ``no_answer`` (the scorer counts it so: an empty answer is never a valid one)."""
+    if status == "answered" and not answer:
+        return "no_answer", error or "the answer held no item"
+    return status, error
 
 
 def _now() -> str:
@@ -192,9 +200,7 @@ class Executor:
         An ``answered`` outcome whose answer holds no item is written as ``no_answer`` (the scorer
         counts it so: an empty answer is never a valid one).
         """
-        status, error = outcome.status, outcome.error
-        if status == "answered" and not outcome.answer:
-            status, error = "no_answer", error or "the answer held no item"
+        status, error = row_status(outcome.status, outcome.answer, outcome.error)
         return ResultRow(
             **self._base(job), prompt_version=outcome.prompt_version, status=status,
             completed=outcome.completed, stop_reason=outcome.stop_reason, error=error,
