@@ -24,12 +24,17 @@ Step = list[tuple[str, dict[str, Any]]]
 """One assistant turn: (canonical tool name, arguments) calls."""
 
 
+COMMON_TESTS = ("Sodium", "Potassium", "Glucose")
+
+
 def answer_for(task_turn: str) -> list[str]:
-    """"yes" to yes/no questions, else the first two non-empty candidates, else "no"."""
+    """"no" to yes/no questions; else the common lab tests among the candidates and the first non-empty
+    candidate (partly right); else "no" (wrong): right, partly right and wrong answers all occur."""
     facts = read_prompt([Message.user(task_turn)])
     if facts.is_yes_no:
-        return ["yes"]
-    return [c for c in facts.candidates if c.strip()][:2] or ["no"]
+        return ["no"]
+    named = [c for c in facts.candidates if c.strip()]
+    return [c for c in named if c in COMMON_TESTS] + named[:1] or ["no"]
 
 
 def agent_step(turn: int, task_turn: str, steps: Sequence[Step]) -> Step:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio.to_thread
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, execute_tools
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser, execute_tools
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
@@ -129,8 +129,10 @@ class _AgentRun:
         self.records: list[ToolRecord] = []
         self.pictures = 0
         """Pictures the tools made (sent to a model that takes images, else a note said how many)."""
+        self.replies: list[ToolReply] = []
+        """The current turn's replies, as they completed (the calls of a turn run concurrently)."""
         self.finish: ToolReply | None = None
-        """The last successful ``ehr.finish`` reply of the current turn."""
+        """The last successful ``ehr.finish`` reply of the current turn, in the model's order."""
         self.reading: AnswerReading | None = None
 
     async def start(self, state: TaskState) -> None:
@@ -139,10 +141,28 @@ class _AgentRun:
         state.tools = episode_tools(self.session, on_reply=self.on_reply, names=self.names)
 
     def on_reply(self, reply: ToolReply) -> None:
-        self.records.append(tool_record(self.turns, reply.name, reply.result, self.budget.max_tool_chars))
-        self.pictures += len(reply.result.images)
-        if reply.name == FINISH_TOOL and reply.ok:
-            self.finish = reply
+        self.replies.append(reply)
+
+    def record(self, messages: list[ChatMessage]) -> None:
+        """Record the turn's replies in the order of its calls (``messages``: the tool turns inspect
+        added, in that order), as clinseek's loop records them; a reply matches its tool turn by name and
+        the text the model was shown (replies alike in both are alike in their record too)."""
+        pending, ordered = self.replies, []
+        for message in messages:
+            if not isinstance(message, ChatMessageTool):
+                continue
+            shown = message.error.message if message.error is not None else message.text
+            name = self.names.from_wire(message.function or "")
+            found = next((r for r in pending if r.name == name and r.text == shown), None)
+            if found is not None:
+                pending.remove(found)
+                ordered.append(found)
+        self.replies = []
+        for reply in [*ordered, *pending]:  # a reply no tool turn shows (none expected) is kept last
+            self.records.append(tool_record(self.turns, reply.name, reply.result, self.budget.max_tool_chars))
+            self.pictures += len(reply.result.images)
+            if reply.name == FINISH_TOOL and reply.ok:
+                self.finish = reply
 
     def notify_finish(self, state: TaskState) -> None:
         """The finish notice, once, when the turns or tokens left are few (as clinseek's loop sends it)."""
@@ -171,7 +191,9 @@ class _AgentRun:
                     continue
                 self.reading = read_text_answer(_replies_since_tools(state), self.question.candidates)
                 return
-            state.messages.extend((await execute_tools(state.messages, state.tools)).messages)
+            added = (await execute_tools(state.messages, state.tools)).messages
+            state.messages.extend(added)
+            self.record(added)
             if self.finished(state):
                 return
         self.reading = AnswerReading("no_answer", "max_turns", False, error=f"no ehr.finish within {self.budget.max_turns} turns")
