@@ -1,9 +1,9 @@
 """One scripted policy, as inspect's mock model (``mockllm``) and as a clinseek ``ChatModel``.
 
 Both read the task turn the same way (``clinseek.agent.read_prompt``) and answer the same items, so an
-inspect eval and ``clinseek.run`` give the same answers: agent mode runs one SQL query, then
-``ehr.finish``; curated mode replies with one ``<answer>`` block. ``steps`` replaces the agent's first
-turns with given tool calls (the leakage attacks).
+inspect eval and ``clinseek.run`` give the same answers: agent mode runs :data:`SCRIPT` (EHR tools,
+two calls a turn), then ``ehr.finish``; curated mode replies with one ``<answer>`` block. ``steps``
+replaces the agent's first turns with given tool calls (the leakage attacks).
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Us
 SQL = "SELECT itemid, charttime, valuenum FROM hosp.labevents ORDER BY charttime DESC, itemid LIMIT 5"
 Step = list[tuple[str, dict[str, Any]]]
 """One assistant turn: (canonical tool name, arguments) calls."""
+SCRIPT: list[Step] = [
+    [("ehr.load_ehr", {}), ("ehr.run_sql_query", {"sql_query": SQL})],  # two calls of one turn run at once
+    [("ehr.get_latest_records", {"table_name": "hosp.labevents"}), ("ehr.get_table_names", {})],
+]
+"""The agent's turns before ``ehr.finish``."""
 
 
 COMMON_TESTS = ("Sodium", "Potassium", "Glucose")
@@ -39,7 +44,7 @@ def answer_for(task_turn: str) -> list[str]:
 
 def agent_step(turn: int, task_turn: str, steps: Sequence[Step]) -> Step:
     """The calls of agent turn ``turn`` (0-based)."""
-    script = [*steps] if steps else [[("ehr.run_sql_query", {"sql_query": SQL})]]
+    script = [*steps] if steps else SCRIPT
     if turn < len(script):
         return script[turn]
     return [("ehr.finish", {"response": answer_for(task_turn)})]

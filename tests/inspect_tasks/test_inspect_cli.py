@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-import clinseek  # noqa: E402
+import clinseek
 
 BIN = Path(sys.executable).parent
 

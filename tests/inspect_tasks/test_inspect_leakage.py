@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from _inspect_helpers import Step, mock_outputs  # noqa: E402
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model  # noqa: E402
+from _inspect_helpers import Step, mock_outputs
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
 
-import clinseek  # noqa: E402
-from clinseek.bench import Question, load_questions  # noqa: E402
-from clinseek.inspect_tasks import clinseek_text, import_inspect_log, name_map  # noqa: E402
-from clinseek.runner import read_results  # noqa: E402
+import clinseek
+from clinseek.bench import Question, load_questions
+from clinseek.inspect_tasks import clinseek_text, import_inspect_log, name_map
+from clinseek.runner import read_results
 
 
 def _attacks(question: Question) -> tuple[list[Step], dict[str, str | None]]:

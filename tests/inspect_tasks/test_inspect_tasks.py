@@ -12,15 +12,15 @@ import pytest
 
 pytest.importorskip("inspect_ai")
 
-from _inspect_helpers import MockRuns  # noqa: E402
-from inspect_ai.log import read_eval_log  # noqa: E402
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool  # noqa: E402
+from _inspect_helpers import MockRuns
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 
-import clinseek  # noqa: E402
-from clinseek.bench import load_questions  # noqa: E402
-from clinseek.errors import ClinseekError  # noqa: E402
-from clinseek.inspect_tasks import import_inspect_log, name_map  # noqa: E402
-from clinseek.runner import read_results  # noqa: E402
+import clinseek
+from clinseek.bench import load_questions
+from clinseek.errors import ClinseekError
+from clinseek.inspect_tasks import import_inspect_log, name_map
+from clinseek.runner import read_results
 
 
 def _f1(folder: Path) -> dict[tuple[str, str], float]:
@@ -30,6 +30,10 @@ def _f1(folder: Path) -> dict[tuple[str, str], float]:
 
 def _rows(folder: Path) -> dict[tuple[str, str], Any]:
     return {(r.mode, r.qid): r for path in sorted(folder.rglob("results.jsonl")) for r in read_results(path).rows}
+
+
+def _records(row: Any) -> list[tuple[Any, ...]]:
+    return [(t.turn, t.name, t.ok, t.error_kind, t.output_chars, t.truncated) for t in row.tools]
 
 
 def _tool_texts(row: Any) -> list[tuple[str, str]]:
@@ -86,12 +90,14 @@ def test_imported_rows_keep_the_runners_tool_outputs_and_answers(mock_runs: Mock
     ours, theirs = _rows(mock_runs.inspect_runs), _rows(mock_runs.clinseek_runs)
     for key, row in ours.items():
         other = theirs[key]
-        assert _tool_texts(row) == _tool_texts(other) and _tool_texts(row) or row.mode == "curated"
+        assert _tool_texts(row) == _tool_texts(other)
+        assert _tool_texts(row) or row.mode == "curated"
         assert (row.status, row.answer, row.invalid_answer, row.stop_reason, row.completed, row.parse_mode) == (
             other.status, other.answer, other.invalid_answer, other.stop_reason, other.completed, other.parse_mode)
         assert (row.gold, row.candidates, row.question_hash, row.task_type, row.category) == (
             other.gold, other.candidates, other.question_hash, other.task_type, other.category)
         assert row.tool_calls == other.tool_calls and row.turns == other.turns
+        assert _records(row) == _records(other)  # in the model's call order, as clinseek's loop records them
         assert row.model == "inspect:mockllm/model" and row.usage.input_tokens == 100 * row.turns
 
 
@@ -136,7 +142,7 @@ def test_an_import_refuses_another_tasks_log_and_an_existing_run(mock_runs: Mock
 
     log = next(iter(mock_runs.logs.values()))
     import_inspect_log(log, tmp_path / "runs")
-    with pytest.raises(ClinseekError, match="already exists.*--overwrite"):
+    with pytest.raises(ClinseekError, match=r"already exists.*--overwrite"):
         import_inspect_log(log, tmp_path / "runs")
     assert import_inspect_log(log, tmp_path / "runs", overwrite=True)[0].rows > 0
     output = ModelOutput.from_content("mockllm/model", "hi")

@@ -15,13 +15,16 @@ import mimetypes
 from collections.abc import Sequence
 from pathlib import Path
 
-from inspect_ai._util.content import Content, ContentImage, ContentReasoning, ContentText
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageTool,
     ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentReasoning,
+    ContentText,
 )
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolCallError

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from inspect_ai._util.content import Content, ContentImage, ContentText
+from inspect_ai.model import Content, ContentImage, ContentText
 from inspect_ai.tool import ToolDef, ToolError, ToolParams
 
 from ..agent import EpisodeSession, ToolReply
