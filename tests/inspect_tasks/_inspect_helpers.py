@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage
-from inspect_ai.tool import ToolCall as InspectToolCall
+from typing import TYPE_CHECKING, Any
 
 from clinseek.agent import read_prompt
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
+
+if TYPE_CHECKING:  # inspect_ai is imported when a test runs, not when tests are collected
+    from inspect_ai.model import ChatMessage, ModelOutput
 
 SQL = "SELECT itemid, charttime, valuenum FROM hosp.labevents ORDER BY charttime DESC, itemid LIMIT 5"
 Step = list[tuple[str, dict[str, Any]]]
@@ -56,6 +56,8 @@ def curated_reply(task_turn: str) -> str:
 
 def mock_outputs(steps: Sequence[Step] = ()) -> Callable[..., ModelOutput]:
     """``custom_outputs`` for ``get_model("mockllm/model", ...)``: usage set (offline: no tokenizer)."""
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage
+    from inspect_ai.tool import ToolCall as InspectToolCall
 
     def outputs(input: list[ChatMessage], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
         task_turn = next(m.text for m in input if isinstance(m, ChatMessageUser))

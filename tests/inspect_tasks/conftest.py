@@ -11,6 +11,13 @@ from _inspect_helpers import MockRuns
 TASKS = ["Inpatient_Mortality", "labevents", "mm_mortality", "cxr_finding_enumeration"]
 
 
+@pytest.fixture(autouse=True)
+def _inspect_ai() -> None:
+    """Every test here needs inspect_ai (the [dev] extra brings it); it is imported when a test runs,
+    not when the suite is collected (importing it takes seconds)."""
+    pytest.importorskip("inspect_ai")
+
+
 @pytest.fixture(scope="session")
 def inspect_bench(synthetic_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One question each of a risk, a decision, and two multimodal tasks (with linked CXR images)."""

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("inspect_ai")
-
 import clinseek
 
 BIN = Path(sys.executable).parent

@@ -7,17 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("inspect_ai")
-
 from _inspect_helpers import Step, mock_outputs
-from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
 
 import clinseek
 from clinseek.bench import Question, load_questions
-from clinseek.inspect_tasks import clinseek_text, import_inspect_log, name_map
 from clinseek.runner import read_results
 
 
@@ -41,6 +34,11 @@ def _attacks(question: Question) -> tuple[list[Step], dict[str, str | None]]:
 
 
 def test_refusals_hold_through_the_inspect_tools(synthetic_store: Path, inspect_bench: Path, tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
+
+    from clinseek.inspect_tasks import clinseek_text, import_inspect_log, name_map
+
     question = next(q for q in load_questions(inspect_bench) if q.task == "Inpatient_Mortality")
     steps, expected = _attacks(question)
     task = clinseek_text(bench=str(inspect_bench), store=str(synthetic_store), tasks="Inpatient_Mortality")

@@ -9,18 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("inspect_ai")
-
 from _inspect_helpers import MockRuns
-from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 
 import clinseek
 from clinseek.bench import load_questions
 from clinseek.errors import ClinseekError
-from clinseek.inspect_tasks import import_inspect_log, name_map
 from clinseek.runner import read_results
+
+
+def _samples(path: Path) -> list[Any]:
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(path)).samples or []
 
 
 def _f1(folder: Path) -> dict[tuple[str, str], float]:
@@ -51,7 +51,7 @@ def test_both_tasks_in_both_modes_score_as_clinseeks_runner(mock_runs: MockRuns,
 def test_the_inspect_score_is_the_imported_runs_f1(mock_runs: MockRuns) -> None:
     imported = _f1(mock_runs.inspect_runs)
     for (_, mode), path in mock_runs.logs.items():
-        for sample in read_eval_log(str(path)).samples or []:
+        for sample in _samples(path):
             score = sample.scores["clinseek_scorer"]
             assert score.value == pytest.approx(imported[(mode, str(sample.id))])
             assert set(score.metadata) >= {"f1", "precision", "recall", "exact_match"}
@@ -60,7 +60,7 @@ def test_the_inspect_score_is_the_imported_runs_f1(mock_runs: MockRuns) -> None:
 def test_samples_are_questions_with_their_ids_and_metadata(mock_runs: MockRuns, inspect_bench: Path) -> None:
     questions = {q.qid: q for q in load_questions(inspect_bench)}
     for (kind, _), path in mock_runs.logs.items():
-        for sample in read_eval_log(str(path)).samples or []:
+        for sample in _samples(path):
             q = questions[str(sample.id)]
             assert (kind == "mm") == (q.task_type == "multimodal")
             assert sample.metadata["subject_id"] == q.subject_id and sample.metadata["task"] == q.task
@@ -72,10 +72,14 @@ def test_samples_are_questions_with_their_ids_and_metadata(mock_runs: MockRuns, 
 
 
 def test_tool_outputs_are_the_direct_paths(mock_runs: MockRuns, inspect_bench: Path, synthetic_store: Path) -> None:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
+
+    from clinseek.inspect_tasks import name_map
+
     for (kind, mode), path in mock_runs.logs.items():
         if mode != "agent":
             continue
-        for sample in read_eval_log(str(path)).samples or []:
+        for sample in _samples(path):
             calls = {c.id: c for m in sample.messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []}
             names = name_map([*(c.function.replace("__", ".") for c in calls.values())])
             with clinseek.open_question_episode(inspect_bench, str(sample.id), synthetic_store) as episode:
@@ -139,6 +143,8 @@ def test_an_import_refuses_another_tasks_log_and_an_existing_run(mock_runs: Mock
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput, get_model
+
+    from clinseek.inspect_tasks import import_inspect_log
 
     log = next(iter(mock_runs.logs.values()))
     import_inspect_log(log, tmp_path / "runs")
