@@ -167,3 +167,19 @@ def _with_usage(output: Any) -> Any:
 
     output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     return output
+
+
+def test_a_sample_that_does_not_read_is_named_and_the_others_are_imported(mock_runs: MockRuns, tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from clinseek.inspect_tasks import import_inspect_log
+
+    log = read_eval_log(str(mock_runs.logs[("text", "agent")]))
+    assert log.samples and len(log.samples) == 2
+    bad = log.samples[0]
+    bad.store["clinseek"] = {**bad.store["clinseek"], "status": "maybe"}
+    write_eval_log(log, str(tmp_path / "edited.eval"))
+    (run,) = import_inspect_log(tmp_path / "edited.eval", tmp_path / "runs")
+    assert run.rows == 1 and len(run.unreadable) == 1
+    assert run.unreadable[0].startswith(f"{bad.id} epoch 1: SampleOutcome field status:")
+    assert [r.qid for r in read_results(run.results).rows] == [str(log.samples[1].id)]

@@ -28,3 +28,5 @@ def import_inspect_cmd(
     for run in import_inspect_log(log, out, overwrite=overwrite):
         errors = f", {run.infra_errors} infrastructure errors (not scored)" if run.infra_errors else ""
         typer.echo(f"{log} -> {run.results} ({run.rows} rows{errors})")
+        for problem in run.unreadable:
+            typer.echo(f"  not imported: {problem}", err=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from pydantic import ValidationError
 
 from ..agent import CallRecord, UsageTotals
 from ..errors import ClinseekError
@@ -41,6 +42,8 @@ class ImportedRun:
     Attributes:
         results: its ``results.jsonl``. benchmark, mode, model: the run's key.
         rows: rows written. infra_errors: rows of samples that ended in an error (not scored).
+        unreadable: samples not written, each as ``"<qid> epoch <n>: <what was wrong>"`` (a sample
+            whose recorded clinseek outcome or metadata does not read; the other samples are written).
     """
 
     results: Path
@@ -49,6 +52,7 @@ class ImportedRun:
     model: str
     rows: int
     infra_errors: int
+    unreadable: tuple[str, ...] = ()
 
 
 def import_inspect_log(log: Path | str, out: Path | str, *, overwrite: bool = False) -> list[ImportedRun]:
@@ -57,7 +61,8 @@ def import_inspect_log(log: Path | str, out: Path | str, *, overwrite: bool = Fa
 
     Raises:
         ClinseekError: ``log`` is not a readable inspect log, is not a clinseek task's log, holds no
-            sample, or a target ``results.jsonl`` exists (``overwrite`` replaces it).
+            sample (or none of a benchmark reads), or a target ``results.jsonl`` exists (``overwrite``
+            replaces it). A sample that does not read is left out and named in ``ImportedRun.unreadable``.
     """
     log = Path(log)
     eval_log = _read(log)
@@ -97,12 +102,19 @@ def _write(out: Path | str, benchmark: str, samples: list[EvalSample], run: RunI
            info: dict[str, Any], overwrite: bool) -> ImportedRun:
     folder = Path(out) / benchmark / run.mode / model_slug(run.model)
     results = folder / "results.jsonl"
-    if results.exists():
-        if not overwrite:
-            raise ClinseekError(f"{results}: already exists; import into another --out, or pass --overwrite")
-        results.unlink()
+    if results.exists() and not overwrite:
+        raise ClinseekError(f"{results}: already exists; import into another --out, or pass --overwrite")
     images = ImageFiles(folder / "images")
-    rows = [result_row(sample_view(s), run, images) for s in sorted(samples, key=lambda s: (str(s.id), s.epoch))]
+    rows: list[ResultRow] = []
+    unreadable: list[str] = []
+    for sample in sorted(samples, key=lambda s: (str(s.id), s.epoch)):
+        try:
+            rows.append(result_row(sample_view(sample), run, images))
+        except (ValidationError, ClinseekError, KeyError, TypeError, ValueError) as err:
+            unreadable.append(f"{sample.id} epoch {sample.epoch}: {_reason(err)}")
+    if not rows:
+        raise ClinseekError(f"{eval_log.location}: no sample of {benchmark} could be read: {'; '.join(unreadable)}")
+    results.unlink(missing_ok=True)
     file = ResultsFile(results)
     file.open()
     try:
@@ -112,7 +124,18 @@ def _write(out: Path | str, benchmark: str, samples: list[EvalSample], run: RunI
         file.close()
     write_manifest(folder / "run_manifest.json", _manifest(benchmark, rows, run, eval_log, info))
     return ImportedRun(results=results, benchmark=benchmark, mode=run.mode, model=run.model, rows=len(rows),
-                       infra_errors=sum(r.status == "infra_error" for r in rows))
+                       infra_errors=sum(r.status == "infra_error" for r in rows), unreadable=tuple(unreadable))
+
+
+def _reason(err: Exception) -> str:
+    """What was wrong, naming the field (the store's ``clinseek`` outcome, a metadata field)."""
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{err.title} field {where or '(whole record)'}: {first['msg']} ({err.error_count()} errors)"
+    if isinstance(err, KeyError):
+        return f"missing field {err}"
+    return f"{type(err).__name__}: {err}"
 
 
 def sample_view(sample: EvalSample) -> SampleView:
