@@ -51,12 +51,12 @@ def _task_description(instruction: str) -> str:
 
 def task_rows() -> list[dict[str, str]]:
     """One row per task a benchmark can hold: the 45 text subtasks, then the 6 multimodal categories."""
-    from ..bench import MM_CATEGORIES, TEXT_TASKS, get_category
+    from ..bench import TASKS, get_category
 
     rows = [{"name": t.name, "kind": t.task_type, "category": t.category,
-             "description": _task_description(t.instruction)} for t in TEXT_TASKS]
-    rows += [{"name": c.category, "kind": "multimodal", "category": c.category,
-              "description": get_category(c.category).description} for c in MM_CATEGORIES]
+             "description": _task_description(t.instruction)} for t in TASKS.tasks("clinseek-bench-text")]
+    rows += [{"name": t.name, "kind": t.task_type, "category": t.category,
+              "description": get_category(t.category).description} for t in TASKS.tasks("clinseek-bench-mm")]
     return rows
 
 
