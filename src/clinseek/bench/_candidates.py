@@ -5,25 +5,13 @@ AgentEHR-Bench prompts name no answers; the agent finds them in the episode's ``
 
 1. its own ``candidates`` list (built text benchmarks inline theirs);
 2. AgentEHR's ``candidate_table.db`` when a user has it (:func:`load_agentehr_tables`);
-3. the store (:func:`store_candidate_table`), per task:
+3. the store (:func:`store_candidate_table`), as the task's ``TaskSpec.candidate_table`` declares
+   (``docs/tasks.md`` lists each task's candidates): the rows, ``candidate`` first, then dictionary
+   columns.
 
-   ============== ================================================================================
-   task           rows (``candidate`` first, then dictionary columns)
-   ============== ================================================================================
-   diagnoses_ccs  every HCUP CCS diagnosis category, with each ``hosp.d_icd_diagnoses`` code that maps
-                  to it (``icd_code``, ``icd_version``, ``long_title``); the map of :mod:`clinseek.bench._vocab`
-   procedures_ccs every HCUP CCS procedure category, with each ICD-10-PCS code of ``hosp.d_icd_procedures``
-                  that maps to it
-   labevents      ``hosp.d_labitems``: ``label`` as candidate, ``itemid``, ``fluid``, ``category``
-   microbiology-  ``test_name`` (and ``test_itemid``) of ``hosp.microbiologyevents``
-   events
-   prescriptions  ``drug`` of ``hosp.prescriptions``
-   transfers      ``careunit`` of ``hosp.transfers``
-   ============== ================================================================================
-
-The first three are dictionaries (the same for every patient). MIMIC-IV has no dictionary of
-microbiology tests, drugs or care units, so those three vocabularies are read from the store's event
-rows **of the other patients only**: a name is in patient S's table when at least one patient other
+The diagnosis and procedure CCS tables and the lab table are dictionaries (the same for every patient).
+MIMIC-IV has no dictionary of microbiology tests, drugs or care units, so those three vocabularies are
+read from the store's event rows **of the other patients only**: a name is in patient S's table when at least one patient other
 than S has it. The table of S therefore never depends on S's own records (nothing of S's future, nor
 of S's past, can be read from it). Every table, imported or built, passes the sealed episode's check
 (:func:`clinseek.episode.check_candidate_table`: no id, time or date column).
