@@ -1,4 +1,4 @@
-"""Curated Input mode: one call, strict <answer> parsing, failures counted."""
+"""Curated Input mode: one call, the <answer> format, fallbacks recorded by parse_mode, failures counted."""
 
 from __future__ import annotations
 
@@ -32,10 +32,23 @@ def test_one_call_without_tools_and_a_clear_answer_format() -> None:
     assert "Current Time: 2150-01-01 12:00:00" in user and '["yes", "no"]' in user
 
 
-def test_a_reply_without_a_block_is_a_counted_parse_failure() -> None:
-    outcome = _run(ScriptedModel([assistant(content="Final answer: no")]))
+def test_a_reply_without_any_answer_is_a_counted_parse_failure() -> None:
+    outcome = _run(ScriptedModel([assistant(content="I cannot tell from these records.")]))
     assert outcome.status == "no_answer" and outcome.stop_reason == "parse_error"
-    assert outcome.parse_failures == 1 and outcome.answer is None
+    assert outcome.parse_failures == 1 and outcome.answer is None and outcome.parse_mode is None
+
+
+def test_an_answer_outside_the_format_is_read_and_marked_as_a_fallback() -> None:
+    outcome = _run(ScriptedModel([assistant(content="Final answer: no")]))
+    assert outcome.status == "answered" and outcome.answer == ["no"]
+    assert outcome.parse_mode == "final_answer" and outcome.stop_reason == "text_answer"
+    assert outcome.parse_failures == 1 and not outcome.completed
+
+
+def test_the_format_is_strict_answer_tag_and_completed() -> None:
+    outcome = _run(ScriptedModel([assistant(content="<think>maybe yes</think>\n<answer>\nno\n</answer>")]))
+    assert (outcome.parse_mode, outcome.parse_failures, outcome.completed) == ("answer_tag", 0, True)
+    assert outcome.answer == ["no"]
 
 
 def test_items_outside_the_candidates_are_reported() -> None:

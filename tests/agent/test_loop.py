@@ -84,11 +84,29 @@ def test_a_tool_not_offered_is_refused() -> None:
 
 
 def test_a_turn_without_tool_calls_gets_one_reminder_then_the_run_gives_up() -> None:
-    model = ScriptedModel([assistant(content="I think yes"), assistant(content="yes")])
+    model = ScriptedModel([assistant(content="I think so"), assistant(content="Let me look again later.")])
     outcome = _run(model)
     assert outcome.status == "no_answer" and outcome.stop_reason == "no_tool_call"
-    assert outcome.reminders == 1
+    assert outcome.reminders == 1 and outcome.parse_mode is None
     assert [m.content for m in outcome.messages if m.role == "user"][-1] == REMINDER
+
+
+def test_an_answer_written_in_text_after_the_reminder_is_read_as_a_fallback() -> None:
+    model = ScriptedModel([assistant(content="I think yes"), assistant(content="yes")])
+    outcome = _run(model)
+    assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["yes"], "candidate_match")
+    assert outcome.stop_reason == "text_answer" and not outcome.completed
+
+
+def test_a_text_answer_before_the_reminder_counts_when_the_last_reply_has_none() -> None:
+    model = ScriptedModel([assistant(content="<answer>\nno\n</answer>"), assistant(content="As I said.")])
+    outcome = _run(model)
+    assert (outcome.answer, outcome.parse_mode) == (["no"], "answer_tag")
+
+
+def test_a_finish_call_is_the_strict_parse_mode() -> None:
+    outcome = _run(ScriptedModel([assistant(call("ehr.finish", response=["no"]))]))
+    assert (outcome.parse_mode, outcome.completed) == ("finish_call", True)
 
 
 def test_a_reminder_can_recover_the_run() -> None:
@@ -163,7 +181,9 @@ def test_provider_failure_is_an_infra_error_that_keeps_the_transcript() -> None:
     outcome = _run(model)
     assert outcome.status == "infra_error" and outcome.error_type == "ProviderUnavailable"
     assert [m.role for m in outcome.messages] == ["system", "user", "assistant", "tool"]
-    assert len(outcome.calls) == 1
+    ok, failed = outcome.calls  # the failed call is kept, with its error
+    assert (ok.status, failed.status, failed.error_type, failed.turn) == ("ok", "failed", "ProviderUnavailable", 2)
+    assert failed.latency_s == 0.0 and failed.total_s is not None
 
 
 def test_usage_and_cost_are_summed_and_unknown_cost_stays_unknown() -> None:

@@ -102,6 +102,6 @@ def test_curated_text_renders_for_a_synthetic_question(
     synthetic_built: tuple[Path, list[Question]], synthetic_store: Path
 ) -> None:
     q = next(q for q in synthetic_built[1] if q.task == "LengthOfStay_7day")
-    curated = render_curated(q, synthetic_store, budget_chars=5_000)
+    curated = render_curated(q, synthetic_store, budget_tokens=1_500)
     assert curated.text.startswith("## Patient Demographics [None]")
     assert curated.blocks_shown > 0

@@ -10,6 +10,7 @@ import pytest
 
 from clinseek.bench import Question, render_curated, render_text_timeline
 from clinseek.episode import TEXT_POLICY, EpisodeKey, build_episode
+from clinseek.models import estimate_tokens
 from clinseek.store import open_store
 
 _BLOCK = re.compile(r"^## (.+) \[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|None)\]$", re.M)
@@ -49,7 +50,7 @@ def test_timeline_blocks_are_newest_first_and_before_the_cutoff(demo_store: Path
     subject_id, _, admittime, dischtime = admission
     cutoff = admittime + (dischtime - admittime) / 2
     with build_episode(demo_store, EpisodeKey(subject_id, cutoff)) as ep:
-        curated = render_text_timeline(ep, budget_chars=1_000_000)
+        curated = render_text_timeline(ep, budget_tokens=1_000_000)
     assert curated.source == "rendered" and not curated.truncated
     heads = _BLOCK.findall(curated.text)
     assert heads[0] == ("Patient Demographics", "None")
@@ -73,10 +74,10 @@ def test_timeline_does_not_show_the_outcome(demo_store: Path, admission: tuple) 
 def test_budget_cuts_oldest_blocks_and_says_so(demo_store: Path, admission: tuple) -> None:
     subject_id, _, _, dischtime = admission
     with build_episode(demo_store, EpisodeKey(subject_id, dischtime)) as ep:
-        full = render_text_timeline(ep, budget_chars=1_000_000)
-        short = render_text_timeline(ep, budget_chars=2_000)
+        full = render_text_timeline(ep, budget_tokens=1_000_000)
+        short = render_text_timeline(ep, budget_tokens=600)
     assert short.blocks_total == full.blocks_total > short.blocks_shown
-    assert len(short.text) <= 2_000 + 100
+    assert estimate_tokens(short.text) <= 600
     assert f"[{short.blocks_total - short.blocks_shown} older event blocks omitted" in short.text
     # the blocks kept are the most recent ones
     assert _BLOCK.findall(short.text)[1] == _BLOCK.findall(full.text)[1]

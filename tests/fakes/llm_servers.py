@@ -15,7 +15,10 @@ Builders: ``text``, ``tool_calls`` (several = parallel calls; a ``str`` argument
 so malformed JSON is easy), ``error``, ``rate_limited`` (429 + retry-after), ``server_error``
 (500), ``overloaded``, ``context_length`` (the provider's own 400), ``malformed_body`` (200 with
 invalid JSON), and ``slow(reply, delay_s)`` (timeouts). ``usage(...)`` shapes token counts,
-including cached tokens. The Anthropic fake answers any POST path, so Bedrock
+including cached tokens. ``OpenAIFake(profile="llama-cpp-python")`` (``vllm``, ``llama.cpp``,
+``sglang``, ``ollama``, ``tgi``, ...: :data:`PROFILES`) refuses requests as that server does
+(null content → 500, non-JSON arguments → 400, ...) and answers ``/v1/models`` and its tokenizer
+endpoint by itself. The Anthropic fake answers any POST path, so Bedrock
 (``/model/<id>/invoke``) and Vertex (``…:rawPredict``) clients work against it too.
 """
 
@@ -164,6 +167,9 @@ class FakeLLMServer:
     def _next(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            fixed = self._fixed(request)
+            if fixed is not None:
+                return fixed
             if self._script:
                 return self._script.popleft()
         if self.responder is not None:
@@ -172,6 +178,10 @@ class FakeLLMServer:
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"
+
+    def _fixed(self, request: RecordedRequest) -> Reply | None:
+        """A reply the server gives by itself (model lists, tokenizers, refusals), before the script."""
+        return None
 
     # builders shared by both -----------------------------------------------------------------
     @staticmethod
@@ -217,46 +227,205 @@ def usage_anthropic(input: int = 10, output: int = 5, cached: int = 0, cache_wri
     }
 
 
+@dataclass(frozen=True)
+class ServerProfile:
+    """What one OpenAI-compatible server refuses and offers besides chat completions.
+
+    A fake with a profile checks every chat request the way that server does and answers a
+    violation with that server's own error (status and wording), before any scripted reply; it
+    answers ``GET /v1/models`` and its tokenizer endpoint by itself. See :data:`PROFILES`.
+    """
+
+    name: str
+    null_content_status: int | None = None
+    """Status for an assistant turn whose ``content`` is null (llama-cpp-python: 500)."""
+    missing_content_status: int | None = None
+    """Status for an assistant turn without a ``content`` key (templates that read it: 500)."""
+    json_arguments: bool = False
+    """Tool-call argument text must be a JSON object (vLLM, SGLang parse it to render the template: 400)."""
+    tool_call_id_length: int | None = None
+    """Tool-call ids must be exactly this many ``[A-Za-z0-9]`` characters (Mistral templates: 9)."""
+    refuses_auto_tools: str | None = None
+    """The 400 message for ``tool_choice: auto`` (vLLM without ``--enable-auto-tool-choice``)."""
+    models: tuple[str, ...] | None = None
+    """Served model ids: another id gets a 404 (vLLM, Ollama). ``None``: any name is served (llama-cpp-python)."""
+    listed: tuple[str, ...] = ("fake-model",)
+    """What ``GET /v1/models`` lists."""
+    tokenizer: str | None = None
+    """``llama.cpp`` (``POST /tokenize`` {content}), ``vllm`` (``POST /tokenize`` {model, prompt}),
+    ``llama-cpp-python`` (``POST /extras/tokenize/count`` {input}), or ``None``."""
+    context_window: int | None = None
+    """Reported context length (vLLM ``max_model_len`` in ``/v1/models``, llama.cpp ``/props``)."""
+
+
+def fake_token_count(text: str) -> int:
+    """The fake tokenizer: one token per 3 characters, rounded up (deterministic, not a real one)."""
+    return -(-len(text) // 3)
+
+
+PROFILES: dict[str, ServerProfile] = {
+    "llama-cpp-python": ServerProfile(
+        "llama-cpp-python", null_content_status=500, missing_content_status=500, listed=("model.gguf",),
+        tokenizer="llama-cpp-python",
+    ),
+    "llama.cpp": ServerProfile("llama.cpp", json_arguments=True, listed=("model.gguf",), tokenizer="llama.cpp",
+                               context_window=16_384),
+    "vllm": ServerProfile(
+        "vllm", json_arguments=True, models=("Qwen/Qwen3-8B",), listed=("Qwen/Qwen3-8B",), tokenizer="vllm",
+        context_window=32_768,
+    ),
+    "vllm-no-tool-parser": ServerProfile(
+        "vllm-no-tool-parser", json_arguments=True, models=("Qwen/Qwen3-8B",), listed=("Qwen/Qwen3-8B",),
+        tokenizer="vllm", context_window=32_768,
+        refuses_auto_tools='"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    ),
+    "vllm-mistral": ServerProfile(
+        "vllm-mistral", json_arguments=True, tool_call_id_length=9, models=("mistralai/Mistral-Small",),
+        listed=("mistralai/Mistral-Small",), tokenizer="vllm",
+    ),
+    "sglang": ServerProfile("sglang", json_arguments=True, listed=("default",)),
+    "ollama": ServerProfile("ollama", models=("qwen2.5:7b",), listed=("qwen2.5:7b",)),
+    "tgi": ServerProfile("tgi", listed=("tgi",)),
+}
+"""Documented strictness of the servers docs/models.md lists (requests) and what they offer."""
+
+
 class OpenAIFake(FakeLLMServer):
-    """Speaks ``POST /v1/chat/completions`` (and ``GET /v1/models``)."""
+    """Speaks ``POST /v1/chat/completions`` (and ``GET /v1/models``); with a :class:`ServerProfile`
+    (``OpenAIFake(profile="vllm")``) it refuses requests the way that server does."""
+
+    def __init__(self, *, latency_s: float = 0.0, responder: Responder | None = None,
+                 profile: str | ServerProfile | None = None) -> None:
+        super().__init__(latency_s=latency_s, responder=responder)
+        self.profile = PROFILES[profile] if isinstance(profile, str) else profile
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def _completion(self, message: dict[str, Any], finish: str, usage: dict[str, Any] | None, model: str) -> Reply:
+    # the server's own replies ------------------------------------------------------------------
+    def _fixed(self, request: RecordedRequest) -> Reply | None:
+        path = request.path.split("?")[0]
+        if request.method == "GET" and path == "/v1/models":
+            return self._models()
+        if self.profile is None:
+            return None
+        if request.method == "POST" and path in ("/tokenize", "/extras/tokenize/count"):
+            return self._tokenize(path, request.json)
+        if request.method == "GET" and path == "/props" and self.profile.tokenizer == "llama.cpp":
+            return Reply(200, {"default_generation_settings": {"n_ctx": self.profile.context_window}})
+        if request.method == "POST" and path == "/v1/chat/completions" and isinstance(request.json, dict):
+            return self._refusal(request.json)
+        return None
+
+    def _models(self) -> Reply:
+        listed = self.profile.listed if self.profile else ("fake-model",)
+        data = []
+        for model_id in listed:
+            entry: dict[str, Any] = {"id": model_id, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
+            if self.profile is not None and self.profile.tokenizer == "vllm" and self.profile.context_window:
+                entry["max_model_len"] = self.profile.context_window
+            data.append(entry)
+        return Reply(200, {"object": "list", "data": data})
+
+    def _tokenize(self, path: str, body: Any) -> Reply:
+        assert self.profile is not None
+        dialect = self.profile.tokenizer
+        body = body if isinstance(body, dict) else {}
+        if dialect == "llama.cpp" and path == "/tokenize" and isinstance(body.get("content"), str):
+            return Reply(200, {"tokens": list(range(fake_token_count(body["content"])))})
+        if dialect == "vllm" and path == "/tokenize" and isinstance(body.get("prompt"), str):
+            n = fake_token_count(body["prompt"])
+            return Reply(200, {"count": n, "max_model_len": self.profile.context_window, "tokens": list(range(n))})
+        if dialect == "llama-cpp-python" and path == "/extras/tokenize/count" and isinstance(body.get("input"), str):
+            return Reply(200, {"count": fake_token_count(body["input"])})
+        return Reply(404 if dialect is None or (dialect == "llama-cpp-python" and path == "/tokenize") else 400,
+                     {"error": {"message": "Not Found" if dialect is None else "invalid tokenize request"}})
+
+    def _refusal(self, body: dict[str, Any]) -> Reply | None:
+        """The profile's error for a request the server would refuse, else ``None``."""
+        p = self.profile
+        assert p is not None
+        if p.models is not None and body.get("model") not in p.models:
+            return self.error(404, f"The model `{body.get('model')}` does not exist.", code="model_not_found")
+        if p.refuses_auto_tools and body.get("tools") and body.get("tool_choice", "auto") == "auto":
+            return self.error(400, p.refuses_auto_tools)
+        for message in body.get("messages") or []:
+            problem = self._message_problem(message)
+            if problem is not None:
+                return problem
+        return None
+
+    def _message_problem(self, message: dict[str, Any]) -> Reply | None:
+        p = self.profile
+        assert p is not None
+        if message.get("role") != "assistant":
+            return None
+        if "content" not in message and p.missing_content_status:
+            return self.error(p.missing_content_status, "'dict object' has no attribute 'content'")
+        if message.get("content", "") is None and p.null_content_status:
+            return self.error(p.null_content_status, "can only concatenate str (not \"NoneType\") to str")
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            if p.json_arguments:
+                try:
+                    parsed = json.loads(arguments) if isinstance(arguments, str) else None
+                except json.JSONDecodeError as err:
+                    return self.error(400, f"Expecting value: line 1 column {err.colno} (char {err.pos})")
+                if not isinstance(parsed, dict):
+                    return self.error(400, "tool call arguments must be a JSON object")
+            call_id = call.get("id")
+            if p.tool_call_id_length is not None and not (
+                isinstance(call_id, str) and len(call_id) == p.tool_call_id_length and call_id.isalnum()
+            ):
+                return self.error(400, f"Tool call id was {call_id} but must be a-z, A-Z, 0-9, with a length of "
+                                       f"{p.tool_call_id_length}.")
+        return None
+
+    # replies -----------------------------------------------------------------------------------
+    def _completion(self, message: dict[str, Any], finish: str, usage: dict[str, Any] | None, model: str,
+                    with_usage: bool = True) -> Reply:
         body = {
             "id": self.next_id("chatcmpl-"),
             "object": "chat.completion",
             "created": 1_700_000_000,
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": usage if usage is not None else usage_openai(),
         }
+        if with_usage:
+            body["usage"] = usage if usage is not None else usage_openai()
         return Reply(200, body, {"x-request-id": self.next_id("req_")})
 
     def text(
-        self, content: str, *, usage: dict[str, Any] | None = None, finish: str = "stop", model: str = "fake-model",
-        reasoning: str | None = None,
+        self, content: str | None, *, usage: dict[str, Any] | None = None, finish: str | None = "stop",
+        model: str = "fake-model", reasoning: str | None = None, with_usage: bool = True,
+        reasoning_field: str = "reasoning_content",
     ) -> Reply:
+        """A reply with this text (which may hold a tool call written in text, ``<think>`` blocks...);
+        ``with_usage=False`` leaves ``usage`` out (servers that do not report it)."""
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reasoning is not None:
-            message["reasoning_content"] = reasoning
-        return self._completion(message, finish, usage, model)
+            message[reasoning_field] = reasoning
+        return self._completion(message, finish, usage, model, with_usage)  # type: ignore[arg-type]
 
     def tool_calls(
         self, calls: Sequence[tuple[str, dict[str, Any] | str]], *, content: str | None = None,
-        usage: dict[str, Any] | None = None, model: str = "fake-model",
+        usage: dict[str, Any] | None = None, model: str = "fake-model", ids: Sequence[str | None] | None = None,
+        arguments_as_objects: bool = False,
     ) -> Reply:
-        """One assistant turn with these ``(wire_name, arguments)`` calls (several = parallel)."""
-        tool_calls = [
-            {
-                "id": self.next_id("call_"),
-                "type": "function",
-                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
-            }
-            for name, args in calls
-        ]
+        """One assistant turn with these ``(wire_name, arguments)`` calls (several = parallel).
+
+        ``ids`` replaces the generated call ids (``None`` leaves the key out, as some servers do);
+        ``arguments_as_objects`` sends arguments as JSON objects, not text (TGI, older Ollama).
+        """
+        tool_calls = []
+        for n, (name, args) in enumerate(calls):
+            arguments: Any = args if isinstance(args, str) or arguments_as_objects else json.dumps(args)
+            entry: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
+            call_id = ids[n] if ids is not None else self.next_id("call_")
+            if call_id is not None:
+                entry["id"] = call_id
+            tool_calls.append(entry)
         message = {"role": "assistant", "content": content, "tool_calls": tool_calls}
         return self._completion(message, "tool_calls", usage, model)
 
@@ -330,12 +499,15 @@ class AnthropicFake(FakeLLMServer):
 
 
 __all__ = [
+    "PROFILES",
     "AnthropicFake",
     "FakeLLMServer",
     "OpenAIFake",
     "RecordedRequest",
     "Reply",
     "Responder",
+    "ServerProfile",
+    "fake_token_count",
     "usage_anthropic",
     "usage_openai",
 ]

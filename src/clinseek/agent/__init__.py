@@ -19,6 +19,7 @@ from ._baselines import (
 from ._budget import AgentBudget
 from ._curated import run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
+from ._extract import PARSE_MODES, STRICT_PARSE_MODES, Extracted, ParseMode, extract_answer
 from ._loop import FINISH_TOOL, default_tools, run_agent
 from ._outcome import AgentOutcome
 from ._prompts import (
@@ -42,9 +43,11 @@ __all__ = [
     "ANSWER_FORMAT",
     "FINISH_NOW",
     "FINISH_TOOL",
+    "PARSE_MODES",
     "PROMPT_VERSION",
     "REMINDER",
     "REPORT_MAX_CHARS",
+    "STRICT_PARSE_MODES",
     "SYSTEM_AGENT",
     "SYSTEM_BROWSER",
     "SYSTEM_CURATED",
@@ -53,8 +56,10 @@ __all__ = [
     "AnswerFormatError",
     "CallRecord",
     "EvidenceBaseline",
+    "Extracted",
     "LinkedEvidence",
     "NullBaseline",
+    "ParseMode",
     "ToolRecord",
     "Transcript",
     "UsageTotals",
@@ -62,6 +67,7 @@ __all__ = [
     "agent_system_prompt",
     "curated_user_prompt",
     "default_tools",
+    "extract_answer",
     "finish_items",
     "history_sql",
     "images_note",

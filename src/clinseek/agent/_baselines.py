@@ -124,6 +124,8 @@ class NullBaseline:
 
     supports_native_tools = True
     supports_vision = True
+    priced = True
+    """An offline baseline costs nothing: its cost is a known $0."""
     """Images are accepted (and ignored): the baseline reads only the text."""
 
     def __init__(self) -> None:

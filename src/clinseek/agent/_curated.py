@@ -1,4 +1,4 @@
-"""Curated Input mode: one call with the curated evidence package and a strict ``<answer>`` format."""
+"""Curated Input mode: one call with the curated evidence package, answered in one ``<answer>`` block."""
 
 from __future__ import annotations
 
@@ -6,10 +6,19 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..models import ContextLengthExceeded, GenerateConfig, ImageRef, Message, accepts_images
-from ._answer import AnswerFormatError, parse_answer_block, validate_answer
+from ..models import (
+    ContextLengthExceeded,
+    GenerateConfig,
+    ImageRef,
+    Message,
+    ModelCallError,
+    accepts_images,
+    price_known,
+)
+from ._answer import validate_answer
 from ._budget import AgentBudget
-from ._loop import _call_record
+from ._extract import extract_answer
+from ._loop import _call_record, failed_call_record
 from ._outcome import AgentOutcome
 from ._prompts import PROMPT_VERSION, SYSTEM_CURATED, curated_user_prompt, images_note
 from ._records import Transcript
@@ -48,14 +57,19 @@ async def run_curated(
 ) -> AgentOutcome:
     """Answer ``question`` in one call from the curated ``package`` (no tools).
 
-    The reply must end with exactly one ``<answer>`` block (one item per line); a reply without it
-    is a ``no_answer`` with ``parse_failures = 1`` (counted, never guessed). Items outside the
+    The reply should end with exactly one ``<answer>`` block (one item per line): that is the
+    Curated Input format (``parse_mode="answer_tag"``, ``completed``). Any other reply goes through
+    the one extractor (``extract_answer``: the last ``<answer>`` block, an embedded
+    ``{"response": ...}``, a "Final Answer:" list, a last line that names candidates); an answer
+    read that way is recorded with its ``parse_mode`` and ``parse_failures = 1`` (the format was not
+    kept), and a reply with none is a ``no_answer`` (``parse_error``). Items outside the
     candidates are kept in ``invalid_answer``. ``images`` (by reference) go with the user turn
     when the model takes images (``vision``, default: its declared ``supports_vision``); otherwise
     a note after the package says how many were not shown, and ``images_not_sent`` counts them.
 
     Returns:
-        The outcome; provider and harness failures end it as ``infra_error`` with the transcript.
+        The outcome; provider and harness failures end it as ``infra_error`` with the transcript
+        (the failed call recorded with its attempts).
     """
     budget = budget or AgentBudget()
     config = (config or GenerateConfig()).model_copy(update={"max_output_tokens": budget.max_output_tokens})
@@ -64,30 +78,37 @@ async def run_curated(
     text = curated_user_prompt(question, package, embeds_question=embeds_question, note=note)
     messages = [Message.system(SYSTEM_CURATED), Message.user(text, list(images) if sees else [])]
     counts = {"images_sent": len(images) if sees else 0, "images_not_sent": 0 if sees else len(images)}
-    transcript = Transcript()
+    transcript = Transcript(priced=price_known(model))
 
     def done(status: str, stop: str, **kw: object) -> AgentOutcome:
         return AgentOutcome(
-            mode="curated", status=status, completed=stop == "answer_block", stop_reason=stop,  # type: ignore[arg-type]
-            messages=list(messages), calls=list(transcript.calls), usage=transcript.usage,
-            cost_usd=transcript.total_cost_usd, turns=len(transcript.calls), prompt_version=PROMPT_VERSION,
-            **counts, **kw,  # type: ignore[arg-type]
+            mode="curated", status=status, completed=stop == "answer_block" and not kw.get("parse_failures"),  # type: ignore[arg-type]
+            stop_reason=stop, messages=list(messages), calls=list(transcript.calls),  # type: ignore[arg-type]
+            usage=transcript.usage, cost_usd=transcript.total_cost_usd, turns=len(transcript.calls),
+            prompt_version=PROMPT_VERSION, **counts, **kw,  # type: ignore[arg-type]
         )
 
     started = time.perf_counter()
     try:
         response = await model.generate(messages, [], config)
-    except ContextLengthExceeded as err:
-        return done("no_answer", "context_length", error=str(err), error_type=type(err).__name__)
-    except Exception as err:  # provider or harness failure: not a wrong answer
+    except ModelCallError as err:
+        transcript.add_call(failed_call_record(1, err, time.perf_counter() - started, transcript.priced))
+        if isinstance(err, ContextLengthExceeded):
+            return done("no_answer", "context_length", error=str(err), error_type=type(err).__name__)
+        return done("infra_error", "exception", error=f"{type(err).__name__}: {err}", error_type=type(err).__name__)
+    except Exception as err:  # a harness failure: not a wrong answer
         return done("infra_error", "exception", error=f"{type(err).__name__}: {err}", error_type=type(err).__name__)
     transcript.add_call(_call_record(1, response, time.perf_counter() - started))
     messages.append(response.message)
-    try:
-        items = parse_answer_block(response.message.content)
-    except AnswerFormatError as err:
-        return done("no_answer", "parse_error", error=str(err), parse_failures=1)
-    valid, invalid = validate_answer(items, question.candidates)
+    found = extract_answer(response.message.content, question.candidates)
+    if found is None:
+        return done("no_answer", "parse_error", error="the reply has no <answer> block and no answer in its text",
+                    parse_failures=1)
+    stop = "answer_block" if found.parse_mode == "answer_tag" else "text_answer"
+    failures = 0 if found.well_formed else 1
+    valid, invalid = validate_answer(found.items, question.candidates)
     if invalid and not valid:
-        return done("no_answer", "answer_block", invalid_answer=invalid, error="no item from the candidate answers")
-    return done("answered", "answer_block", answer=valid, invalid_answer=invalid)
+        return done("no_answer", stop, invalid_answer=invalid, error="no item from the candidate answers",
+                    parse_failures=failures, parse_mode=found.parse_mode)
+    return done("answered", stop, answer=valid, invalid_answer=invalid, parse_failures=failures,
+                parse_mode=found.parse_mode)

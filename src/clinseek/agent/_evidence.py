@@ -156,6 +156,8 @@ class EvidenceBaseline:
 
     supports_native_tools = True
     supports_vision = True
+    priced = True
+    """An offline baseline costs nothing: its cost is a known $0."""
     """Images are accepted (and ignored): the rules read only the text."""
 
     def __init__(self) -> None:

@@ -4,13 +4,16 @@ Differences from the reference loop (ref_agent_tools.md §6.1, (b) 19-21, 27): t
 from an explicit mode; tool names are canonical (the provider maps them, unknown names are errors,
 never repaired); parallel calls in one turn run concurrently and are returned in order;
 ``ToolError`` goes back to the model as a structured error while any other exception ends the run
-as ``infra_error`` with the partial transcript kept; a turn without a tool call gets a reminder;
-near the budget the model is told to finish; old tool outputs are compacted near the context
-limit; every call's usage, cost and latency and every tool's timing are recorded.
+as ``infra_error`` with the partial transcript kept; a turn without a tool call gets a reminder,
+and when the model still calls no tool, an answer it wrote in text is read by the one extractor
+(``extract_answer``; its ``parse_mode`` is recorded and the scorer can leave it out); near the budget the model is told to finish; old tool outputs are compacted near the context
+limit, the size of the next request counted in tokens; every call (failed ones too) with its
+attempts, usage, cost and latency, and every tool's timing are recorded.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,17 +22,23 @@ import anyio
 
 from ..errors import ClinseekError
 from ..models import (
+    ESTIMATE,
     ContextLengthExceeded,
     GenerateConfig,
     ImageRef,
     Message,
+    ModelCallError,
     ModelResponse,
+    TokenCounter,
     ToolCall,
     accepts_images,
+    messages_tokens,
+    price_known,
 )
 from ..tools import Limits, ToolContext, ToolResult, available_tools, call_tool, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
+from ._extract import ParseMode, extract_answer
 from ._outcome import AgentOutcome, StopReason
 from ._prompts import (
     FINISH_NOW,
@@ -63,8 +72,10 @@ class _Run:
 
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
                  config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = (),
-                 linked: LinkedEvidence | None = None, vision: bool = True) -> None:
+                 linked: LinkedEvidence | None = None, vision: bool = True,
+                 counter: TokenCounter = ESTIMATE) -> None:
         self.model = model
+        self.counter = counter
         self.ctx = ctx
         self.question = question
         self.budget = budget
@@ -78,21 +89,22 @@ class _Run:
             images_withheld=self.images_not_sent if question.benchmark != "clinseek-bench-mm" else 0,
         )
         self.messages: list[Message] = [Message.system(system), Message.user(user, list(images) if vision else [])]
-        self.transcript = Transcript()
+        self.transcript = Transcript(priced=price_known(model))
         self.turn = 0
         self.reminders = 0
         self.corrections = 0
         self.compactions = 0
         self.finish_notice_sent = False
         self.sent_len = 0
-        """Messages already sent in the last request (the rest is estimated at ~4 chars/token)."""
+        """Messages already sent in the last request (the rest is counted with ``counter``)."""
 
     def outcome(self, status: str, stop_reason: StopReason, *, answer: list[str] | None = None,
-                invalid: Sequence[str] = (), error: str | None = None, error_type: str | None = None) -> AgentOutcome:
+                invalid: Sequence[str] = (), error: str | None = None, error_type: str | None = None,
+                parse_mode: ParseMode | None = None) -> AgentOutcome:
         t = self.transcript
         return AgentOutcome(
             mode="agent", status=status, completed=stop_reason == "finish_tool_call",  # type: ignore[arg-type]
-            stop_reason=stop_reason, error=error, error_type=error_type, answer=answer,
+            stop_reason=stop_reason, error=error, error_type=error_type, answer=answer, parse_mode=parse_mode,
             invalid_answer=list(invalid), messages=list(self.messages), calls=list(t.calls),
             tools=list(t.tools), usage=t.usage, cost_usd=t.total_cost_usd, turns=self.turn,
             reminders=self.reminders, compactions=self.compactions, prompt_version=PROMPT_VERSION,
@@ -110,12 +122,18 @@ class _Run:
             self.messages.append(Message.user(FINISH_NOW))
             self.finish_notice_sent = True
 
-    def context_estimate(self) -> int:
-        """Tokens of the next request: the last prompt size plus ~4 characters per token added since."""
-        sent = self.transcript.calls[-1] if self.transcript.calls else None
-        base = (sent.input_tokens + sent.output_tokens) if sent else 0
-        pending = sum(len(m.content) for m in self.messages[self.sent_len :]) // 4
-        return base + pending
+    async def context_estimate(self) -> int:
+        """Tokens of the next request: the last prompt and reply as the provider counted them, plus the
+        messages added since, counted with ``counter`` (the whole request when no usage was reported)."""
+        ok = [c for c in self.transcript.calls if c.status == "ok"]
+        last = ok[-1] if ok else None
+        if last is not None and last.usage_reported and last.input_tokens:
+            pending, tools = self.messages[self.sent_len :], []
+            base = last.input_tokens + last.output_tokens
+        else:
+            pending, tools, base = list(self.messages), list(self.schemas), 0
+        count = functools.partial(messages_tokens, self.counter, pending, tools)
+        return base + (await anyio.to_thread.run_sync(count) if self.counter.exact else count())
 
     def compact(self, keep: int) -> bool:
         """Replace all but the newest ``keep`` tool outputs by a short notice; True if anything changed."""
@@ -133,18 +151,25 @@ class _Run:
 
     # -- model calls ---------------------------------------------------------------------------
     async def generate(self) -> ModelResponse:
-        if self.context_estimate() > self.budget.compact_at * self.budget.context_window_tokens:
+        if await self.context_estimate() > self.budget.compact_at * self.budget.context_window_tokens:
             self.compact(self.budget.keep_recent_tool_outputs)
+        try:
+            return await self.call()
+        except ContextLengthExceeded:
+            if not self.compact(1):
+                raise
+            return await self.call()
+
+    async def call(self) -> ModelResponse:
+        """One model call, recorded whether it succeeds or fails."""
         self.sent_len = len(self.messages)
         started = time.perf_counter()
         try:
             response = await self.model.generate(self.messages, self.schemas, self.config)
-        except ContextLengthExceeded:
-            if not self.compact(1):
-                raise
-            self.sent_len = len(self.messages)
-            started = time.perf_counter()
-            response = await self.model.generate(self.messages, self.schemas, self.config)
+        except ModelCallError as err:
+            self.transcript.add_call(failed_call_record(self.turn, err, time.perf_counter() - started,
+                                                        self.transcript.priced))
+            raise
         self.transcript.add_call(_call_record(self.turn, response, time.perf_counter() - started))
         return response
 
@@ -228,9 +253,28 @@ class _Run:
             self.messages.append(Message.user(INVALID_ANSWER.format(items=", ".join(repr(i) for i in invalid))))
             return None
         if items is not None and (valid or not invalid):
-            return self.outcome("answered", "finish_tool_call", answer=valid, invalid=invalid)
+            return self.outcome("answered", "finish_tool_call", answer=valid, invalid=invalid, parse_mode="finish_call")
         error = "ehr.finish gave no item from the candidate answers"
         return self.outcome("no_answer", "finish_tool_call", invalid=invalid, error=error)
+
+    def text_answer(self) -> AgentOutcome:
+        """The model stopped calling tools without ``ehr.finish``: the answer its last replies wrote in
+        text (``extract_answer``; the replies since its last tool call, newest first), else no answer."""
+        for message in reversed(self.messages):
+            if message.role == "assistant" and message.tool_calls:
+                break
+            if message.role != "assistant":
+                continue
+            found = extract_answer(message.content, self.question.candidates)
+            if found is None:
+                continue
+            valid, invalid = validate_answer(found.items, self.question.candidates)
+            if valid:
+                return self.outcome("answered", "text_answer", answer=valid, invalid=invalid,
+                                    parse_mode=found.parse_mode)
+            return self.outcome("no_answer", "text_answer", invalid=invalid, parse_mode=found.parse_mode,
+                                error="the answer written in text held no item from the candidate answers")
+        return self.outcome("no_answer", "no_tool_call", error="the model stopped calling tools without ehr.finish")
 
     async def step(self) -> AgentOutcome | None:
         self.turn += 1
@@ -242,7 +286,7 @@ class _Run:
                 self.reminders += 1
                 self.messages.append(Message.user(REMINDER))
                 return None
-            return self.outcome("no_answer", "no_tool_call", error="the model stopped calling tools without ehr.finish")
+            return self.text_answer()
         done = await self.run_tools(calls)
         return self.finish(done)
 
@@ -267,13 +311,25 @@ def _first_value(arguments: dict[str, Any]) -> Any:
     return next(iter(arguments.values()), None)
 
 
-def _call_record(turn: int, response: ModelResponse, latency_s: float) -> CallRecord:
+def _call_record(turn: int, response: ModelResponse, total_s: float) -> CallRecord:
+    """The record of a call that returned ``response`` after ``total_s`` seconds (all attempts)."""
     usage = response.usage
     return CallRecord(
-        turn=turn, latency_s=latency_s, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens,
+        turn=turn, latency_s=response.latency_s, total_s=total_s, attempts=list(response.attempts),
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cached_input_tokens=usage.cached_input_tokens, usage_reported=response.usage_reported,
         cost_usd=None if response.cost_usd is None else float(response.cost_usd),
         stop_reason=response.raw_stop_reason or response.stop_reason, request_id=response.request_id,
+        tool_calls_source=response.tool_calls_source,
+    )
+
+
+def failed_call_record(turn: int, err: ModelCallError, total_s: float, priced: bool | None) -> CallRecord:
+    """The record of a call that failed (every attempt); it costs 0 when the model is priced (error
+    replies are not billed), else its cost is unknown."""
+    return CallRecord(
+        turn=turn, latency_s=0.0, total_s=total_s, status="failed", error=str(err),
+        error_type=type(err).__name__, attempts=list(err.attempts), cost_usd=0.0 if priced is True else None,
     )
 
 
@@ -288,6 +344,7 @@ async def run_agent(
     images: Sequence[ImageRef] = (),
     linked: LinkedEvidence | None = None,
     vision: bool | None = None,
+    counter: TokenCounter = ESTIMATE,
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -304,6 +361,8 @@ async def run_agent(
         vision: whether the model is sent images (default: its declared ``supports_vision``). When
             ``False``, no image is attached (task turn or tool pictures); the prompt says how many
             were not shown, and the outcome counts them in ``images_not_sent``.
+        counter: what the compaction check counts new messages with (the server's tokenizer from the
+            runner's pre-flight, else the conservative estimate).
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
@@ -316,5 +375,6 @@ async def run_agent(
     if FINISH_TOOL not in offered:
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
     sees = accepts_images(model) if vision is None else vision
-    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked, sees)
+    run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked, sees,
+               counter)
     return await run.run()

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Message
+from ._extract import ParseMode
 from ._records import CallRecord, ToolRecord, UsageTotals
 
 Status = Literal["answered", "no_answer", "infra_error"]
@@ -19,6 +20,7 @@ StopReason = Literal[
     "token_budget",
     "context_length",
     "exception",
+    "text_answer",
 ]
 
 
@@ -41,6 +43,9 @@ class AgentOutcome(BaseModel):
     error_type: str | None = None
     answer: list[str] | None = None
     """Valid items (candidate spelling); ``None`` when the run gave no valid answer."""
+    parse_mode: ParseMode | None = None
+    """How the answer was read (``finish_call``, ``answer_tag``, ``response_json``, ``final_answer``,
+    ``candidate_match``; see ``extract_answer``); ``None`` when nothing was read."""
     invalid_answer: list[str] = Field(default_factory=list)
     parse_failures: int = 0
     messages: list[Message] = Field(default_factory=list)

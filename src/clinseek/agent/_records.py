@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+from ..models import CallAttempt, ToolCallSource
 
 
 class UsageTotals(BaseModel):
@@ -32,23 +36,45 @@ class UsageTotals(BaseModel):
 
 
 class CallRecord(BaseModel):
-    """One model call: its turn, latency, usage and cost."""
+    """One model call: its turn, outcome, latency, attempts, usage and cost.
+
+    A call is one request of the loop, retried by the runner's wrapper as needed; ``attempts`` lists
+    every HTTP attempt. A call that finally failed is kept (``status="failed"``, ``error``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     turn: int
     """1-based turn of the loop (curated mode has one turn)."""
     latency_s: float
-    """Wall time of the call in seconds, retries and rate-limit waits included."""
+    """Wall time of the successful attempt (the provider's HTTP call), seconds; 0 for a failed call."""
+    total_s: float | None = None
+    """Wall time of the whole call: every attempt, backoff, rate-limit and concurrency waits
+    (``None`` in rows written before it was recorded)."""
+    status: Literal["ok", "failed"] = "ok"
+    """``failed``: no attempt succeeded (``error`` says why); the run then ended."""
+    error: str | None = None
+    """The last error of a failed call."""
+    error_type: str | None = None
+    """Its class name (``ProviderUnavailable``, ``ContextLengthExceeded``...)."""
+    attempts: list[CallAttempt] = Field(default_factory=list)
+    """Every HTTP attempt (ok, latency, error, wait before the next); empty when no retrying wrapper
+    tracked them (a single attempt)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
+    usage_reported: bool = True
+    """False when the reply carried no token usage (the counts are then 0 and the cost unknown)."""
     cost_usd: float | None = None
-    """Cost from the price table; ``None`` when the model's price is unknown (never 0 for unknown)."""
+    """Cost from the price table; ``None`` when the model's price (or the call's usage) is unknown,
+    never 0 for unknown. A failed call of a priced model costs 0 (error replies are not billed)."""
     stop_reason: str | None = None
     """The provider's stop reason (``tool_use``, ``end_turn``, ``stop``, ``length``...)."""
     request_id: str | None = None
     """The provider's request id, when it sent one."""
+    tool_calls_source: ToolCallSource | None = None
+    """Where the reply's tool calls were read: ``native`` fields or the ``content`` text (a server
+    that does not parse them); ``None`` when it had none."""
 
 
 class ToolRecord(BaseModel):
@@ -73,13 +99,20 @@ class ToolRecord(BaseModel):
 
 
 class Transcript(BaseModel):
-    """Running accumulator the loops fill; frozen copies go into the outcome."""
+    """Running accumulator the loops fill; frozen copies go into the outcome.
+
+    ``priced`` says whether the model has a known price (:func:`clinseek.models.price_known`;
+    ``None``: the model does not say): an unpriced model's cost is ``None`` even when no call was
+    made or every call failed; a model that does not say has a known cost only when a call
+    succeeded and every call's cost is known.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     calls: list[CallRecord] = Field(default_factory=list)
     tools: list[ToolRecord] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    priced: bool | None = True
     cost_known: bool = True
     cost_usd: float = 0.0
 
@@ -94,5 +127,9 @@ class Transcript(BaseModel):
 
     @property
     def total_cost_usd(self) -> float | None:
-        """Summed cost, or ``None`` if any call's cost was unknown."""
-        return self.cost_usd if self.cost_known and self.calls else (0.0 if not self.calls else None)
+        """Summed cost; ``None`` when the model is unpriced or any call's cost was unknown."""
+        if not self.cost_known or self.priced is False:
+            return None
+        if self.priced is None and not any(c.status == "ok" for c in self.calls):
+            return None
+        return self.cost_usd

@@ -24,7 +24,7 @@ from ._candidates import (
 )
 from ._curated import (
     MM_ROWS_PER_TABLE,
-    TEXT_BUDGET_CHARS,
+    TEXT_BUDGET_TOKENS,
     CuratedInput,
     episode_key,
     render_curated,
@@ -92,7 +92,7 @@ __all__ = [
     "MM_TASKS",
     "RISK_TASKS",
     "TASKS",
-    "TEXT_BUDGET_CHARS",
+    "TEXT_BUDGET_TOKENS",
     "TEXT_FILE",
     "TEXT_POLICY_VERSION",
     "TEXT_TASKS",

@@ -4,7 +4,8 @@ Two forms:
 
 - text (EHR-Bench style, after EHR-R1's serialisation): ``## <Section> [<time>]`` blocks of
   ``- key: value`` lines, one block per table and event time, the most recent blocks first, cut
-  to a character budget (the cut is announced);
+  to a token budget (counted by the model server's tokenizer or a conservative estimate; the cut
+  is announced);
 - multimodal (ClinSeek-Bench-MM style): the row's question, ``<ehr_context>`` with, per table,
   the latest 80 visible rows as CSV, and ``<image_inputs>`` listing the linked image paths.
 
@@ -24,12 +25,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..episode import Episode, EpisodeKey, build_episode
+from ..models import ESTIMATE, TokenCounter, estimate_tokens
 from ..schema import Table, get_table
 from ..store import Store
 from ._question import Question
 
-TEXT_BUDGET_CHARS = 60_000
-"""Default character budget of the text package (about 15k tokens)."""
+TEXT_BUDGET_TOKENS = 16_000
+"""Default token budget of the rendered text package (``clinseek run --curated-budget``)."""
+_NOTICE_TOKENS = 32
+"""Tokens kept free for the line that says how many blocks were left out."""
 MM_ROWS_PER_TABLE = 80
 """Rows per table in the multimodal ``<ehr_context>`` (the reference's ``--max-table-rows``)."""
 _SKIP_COLUMNS = frozenset(
@@ -96,11 +100,14 @@ def episode_key(question: Question) -> EpisodeKey:
 
 
 def render_curated(
-    question: Question, store: Store | Path | str, *, budget_chars: int = TEXT_BUDGET_CHARS
+    question: Question, store: Store | Path | str, *, budget_tokens: int = TEXT_BUDGET_TOKENS,
+    counter: TokenCounter = ESTIMATE,
 ) -> CuratedInput:
     """The curated package of a question: verbatim when the row carries one, else rendered.
 
-    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode`).
+    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode`); the
+    text timeline is cut to ``budget_tokens`` counted with ``counter`` (see
+    :func:`render_text_timeline`).
 
     Raises:
         EpisodeError: the subject is not in the store.
@@ -110,7 +117,7 @@ def render_curated(
     with build_episode(store, episode_key(question)) as episode:
         if question.task_type == "multimodal":
             return render_mm_context(episode, question)
-        return render_text_timeline(episode, budget_chars=budget_chars)
+        return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,29 +208,56 @@ def _demographics(episode: Episode) -> str:
     return "## Patient Demographics [None]\n" + "\n".join(items)
 
 
-def render_text_timeline(episode: Episode, *, budget_chars: int = TEXT_BUDGET_CHARS) -> CuratedInput:
+def render_text_timeline(
+    episode: Episode, *, budget_tokens: int = TEXT_BUDGET_TOKENS, counter: TokenCounter = ESTIMATE
+) -> CuratedInput:
     """The EHR-Bench-style timeline of an episode: demographics, then event blocks newest first.
 
     Each block is ``## <Table> [YYYY-MM-DD HH:MM:SS]`` followed by one ``- key: value; ...`` line
     per row at that event time (dictionary labels joined, NULLs left out). Blocks are added from
-    the most recent backwards while they fit ``budget_chars``; a last line says how many older
-    blocks were left out. Times are the registry's event times (inherited parent times included).
+    the most recent backwards while the package fits ``budget_tokens`` as ``counter`` counts them
+    (a server's tokenizer is asked a few times, never once per block: blocks are chosen by the
+    conservative estimate, scaled to the server's count, and the result is checked); a last line
+    says how many older blocks were left out. Times are the registry's event times (inherited
+    parent times included).
     """
     head = _demographics(episode)
-    blocks = _blocks(episode)
-    parts = [head]
-    used = len(head)
-    shown = 0
-    for block in blocks:
-        text = block.render()
-        if used + len(text) + 2 > budget_chars:
-            break
-        parts.append(text)
-        used += len(text) + 2
-        shown += 1
-    if shown < len(blocks):
-        parts.append(f"[{len(blocks) - shown} older event blocks omitted to fit {budget_chars} characters]")
-    return CuratedInput("\n\n".join(parts), "rendered", len(blocks), shown)
+    texts = [block.render() for block in _blocks(episode)]
+    shown = _fit(head, texts, budget_tokens - _NOTICE_TOKENS, counter)
+    parts = [head, *texts[:shown]]
+    if shown < len(texts):
+        parts.append(f"[{len(texts) - shown} older event blocks omitted to fit {budget_tokens} tokens]")
+    return CuratedInput("\n\n".join(parts), "rendered", len(texts), shown)
+
+
+def _fit(head: str, texts: Sequence[str], budget: int, counter: TokenCounter) -> int:
+    """How many of ``texts`` (newest first) fit after ``head`` within ``budget`` tokens of ``counter``."""
+    sizes = [estimate_tokens(t) + 1 for t in texts]
+
+    def fits(n: int, scale: float) -> bool:
+        return (estimate_tokens(head) + sum(sizes[:n])) * scale <= budget
+
+    def largest(scale: float) -> int:
+        n = 0
+        while n < len(texts) and fits(n + 1, scale):
+            n += 1
+        return n
+
+    shown = largest(1.0)
+    if not counter.exact:
+        return shown
+
+    def exact(n: int) -> int:
+        return counter.count("\n\n".join([head, *texts[:n]]))
+
+    scale = exact(shown) / max(1, estimate_tokens(head) + sum(sizes[:shown]))
+    n = largest(scale * 1.02)
+    for _ in range(8):  # a few server requests at most; each shrinks n in proportion to the overshoot
+        tokens = exact(n)
+        if tokens <= budget or n == 0:
+            return n
+        n = min(n - 1, int(n * budget / tokens))
+    return min(n, shown)
 
 
 def _csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

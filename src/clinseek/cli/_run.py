@@ -95,7 +95,12 @@ def run_cmd(
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
     requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", min=0.001, help="Request rate cap per provider (> 0).")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
-    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1, help="Output-token cap of each model call.")] = 8192,
+    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
+    context_window: Annotated[int, typer.Option("--context-window", min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
+    curated_budget: Annotated[int, typer.Option("--curated-budget", min=256, help="Tokens of a Curated Input package rendered from the store (newest event blocks first).")] = 16_000,
+    request_timeout: Annotated[float, typer.Option("--request-timeout", min=1.0, help="Seconds one model request may take before it is retried.")] = 180.0,
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Attempts per model call (the first included) on rate limits, 5xx, timeouts.")] = 6,
+    preflight: Annotated[bool, typer.Option("--preflight/--no-preflight", help="Check the endpoint, model and tool support with one small request before the first question.")] = True,
     temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature, >= 0 (default: the provider's).")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
     cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
@@ -126,7 +131,7 @@ def run_cmd(
     from ..bench import load_agentehr_tables, load_questions
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
-    from ..runner import RunSettings, run_benchmark
+    from ..runner import RetryPolicy, RunSettings, run_benchmark
     from ..tools import PageBrowserLimits
 
     settings = RunSettings(
@@ -135,8 +140,10 @@ def run_cmd(
         cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
         imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
         tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
-        budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens),
-        generate=GenerateConfig(temperature=temperature), vision=vision,
+        budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens,
+                           context_window_tokens=context_window, curated_budget_tokens=curated_budget),
+        generate=GenerateConfig(temperature=temperature, timeout_s=request_timeout, max_output_tokens=max_output_tokens),
+        retry=RetryPolicy(max_attempts=max_attempts), preflight=preflight, vision=vision,
         knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
                                     knowledge_cache, docs, search_replay, store),
         browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
@@ -151,8 +158,10 @@ def run_cmd(
     summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,
                                               limit=limit, tasks=tasks))
     for run in summary.runs:
-        cost = "unknown" if run.cost_usd is None else f"${run.cost_usd:.4f}"
-        typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered, {run.no_answer} no answer, "
+        cost = "unknown (no price for the model)" if run.cost_usd is None else f"${run.cost_usd:.4f}"
+        modes = ", ".join(f"{k} {v}" for k, v in run.parse_modes.items())
+        typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered"
+                   f"{f' ({modes})' if modes else ''}, {run.no_answer} no answer, "
                    f"{run.infra_errors} infra errors of {run.total} (resumed {run.resumed}"
                    f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")

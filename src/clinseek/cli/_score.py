@@ -85,10 +85,13 @@ def _paired_table(comparison: scoring.PairedComparison) -> Table:
 def _runs_table(report: scoring.ScoreReport) -> Table:
     columns = ("benchmark", "mode", "model", "n", "F1", "macro F1", "EM", "no answer", "missing", "infra err")
     table = Table(title=f"Scores of {report.source}", caption=scoring.column_legend(columns))
-    for name in columns:
-        table.add_column(name, justify="left" if name in ("benchmark", "mode", "model") else "right")
+    strict = any(run.strict is not None for run in report.runs)
+    for name in (*columns, *(["strict F1"] if strict else []), "answers by parse mode"):
+        table.add_column(name, justify="left" if name in ("benchmark", "mode", "model", "answers by parse mode")
+                         else "right")
     for run in report.runs:
         o = run.overall
+        extra = [scoring.pct(run.strict.f1 if run.strict else None)] if strict else []
         table.add_row(
             run.benchmark,
             run.mode,
@@ -100,6 +103,8 @@ def _runs_table(report: scoring.ScoreReport) -> Table:
             str(o.n_no_answer),
             str(o.n_missing),  # in the manifest, never run (summary.md's column of the same name)
             str(o.n_infra_error),
+            *extra,
+            ", ".join(f"{mode} {n}" for mode, n in run.parse_modes.items()) or "–",
         )
     return table
 
@@ -212,6 +217,13 @@ def score_cmd(
         str | None, typer.Option("--judge-base-url", help="Endpoint of the judge.")
     ] = None,
     judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", help="Parallel judge calls.")] = 4,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Also score only answers in each mode's own format (agent: ehr.finish calls; curated: "
+            "one <answer> block), reported beside the main scores ('strict F1'), never mixed into them."
+        ),
+    ] = False,
 ) -> None:
     """Score results deterministically (no network): per_question.jsonl, summary.json, summary.md.
 
@@ -236,6 +248,7 @@ def score_cmd(
         expected=expected,
         n_resamples=resamples,
         seed=seed,
+        strict=strict,
         scorer=chosen,
         reference_rules=rules,
     )

@@ -12,9 +12,11 @@ See ``docs/models.md``.
 """
 
 from . import _builtin  # noqa: F401  (registers the built-in providers)
+from ._content import calls_in_content, split_reasoning
 from ._decode import decode_tool_call
 from ._errors import BadRequest, ContextLengthExceeded, ModelCallError, ProviderUnavailable, RateLimited
 from ._messages import (
+    CallAttempt,
     GenerateConfig,
     ImageRef,
     Message,
@@ -24,10 +26,12 @@ from ._messages import (
     StopReason,
     ToolCall,
     ToolCallErrorKind,
+    ToolCallSource,
     Usage,
 )
 from ._names import WIRE_NAME_RULES, ToolNameMap, ToolSpec, WireNameRule, to_tool_specs, wire_name
-from ._pricing import Price, PriceTable
+from ._preflight import CONNECT_TIMEOUT_S, PreflightReport, preflight, safe_url
+from ._pricing import Price, PriceTable, price_known
 from ._protocol import ChatModel
 from ._registry import (
     ProviderFactory,
@@ -45,20 +49,36 @@ from ._text_protocol import (
     render_messages,
     render_tool_instructions,
 )
+from ._tokens import (
+    ESTIMATE,
+    ESTIMATE_VERSION,
+    EstimatedTokens,
+    ServerTokenCounter,
+    TokenCounter,
+    estimate_tokens,
+    messages_tokens,
+    probe_token_counter,
+)
 from ._vision import VISION_PATTERNS, accepts_images, vision_capable
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
+    "ESTIMATE",
+    "ESTIMATE_VERSION",
     "TEXT_PROTOCOL_VERSION",
     "VISION_PATTERNS",
     "WIRE_NAME_RULES",
     "BadRequest",
+    "CallAttempt",
     "ChatModel",
     "ContextLengthExceeded",
+    "EstimatedTokens",
     "GenerateConfig",
     "ImageRef",
     "Message",
     "ModelCallError",
     "ModelResponse",
+    "PreflightReport",
     "Price",
     "PriceTable",
     "ProviderFactory",
@@ -67,24 +87,35 @@ __all__ = [
     "RateLimited",
     "ReasoningBlock",
     "Role",
+    "ServerTokenCounter",
     "StopReason",
     "TextProtocolModel",
+    "TokenCounter",
     "ToolCall",
     "ToolCallErrorKind",
+    "ToolCallSource",
     "ToolNameMap",
     "ToolProtocol",
     "ToolSpec",
     "Usage",
     "WireNameRule",
     "accepts_images",
+    "calls_in_content",
     "decode_tool_call",
+    "estimate_tokens",
     "get_model",
+    "messages_tokens",
     "parse_action",
     "parse_model_name",
+    "preflight",
+    "price_known",
+    "probe_token_counter",
     "provider",
     "provider_names",
     "render_messages",
     "render_tool_instructions",
+    "safe_url",
+    "split_reasoning",
     "to_tool_specs",
     "vision_capable",
     "wire_name",

@@ -44,6 +44,7 @@ class AnthropicChatModel:
         self.supports_vision = vision_capable(model_id)
         self._provider = provider
         self._prices = prices
+        self.priced = prices.price(self.name) is not None
         self._client = client
 
     def __repr__(self) -> str:

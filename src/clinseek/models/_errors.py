@@ -15,7 +15,12 @@ Messages carry the provider's error text, never the request headers (so never an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ClinseekError
+
+if TYPE_CHECKING:
+    from ._messages import CallAttempt
 
 
 class ModelCallError(ClinseekError):
@@ -26,11 +31,14 @@ class ModelCallError(ClinseekError):
         model: the full model name ``provider:model``.
         status_code: the HTTP status when there was one, else ``None``.
         retryable: whether the runner should retry the same request (class-level default).
+        attempts: every attempt of the call when a retrying wrapper made them (the last one is
+            this error); empty otherwise.
     """
 
     retryable: bool = False
 
     def __init__(self, message: str, *, model: str = "", status_code: int | None = None) -> None:
+        self.attempts: list[CallAttempt] = []
         self.model = model
         self.provider = model.split(":", 1)[0] if model else ""
         self.status_code = status_code

@@ -137,6 +137,26 @@ class Usage(_Frozen):
         )
 
 
+class CallAttempt(_Frozen):
+    """One HTTP attempt of a model call, as the retrying wrapper saw it (``clinseek.runner``)."""
+
+    ok: bool
+    """True for the attempt that returned the response."""
+    latency_s: float
+    """Wall time of this attempt in seconds (the provider's HTTP call; a failed attempt until it failed)."""
+    error_type: str | None = None
+    """Class name of the error of a failed attempt (``ProviderUnavailable``, ``RateLimited``...)."""
+    status_code: int | None = None
+    """The HTTP status of a failed attempt, when there was one."""
+    error: str | None = None
+    """The error message of a failed attempt (never holds a credential)."""
+    wait_s: float = 0.0
+    """Seconds waited after this attempt before the next one (backoff or ``retry-after``)."""
+
+
+ToolCallSource = Literal["native", "content"]
+
+
 class ModelResponse(_Frozen):
     """What one ``ChatModel.generate`` call returned."""
 
@@ -159,6 +179,14 @@ class ModelResponse(_Frozen):
     """The model the provider says answered (may differ from the requested alias)."""
     request_id: str | None = None
     """The provider's request id header (``x-request-id`` / ``request-id``), for support tickets."""
+    usage_reported: bool = True
+    """False when the reply carried no token usage (``usage`` is then zeros and ``cost_usd`` ``None``)."""
+    tool_calls_source: ToolCallSource | None = None
+    """Where the tool calls were read: ``native`` (the provider's tool-call fields) or ``content``
+    (a JSON / ``<tool_call>`` call written in the text by a server that does not parse it);
+    ``None`` when the reply has no tool call."""
+    attempts: list[CallAttempt] = Field(default_factory=list)
+    """Every HTTP attempt of this call, filled by a retrying wrapper; empty when none tracked them."""
 
 
 class GenerateConfig(_Frozen):
@@ -185,6 +213,7 @@ class GenerateConfig(_Frozen):
 
 
 __all__ = [
+    "CallAttempt",
     "GenerateConfig",
     "ImageRef",
     "Message",
@@ -194,5 +223,6 @@ __all__ = [
     "StopReason",
     "ToolCall",
     "ToolCallErrorKind",
+    "ToolCallSource",
     "Usage",
 ]

@@ -11,7 +11,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from ._errors import ProviderUnavailable
-from ._messages import GenerateConfig, Message, ModelResponse
+from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolNameMap, to_tool_specs
 from ._openai_wire import (
     decode_message,
@@ -21,8 +21,10 @@ from ._openai_wire import (
     request_options,
     stop_reason,
 )
+from ._preflight import PreflightReport, openai_preflight
 from ._pricing import PriceTable
 from ._sdk_errors import map_sdk_error
+from ._tokens import TokenCounter
 from ._vision import vision_capable
 
 
@@ -50,6 +52,7 @@ class OpenAIChatModel:
         self.supports_vision = vision_capable(model_id)
         self._provider = provider
         self._prices = prices
+        self.priced = prices.price(self.name) is not None
         self._extra_body = dict(extra_body) if extra_body else None
         # OpenAI's own API wants max_completion_tokens; compatible servers all accept max_tokens.
         self._max_tokens_param = "max_tokens" if base_url else "max_completion_tokens"
@@ -93,20 +96,32 @@ class OpenAIChatModel:
         if not completion.choices:
             raise ProviderUnavailable("the reply has no choices", model=self.name)
         choice = completion.choices[0]
-        message = decode_message(choice.message, names)
-        usage = decode_usage(completion.usage)
+        message, source = decode_message(choice.message, names)
+        usage = decode_usage(getattr(completion, "usage", None))
         return ModelResponse(
             model=self.name,
             message=message,
-            usage=usage,
-            cost_usd=self._prices.cost_usd(self.name, usage),
+            usage=usage or Usage(),
+            usage_reported=usage is not None,
+            cost_usd=None if usage is None else self._prices.cost_usd(self.name, usage),
             latency_s=latency_s,
             stop_reason=stop_reason(choice.finish_reason, bool(message.tool_calls)),
             raw_stop_reason=choice.finish_reason,
             provider_response_id=completion.id,
             provider_model=completion.model,
             request_id=getattr(completion, "_request_id", None),
+            tool_calls_source=source,
         )
+
+    async def preflight(self, *, tools: bool, timeout_s: float) -> tuple[PreflightReport, TokenCounter]:
+        """Check the endpoint, the model and (``tools``) tool support; find the tokenizer endpoint
+        (:func:`clinseek.models.preflight`).
+
+        Raises:
+            ModelError: the endpoint cannot serve the run (the message says why and what to do).
+        """
+        return await openai_preflight(self, str(self._client.base_url), self._client.api_key, tools=tools,
+                                      timeout_s=timeout_s)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

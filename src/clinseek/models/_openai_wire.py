@@ -6,9 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._content import calls_in_content, split_reasoning
 from ._decode import decode_tool_call
 from ._images import load_image
-from ._messages import GenerateConfig, Message, StopReason, ToolCall, Usage
+from ._messages import GenerateConfig, Message, StopReason, ToolCall, ToolCallSource, Usage
 from ._names import ToolNameMap, ToolSpec, forced_wire_name
 
 _STOP: dict[str, StopReason] = {
@@ -46,15 +47,19 @@ def encode_messages(messages: Sequence[Message], names: ToolNameMap) -> list[dic
 
 
 def _assistant(message: Message, names: ToolNameMap) -> dict[str, Any]:
-    # content may be null only when the turn carries tool calls
-    entry: dict[str, Any] = {"role": "assistant", "content": message.content or (None if message.tool_calls else "")}
+    # content is always a string, "" beside tool calls: llama-cpp-python answers null with HTTP 500
+    # and some templates break when the key is missing (docs/models.md, "Requests")
+    entry: dict[str, Any] = {"role": "assistant", "content": message.content}
     if message.tool_calls:
         entry["tool_calls"] = [_call(call, names) for call in message.tool_calls]
     return entry
 
 
 def _call(call: ToolCall, names: ToolNameMap) -> dict[str, Any]:
-    arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
+    # arguments are always a JSON object text: vLLM and SGLang parse them to render the template and
+    # refuse anything else with HTTP 400; arguments that did not parse go back as {} (the model was
+    # told why in the error result that follows, and the record keeps the text in raw_arguments)
+    arguments = json.dumps(call.arguments, ensure_ascii=False)
     return {"id": call.id, "type": "function", "function": {"name": names.to_wire(call.name), "arguments": arguments}}
 
 
@@ -96,34 +101,66 @@ def request_options(
     return options
 
 
-def decode_message(message: Any, names: ToolNameMap) -> Message:
-    """The assistant ``Message`` of a Chat Completions choice (tool calls decoded, never repaired)."""
-    calls = []
-    for call in message.tool_calls or []:
-        function = getattr(call, "function", None)
+def decode_message(message: Any, names: ToolNameMap) -> tuple[Message, ToolCallSource | None]:
+    """The assistant ``Message`` of a Chat Completions choice, and where its tool calls came from.
+
+    Native ``tool_calls`` are decoded (never repaired); a call id that is missing or repeated is
+    replaced by a synthesized one. ``reasoning_content`` / ``reasoning`` and ``<think>`` blocks in
+    the text become ``reasoning``. When tools were offered and the server sent no native call, a
+    call written in the text is read (:func:`~clinseek.models._content.calls_in_content`); the
+    source is then ``content``.
+    """
+    content, think = split_reasoning(_text(getattr(message, "content", None)))
+    calls: list[ToolCall] = []
+    seen: set[str] = set()
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        call_id = _get(call, "id")
+        call_id = call_id if isinstance(call_id, str) and call_id and call_id not in seen else f"call{index:04d}n"
+        seen.add(call_id)
+        function = _get(call, "function")
         if function is None:  # a non-function (custom) tool call: not something we offered
-            calls.append(decode_tool_call(call.id, str(getattr(call, "type", "?")), None, names))
+            calls.append(decode_tool_call(call_id, str(_get(call, "type") or "?"), None, names))
         else:
-            calls.append(decode_tool_call(call.id, function.name, function.arguments, names))
+            calls.append(decode_tool_call(call_id, str(_get(function, "name")), _get(function, "arguments"), names))
+    source: ToolCallSource | None = "native" if calls else None
+    if not calls:
+        calls, content = _content_calls(content, names)
+        source = "content" if calls else None
     reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
-    return Message(
-        role="assistant",
-        content=message.content or "",
-        tool_calls=calls,
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-    )
+    parts = [r for r in (reasoning if isinstance(reasoning, str) else None, think) if r]
+    message_out = Message(role="assistant", content=content, tool_calls=calls, reasoning="\n\n".join(parts) or None)
+    return message_out, source
 
 
-def decode_usage(usage: Any) -> Usage:
-    """Canonical usage from a Chat Completions ``usage`` (``prompt_tokens`` includes cached tokens)."""
-    if usage is None:
-        return Usage()
+def _content_calls(content: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
+    return calls_in_content(content, names) if content else ([], content)
+
+
+def _get(value: Any, key: str) -> Any:
+    """A field of an SDK object or of a plain dict (servers that send objects where strings belong)."""
+    return value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+
+
+def _text(content: Any) -> str:
+    """The reply text: a string, or the text parts of a list of content parts; ``""`` for none."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(_get(p, "text") or "") for p in content if _get(p, "type") in ("text", None))
+    return ""
+
+
+def decode_usage(usage: Any) -> Usage | None:
+    """Canonical usage from a Chat Completions ``usage`` (``prompt_tokens`` includes cached tokens);
+    ``None`` when the reply carried none."""
+    if usage is None or getattr(usage, "prompt_tokens", None) is None:
+        return None
     details: Mapping[str, Any] | Any = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    written = getattr(details, "cache_write_tokens", None) or 0
+    cached = _get(details, "cached_tokens") or 0 if details is not None else 0
+    written = _get(details, "cache_write_tokens") or 0 if details is not None else 0
     return Usage(
         input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
+        output_tokens=getattr(usage, "completion_tokens", None) or 0,
         cached_input_tokens=cached,
         cache_write_tokens=written,
     )

@@ -79,6 +79,25 @@ class PriceTable:
         return sorted(self._prices)
 
 
+def price_known(model: object) -> bool | None:
+    """Whether ``model``'s calls have a known cost: its ``priced`` flag, looked up through wrappers'
+    ``inner``; ``None`` when no model in the chain declares one (a plug-in: then only the costs its
+    responses report count).
+
+    The built-in providers set ``priced`` from the price table; the offline baselines are priced
+    (at $0). An unpriced model's calls and result rows have ``cost_usd = None``, never 0, even when
+    no request was sent or every call failed.
+    """
+    for _ in range(16):
+        flag = getattr(model, "priced", None)
+        if isinstance(flag, bool):
+            return flag
+        model = getattr(model, "inner", None)
+        if model is None:
+            break
+    return None
+
+
 def _read(path: Path) -> Mapping[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -118,4 +137,4 @@ def _decimal(entry: Mapping[str, Any], field: str, source: str, name: str, defau
     return number
 
 
-__all__ = ["Price", "PriceTable"]
+__all__ = ["Price", "PriceTable", "price_known"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._rows import ResultRow
 
@@ -27,6 +27,8 @@ class RowCounts:
     """Sum of the rows' ``cost_usd`` that are known."""
     unknown_costs: int = 0
     """Rows whose ``cost_usd`` is ``None`` (a price not in the table)."""
+    parse_modes: dict[str, int] = field(default_factory=dict)
+    """Answered rows by ``parse_mode`` (rows that do not record one count as ``unrecorded``)."""
 
     @classmethod
     def of(cls, rows: Iterable[ResultRow]) -> RowCounts:
@@ -48,6 +50,9 @@ class RowCounts:
             self.unknown_costs += 1
         else:
             self.known_cost_usd += row.cost_usd
+        if row.status == "answered":
+            mode = row.parse_mode or "unrecorded"
+            self.parse_modes[mode] = self.parse_modes.get(mode, 0) + 1
 
     def __add__(self, other: RowCounts) -> RowCounts:
         return RowCounts(
@@ -56,6 +61,8 @@ class RowCounts:
             input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
             known_cost_usd=self.known_cost_usd + other.known_cost_usd,
             unknown_costs=self.unknown_costs + other.unknown_costs,
+            parse_modes={k: self.parse_modes.get(k, 0) + other.parse_modes.get(k, 0)
+                         for k in {*self.parse_modes, *other.parse_modes}},
         )
 
     @property

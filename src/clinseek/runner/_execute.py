@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ import anyio.to_thread
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
 from ..episode import CandidateSource, EpisodeKey, build_episode
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
-from ..models import ChatModel, ImageRef, accepts_images
+from ..models import ESTIMATE, ChatModel, ImageRef, TokenCounter, accepts_images, price_known
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
 from ._engine import Job
 from ._identity import question_hash
@@ -71,13 +72,15 @@ class Executor:
     job gets its own ``PageBrowser`` in its own ``ToolContext``. ``vision`` (default: the model's
     declared ``supports_vision``) says whether images are sent or replaced by a note. ``store_id``
     (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row.
+    ``counter`` counts tokens for the budgets (compaction, the Curated Input budget).
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
-                 store_id: str | None = None) -> None:
+                 store_id: str | None = None, counter: TokenCounter = ESTIMATE) -> None:
         self.knowledge = knowledge
+        self.counter = counter
         self.store_id = store_id
         self.vision = accepts_images(model) if vision is None else vision
         self.store = store
@@ -114,7 +117,8 @@ class Executor:
                 attach_browser(ctx, self.knowledge, self.settings.browser)  # this episode's own pages and budgets
             linked, images = await anyio.to_thread.run_sync(self._linked, ctx, job)
             return await run_agent(self.model, ctx, question, budget=self.settings.budget, config=self._config(job),
-                                   tools=self.tools, images=images, linked=linked, vision=self.vision)
+                                   tools=self.tools, images=images, linked=linked, vision=self.vision,
+                                   counter=self.counter)
         finally:
             await anyio.to_thread.run_sync(episode.close)
 
@@ -190,7 +194,9 @@ class Executor:
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
 
-        rendered = await anyio.to_thread.run_sync(render_curated, question, self.store)
+        render = functools.partial(render_curated, question, self.store,
+                                   budget_tokens=self.settings.budget.curated_budget_tokens, counter=self.counter)
+        rendered = await anyio.to_thread.run_sync(render)
         return rendered.text
 
     async def execute(self, job: Job) -> ResultRow:
@@ -225,7 +231,7 @@ class Executor:
             **self._base(job), prompt_version=outcome.prompt_version, status=status,
             completed=outcome.completed, stop_reason=outcome.stop_reason, error=error,
             error_type=outcome.error_type, answer=outcome.answer, invalid_answer=outcome.invalid_answer,
-            parse_failures=outcome.parse_failures,
+            parse_failures=outcome.parse_failures, parse_mode=outcome.parse_mode,
             messages=[m.model_dump(mode="json", exclude_defaults=True) for m in outcome.messages],
             usage=outcome.usage, cost_usd=outcome.cost_usd, latency_s=latency_s, turns=outcome.turns,
             tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
@@ -240,5 +246,5 @@ class Executor:
         return ResultRow(
             **self._base(job), prompt_version=PROMPT_VERSION, status="infra_error", completed=False,
             stop_reason="exception", error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
-            cost_usd=0.0, finished_at=_now(),
+            cost_usd=0.0 if price_known(self.model) is True else None, finished_at=_now(),
         )

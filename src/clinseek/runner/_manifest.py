@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..models import safe_url
 from ._secrets import redact_line
 
 
@@ -44,8 +44,12 @@ class RunManifest(BaseModel):
     """:func:`~clinseek.runner.store_identity` of the store the run read (``None``: no store file)."""
     concurrency: int
     budget: dict[str, Any]
+    """The ``AgentBudget``: turns, ``max_output_tokens`` (the one output cap of every call),
+    ``context_window_tokens``, ``curated_budget_tokens``, ... ."""
     limits: dict[str, Any]
     generate: dict[str, Any]
+    """The ``GenerateConfig`` without ``max_output_tokens`` (the budget's value is the one used):
+    ``timeout_s`` (the request timeout), temperature, seed, ... ."""
     retry: dict[str, Any]
     tools: list[str]
     response_cache: bool
@@ -58,6 +62,11 @@ class RunManifest(BaseModel):
     corpus problems; plus ``index_dir``, ``folders``, ``store``); ``None`` when no browser tools."""
     browser: dict[str, Any] | None = None
     """Per-episode browser budgets (``PageBrowserLimits``); ``None`` when no browser tools."""
+    preflight: dict[str, Any] | None = None
+    """What the pre-flight found (``clinseek.models.PreflightReport``: endpoint, served models,
+    server context length, tools checked, token counter, probe latency, notes); ``None`` when none ran."""
+    token_counter: str | None = None
+    """What the token budgets counted with (``server:llama.cpp /tokenize``, ``estimate:…``)."""
     python: str = Field(default_factory=platform.python_version)
     packages: dict[str, str] = Field(default_factory=dict)
     started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
@@ -71,12 +80,7 @@ def config_hash(config: dict[str, Any]) -> str:
 
 def safe_base_url(url: str | None) -> str | None:
     """``url`` without user-info, query or fragment (they can carry credentials)."""
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return None if url is None else safe_url(url)
 
 
 def git_commit(start: Path | None = None) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from ..models import (
+    CallAttempt,
     ChatModel,
     GenerateConfig,
     Message,
@@ -125,19 +126,32 @@ class ResilientModel:
 
     async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
                        config: GenerateConfig | None = None) -> ModelResponse:
-        """Call the wrapped model, retrying ``RateLimited`` and ``ProviderUnavailable``."""
+        """Call the wrapped model, retrying ``RateLimited`` and ``ProviderUnavailable``.
+
+        Every attempt is recorded (``CallAttempt``: ok, latency, error, wait before the next): on the
+        response's ``attempts``, or on the raised error's ``attempts`` when the call finally fails.
+        """
+        attempts: list[CallAttempt] = []
         for attempt in range(self.policy.max_attempts):
+            started = time.perf_counter()
             try:
-                return await self.limiter.call(self.inner, messages, tools, config)
+                response = await self.limiter.call(self.inner, messages, tools, config)
             except ModelCallError as err:
+                record = CallAttempt(ok=False, latency_s=time.perf_counter() - started, error_type=type(err).__name__,
+                                     status_code=err.status_code, error=str(err))
                 if not err.retryable or attempt + 1 >= self.policy.max_attempts:
+                    err.attempts = [*attempts, record]
                     raise
                 retry_after = err.retry_after_s if isinstance(err, RateLimited) else None
                 delay = self.policy.delay_s(attempt, self._rng, retry_after)
                 if isinstance(err, RateLimited):
                     self.limiter.pause(delay)
                 self.retries += 1
+                attempts.append(record.model_copy(update={"wait_s": delay}))
                 await anyio.sleep(delay)
+                continue
+            done = CallAttempt(ok=True, latency_s=response.latency_s)
+            return response.model_copy(update={"attempts": [*attempts, done]})
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:

@@ -56,7 +56,8 @@ class ResultRow(BaseModel):
     completed: bool
     """True when the run ended on ``ehr.finish`` (agent) or a parsed ``<answer>`` block (curated)."""
     stop_reason: str
-    """finish_tool_call | answer_block | no_tool_call | max_turns | token_budget | parse_error | exception."""
+    """finish_tool_call | answer_block | text_answer (an answer read from text by a fallback of the
+    extractor) | no_tool_call | max_turns | token_budget | context_length | parse_error | exception."""
     error: str | None = None
     """What went wrong (infra errors: the exception; no_answer: why); never contains credentials."""
     error_type: str | None = None
@@ -66,7 +67,12 @@ class ResultRow(BaseModel):
     invalid_answer: list[str] = Field(default_factory=list)
     """Items the model gave that are not candidates; reported, never scored as valid."""
     parse_failures: int = 0
-    """Curated mode: 1 when the reply had no well-formed ``<answer>`` block (counted, not guessed)."""
+    """Curated mode: 1 when the reply did not keep the format (exactly one ``<answer>`` block), even
+    when a fallback of the extractor read an answer (``parse_mode`` says which)."""
+    parse_mode: str | None = None
+    """How the answer was read: ``finish_call`` (agent), ``answer_tag`` (curated), or a fallback of
+    the one extractor — ``response_json``, ``final_answer``, ``candidate_match`` (docs/agent.md,
+    "Answers and parse modes"); ``None`` when nothing was read, or in rows written before it existed."""
     gold: list[str] = Field(default_factory=list)
     gold_aliases: list[list[str]] = Field(default_factory=list)
     """Per gold item, its other accepted names (parallel to ``gold``; empty when no item has any)."""
@@ -83,7 +89,9 @@ class ResultRow(BaseModel):
     """The full trajectory (kept on errors); tool calls structured; images by path, never base64."""
     usage: UsageTotals = Field(default_factory=UsageTotals)
     cost_usd: float | None = None
-    """Summed cost in USD; ``None`` when any call's price is unknown."""
+    """Summed cost in USD; ``None`` whenever it is unknown: the model is not in the price table (also
+    for rows without a successful call, infrastructure errors included), or a call reported no usage.
+    A priced model's failed calls cost 0 (error replies are not billed)."""
     latency_s: float = 0.0
     """Wall time of the whole run in seconds (episode build included)."""
     turns: int = 0

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..agent import PROMPT_VERSION, AgentBudget, default_tools
@@ -26,7 +26,16 @@ from ..bench import select_questions
 from ..errors import ClinseekError
 from ..imaging import ImagingConfig
 from ..knowledge import Knowledge, KnowledgeConfig
-from ..models import ChatModel, GenerateConfig, accepts_images, get_model
+from ..models import (
+    ESTIMATE,
+    ChatModel,
+    GenerateConfig,
+    PreflightReport,
+    TokenCounter,
+    accepts_images,
+    get_model,
+    preflight,
+)
 from ..refformat import reference_results_dir
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
 from ._cache import CachedModel, ResponseCache
@@ -84,6 +93,9 @@ class ModeSummary(BaseModel):
     cost_usd: float | None
     """``None`` when any call's price was unknown."""
     wall_s: float
+    parse_modes: dict[str, int] = Field(default_factory=dict)
+    """Answered rows of this call's questions by how the answer was read (``finish_call``,
+    ``answer_tag``, fallbacks...; docs/agent.md)."""
 
 
 class RunSummary(BaseModel):
@@ -145,6 +157,13 @@ class RunSettings:
     vision: bool | None = None
     """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
     vision, images are not attached, a text note says how many, and the row counts them."""
+    preflight: bool = False
+    """Check the endpoint once before the first question (``clinseek.models.preflight``: reachable,
+    model served, tool calls accepted, tokenizer endpoint); a failure raises ``ModelError`` before
+    any row is written. ``clinseek run`` turns it on (``--no-preflight`` off)."""
+    token_counter: TokenCounter | None = None
+    """What token budgets count with (compaction, the Curated Input budget); ``None`` = the server's
+    tokenizer found by the pre-flight, else the conservative estimate."""
     layout: Literal["clinseek", "reference"] = "clinseek"
     """``reference``: write ``OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/
     results.jsonl`` with rows in the reference's shape, clinseek's fields beside (``_reflayout``)."""
@@ -163,7 +182,7 @@ def model_slug(name: str) -> str:
 
 def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[str], policies: list[str],
             knowledge: dict[str, object] | None = None) -> dict[str, object]:
-    generate = settings.generate.model_dump(mode="json", exclude={"seed"})
+    generate = settings.generate.model_dump(mode="json", exclude={"seed", "max_output_tokens"})
     browser = mode == "agent" and any(t in BROWSER_TOOLS for t in tools)
     return {
         "vision": _vision(model, settings),
@@ -187,7 +206,7 @@ def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, r
         benchmark=benchmark, mode=mode, model=model, out_dir=str(out_dir), total=total,  # type: ignore[arg-type]
         resumed=resumed.rows, ran=ran.rows, superseded=superseded, answered=rows.answered, no_answer=rows.no_answer,
         infra_errors=rows.infra_errors, input_tokens=rows.input_tokens, output_tokens=rows.output_tokens,
-        cost_usd=rows.cost_usd, wall_s=wall_s,
+        cost_usd=rows.cost_usd, wall_s=wall_s, parse_modes=dict(sorted(rows.parse_modes.items())),
     )
 
 
@@ -205,6 +224,10 @@ class _Shared:
     """The manifest's ``knowledge`` entry (``None`` when no browser tools are offered)."""
     store_id: str | None = None
     """:func:`store_identity` of the store (``None`` when there is no store file)."""
+    preflight: PreflightReport | None = None
+    """What the pre-flight found (``None`` when it did not run)."""
+    counter: TokenCounter = ESTIMATE
+    """What the token budgets count with."""
     totals: dict[str, int] = field(default_factory=dict)
     """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
 
@@ -221,7 +244,7 @@ async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["a
         out_dir = reference_results_dir(out, benchmark, mode, split, model.name, questions[0].task_type)
     with RunLock(out_dir):
         return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
-                                 shared if mode == "agent" else _Shared(store_id=shared.store_id))
+                                 shared if mode == "agent" else replace(shared, knowledge=None, record=None))
 
 
 def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatModel, settings: RunSettings,
@@ -233,11 +256,13 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
         config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
         git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
         questions=questions, store_id=shared.store_id, concurrency=settings.concurrency, budget=settings.budget.as_dict(),
-        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json"),
+        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json", exclude={"max_output_tokens"}),
         retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
         packages=package_versions(), vision=_vision(model, settings),
         knowledge={**(shared.record or {}), **(record or {})} if browser else None,
         browser=asdict(settings.browser) if browser else None,
+        preflight=shared.preflight.model_dump(mode="json") if shared.preflight else None,
+        token_counter=shared.counter.name,
     )
 
 
@@ -283,7 +308,7 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
                         store_id=shared.store_id,
                         settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
-                        vision=_vision(model, settings))
+                        vision=_vision(model, settings), counter=shared.counter)
     started = time.perf_counter()
     total = len(questions) * settings.runs_per_question
     results.open()
@@ -376,7 +401,8 @@ async def run_benchmark(
             questions' patients (one that lacks only some logs a warning), a results directory of another
             configuration, or one another run is writing; browser tools named without a knowledge
             source, or a knowledge source that cannot be opened (unknown backend, missing key).
-        ModelError: an unknown provider or a missing API key.
+        ModelError: an unknown provider or a missing API key; with ``settings.preflight``, an endpoint
+            that cannot serve the run (unreachable, unknown model, tool calls refused).
     """
     settings = settings or RunSettings()
     chosen = select_questions(questions, tasks, limit)  # RegistryError for a task not in the benchmark
@@ -402,8 +428,9 @@ async def run_benchmark(
 async def _run_modes(groups: dict[str, list[Question]], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
                      settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
+    checked, counter = await _preflight(model, settings, "agent" in modes)
     shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
-                     totals=totals or {})
+                     totals=totals or {}, preflight=checked, counter=counter)
     try:
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
@@ -411,6 +438,21 @@ async def _run_modes(groups: dict[str, list[Question]], store: Path,
         if shared.knowledge is not None and not isinstance(settings.knowledge, Knowledge):
             close_knowledge(shared.knowledge)
     return RunSummary(runs=runs)
+
+
+async def _preflight(model: ChatModel, settings: RunSettings, agent: bool) -> tuple[PreflightReport | None, TokenCounter]:
+    """The pre-flight (when ``settings.preflight``) and the token counter the budgets use."""
+    report: PreflightReport | None = None
+    counter: TokenCounter = ESTIMATE
+    if settings.preflight:
+        tools = agent and model.supports_native_tools
+        report, counter = await preflight(model, tools=tools, timeout_s=settings.generate.timeout_s)
+        if report is not None and report.server_context_window is not None and \
+                report.server_context_window < settings.budget.context_window_tokens:
+            logger.warning("%s serves a context of %d tokens, smaller than the run's context window %d; set "
+                           "--context-window %d", report.endpoint, report.server_context_window,
+                           settings.budget.context_window_tokens, report.server_context_window)
+    return report, settings.token_counter or counter
 
 
 async def _open_shared(settings: RunSettings, agent: bool) -> _Shared:

@@ -10,7 +10,7 @@ McNemar). Categories are the dataset card's, in its order (``category_for``); ca
 reported in its own column, and the reference's rules (``--scorer reference``) in theirs.
 """
 
-from ._aggregate import group_stats, score_questions, summarize_run, usage_stats
+from ._aggregate import group_stats, score_questions, strict_view, summarize_run, usage_stats
 from ._card import (
     CardCell,
     CardRow,
@@ -68,6 +68,7 @@ from ._render import (
     SCORERS_HEADER,
     column_legend,
     delta_cells,
+    parse_modes_line,
     pct,
     scorer_cells,
     scorer_rows,
@@ -164,6 +165,7 @@ __all__ = [
     "normalize_set",
     "normalize_text",
     "paired_bootstrap_ci",
+    "parse_modes_line",
     "parse_number",
     "parse_verdict",
     "pct",
@@ -184,6 +186,7 @@ __all__ = [
     "set_metrics",
     "shown_t_interval",
     "single_route",
+    "strict_view",
     "summarize_run",
     "summary_markdown",
     "t_interval",

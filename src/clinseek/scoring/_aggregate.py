@@ -226,6 +226,9 @@ def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
     per_category = _by(questions, lambda q: q.category, card_sorted)
     category_f1 = [g.f1 for g in per_category.values() if g.f1 is not None]
     first = questions[0]
+    parse_modes: dict[str, int] = defaultdict(int)
+    for sample in (s for q in questions for s in q.runs if s.status == "answered"):
+        parse_modes[sample.parse_mode or "unrecorded"] += 1
     return RunSummary(
         benchmark=first.benchmark,
         mode=first.mode,
@@ -236,4 +239,15 @@ def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
         per_category=per_category,  # in the card's order
         per_task=_by(questions, lambda q: q.task),
         usage=usage_stats([s for q in questions for s in q.runs]),
+        parse_modes=dict(sorted(parse_modes.items())),
     )
+
+
+def strict_view(row: ScoreInput) -> ScoreInput:
+    """``row`` as the strict scorer sees it: an answer not read in its mode's own format
+    (``clinseek.agent.STRICT_PARSE_MODES``: ``finish_call`` / ``answer_tag``) is no answer."""
+    from ..agent import STRICT_PARSE_MODES
+
+    if row.status != "answered" or row.parse_mode == STRICT_PARSE_MODES.get(row.mode):
+        return row
+    return row.model_copy(update={"status": "no_answer", "answer": None})

@@ -86,6 +86,9 @@ class ScoreInput(BaseModel):
     question_hash: str | None = None
     """What question the row answers (the runner's ``question_hash``: qids are positions that every
     benchmark build reuses); ``None`` when the row does not say (older rows, the reference's)."""
+    parse_mode: str | None = None
+    """How the answer was read (``finish_call``, ``answer_tag``, or a fallback: ``response_json``,
+    ``final_answer``, ``candidate_match``; docs/agent.md); ``None`` when the row does not say."""
 
     @property
     def run_key(self) -> tuple[str, str, str]:
@@ -123,3 +126,5 @@ class SampleScore(BaseModel):
     when they were not asked for."""
     usage: Usage = Field(default_factory=Usage)
     """The run's usage, copied from its :class:`ScoreInput`."""
+    parse_mode: str | None = None
+    """How the run's answer was read, copied from its :class:`ScoreInput`."""

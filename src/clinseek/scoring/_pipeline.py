@@ -12,7 +12,7 @@ from typing import Literal
 
 from .._atomic import write_text_atomic
 from ..errors import ScoringError
-from ._aggregate import score_questions, summarize_run
+from ._aggregate import group_stats, score_questions, strict_view, summarize_run
 from ._card import CardTable, card_tables
 from ._discover import Layout, ResultSource, SourceFormat, discover
 from ._judge import JudgeModel, apply_verdicts, judge_rows
@@ -161,6 +161,7 @@ def score_path(
     expected: Sequence[ScoreInput] = (),
     n_resamples: int = 10_000,
     seed: int = 0,
+    strict: bool = False,
     scorer: Scorer = "clinseek",
     reference_rules: ReferenceRules | None = None,
 ) -> ScoredResults:
@@ -174,7 +175,9 @@ def score_path(
     each question reports under the manifest's category, and questions without a result row score 0
     and are listed per run in ``report.missing``. ``scorer="reference"`` also scores every run by the
     reference's rules (:class:`ReferenceScorer`, with ``reference_rules``), reported beside clinseek's
-    F1 in ``f1_reference``, never mixed into it.
+    F1 in ``f1_reference``, never mixed into it. Every run counts its answers by ``parse_mode``; with
+    ``strict``, each run also gets ``strict``: the overall statistics when only answers in the mode's own
+    format count (:func:`strict_view`), beside the main numbers, which are unchanged.
 
     Raises:
         ScoringError: no result files, a duplicate (run key, qid, run_index), or no readable row.
@@ -207,11 +210,17 @@ def score_path(
         if q.status == "missing":
             missing[f"{q.benchmark}/{q.mode}/{q.model}"].append(q.qid)
     formats = {s.format for s in sources}
+    summaries = [summarize_run(qs) for qs in runs.values()]
+    if strict:
+        strict_runs = by_run(score_questions([strict_view(r) for r in rows], score_infra_errors=score_infra_errors,
+                                             expected=expected))
+        summaries = [s.model_copy(update={"strict": group_stats(strict_runs[(s.benchmark, s.mode, s.model)])})
+                     for s in summaries]
     report = ScoreReport(
         source=str(root),
         layout="clinseek" if formats == {"clinseek"} else "mixed" if "clinseek" in formats else "reference",
         score_infra_errors=score_infra_errors,
-        runs=[summarize_run(qs) for qs in runs.values()],
+        runs=summaries,
         paired=paired,
         bad_rows=[str(e) for e in bad_rows],
         pairing_problems=problems,

@@ -36,6 +36,7 @@ RESULT_FIELDS: tuple[str, ...] = (
     "cost_usd",
     "latency_s",
     "question_hash",
+    "parse_mode",
 )
 """Fields :func:`read_results` reads from a runner row; any other field is ignored."""
 
@@ -157,7 +158,20 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
         candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
         usage=_usage(row),
         question_hash=row.get("question_hash"),
+        parse_mode=_parse_mode(row),
     )
+
+
+_FORMAT_STOPS = {"finish_tool_call": "finish_call", "answer_block": "answer_tag"}
+
+
+def _parse_mode(row: Mapping[str, Any]) -> str | None:
+    """The row's ``parse_mode``; for runner rows written before it existed, the strict mode their
+    ``stop_reason`` implies (``finish_tool_call`` → ``finish_call``, ``answer_block`` → ``answer_tag``)."""
+    mode = row.get("parse_mode")
+    if mode is None and row.get("status") == "answered":
+        mode = _FORMAT_STOPS.get(str(row.get("stop_reason")))
+    return None if mode is None else str(mode)
 
 
 def _problem(err: Exception) -> tuple[str | None, str]:

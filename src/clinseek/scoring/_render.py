@@ -117,7 +117,19 @@ def _run_md(run: RunSummary) -> list[str]:
     )
     head = f"## {run.benchmark} / {run.mode} / {run.model}"
     macro = f"Macro F1 over categories: {pct(run.macro_f1_over_categories)}."
-    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", usage, "", column_legend(_STATS_HEADER) + ".", ""]
+    return [head, "", *_md_table(_STATS_HEADER, rows), "", macro, "", parse_modes_line(run), "", usage, "",
+            column_legend(_STATS_HEADER) + ".", ""]
+
+
+def parse_modes_line(run: RunSummary) -> str:
+    """How the run's answers were read, and (``--strict``) the strict scores beside the main ones."""
+    modes = ", ".join(f"{mode} {n}" for mode, n in run.parse_modes.items()) or "none"
+    line = f"Answered runs by parse mode: {modes}."
+    if run.strict is not None:
+        s = run.strict
+        line += (f" Strict (only the mode's own answer format counts): F1 {pct(s.f1)} {_ci(s.f1_ci_t)}, "
+                 f"EM {pct(s.exact_match)}, {s.n_answered} of {s.n_questions} questions answered.")
+    return line
 
 
 def _num(value: float | None) -> str:

@@ -107,5 +107,6 @@ def _score(
             "pred": pred,
             "gold": gold,
             "usage": row.usage,
+            "parse_mode": row.parse_mode if status == "answered" else None,
         }
     )

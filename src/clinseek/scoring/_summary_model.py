@@ -124,6 +124,13 @@ class RunSummary(BaseModel):
     per_category: dict[str, GroupStats]
     per_task: dict[str, GroupStats]
     usage: UsageStats
+    parse_modes: dict[str, int] = Field(default_factory=dict)
+    """Answered runs by how the answer was read (``finish_call``, ``answer_tag``, fallbacks;
+    ``unrecorded`` for rows that do not say): "answered only through a fallback" is visible."""
+    strict: GroupStats | None = None
+    """With ``--strict``: the overall statistics when only answers in the mode's own format count
+    (``finish_call`` in agent mode, ``answer_tag`` in curated mode; any other answer scores 0 as no
+    answer). Reported beside ``overall``, never mixed into it; ``None`` when not asked for."""
 
 
 class GroupDelta(BaseModel):

@@ -1,0 +1,181 @@
+"""The one answer extractor of both modes: which items a reply answers, and how they were read.
+
+Every answered run records its ``parse_mode`` (docs/agent.md, "Answers and parse modes"):
+
+| parse mode | what was read |
+|---|---|
+| ``finish_call`` | the ``response`` of an ``ehr.finish`` call (agent mode; read by the loop) |
+| ``answer_tag`` | the last ``<answer>…</answer>`` block, one item per line |
+| ``response_json`` | the last JSON object in the text with a ``response`` key (also inside ``arguments``) |
+| ``final_answer`` | the items after the last "Final Answer:" / "Answer:" cue, inline or as a list |
+| ``candidate_match`` | the last line of the text, when it is a candidate, a list of candidates, or a JSON list of them |
+
+:func:`extract_answer` reads the text forms in that order (the reference's curated salvage, minus
+its guesses: no substring search and no fuzzy match), after moving ``<think>`` /
+``<reasoning>`` blocks out of the text (reasoning is never read as an answer). ``finish_call``
+in agent mode and ``answer_tag`` in Curated Input mode are the formats each mode asks for
+(:data:`STRICT_PARSE_MODES`); the other modes are fallbacks, counted per run by the scorer, which
+can also score only the strict ones (``clinseek score --strict``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..models import split_reasoning
+from ._answer import normalise_item
+
+ParseMode = Literal["finish_call", "answer_tag", "response_json", "final_answer", "candidate_match"]
+PARSE_MODES: tuple[ParseMode, ...] = ("finish_call", "answer_tag", "response_json", "final_answer", "candidate_match")
+"""Every parse mode, the formats each mode asks for first."""
+STRICT_PARSE_MODES: dict[str, ParseMode] = {"agent": "finish_call", "curated": "answer_tag"}
+"""The format each mode asks for; an answer read any other way is a fallback."""
+
+_ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_CUE = re.compile(r"^[ \t>#*_]*(?:final[ \t]+answers?|answers?)[ \t*_]*(?:is|are)?[ \t*_]*[:：][ \t]*(.*)$",
+                  re.IGNORECASE | re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
+_QUOTES = "\"'`“”‘’*_"
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """What :func:`extract_answer` read.
+
+    Attributes:
+        items: the answer items as written (cleaned of bullets, numbering, quotes and markdown);
+            validate them against the candidates with ``validate_answer``.
+        parse_mode: how they were read (module docstring).
+        well_formed: the reply held exactly one ``<answer>`` block (the Curated Input format).
+    """
+
+    items: list[str]
+    parse_mode: ParseMode
+    well_formed: bool = False
+
+
+def extract_answer(text: str, candidates: Sequence[str] = ()) -> Extracted | None:
+    """The answer in a reply's ``text`` (see the module docstring), or ``None`` when it holds none.
+
+    Args:
+        text: the reply text (``<think>`` blocks are moved out first).
+        candidates: the question's candidate answers (``candidate_match`` needs them, and they
+            decide whether a line such as ``Heparin, Insulin`` is one item or two).
+    """
+    body, _ = split_reasoning(text)
+    index = {normalise_item(c) for c in candidates}
+    blocks = _ANSWER_BLOCK.findall(body)
+    if blocks:
+        well_formed = len(blocks) == 1 and body.lower().count("<answer>") == 1
+        return Extracted(_lines(blocks[-1], index), "answer_tag", well_formed)
+    response = _response_json(body)
+    if response is not None:
+        return Extracted(response, "response_json")
+    cued = _final_answer(body, index)
+    if cued:
+        return Extracted(cued, "final_answer")
+    matched = _candidate_match(body, index)
+    if matched:
+        return Extracted(matched, "candidate_match")
+    return None
+
+
+def _clean(item: str, index: set[str]) -> str:
+    """An item without bullets, numbering, surrounding quotes / markdown, and a trailing period that
+    is not part of a candidate."""
+    item = _BULLET.sub("", item).strip().strip(_QUOTES).strip()
+    if item and normalise_item(item) not in index and item[-1] in ".;," and normalise_item(item[:-1]) in index:
+        item = item[:-1]
+    return item
+
+
+def _split(line: str, index: set[str]) -> list[str]:
+    """One line as items: a JSON list of strings; the line itself when it is a candidate (or there
+    are no candidates); else its ``,`` / ``;`` parts when every part is a candidate; else the line."""
+    stripped = line.strip()
+    if stripped.startswith("["):
+        value = _json(stripped)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [v for v in (_clean(str(v), index) for v in value) if v]
+    item = _clean(stripped, index)
+    if not item or not index or normalise_item(item) in index:
+        return [item] if item else []
+    parts = [_clean(p, index) for p in re.split(r"[,;]", item)]
+    parts = [p for p in parts if p]
+    if len(parts) > 1 and all(normalise_item(p) in index for p in parts):
+        return parts
+    return [item]
+
+
+def _lines(block: str, index: set[str]) -> list[str]:
+    return [item for line in block.splitlines() if line.strip() for item in _split(line, index)]
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _response_json(text: str) -> list[str] | None:
+    """The ``response`` of the last JSON object holding one (at top level or under ``arguments``)."""
+    decoder = json.JSONDecoder()
+    found: list[str] | None = None
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        items = _response_items(value)
+        if items is not None:
+            found = items
+        at = text.find("{", end if isinstance(value, dict) else at + 1)
+    return found
+
+
+def _response_items(value: Any) -> list[str] | None:
+    if not isinstance(value, dict):
+        return None
+    if "response" not in value and isinstance(value.get("arguments"), dict):
+        value = value["arguments"]
+    response = value.get("response")
+    if isinstance(response, str) and response.strip():
+        return [response.strip()]
+    if isinstance(response, list) and all(isinstance(v, str) for v in response):
+        return [v.strip() for v in response if v.strip()]
+    return None
+
+
+def _final_answer(text: str, index: set[str]) -> list[str]:
+    """Items after the last answer cue: the rest of its line, then the list lines right below it."""
+    cues = list(_CUE.finditer(text))
+    if not cues:
+        return []
+    cue = cues[-1]
+    items = _split(cue.group(1), index) if cue.group(1).strip().strip(_QUOTES) else []
+    for line in text[cue.end():].lstrip("\n").splitlines():
+        if not line.strip() or not _BULLET.match(line):
+            break
+        items += _split(line, index)
+    return items
+
+
+def _candidate_match(text: str, index: set[str]) -> list[str]:
+    """The last non-empty line when all of its items are candidates; ``[]`` otherwise."""
+    if not index:
+        return []
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return []
+    items = _split(lines[-1], index)
+    return items if items and all(normalise_item(i) in index for i in items) else []
+
+
+__all__ = ["PARSE_MODES", "STRICT_PARSE_MODES", "Extracted", "ParseMode", "extract_answer"]

@@ -1,0 +1,230 @@
+"""Reading what OpenAI-compatible servers leave in the text of a reply: reasoning and tool calls.
+
+Servers differ in what they parse out of the generated text (docs/models.md, "Servers"):
+
+- **Reasoning**: vLLM / SGLang with a reasoning parser send ``reasoning_content`` (or
+  ``reasoning``); without one, the text holds ``<think>…</think>`` blocks, and templates that
+  open the block themselves leave only the closing ``</think>``. :func:`split_reasoning` moves
+  every such block (also ``<reasoning>``, ``<thinking>``) out of the content.
+- **Tool calls**: vLLM with a tool parser, llama.cpp ``llama-server --jinja``, Ollama and LM
+  Studio send ``tool_calls``; llama-cpp-python with the model's own template, vLLM without
+  ``--enable-auto-tool-choice`` and TGI in some versions leave the call in the text, as
+  ``<tool_call>{…}</tool_call>`` (Qwen / Hermes), ``[TOOL_CALLS][…]`` (Mistral),
+  ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, the bare JSON object, or several JSON
+  objects one per line.
+  :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
+  (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
+  ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
+  ``{"type": "function", "function": {...}}``, alone or in a list; a JSON value of another shape is left as text (it may be an answer). A name is an offered
+  tool's wire name or its canonical name, exactly; calls are decoded like native ones
+  (:func:`~clinseek.models.decode_tool_call`), so another name or bad arguments are flagged
+  (``unknown_tool``, ``invalid_json``), never repaired; a ``<tool_call>`` block that is not a call
+  at all is a ``format`` error, and a reply that starts like a call of an offered tool
+  (``{"name": "<tool>"``) but is not valid JSON is an ``invalid_json`` call, so the model is told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from ._decode import decode_tool_call
+from ._messages import ToolCall
+from ._names import ToolNameMap
+
+_THINK_TAGS = ("think", "thinking", "reasoning")
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_UNOPENED = re.compile(r"^(.*?)</(think|thinking|reasoning)>", re.DOTALL | re.IGNORECASE)
+_UNCLOSED = re.compile(r"<(think|thinking|reasoning)>(.*)$", re.DOTALL | re.IGNORECASE)
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCED = re.compile(r"```(?:json|tool_call|tool_code)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+_PREFIXES = ("[TOOL_CALLS]", "<|python_tag|>")
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``(content, reasoning)``: ``<think>`` / ``<thinking>`` / ``<reasoning>`` blocks moved out of ``text``.
+
+    A closing tag with no opening tag (a template that opened the block itself) makes everything
+    before it reasoning; an opening tag that is never closed (the reply was cut) makes everything
+    after it reasoning. ``reasoning`` is ``None`` when there was none.
+    """
+    found: list[str] = []
+    unopened = _UNOPENED.match(text)
+    if unopened and not re.search(rf"<{unopened.group(2)}>", unopened.group(1), re.IGNORECASE):
+        found.append(unopened.group(1).strip())
+        text = text[unopened.end():]
+
+    def take(match: re.Match[str]) -> str:
+        found.append(match.group(2).strip())
+        return ""
+
+    text = _THINK_BLOCK.sub(take, text)
+    unclosed = _UNCLOSED.search(text)
+    if unclosed:
+        found.append(unclosed.group(2).strip())
+        text = text[: unclosed.start()]
+    reasoning = "\n\n".join(f for f in found if f)
+    return text.strip() if found else text, reasoning or None
+
+
+def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
+    """Tool calls written in the text of a reply, and the text that is left.
+
+    Returns ``([], text)`` when the text holds no call of an offered tool in one of the shapes in
+    the module docstring. Call ids are synthesized (``call`` + 4 hex digits of the content hash +
+    the call's index: 9 characters of ``[a-z0-9]``, as Mistral templates require).
+    """
+    if not names.canonical_names():
+        return [], text
+    for tagged, spans in ((True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
+                          (False, _whole(text)), (False, _sequence(text))):
+        calls: list[ToolCall] = []
+        for start, end, value in spans:
+            found = _calls(value, names, text, len(calls))
+            if not found and not tagged:
+                break  # a JSON block that is not a call (an answer, data): the text is left as it is
+            calls += found or [_unreadable(text, len(calls), text[start:end])]
+        else:
+            if calls:
+                rest = text
+                for start, end, _ in sorted(spans, reverse=True):
+                    rest = rest[:start] + rest[end:]
+                return calls, rest.strip()
+    broken = _broken_call(text, names)
+    return ([broken], "") if broken is not None else ([], text)
+
+
+_ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+_BROKEN_CALL = re.compile(r'^\{\s*"name"\s*:\s*"([^"]+)"')
+
+
+def _broken_call(text: str, names: ToolNameMap) -> ToolCall | None:
+    """A reply that is one call of an offered tool by its look (``{"name": "<tool>", ...``) but not
+    valid JSON: an ``invalid_json`` call, so the model is told (never repaired)."""
+    body = text.strip()
+    match = _BROKEN_CALL.match(body)
+    if match is None or _json(body) is not None:
+        return None
+    name = match.group(1)
+    canonical = names.from_wire(name) or (name if name in names.canonical_names() else None)
+    if canonical is None:
+        return None
+    return ToolCall(id=_call_id(text, 0), name=canonical, raw_arguments=body, error_kind="invalid_json",
+                    error=f"the call to {canonical} written in the reply is not valid JSON; send one JSON object "
+                          '{"name": ..., "arguments": {...}}')
+
+
+def _call_id(text: str, index: int) -> str:
+    """``call`` + 4 hex digits of the text's hash + the call's index: 9 characters of ``[a-z0-9]``."""
+    return f"call{hashlib.sha256(text.encode('utf-8')).hexdigest()[:4]}{_ALNUM[index % 36]}"
+
+
+def _unreadable(text: str, index: int, block: str) -> ToolCall:
+    """A ``<tool_call>`` block that holds no call of an offered tool: answered with an error, never guessed."""
+    return ToolCall(
+        id=_call_id(text, index), name="(unparsed)", raw_arguments=block,
+        error_kind="format",
+        error='a <tool_call> block must hold one JSON object {"name": <an offered tool>, "arguments": {...}}',
+    )
+
+
+_Span = tuple[int, int, Any]
+
+
+def _json(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _tagged(text: str) -> list[_Span]:
+    return [(m.start(), m.end(), _json(m.group(1))) for m in _TAGGED.finditer(text)]
+
+
+def _prefixed(text: str) -> list[_Span]:
+    for prefix in _PREFIXES:
+        at = text.find(prefix)
+        if at >= 0:
+            value, end = _raw_decode(text, at + len(prefix))
+            if value is not None:
+                return [(at, end, value)]
+    return []
+
+
+def _raw_decode(text: str, start: int) -> tuple[Any, int]:
+    body = text[start:]
+    offset = len(body) - len(body.lstrip())
+    try:
+        value, used = json.JSONDecoder().raw_decode(body.lstrip())
+    except ValueError:
+        return None, start
+    return value, start + offset + used
+
+
+def _fenced(text: str) -> list[_Span]:
+    return [(m.start(), m.end(), _json(m.group(1).strip())) for m in _FENCED.finditer(text)]
+
+
+def _sequence(text: str) -> list[_Span]:
+    """Two or more JSON values one after the other and nothing else (one call per line)."""
+    decoder, at = json.JSONDecoder(), 0
+    spans: list[_Span] = []
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return spans if len(spans) > 1 else []
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return []
+        spans.append((at, end, value))
+        at = end
+
+
+def _whole(text: str) -> list[_Span]:
+    body = text.strip()
+    if not body.startswith(("{", "[")):
+        return []
+    value = _json(body)
+    return [(0, len(text), value)] if value is not None else []
+
+
+def _calls(value: Any, names: ToolNameMap, text: str, first: int) -> list[ToolCall]:
+    """The calls of one JSON value; ``[]`` when it is not entirely call-shaped objects."""
+    items = value if isinstance(value, list) else [value]
+    calls: list[ToolCall] = []
+    for offset, item in enumerate(items):
+        shape = _call_shape(item)
+        if shape is None:
+            return []
+        name, arguments = shape
+        # the wire name, or the canonical name exactly; any other name is decoded as an unknown tool
+        wire = names.to_wire(name) if name in names.canonical_names() else name
+        calls.append(decode_tool_call(_call_id(text, first + offset), wire, arguments, names))
+    return calls
+
+
+def _call_shape(item: Any) -> tuple[str, Any] | None:
+    if not isinstance(item, dict):
+        return None
+    if isinstance(item.get("function"), dict) and item.get("type", "function") == "function":
+        item = item["function"]
+    name = item.get("name")
+    if not isinstance(name, str) or ("arguments" in item and "parameters" in item):
+        return None
+    arguments = item.get("arguments", item.get("parameters"))
+    if arguments is None and set(item) - {"name", "id", "type"}:
+        return None  # {"name": ..., "other": ...}: not a call
+    if arguments is None or isinstance(arguments, dict | str):
+        return name, arguments  # other keys beside name and arguments are ignored (small models add them)
+    return name, json.dumps(arguments)  # a list or a number: decoded as a not_an_object call, never repaired
+
+
+__all__ = ["calls_in_content", "split_reasoning"]

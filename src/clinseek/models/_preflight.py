@@ -1,0 +1,215 @@
+"""Pre-flight: one cheap check of an endpoint before the first question is run.
+
+An unreachable server, an unknown model or a server that refuses tool calls would otherwise
+surface as one infrastructure-error row per question, after every retry. :func:`preflight` asks
+first and turns each of these into one :class:`~clinseek.errors.ModelError` that says what to do:
+
+1. ``GET <base_url>/models`` with a short timeout (``connect_timeout_s``, 4 s): no answer at all →
+   "cannot reach"; the listed model ids (and the context length vLLM / llama.cpp report) are kept.
+2. One chat request of a few tokens (with one small tool when the run offers native tools):
+   a 404 or a "model" error → "model not served" (naming the listed ones); a 400 about tools →
+   "refuses tool calls" (use ``--tool-protocol text`` or start the server's tool parser); a 401 /
+   403 → "key refused".
+3. The tokenizer endpoint (:func:`~clinseek.models.probe_token_counter`) the budgets count with.
+
+Models without a ``preflight`` method (the offline baselines, plug-ins) are not checked.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ModelError
+from ._errors import BadRequest, ModelCallError
+from ._messages import GenerateConfig, Message
+from ._tokens import ESTIMATE, TokenCounter, probe_token_counter, server_root
+
+if TYPE_CHECKING:
+    from ._openai import OpenAIChatModel
+
+CONNECT_TIMEOUT_S = 4.0
+"""Seconds the first pre-flight request may take: an unreachable server fails within them."""
+
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "clinseek.ping",
+        "description": "Answer the connectivity check.",
+        "parameters": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+    },
+}
+_TOOL_ERROR = re.compile(r"tool|function", re.IGNORECASE)
+_MODEL_ERROR = re.compile(r"model", re.IGNORECASE)
+
+
+class PreflightReport(BaseModel):
+    """What the pre-flight found (recorded in the run manifest as ``preflight``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    endpoint: str
+    """The base URL checked (without credentials), or the provider's default endpoint."""
+    served_models: list[str] | None = None
+    """Model ids ``GET /models`` listed; ``None`` when the server has no such list."""
+    model_listed: bool | None = None
+    """Whether the model is among them (``None``: no list). A server that serves one model under any
+    name (llama-cpp-python) answers anyway; the probe decides."""
+    server_context_window: int | None = None
+    """The context length the server reports (vLLM ``max_model_len``, llama.cpp ``n_ctx``), if any."""
+    tools_checked: bool = False
+    """True when the probe offered a tool and the server accepted the request."""
+    token_counter: str = ESTIMATE.name
+    """What the budgets count tokens with (``server:…`` exact, or the estimate)."""
+    probe_latency_s: float | None = None
+    """Wall time of the probe request, seconds."""
+    notes: list[str] = Field(default_factory=list)
+    """Anything worth a look that did not stop the run."""
+
+
+@runtime_checkable
+class Preflightable(Protocol):
+    """A model that can check its endpoint (see :func:`preflight`)."""
+
+    async def preflight(self, *, tools: bool, timeout_s: float) -> tuple[PreflightReport, TokenCounter]:
+        """Check the endpoint; raise ``ModelError`` with what to do when it cannot serve the run."""
+        ...
+
+
+def _unwrap(model: object) -> object | None:
+    """The first model in a chain of wrappers (``inner``) that has a ``preflight`` method."""
+    for _ in range(16):
+        if isinstance(model, Preflightable):
+            return model
+        model = getattr(model, "inner", None)
+        if model is None:
+            return None
+    return None
+
+
+async def preflight(model: object, *, tools: bool, timeout_s: float = 180.0) -> tuple[PreflightReport | None, TokenCounter]:
+    """Check ``model``'s endpoint once (see the module docstring).
+
+    Args:
+        model: a ``ChatModel`` (wrappers are looked through via ``inner``).
+        tools: offer one small tool in the probe (native tool calling will be used).
+        timeout_s: limit of the probe chat request (the run's request timeout).
+
+    Returns:
+        ``(report, token counter)``; ``(None, ESTIMATE)`` for models that cannot be checked.
+
+    Raises:
+        ModelError: unreachable endpoint, unknown model, tools refused, key refused, or any other
+            error reply to the probe (the message says which and what to do).
+    """
+    target = _unwrap(model)
+    if target is None:
+        return None, ESTIMATE
+    assert isinstance(target, Preflightable)
+    return await target.preflight(tools=tools, timeout_s=timeout_s)
+
+
+async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, *, tools: bool,
+                           timeout_s: float) -> tuple[PreflightReport, TokenCounter]:
+    """The pre-flight of an OpenAI-compatible endpoint (``base_url`` ends in ``/v1`` for local servers)."""
+    import anyio.to_thread
+
+    base_url = base_url.rstrip("/")
+    endpoint = safe_url(base_url)
+    headers = {"Authorization": f"Bearer {api_key}"}
+    served, context = await _models(base_url, model.model_id, headers, endpoint)
+    listed = None if served is None else model.model_id in served
+    notes: list[str] = []
+    if listed is False:
+        notes.append(f"{model.model_id!r} is not among the models {endpoint} lists ({', '.join(served or [])}); "
+                     "the server answered the probe anyway (it serves one model under any name)")
+    probe_tools = [_PROBE_TOOL] if tools else []
+    started = time.perf_counter()
+    try:
+        await model.generate([Message.user("Reply with the word OK.")], probe_tools,
+                             GenerateConfig(max_output_tokens=16, timeout_s=timeout_s, temperature=0.0))
+    except ModelCallError as err:
+        raise _explain(err, model.name, endpoint, served, tools) from None
+    latency = time.perf_counter() - started
+    counter = await anyio.to_thread.run_sync(probe_token_counter, base_url, model.model_id, headers)
+    return PreflightReport(
+        endpoint=endpoint, served_models=served, model_listed=listed, server_context_window=context,
+        tools_checked=tools, token_counter=counter.name, probe_latency_s=round(latency, 3), notes=notes,
+    ), counter
+
+
+async def _models(base_url: str, model_id: str, headers: dict[str, str],
+                  endpoint: str) -> tuple[list[str] | None, int | None]:
+    """(served model ids, the model's context length) from ``GET /models``; ``ModelError`` when no
+    answer comes within :data:`CONNECT_TIMEOUT_S`."""
+    import httpx2
+
+    try:
+        async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
+            response = await client.get(base_url.rstrip("/") + "/models", headers=headers)
+    except (httpx2.HTTPError, OSError) as err:
+        raise ModelError(
+            f"cannot reach the model endpoint {endpoint} ({type(err).__name__}: {err or 'no answer'} within "
+            f"{CONNECT_TIMEOUT_S:g} s); is the server running, and does --base-url end in /v1?"
+        ) from None
+    if response.status_code in (401, 403):
+        raise ModelError(f"{endpoint} refused the API key (HTTP {response.status_code}); check --api-key-env")
+    if response.status_code != 200:
+        return None, None
+    try:
+        data = response.json().get("data") or []
+    except (ValueError, AttributeError):
+        return None, None
+    ids = [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id")]
+    entry: dict[str, Any] = next((m for m in data if isinstance(m, dict) and m.get("id") == model_id), {})
+    context = entry.get("max_model_len")
+    if not isinstance(context, int):
+        context = await _llama_cpp_context(base_url, headers)
+    return ids, context if isinstance(context, int) else None
+
+
+async def _llama_cpp_context(base_url: str, headers: dict[str, str]) -> int | None:
+    """llama.cpp ``llama-server``'s context size (``GET /props``), else ``None``."""
+    import httpx2
+
+    try:
+        async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
+            response = await client.get(server_root(base_url) + "/props", headers=headers)
+        value = response.json().get("default_generation_settings", {}).get("n_ctx")
+    except (httpx2.HTTPError, OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and response.status_code == 200 else None
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user-info, query or fragment (they can carry credentials)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | None, tools: bool) -> ModelError:
+    """The one error the user sees for a failed probe."""
+    listed = f"; it lists: {', '.join(served)}" if served else ""
+    text = str(err)
+    if err.status_code in (401, 403):
+        return ModelError(f"{endpoint} refused the API key for {name} ({text}); check --api-key-env")
+    if err.status_code == 404 or (isinstance(err, BadRequest) and _MODEL_ERROR.search(text) and not
+                                  (tools and _TOOL_ERROR.search(text))):
+        return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text})")
+    if tools and isinstance(err, BadRequest) and _TOOL_ERROR.search(text):
+        return ModelError(
+            f"{endpoint} refuses tool calls for {name} ({text}); start the server with its tool parser "
+            "(vLLM: --enable-auto-tool-choice --tool-call-parser <parser>; llama.cpp: llama-server --jinja) "
+            "or run with --tool-protocol text"
+        )
+    return ModelError(f"the pre-flight request to {endpoint} for {name} failed: {text}")
+
+
+__all__ = ["CONNECT_TIMEOUT_S", "PreflightReport", "Preflightable", "openai_preflight", "preflight", "safe_url"]

@@ -1,0 +1,55 @@
+"""Token counts: each server's tokenizer endpoint found and used; the conservative estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from clinseek.models import (
+    ESTIMATE,
+    Message,
+    ServerTokenCounter,
+    estimate_tokens,
+    messages_tokens,
+    probe_token_counter,
+)
+from fakes.llm_servers import OpenAIFake, fake_token_count
+
+TEXT = "## Labevents [2180-07-23 12:00:00]\n- Glucose: 120 mg/dL; flag: abnormal"
+
+
+@pytest.mark.parametrize(("profile", "name"), [
+    ("llama.cpp", "server:llama.cpp /tokenize"),
+    ("vllm", "server:vllm /tokenize"),
+    ("llama-cpp-python", "server:llama-cpp-python /extras/tokenize/count"),
+])
+def test_the_servers_tokenizer_endpoint_is_found_and_counts_exactly(profile: str, name: str) -> None:
+    with OpenAIFake(profile=profile) as server:
+        counter = probe_token_counter(server.url, "Qwen/Qwen3-8B")
+        assert counter.name == name and counter.exact
+        assert counter.count(TEXT) == fake_token_count(TEXT)
+
+
+def test_a_server_without_one_gets_the_estimate() -> None:
+    with OpenAIFake(profile="ollama") as server:
+        assert probe_token_counter(server.url, "qwen2.5:7b") is ESTIMATE
+
+
+def test_a_failing_endpoint_falls_back_to_the_estimate_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    with OpenAIFake(profile="llama.cpp") as server:
+        counter = ServerTokenCounter(server.url.removesuffix("/v1"), "llama.cpp", "m")
+    assert counter.count(TEXT) == estimate_tokens(TEXT)  # the server is gone
+    assert counter.fallbacks == 1 and "token count failed" in caplog.text
+
+
+def test_the_estimate_counts_digits_and_punctuation_one_by_one() -> None:
+    assert estimate_tokens("2180-07-23") == 10
+    assert estimate_tokens("Glucose") == 3  # letters: ceil(7 / 3)
+    assert estimate_tokens("a b\n") == 3  # spaces are free, a line break is a token
+    assert estimate_tokens("é") == 1
+
+
+def test_a_request_counts_messages_calls_and_tool_schemas() -> None:
+    messages = [Message.system("You are careful."), Message.user(TEXT)]
+    bare = messages_tokens(ESTIMATE, messages)
+    assert bare == sum(estimate_tokens(m.content) + 8 for m in messages)
+    assert messages_tokens(ESTIMATE, messages, [{"name": "ehr.finish"}]) > bare
