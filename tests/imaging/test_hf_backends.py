@@ -12,7 +12,6 @@ import pytest
 from clinseek.imaging import ImagingConfig, load_backend, load_image
 
 
-
 @pytest.fixture(autouse=True, scope="module")
 def _imaging_extra() -> None:
     """torch and transformers are imported when these tests run, not when they are collected."""

@@ -24,7 +24,6 @@ from clinseek.imaging import (
 )
 
 
-
 @pytest.fixture(autouse=True, scope="module")
 def _imaging_extra() -> None:
     """torch and torchxrayvision are imported when these tests run, not when they are collected."""
