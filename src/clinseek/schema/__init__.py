@@ -8,6 +8,7 @@ Covered releases: MIMIC-IV 3.1 ``hosp`` and ``icu``, MIMIC-IV-ED 2.2, MIMIC-IV-N
 MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
 """
 
+from ._concept_maps import CONCEPT_MAP_FILES, CONCEPT_MAP_SOURCE, concept_map
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
 from ._describe import describe_table, tables_markdown
 from ._encounter import ENCOUNTER_IDS, encounter_mask, encounter_masks
@@ -27,6 +28,8 @@ from ._registry import check_registry, get_table, modules, tables
 
 __all__ = [
     "CHEXPERT_LABELS",
+    "CONCEPT_MAP_FILES",
+    "CONCEPT_MAP_SOURCE",
     "ENCOUNTER_IDS",
     "MODULES",
     "STUDY_TIME_SQL",
@@ -40,6 +43,7 @@ __all__ = [
     "Table",
     "Visibility",
     "check_registry",
+    "concept_map",
     "describe_table",
     "encounter_mask",
     "encounter_masks",
