@@ -1,9 +1,24 @@
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from clinseek.errors import RegistryError
-from clinseek.schema import check_registry, get_table, tables
+from clinseek.schema import (
+    KNOWN_AT,
+    EventTime,
+    Mask,
+    Table,
+    check_registry,
+    class_masks,
+    class_problems,
+    get_table,
+    tables,
+)
+from clinseek.schema._classes import with_class_masks
+from clinseek.schema._model import parse_columns
 
 
 def test_registry_is_consistent() -> None:
@@ -56,6 +71,87 @@ def test_outcome_columns_are_masked() -> None:
     assert {"dischtime", "deathtime", "discharge_location", "hospital_expire_flag"} <= masked
     masked = {c for m in get_table("icu.icustays").masks for c in m.columns}
     assert {"outtime", "los", "last_careunit"} <= masked
+
+
+# --- "known at" classes ------------------------------------------------------------------------
+
+
+def test_every_column_of_every_table_has_a_known_at_class() -> None:
+    missing = [f"{t.qualified}.{c.name}" for t in tables() for c in t.columns if c.known not in KNOWN_AT]
+    assert not missing, f"columns without a 'known at' class: {missing}"
+    assert all(class_problems(t) == [] for t in tables())
+
+
+def test_a_column_without_a_class_fails_the_check() -> None:
+    table = Table(
+        "hosp",
+        "new_table",
+        "",
+        parse_columns("subject_id INTEGER static, charttime TIMESTAMP event, x DOUBLE"),
+        event_time=EventTime("t.charttime"),
+    )
+    assert class_problems(table) == ["hosp.new_table.x: no 'known at' class"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "extra", "problem"),
+    [
+        ("v DOUBLE stored", {}, "class 'stored' but the table gives no instant for it"),
+        ("v DOUBLE end", {}, "class 'end' but the table gives no instant for it"),
+        ("v DOUBLE reference", {}, "class 'reference' but the table gives no instant for it"),
+        ("v DOUBLE own_time", {}, "class 'own_time' needs a date or time column"),
+        ("v DOUBLE encounter", {}, "class 'encounter' is for, and only for, ids"),
+        ("hadm_id INTEGER event", {}, "class 'encounter' is for, and only for, ids"),
+        ("v DOUBLE end", {"ends_at": "t.nowhere"}, "expression refers to unknown column t.nowhere"),
+    ],
+)
+def test_a_class_the_table_cannot_apply_fails_the_check(
+    spec: str, extra: dict[str, str], problem: str
+) -> None:
+    cols = parse_columns(f"subject_id INTEGER static, charttime TIMESTAMP event, {spec}")
+    table = Table("hosp", "new_table", "", cols, event_time=EventTime("t.charttime"), **extra)  # type: ignore[arg-type]
+    assert any(problem in p for p in class_problems(table)), class_problems(table)
+
+
+def test_an_unknown_class_is_refused_when_declared() -> None:
+    with pytest.raises(ValueError, match="bad class or flags"):
+        parse_columns("x DOUBLE later")
+
+
+def test_masks_derive_from_the_classes_alone() -> None:
+    for table in tables():
+        assert table.masks == class_masks(table), table.qualified
+        masked = {c for m in table.masks for c in m.columns} | {m.renumber for m in table.masks if m.renumber}
+        if table.visibility in ("event", "static"):
+            waiting = {
+                c.name
+                for c in table.columns
+                if c.known in ("stored", "end", "reference", "encounter", "final")
+            }
+            assert masked == waiting, table.qualified
+    with pytest.raises(RegistryError, match="derive from column classes"):
+        with_class_masks(replace(get_table("hosp.labevents"), masks=(Mask(("value",), None),)))
+
+
+def test_procedure_durations_wait_for_the_end() -> None:
+    procedures = get_table("icu.procedureevents")
+    for name in ("endtime", "value", "valueuom", "originalamount", "originalrate", "statusdescription"):
+        assert procedures.column(name).known == "end", name
+    assert procedures.column("starttime").known == "event"
+
+
+def test_docs_policy_md_lists_every_column_with_its_class_and_reason() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "policy.md").read_text(encoding="utf-8")
+    for table in tables():
+        section = text.split(f"\n### `{table.qualified}`\n", 1)[1].split("\n### ", 1)[0]
+        listed = {}
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.strip("|").split("|")] if line.startswith("| `") else []
+            if len(cells) == 3:
+                listed[cells[0].strip("`")] = (cells[1].strip("`"), cells[2])
+        assert list(listed) == list(table.column_names), table.qualified
+        for col in table.columns:
+            assert listed[col.name][0] == col.known and listed[col.name][1], (table.qualified, col.name)
 
 
 def test_the_shipped_concept_maps_are_the_mit_lcp_files() -> None:

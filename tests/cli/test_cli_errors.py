@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from clinseek.bench import build_benchmark
 from clinseek.cli import INTERRUPTED, app
-from clinseek.cli._out import EXIT_INFRA_ERRORS, check_out
+from clinseek.cli._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 from clinseek.errors import ClinseekError
 
 MAIN = [sys.executable, "-c", "from clinseek.cli import main; main()"]
@@ -103,19 +103,29 @@ def test_resamples_below_one_is_a_usage_error(results: Path, tmp_path: Path, val
     assert not any(tmp_path.iterdir())
 
 
-def test_run_exits_3_while_infra_errors_remain_and_a_rerun_resumes(bench: Path, demo_store: Path,
-                                                                  tmp_path: Path) -> None:
-    rows = json.loads((bench / "ClinSeek-Bench_text.json").read_text())
-    ghost = {**rows[0], "qid": "ghost", "subject_id": 1}  # no such patient in the store: an infra error
-    manifest = tmp_path / "with_ghost.json"
-    manifest.write_text(json.dumps([*rows, ghost]))
-    args = ["run", "--bench", str(manifest), "--store", str(demo_store), "--model", "baseline:null", "--mode",
-            "curated", "--out", str(tmp_path / "r"), "--no-progress"]
+def test_run_exits_3_while_infra_errors_remain_and_a_rerun_resumes(synthetic_store: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    build_benchmark(synthetic_store, tasks=["omr", "cxr_finding_presence"], per_task=1, seed=42, out=bench)
+    empty = tmp_path / "no_images"  # the linked CXR files are not there: an infra error naming the file
+    empty.mkdir()
+    args = ["run", "--bench", str(bench), "--store", str(synthetic_store), "--model", "baseline:null", "--mode",
+            "curated", "--out", str(tmp_path / "r"), "--no-progress", "--cxr-root", str(empty)]
     first = _invoke(args)
     assert first.exit_code == EXIT_INFRA_ERRORS == 3, first.output
-    assert "1 infra errors of 2" in first.output and "rerun the same command" in first.output
+    assert "1 infra errors of 1" in first.output and "rerun the same command" in first.output
     second = _invoke(args)
-    assert second.exit_code == 3 and "(resumed 1)" in second.output
+    assert second.exit_code == 3 and "(resumed 1)" in second.output  # the text question is kept
+
+
+def test_a_patient_the_store_does_not_hold_is_an_invalid_row(bench: Path, demo_store: Path, tmp_path: Path) -> None:
+    rows = json.loads((bench / "ClinSeek-Bench_text.json").read_text())
+    ghost = {**rows[0], "qid": "ghost", "subject_id": 1}
+    manifest = tmp_path / "with_ghost.json"
+    manifest.write_text(json.dumps([*rows, ghost]))
+    result = _invoke(["run", "--bench", str(manifest), "--store", str(demo_store), "--model", "baseline:null",
+                      "--mode", "curated", "--out", str(tmp_path / "r"), "--no-progress"])
+    assert result.exit_code == EXIT_INVALID_INPUT == 4, result.output
+    assert "1 invalid input of 2" in result.output and "subject_id 1 is not in the store" in result.output
 
 
 def test_ingest_without_sources_names_the_options(tmp_path: Path) -> None:
@@ -194,7 +204,7 @@ def test_ctrl_c_in_a_run_without_progress_bars_says_what_happened(
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("clinseek.bench.load_questions", interrupted)
+    monkeypatch.setattr("clinseek.bench.prepare_run", interrupted)
     monkeypatch.setattr(sys, "argv", ["clinseek", "run", "--bench", str(tmp_path), "--store", str(tmp_path / "s.duckdb"),
                                       "--model", "baseline:null", "--out", str(tmp_path / "out"), "--no-progress"])
     with pytest.raises(SystemExit) as info:

@@ -1,8 +1,8 @@
 """Leakage audit over SQL: for many random (patient, cutoff) pairs on real stores, every visible table.
 
 An independent oracle recomputes, in Python, what each table must look like from the raw store
-rows (the registry's event time and masks evaluated on the store, the inclusivity rule from
-``Policy.sees``), and the episode must match it exactly: no row too many or too few, no value
+rows (the registry's event time and each column's "known at" class evaluated on the store, not
+the policy's masks; the inclusivity rule from ``Policy.sees``), and the episode must match it exactly: no row too many or too few, no value
 unmasked or over-masked; pending cultures collapse to one row per (specimen, test) and
 ``microevent_id`` is renumbered as the policy does. On top, invariants are checked on the episode
 alone: no TIMESTAMP after the cutoff (DATE: its end), one subject_id, no label-source table,
@@ -13,7 +13,6 @@ does not hold, at most one row per (specimen, test) of a pending culture.
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -21,6 +20,8 @@ from typing import Any
 
 import duckdb
 import pytest
+from oracle import instants as _instants
+from oracle import raw_sql as _oracle_sql
 
 from clinseek.episode import Episode, EpisodeKey, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY, Policy, get_policy
@@ -31,35 +32,17 @@ from policy.crafted import S, T
 PAIRS_PER_STORE = 6
 
 
-def _oracle_sql(table: Table) -> str:
-    """Raw rows of ``table`` for one subject, with the registry's event time and mask instants."""
-    extra = []
-    et = table.event_time
-    expr = et.expr if et else "NULL"
-    if et is not None and et.parent is not None:
-        p = et.parent
-        on = " AND ".join(f"p.{c} = t.{c}" for c in p.on)
-        ptime = re.sub(r"\bt\.", "p.", p.time)
-        parent = f"(SELECT min({ptime}) FROM {p.table} p WHERE {on} AND p.subject_id = t.subject_id)"
-        expr = expr.replace("parent_time", parent)
-        extra.append(f"{parent} AS _p")
-    else:
-        extra.append("TIMESTAMP '2000-01-01' AS _p")
-    extra.append(f"({expr}) AS _e")
-    extra += [f"({m.known_at or 'NULL'}) AS _k{i}" for i, m in enumerate(table.masks)]
-    cols = ", ".join(f't."{c}"' for c in table.column_names)
-    return f"SELECT {cols}, {', '.join(extra)} FROM {table.qualified} t WHERE t.subject_id = ?"
-
-
 def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> Counter[tuple[str, ...]]:
     policy = get_policy(key.policy)
     names = table.column_names
+    instants = [name for name, _ in _instants(table)]
     out: Counter[tuple[str, ...]] = Counter()
     linked = _linked_studies(con, key) if policy.cxr_linked_only and table.module == "cxr" else None
-    kept: list[tuple[dict[str, Any], tuple[Any, ...]]] = []
+    kept: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for raw in con.execute(_oracle_sql(table), [key.subject_id]).fetchall():
         row = dict(zip(names, raw[: len(names)], strict=True))
-        parent_time, event_time, known = raw[len(names)], raw[len(names) + 1], raw[len(names) + 2 :]
+        parent_time, event_time = raw[len(names)], raw[len(names) + 1]
+        known = dict(zip(instants, raw[len(names) + 2 :], strict=True))
         if table.visibility == "event" and not (
             parent_time is not None and policy.sees(event_time, key.prediction_time)
         ):
@@ -75,28 +58,28 @@ def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> 
 
 
 def _collapsed(
-    table: Table, kept: list[tuple[dict[str, Any], tuple[Any, ...]]], policy: Policy, cutoff: datetime
-) -> list[tuple[dict[str, Any], tuple[Any, ...]]]:
-    """Rows whose collapsing mask holds: one per ``collapse_on`` value (lowest id); ids renumbered."""
-    for i, mask in enumerate(table.masks):
-        if not mask.collapse_on:
+    table: Table, kept: list[tuple[dict[str, Any], dict[str, Any]]], policy: Policy, cutoff: datetime
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Rows whose stored result is pending: one per ``pending.collapse_on`` value (lowest id); ids renumbered."""
+    pending = table.pending
+    if pending is None:
+        return kept
+    renumber = pending.renumber
+    order = [c for c in (renumber, *table.key) if c]
+    kept = sorted(kept, key=lambda rk: tuple(rk[0][c] for c in order))
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    number = 0
+    for row, known in kept:
+        if policy.sees(known["stored"], cutoff):
+            number += 1
+            out.append(({**row, renumber: number} if renumber else row, known))
             continue
-        order = [c for c in (mask.renumber, *table.key) if c]
-        kept = sorted(kept, key=lambda rk: tuple(rk[0][c] for c in order))
-        seen: set[tuple[Any, ...]] = set()
-        out = []
-        number = 0
-        for row, known in kept:
-            if policy.sees(known[i], cutoff):
-                number += 1
-                out.append(({**row, mask.renumber: number} if mask.renumber else row, known))
-                continue
-            group = tuple(row[c] for c in mask.collapse_on)
-            if group not in seen:
-                seen.add(group)
-                out.append(({**row, mask.renumber: None} if mask.renumber else row, known))
-        kept = out
-    return kept
+        group = tuple(row[c] for c in pending.collapse_on)
+        if group not in seen:
+            seen.add(group)
+            out.append(({**row, renumber: None} if renumber else row, known))
+    return out
 
 
 def _linked_studies(con: duckdb.DuckDBPyConnection, key: EpisodeKey) -> set[int]:
@@ -112,14 +95,21 @@ def _linked_studies(con: duckdb.DuckDBPyConnection, key: EpisodeKey) -> set[int]
 
 
 def _masked(
-    table: Table, row: dict[str, Any], known: tuple[Any, ...], policy: Policy, cutoff: datetime
+    table: Table, row: dict[str, Any], known: dict[str, Any], policy: Policy, cutoff: datetime
 ) -> list[Any]:
+    """The row as the classes say an episode sees it (the renumbered id is already set by ``_collapsed``)."""
     out = []
     for col in table.columns:
         value = row[col.name]
-        for mask, instant in zip(table.masks, known, strict=True):
-            if col.name in mask.columns and (mask.known_at is None or not policy.sees(instant, cutoff)):
-                value = None
+        wait = {
+            "stored": "stored",
+            "end": "end",
+            "reference": f"ref:{col.name}",
+            "encounter": f"enc:{col.name}",
+        }.get(col.known or "")
+        renumbered = table.pending is not None and col.name == table.pending.renumber
+        if col.known == "final" or (wait and not renumbered and not policy.sees(known[wait], cutoff)):
+            value = None
         if col.is_time and value is not None and not policy.sees(value, cutoff):
             value = None
         out.append(value)

@@ -496,7 +496,10 @@ ROWS: dict[str, list[dict[str, Any]]] = {
             storetime=ts("06-10 09:01"),
             itemid=221906,
             amount=500.0,
+            amountuom="mL",
             rate=0.1,
+            rateuom="mcg/kg/min",
+            originalrate=0.1,
             orderid=1,
             totalamount=250.0,
             statusdescription="FinishedRunning",
@@ -556,6 +559,8 @@ ROWS: dict[str, list[dict[str, Any]]] = {
             valueuom="min",
             orderid=7,
             statusdescription="FinishedRunning",
+            originalamount=4320.0,  # MIMIC-IV: the duration again (starttime + originalamount min = endtime)
+            originalrate=1.0,
         ),
     ],
     "icu.d_items": [

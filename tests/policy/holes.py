@@ -133,6 +133,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
             storetime=ts("06-10 10:05"),
             itemid=221906,
             rate=0.1,
+            originalrate=0.1,
             orderid=1,
             amount=2.0,
         ),

@@ -96,9 +96,9 @@ def test_every_patient_table_with_an_encounter_id_is_covered_by_the_generic_rule
 
 
 def test_icu_rows_before_a_future_icu_stay_hide_its_stay_id(text_ep: Episode) -> None:
-    assert rows(text_ep, "SELECT stay_id, hadm_id, rate FROM inputevents ORDER BY starttime") == [
-        (ICU_PAST, PAST, None),
-        (None, None, 0.1),  # the running infusion stays visible, rate and all
+    assert rows(text_ep, "SELECT stay_id, hadm_id, originalrate, rate FROM inputevents ORDER BY starttime") == [
+        (ICU_PAST, PAST, None, None),
+        (None, None, 0.1, None),  # the running infusion stays visible with the rate entered at its start
     ]
     assert {r[0] for r in rows(text_ep, "SELECT stay_id FROM icustays")} == {ICU_PAST}
 

@@ -214,11 +214,12 @@ def test_datetimeevents_future_value_is_null(text_ep: Episode) -> None:
 def test_running_infusion_hides_its_totals(text_ep: Episode) -> None:
     assert rows(
         text_ep,
-        "SELECT orderid, rate, endtime, amount, totalamount, originalamount, statusdescription "
-        "FROM inputevents ORDER BY orderid",
+        "SELECT orderid, originalrate, rateuom, rate, endtime, amount, amountuom, totalamount, originalamount, "
+        "statusdescription FROM inputevents ORDER BY orderid",
     ) == [
-        (1, 0.1, None, None, None, None, None),
-        (2, None, ts("06-10 09:00"), 100.0, 100.0, 100.0, "FinishedRunning"),
+        # the rate entered at the start stays; the delivered rate (amount over duration) waits for the end
+        (1, 0.1, "mcg/kg/min", None, None, None, None, None, None, None),
+        (2, None, None, None, ts("06-10 09:00"), 100.0, None, 100.0, 100.0, "FinishedRunning"),
     ]
     assert one(
         text_ep, "SELECT endtime, amount, originalamount, statusdescription FROM ingredientevents"
@@ -231,12 +232,11 @@ def test_running_infusion_hides_its_totals(text_ep: Episode) -> None:
 
 
 def test_running_procedure_hides_its_duration(text_ep: Episode) -> None:
-    assert one(text_ep, "SELECT starttime, endtime, value, statusdescription FROM procedureevents") == (
-        ts("06-10 03:00"),
-        None,
-        None,
-        None,
-    )
+    assert one(
+        text_ep,
+        "SELECT starttime, endtime, value, valueuom, originalamount, originalrate, statusdescription, "
+        "starttime + originalamount * INTERVAL 1 MINUTE FROM procedureevents",
+    ) == (ts("06-10 03:00"), None, None, None, None, None, None, None)
 
 
 def test_outputevents_value_stored_after_cutoff_is_null(text_ep: Episode) -> None:

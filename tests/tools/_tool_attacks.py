@@ -96,3 +96,30 @@ SLOW: list[str] = [
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
     "SELECT sum(a.range * b.range) FROM range(100000) a CROSS JOIN range(100000) b",
 ]
+
+SQLITE_REFUSED: list[tuple[str, str]] = [
+    # SQLite-flavoured attacks: read as SQLite, translated, and still refused by the guard
+    ("SELECT datetime('now') FROM read_csv('/etc/passwd')", "forbidden_function"),
+    ("SELECT julianday(x) FROM read_text('/etc/passwd') t(x)", "forbidden_function"),
+    ("SELECT * FROM pragma_table_info('labevents') WHERE julianday('now') > 0", "forbidden_function"),
+    ("WITH x AS (SELECT datetime('now') AS t) SELECT * FROM x, read_parquet('/tmp/x.parquet')", "forbidden_function"),
+    ("SELECT iif(1, (SELECT content FROM read_blob('/etc/shadow')), 0)", "forbidden_function"),
+    ("SELECT date('now', 'start of month') FROM glob('/*')", "forbidden_function|sql_syntax"),
+    ("SELECT strftime('%J', 'now') FROM sqlite_scan('/tmp/x.db', 't')", "forbidden_function"),
+    ("SELECT content, count(*) FROM read_text('/etc/passwd')", "forbidden_function"),
+    ("SELECT subject_id, max(valuenum) FROM labevents, duckdb_settings()", "forbidden_function"),
+    ("SELECT load_extension('/tmp/x.so'), datetime('now')", "forbidden_function"),
+    ("SELECT getenv('HOME') || datetime('now', '-1 day')", "forbidden_function"),
+    ("SELECT * FROM sqlite_master WHERE julianday('now') > 0", "unknown_table"),
+    ("SELECT * FROM [memory].hosp.patients WHERE datetime('now') IS NOT NULL", "unknown_table"),
+    ("SELECT * FROM `/etc/passwd` WHERE datetime('now') IS NOT NULL", "unknown_table"),
+    ("ATTACH DATABASE '/tmp/clinseek_evil.db' AS evil", "read_only"),
+    ("PRAGMA table_info(labevents)", "read_only"),
+    ("VACUUM INTO '/tmp/clinseek_leak.db'", "read_only|sql_syntax"),
+    ("CREATE TEMP TABLE x AS SELECT datetime('now')", "read_only"),
+    ("INSERT INTO hosp.patients SELECT * FROM hosp.patients WHERE julianday('now') > 0", "read_only"),
+    ("SELECT datetime('now'); DROP TABLE hosp.labevents", "one_statement"),
+    ("SELECT printf('%999999999d', julianday('now'))", "too_large"),
+    ("SELECT datetime(CURRENT_TIMESTAMP, '-1 day')", "clock"),
+]
+"""SQLite-flavoured statements that must be refused with the dialect layer on (before anything runs)."""

@@ -159,7 +159,9 @@ async def _audit_episode(ep: Any, auditor: Auditor) -> None:
         if not spec.is_patient_table:
             continue  # dictionaries hold no patient data (and are large)
         calls: list[tuple[str, dict[str, Any]]] = [
-            ("ehr.run_sql_query", {"sql_query": f"SELECT * FROM {table}"})
+            ("ehr.run_sql_query", {"sql_query": f"SELECT * FROM {table}"}),
+            # the same rows through the SQLite dialect layer (julianday() is SQLite: the query is translated)
+            ("ehr.run_sql_query", {"sql_query": f"SELECT * FROM {table} WHERE julianday('now') > 0"}),
         ]
         if n_rows:
             calls += [

@@ -15,6 +15,7 @@ from ..models import (
     accepts_images,
     price_known,
 )
+from ..tools import strip_ansi
 from ._answer import validate_answer
 from ._budget import AgentBudget
 from ._extract import extract_answer
@@ -75,7 +76,7 @@ async def run_curated(
     config = (config or GenerateConfig()).model_copy(update={"max_output_tokens": budget.max_output_tokens})
     sees = accepts_images(model) if vision is None else vision
     note = images_note(len(images), imaging_tools=False) if images and not sees else None
-    text = curated_user_prompt(question, package, embeds_question=embeds_question, note=note)
+    text = strip_ansi(curated_user_prompt(question, package, embeds_question=embeds_question, note=note))
     messages = [Message.system(SYSTEM_CURATED), Message.user(text, list(images) if sees else [])]
     counts = {"images_sent": len(images) if sees else 0, "images_not_sent": 0 if sees else len(images)}
     transcript = Transcript(priced=price_known(model))

@@ -35,7 +35,16 @@ from ..models import (
     messages_tokens,
     price_known,
 )
-from ..tools import Limits, ToolContext, ToolResult, available_tools, call_tool, tool_names, tool_schemas
+from ..tools import (
+    Limits,
+    ToolContext,
+    ToolResult,
+    available_tools,
+    call_tool,
+    strip_ansi,
+    tool_names,
+    tool_schemas,
+)
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
 from ._extract import ParseMode, extract_answer
@@ -88,7 +97,9 @@ class _Run:
             question, linked, vision=vision, browser=any(t.startswith("browser.") for t in tools),
             images_withheld=self.images_not_sent if question.benchmark != "clinseek-bench-mm" else 0,
         )
-        self.messages: list[Message] = [Message.system(system), Message.user(user, list(images) if vision else [])]
+        self.messages: list[Message] = [
+            Message.system(strip_ansi(system)), Message.user(strip_ansi(user), list(images) if vision else [])
+        ]
         self.transcript = Transcript(priced=price_known(model))
         self.turn = 0
         self.reminders = 0
@@ -206,7 +217,7 @@ class _Run:
         if result.images and not self.vision:
             self.images_not_sent += len(result.images)
             content += "\n" + PICTURES_NOT_SHOWN.format(count=len(result.images))
-        message = Message.tool(call, content, is_error=not result.ok)
+        message = Message.tool(call, strip_ansi(content), is_error=not result.ok)
         if result.images and self.vision:
             self.images_sent += len(result.images)
             message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})

@@ -22,6 +22,7 @@ from ._candidates import (
     store_candidate_table,
     table_name,
 )
+from ._checks import RECORD_MARGIN, QuestionProblem, check_questions
 from ._curated import (
     MM_ROWS_PER_TABLE,
     TEXT_BUDGET_TOKENS,
@@ -38,6 +39,7 @@ from ._load import (
     MM_FILE,
     TEXT_FILE,
     ManifestRead,
+    Rejected,
     detect_kind,
     load_questions,
     manifest_files,
@@ -55,6 +57,7 @@ from ._rows import (
     TextRow,
     strip_asset_prefix,
 )
+from ._run_input import InvalidRow, RunInput, prepare_run
 from ._select import select_questions, stratified_order
 from ._spec import BENCHMARKS, AgentRole, Benchmark, CandidateTable, Category, TaskSpec, TaskType
 from ._tasks import (
@@ -62,6 +65,7 @@ from ._tasks import (
     AGENTEHR_TASKS,
     CATEGORIES,
     DECISION_TASKS,
+    MM_ROW_TASKS,
     MM_TASKS,
     RISK_TASKS,
     TASKS,
@@ -71,7 +75,9 @@ from ._tasks import (
     find_task,
     get_category,
     get_task,
+    known_tasks,
     normalise_category,
+    unknown_task,
 )
 from ._validate import ValidationReport, validate_benchmark
 
@@ -89,7 +95,9 @@ __all__ = [
     "MM_FILE",
     "MM_LEAKAGE_POLICY",
     "MM_ROWS_PER_TABLE",
+    "MM_ROW_TASKS",
     "MM_TASKS",
+    "RECORD_MARGIN",
     "RISK_TASKS",
     "TASKS",
     "TEXT_BUDGET_TOKENS",
@@ -105,11 +113,15 @@ __all__ = [
     "CandidateTable",
     "Category",
     "CuratedInput",
+    "InvalidRow",
     "JoinResult",
     "LabelItem",
     "ManifestRead",
     "MultimodalRow",
     "Question",
+    "QuestionProblem",
+    "Rejected",
+    "RunInput",
     "SnapshotSpec",
     "TaskInfo",
     "TaskRegistry",
@@ -121,17 +133,20 @@ __all__ = [
     "build_benchmark",
     "candidate_names",
     "category_for_mm_task",
+    "check_questions",
     "detect_kind",
     "episode_key",
     "find_task",
     "get_category",
     "get_task",
     "join_ehr_bench",
+    "known_tasks",
     "load_agentehr_tables",
     "load_questions",
     "manifest_files",
     "normalise_category",
     "normalise_label",
+    "prepare_run",
     "question_candidates",
     "read_manifest",
     "render_curated",
@@ -145,5 +160,6 @@ __all__ = [
     "table_name",
     "tasks_markdown",
     "to_question",
+    "unknown_task",
     "validate_benchmark",
 ]

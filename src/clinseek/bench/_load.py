@@ -8,6 +8,7 @@ field, problem). :func:`load_questions` is the strict form the runner uses.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from ..errors import ManifestError
 from ._question import Question, question_from_agentehr, question_from_mm, question_from_text
 from ._rows import AgentEHRRow, MultimodalRow, TextRow
+from ._tasks import known_tasks, unknown_task
 
 RowKind = Literal["text", "multimodal", "agentehr"]
 Row = TextRow | MultimodalRow | AgentEHRRow
@@ -32,6 +34,22 @@ AGENTEHR_FILE = "AgentEHR-Bench.jsonl"
 _MODELS: dict[RowKind, type[Row]] = {"text": TextRow, "multimodal": MultimodalRow, "agentehr": AgentEHRRow}
 
 
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A manifest row that did not validate, with what could be read of it.
+
+    Attributes:
+        error: why (file, row, field, problem).
+        record: the row's JSON object (``None`` when the line is not a JSON object).
+        qid: a unique id for the row's result: its ``qid`` when no other row of the file has it,
+            ``"<qid> (<item|line> N)"`` when another has, ``"<file stem> <item|line> N"`` without one.
+    """
+
+    error: ManifestError
+    record: dict[str, Any] | None
+    qid: str
+
+
 @dataclass(slots=True)
 class ManifestRead:
     """The outcome of reading one manifest file.
@@ -41,16 +59,29 @@ class ManifestRead:
         kind: the row kind the file holds.
         rows: the rows that validated, in file order.
         errors: one error per row that did not (and file-level problems).
+        rejected: the rows behind ``errors``, in file order (what ``clinseek run`` records as
+            ``invalid_input`` results).
     """
 
     path: Path
     kind: RowKind
     rows: list[Row] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
 
     def questions(self) -> list[Question]:
         """The valid rows normalised to :class:`Question`."""
         return [to_question(r) for r in self.rows]
+
+    def reject(self, error: ManifestError, record: Any, where: str, qids: Counter[str]) -> None:
+        """Record a row that did not validate (``qids``: how often each qid occurs in the file)."""
+        qid = record.get("qid") if isinstance(record, dict) else None
+        if not isinstance(qid, str) or not qid:
+            qid = f"{self.path.stem} {where}"
+        elif qids[qid] > 1:
+            qid = f"{qid} ({where})"
+        self.errors.append(error)
+        self.rejected.append(Rejected(error, record if isinstance(record, dict) else None, qid))
 
 
 def to_question(row: Row) -> Question:
@@ -136,7 +167,9 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
 
     Returns:
         The valid rows and one :class:`ManifestError` per invalid row (row = its qid when it has
-        one, else ``"line N"`` / ``"item N"``), plus errors for duplicate qids.
+        one, else ``"line N"`` / ``"item N"``): rows that do not validate, rows whose ``task`` is
+        not one of the kind's known tasks (:func:`clinseek.bench.known_tasks`; the error suggests
+        the closest names and lists them all), and duplicate qids.
 
     Raises:
         ManifestError: the file cannot be read or is not JSON / JSONL at all.
@@ -145,16 +178,18 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
     records = list(_records(path))
     out = ManifestRead(path, kind or _file_kind(records))
     seen: set[str] = set()
+    qids = Counter(r["qid"] for _, r in records if isinstance(r, dict) and isinstance(r.get("qid"), str))
+    known = known_tasks(out.kind)
     unit = "item" if path.read_bytes()[:64].lstrip().startswith(b"[") else "line"
     for number, record in records:
+        position = f"{unit} {number}"
         if isinstance(record, ManifestError):
-            out.errors.append(record)
+            out.reject(record, None, position, qids)
             continue
-        where: str | int = f"{unit} {number}"
+        where: str | int = position
         if not isinstance(record, dict):
-            out.errors.append(
-                ManifestError(path, f"expected a JSON object, got {type(record).__name__}", row=where)
-            )
+            error = ManifestError(path, f"expected a JSON object, got {type(record).__name__}", row=where)
+            out.reject(error, None, position, qids)
             continue
         if out.kind == "agentehr" and "qid" not in record:
             record = {**record, "qid": f"{path.stem}_{number}"}
@@ -163,10 +198,14 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
         try:
             row = _MODELS[out.kind].model_validate(record)
         except ValidationError as err:
-            out.errors.append(_row_error(path, where, err))
+            out.reject(_row_error(path, where, err), record, position, qids)
+            continue
+        problem = unknown_task(row.task, known, what=f"{out.kind} task")
+        if problem is not None:
+            out.reject(ManifestError(path, problem, row=where, field="task"), record, position, qids)
             continue
         if row.qid in seen:
-            out.errors.append(ManifestError(path, "duplicate qid", row=where, field="qid"))
+            out.reject(ManifestError(path, "duplicate qid", row=where, field="qid"), record, position, qids)
             continue
         seen.add(row.qid)
         out.rows.append(row)

@@ -17,7 +17,7 @@ had to fix a detail (prediction time, window) itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .._suggest import did_you_mean
 from ..errors import RegistryError
@@ -233,6 +233,34 @@ AGENTEHR_TABLE3_TASKS: tuple[str, ...] = tuple(t.name for t in AGENTEHR_TASKS if
 """The five tasks of the paper's Table 3 (its average is over these; prescriptions is reported apart)."""
 
 
+MM_ROW_TASKS: tuple[str, ...] = tuple(sorted({u for t in MM_TASKS for u in t.upstream_tasks}))
+"""The task names of ClinSeek-Bench-MM rows (the released split and the builder's): the multimodal
+categories' upstream tasks (``ehrxqa_image``, ``medmod_*``)."""
+
+
+def known_tasks(kind: str) -> tuple[str, ...]:
+    """The task names a manifest of ``kind`` (``text``, ``multimodal``, ``agentehr``) may use.
+
+    Raises:
+        RegistryError: an unknown kind.
+    """
+    found = {
+        "text": tuple(t.name for t in TEXT_TASKS),
+        "multimodal": MM_ROW_TASKS,
+        "agentehr": tuple(t.name for t in AGENTEHR_TASKS),
+    }.get(kind)
+    if found is None:
+        raise RegistryError(f"unknown manifest kind {kind!r}; known: text, multimodal, agentehr")
+    return found
+
+
+def unknown_task(task: str, known: Sequence[str], *, what: str = "task") -> str | None:
+    """``None`` when ``task`` is one of ``known``, else the refusal: "did you mean ...?" and every known name."""
+    if task in known:
+        return None
+    return f"unknown {what} {task!r}{did_you_mean(task, known)}; known: {', '.join(known)}"
+
+
 def get_task(name: str, benchmark: Benchmark = "clinseek-bench-text") -> TaskSpec:
     """The task ``name`` of ``benchmark`` (default: the text subtask, exact EHR-Bench spelling).
 
@@ -309,6 +337,7 @@ __all__ = [
     "BUILD_SETS",
     "CATEGORIES",
     "DECISION_TASKS",
+    "MM_ROW_TASKS",
     "MM_TASKS",
     "REPORT_HIDING_CATEGORIES",
     "REPORT_HIDING_TASKS",
@@ -320,5 +349,7 @@ __all__ = [
     "find_task",
     "get_category",
     "get_task",
+    "known_tasks",
     "normalise_category",
+    "unknown_task",
 ]

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ..store import Store, open_store
 from ._agentehr import AGENTEHR_PER_TASK
+from ._checks import check_questions
 from ._load import ManifestRead, manifest_files, read_manifest
 from ._question import Question
 from ._rows import MM_LEAKAGE_POLICY
@@ -53,14 +54,24 @@ class ValidationReport:
 
 
 def validate_benchmark(
-    path: Path | str, *, store: Path | str | None = None, release: bool = False
+    path: Path | str,
+    *,
+    store: Path | str | None = None,
+    release: bool = False,
+    outside_record_ok: bool = False,
 ) -> ValidationReport:
     """Validate a manifest file or a benchmark directory.
+
+    Every row must validate and name a known task of its kind (the problem suggests the closest
+    names); a file without rows is a problem.
 
     Args:
         path: a manifest (``.json`` array or ``.jsonl``) or a release-shaped directory.
         store: a clinseek store; every subject, admission, stay and CXR study referenced must exist
-            in it (and admissions/stays must belong to the row's subject).
+            in it (and admissions/stays must belong to the row's subject), and each
+            ``prediction_time`` must lie within the patient's record (not before its first
+            instant, not after its last + :data:`~clinseek.bench.RECORD_MARGIN`).
+        outside_record_ok: a ``prediction_time`` outside the record is a note, not a problem.
         release: check the composition the dataset card states (text: 1,800 = 45 x 40 rows, 720
             risk / 1,080 decision, 13 categories, 1,563 patients, 80 + 80 rows with target ids;
             multimodal: 989 = 497 EHRXQA + 492 MedMod, the 6 categories, ``patient_scope`` and
@@ -76,6 +87,8 @@ def validate_benchmark(
         report.files.append(file)
         report.rows[str(file)] = len(read.rows)
         report.problems += [str(e) for e in read.errors]
+        if not read.rows and not read.errors:
+            report.problems.append(f"{file}: the manifest holds no rows")
         extras = sorted({f for r in read.rows for f in r.extra_fields})
         if extras:
             report.notes.append(f"{file}: fields not in the known schema (kept): {', '.join(extras)}")
@@ -84,6 +97,12 @@ def validate_benchmark(
             report.problems += _release_problems(read, questions)
         if store is not None:
             report.problems += [f"{file}: {p}" for p in _store_problems(Path(store), questions)]
+            outside = [p for p in check_questions(store, questions) if p.kind == "record"]
+            lines = [f"{file}: row {p.qid}: field {p.field!r}: {p.problem}" for p in outside]
+            if outside_record_ok:
+                report.notes += [f"{line} (allowed by --allow-outside-record)" for line in lines]
+            else:
+                report.problems += [f"{line}; pass --allow-outside-record if intended" for line in lines]
     return report
 
 

@@ -6,8 +6,9 @@ traceback only under ``--debug``). Usage errors and explicit exit codes are hand
 
 Exit codes: 0 done; 1 problems found by a checking command (``bench validate``, ``distill
 prompts --check``); 2 a usage error or a :class:`~clinseek.errors.ClinseekError` (one line on
-stderr); 3 ``run`` / ``demo`` finished but rows with infrastructure errors remain (they are kept;
-rerunning the same command resumes and redoes only those); 130 interrupted (Ctrl-C).
+stderr; a store file DuckDB cannot read, truncated or damaged, is one too); 3 ``run`` / ``demo`` finished but rows with infrastructure errors remain (they are kept;
+rerunning the same command resumes and redoes only those); 4 ``run`` finished but some manifest rows
+could not run (recorded as ``invalid_input`` rows with their reasons); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -36,11 +37,39 @@ def main() -> None:
             raise
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
-    except (KeyboardInterrupt, Exception) as err:  # anything but an interrupt is re-raised unchanged
-        if state["debug"] or not is_interrupt(err):
+    except (KeyboardInterrupt, Exception) as err:  # anything but an interrupt or a damaged store is re-raised
+        if state["debug"]:
+            raise
+        if _damaged_store(err):
+            sys.exit(2)
+        if not is_interrupt(err):
             raise
         print(INTERRUPTED, file=sys.stderr)
         sys.exit(130)
+
+
+def _damaged_store(err: BaseException) -> bool:
+    """Print one line for DuckDB failing to read a damaged store file that no layer named; True if it was one.
+
+    The layers that open stores name the file themselves (a truncated file is refused when opened,
+    a damaged block read by an episode or a run is a ``StoreError``); this covers any other read.
+    The files named are the DuckDB files among the command's arguments.
+    """
+    from ..store import damage_error, is_damage
+
+    if not is_damage(err):
+        return False
+    files = [a for a in sys.argv[1:] if _is_duckdb_file(a)]
+    print(f"error: {damage_error(', '.join(files) or 'a store file', err)}", file=sys.stderr)
+    return True
+
+
+def _is_duckdb_file(arg: str) -> bool:
+    try:
+        with open(arg, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
 
 
 __all__ = ["INTERRUPTED", "app", "main"]

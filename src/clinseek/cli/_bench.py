@@ -24,11 +24,19 @@ def validate_cmd(
     release: Annotated[
         bool, typer.Option("--release", help="Check the released composition (card counts).")
     ] = False,
+    allow_outside_record: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outside-record",
+            help="A prediction_time before the patient's first record or more than 24 h after the last is a note, "
+            "not a problem (with --store).",
+        ),
+    ] = False,
 ) -> None:
     """Validate every row; exit 1 when any problem is found."""
     from ..bench import validate_benchmark
 
-    report = validate_benchmark(path, store=store, release=release)
+    report = validate_benchmark(path, store=store, release=release, outside_record_ok=allow_outside_record)
     for file, count in report.rows.items():
         typer.echo(f"{file}: {count} valid rows")
     for note in report.notes:

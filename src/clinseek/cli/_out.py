@@ -13,6 +13,10 @@ EXIT_INFRA_ERRORS = 3
 """Exit code of ``clinseek run`` and ``clinseek demo`` when result rows with infrastructure errors
 remain (the rows written are kept; rerunning the same command resumes and redoes only those)."""
 
+EXIT_INVALID_INPUT = 4
+"""Exit code of ``clinseek run`` when every runnable row ran but some manifest rows could not run
+(``invalid_input`` rows, each with its reason; the valid rows' results are written)."""
+
 
 def check_out(path: Path, kind: Literal["dir", "file"], option: str = "--out") -> Path:
     """Refuse an output path the command could not write, before anything is written.

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from ._app import app
-from ._out import EXIT_INFRA_ERRORS, check_out
+from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
+    from ..bench import InvalidRow
     from ..knowledge import KnowledgeConfig
 
 
@@ -117,18 +118,23 @@ def run_cmd(
     search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
     browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
     vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
+    allow_outside_record: Annotated[bool, typer.Option("--allow-outside-record", help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
+    allow_missing_cxr: Annotated[bool, typer.Option("--allow-missing-cxr", help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
     layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
     split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
     candidate_tables: Annotated[Path | None, typer.Option("--candidate-tables", help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
-    Exit code 3 when rows with infrastructure errors remain (kept; rerunning resumes and redoes them).
+    Every valid row runs; a row that does not validate, names an unknown task, or that the store
+    cannot answer honestly is recorded as an invalid_input result with its reason. Exit code 3
+    when rows with infrastructure errors remain (kept; rerunning resumes and redoes them), else 4
+    when invalid_input rows were recorded.
     """
     import anyio
 
     from ..agent import AgentBudget
-    from ..bench import load_agentehr_tables, load_questions
+    from ..bench import load_agentehr_tables, prepare_run
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import RetryPolicy, RunSettings, run_benchmark
@@ -154,19 +160,37 @@ def run_cmd(
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
-    questions = load_questions(bench)
-    summary = anyio.run(lambda: run_benchmark(questions, store, mode.value, model, out, settings=settings,
-                                              limit=limit, tasks=tasks))
+    prepared = prepare_run(bench, store, outside_record_ok=allow_outside_record, missing_cxr_ok=allow_missing_cxr)
+    summary = anyio.run(lambda: run_benchmark(prepared.questions, store, mode.value, model, out, settings=settings,
+                                              limit=limit, tasks=tasks, invalid=prepared.invalid, notes=prepared.notes))
     for run in summary.runs:
         cost = "unknown (no price for the model)" if run.cost_usd is None else f"${run.cost_usd:.4f}"
         modes = ", ".join(f"{k} {v}" for k, v in run.parse_modes.items())
         typer.echo(f"{run.benchmark} {run.mode} {run.model}: {run.answered} answered"
                    f"{f' ({modes})' if modes else ''}, {run.no_answer} no answer, "
-                   f"{run.infra_errors} infra errors of {run.total} (resumed {run.resumed}"
+                   f"{run.infra_errors} infra errors{f', {run.invalid_input} invalid input' if run.invalid_input else ''} "
+                   f"of {run.total} (resumed {run.resumed}"
                    f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
+    _report_invalid(prepared.invalid, tasks)
     failed = sum(run.infra_errors for run in summary.runs)
     if failed:
         typer.echo(f"{failed} question runs ended in infrastructure errors; rerun the same command to redo only "
                    f"those (finished rows are kept); exit code {EXIT_INFRA_ERRORS}", err=True)
         raise typer.Exit(EXIT_INFRA_ERRORS)
+    if summary.invalid_input:
+        raise typer.Exit(EXIT_INVALID_INPUT)
+
+
+_SHOWN_INVALID = 20
+
+
+def _report_invalid(invalid: list[InvalidRow], tasks: list[str] | None) -> None:
+    """One line per manifest row that could not run (the first 20), with its reason, on stderr."""
+    rows = [r for r in invalid if not tasks or r.task in set(tasks)]
+    for row in rows[:_SHOWN_INVALID]:
+        typer.echo(f"invalid input: {row.reason}", err=True)
+    more = f" ({len(rows) - _SHOWN_INVALID} more in the results' error fields)" if len(rows) > _SHOWN_INVALID else ""
+    if rows:
+        typer.echo(f"{len(rows)} manifest rows could not run and are recorded as invalid_input results{more}; "
+                   f"exit code {EXIT_INVALID_INPUT}", err=True)

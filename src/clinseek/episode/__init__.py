@@ -9,6 +9,7 @@ inverse) the label builder all read patient data this way.
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import CandidateSource, build_episode, check_candidate_table
+from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._result import QueryResult
 from ._source import StoreSnapshot, clear_store_cache, store_snapshot
@@ -16,8 +17,10 @@ from ._source import StoreSnapshot, clear_store_cache, store_snapshot
 __all__ = [
     "CANDIDATE_SCHEMA",
     "MM_POLICY",
+    "SQL_DATETIME_VALUES",
     "TEXT_POLICY",
     "CandidateSource",
+    "ClockNames",
     "Episode",
     "EpisodeError",
     "EpisodeKey",
@@ -28,5 +31,6 @@ __all__ = [
     "build_episode",
     "check_candidate_table",
     "clear_store_cache",
+    "clock_names",
     "store_snapshot",
 ]

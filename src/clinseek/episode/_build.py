@@ -15,7 +15,7 @@ import pyarrow as pa
 from ..errors import EpisodeError
 from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import get_table, tables
-from ..store import Store, table_ddl
+from ..store import Store, damage_error, is_damage, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._source import StoreSnapshot, store_snapshot
 
@@ -70,7 +70,8 @@ def build_episode(
         EpisodeError: the subject is not in ``hosp.patients``, a candidate name or value or
             ``memory_limit`` is invalid, a candidate table has a column that could hold patient data,
             or the store cannot be read.
-        StoreError: the store file is missing or is not a clinseek store.
+        StoreError: the store file is missing, is not a clinseek store, or is truncated or damaged
+            (also raised later, by a query whose table load reads a damaged block).
         PolicyError: ``key.policy`` is unknown.
     """
     path = Path(store.path if isinstance(store, Store) else store).resolve()
@@ -103,6 +104,8 @@ def _read(
     try:
         return read()
     except duckdb.Error as err:
+        if is_damage(err):  # the file, not this episode: one StoreError naming it
+            raise damage_error(snap.path, err) from err
         raise EpisodeError(f"{snap.path}: cannot {what} of subject_id {key.subject_id}: {err}") from err
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 from ..errors import EpisodeError, StoreError
 from ..policy import TEXT_POLICY, EpisodeKey, get_policy
 from ..schema import get_table, tables
-from ..store import META_SCHEMA
+from ..store import META_SCHEMA, check_complete, damage_error, is_damage
 
 STORE_ALIAS = "clinseek_store"
 """The name the shared reader attaches the store under (an episode's database never attaches it)."""
@@ -138,15 +138,19 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     configuration other parts of the process opened the store with.
 
     Raises:
-        StoreError: the file cannot be attached as a DuckDB database.
+        StoreError: the file cannot be attached as a DuckDB database, or is truncated.
     """
     con = duckdb.connect(":memory:", config={"threads": 1, "memory_limit": "1GB"})
     try:
         con.execute(f"ATTACH '{_quoted(path)}' AS {STORE_ALIAS} (TYPE DUCKDB, READ_ONLY)")  # never an extension's format
         con.execute(f"USE {STORE_ALIAS}")
+        check_complete(con, path, STORE_ALIAS)
     except duckdb.Error as err:
         con.close()
-        raise StoreError(f"{path}: cannot open as a DuckDB store: {err}") from err
+        raise (damage_error(path, err) if is_damage(err) else StoreError(f"{path}: cannot open as a DuckDB store: {err}")) from err
+    except StoreError:
+        con.close()
+        raise
     return con
 
 
@@ -181,6 +185,8 @@ def _snapshot(con: duckdb.DuckDBPyConnection, path: Path, stamp: tuple[int, int]
         try:
             dictionaries[name] = con.sql(query[0], params=query[1] or None).to_arrow_table()
         except duckdb.Error as err:
+            if is_damage(err):
+                raise damage_error(path, err) from err
             raise EpisodeError(f"{path}: cannot read dictionary {name}: {err}") from err
     return StoreSnapshot(path, stamp, present, dictionaries, os.getpid(), con)
 

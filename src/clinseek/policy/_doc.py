@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from ..schema import MODULES, Table, tables
+from ..schema import CLASS_REASONS, MODULES, Table, tables
 from ._policy import POLICIES
+
+_CLASS_INSTANTS = {
+    "event": "the row's event time `E` (never masked)",
+    "stored": "the table's `stored_at`",
+    "end": "the table's `ends_at` (the end of the row's interval)",
+    "own_time": "its own value (the generic rule below)",
+    "static": "always (never masked)",
+    "encounter": "the start of the encounter it names",
+    "reference": "the time of the row it names",
+    "final": "never",
+}
 
 _HEADER = """# The temporal policy as implemented
 
@@ -21,14 +32,18 @@ file matches it. It is what the code does, table by table.
   (`multimodal-strict-temporal-scope-v1`); a row with no event time is not visible.
 - An inherited time is the earliest parent row's time for the key (`min`); a row whose parent
   time is unknown (NULL, or no parent row) is not visible.
-- In a visible row a masked column is NULL until its `known_at` instant is visible by the same
-  rule (NULL `known_at` = not known). Every TIMESTAMP value later than `T` is NULL, and every
-  DATE value `d` whose `d + 24 h` is not visible.
-- Encounter ids (generic registry rule, `clinseek.schema` `encounter_masks`): in every patient
-  table except `hosp.admissions`, `hadm_id` is NULL until that admission's `admittime` is
-  visible; `stay_id` in `icu` tables (except `icustays`) until `icu.icustays.intime`, in `ed`
-  tables (except `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts
-  (ED orders and labs, ICU charting) would otherwise name a future admission or ICU stay.
+- Every column of every table has a "known at" class (`clinseek.schema` `KnownAt`; the list
+  under "Columns" below gives each one with its reason), and the masks derive from the classes
+  alone (`clinseek.schema.class_masks`). In a visible row a column is NULL until its class's
+  instant is visible by the same rule (an unknown instant = not known):
+{classes}
+- Whatever the class, every TIMESTAMP value later than `T` is NULL, and every DATE value `d`
+  whose `d + 24 h` is not visible.
+- Encounter ids (`encounter`; `clinseek.schema` `ENCOUNTER_IDS`): in every patient table except
+  `hosp.admissions`, `hadm_id` is NULL until that admission's `admittime` is visible; `stay_id`
+  in `icu` tables (except `icustays`) until `icu.icustays.intime`, in `ed` tables (except
+  `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts (ED orders and
+  labs, ICU charting) would otherwise name a future admission or ICU stay.
 - Pending results whose row count is itself the result (microbiology: one row per organism x
   antibiotic) collapse: while a row's mask holds, rows keep one per `collapse_on` value (the
   lowest id), and the row id (`renumber`, `microevent_id`) is NULL on those rows and renumbered
@@ -79,13 +94,45 @@ def policy_markdown() -> str:
         + ")."
         for p in POLICIES.values()
     )
-    parts = [_HEADER.format(versions=versions)]
+    classes = "\n".join(
+        f"  - `{name}`: known at {instant}: {CLASS_REASONS[name]}."  # type: ignore[index]
+        for name, instant in _CLASS_INSTANTS.items()
+    )
+    parts = [_HEADER.format(versions=versions, classes=classes)]
     for module in MODULES:
         parts.append(
             f"\n## {module}\n\n| table | event time `E` | NULL until known | never visible |\n|---|---|---|---|"
         )
         parts += [_row(t) for t in tables((module,))]
+    parts.append(_COLUMNS_HEADER)
+    for table in tables():
+        parts += _columns(table)
     return "\n".join(parts) + "\n"
+
+
+_COLUMNS_HEADER = """
+## Columns
+
+Every column of every table, its "known at" class and why (the class's general reason where the
+column has none of its own). `stored_at` / `ends_at` / a reference's instant are the table's,
+as in the tables above."""
+
+
+def _columns(table: Table) -> list[str]:
+    """One Markdown table per registry table: every column with its class and reason."""
+    instants = [f"`stored_at` = `{table.stored_at}`" if table.stored_at else "",
+                f"`ends_at` = `{table.ends_at}`" if table.ends_at else ""]
+    instants += [f"`{c}` known at `{expr}`" for c, expr in table.references]
+    shown = "; ".join(i for i in instants if i).replace("|", "\\|")
+    out = [f"\n### `{table.qualified}`\n"]
+    if shown:
+        out.append(f"{shown}.\n")
+    out += ["| column | class | why |", "|---|---|---|"]
+    for col in table.columns:
+        known = col.known or "(none)"
+        why = col.why or (CLASS_REASONS.get(col.known, "") if col.known else "")
+        out.append(f"| `{col.name}` | `{known}` | {why.replace('|', chr(92) + '|')} |")
+    return out
 
 
 def _row(table: Table) -> str:

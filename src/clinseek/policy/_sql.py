@@ -36,6 +36,8 @@ class _Query:
     encounters: Mapping[str, Collection[int]] | None = None
     params: list[Any] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
+    laterals: dict[str, str] = field(default_factory=dict)
+    """Mask instants that read other tables, by SQL: each is computed once per row in a lateral join."""
 
     def __post_init__(self) -> None:
         if not self.params:  # a query of several tables passes one shared list
@@ -47,6 +49,19 @@ class _Query:
 
     def has(self, name: str) -> bool:
         return self.present is None or name in self.present
+
+    def instant(self, scoped: str) -> str:
+        """``scoped`` itself, or for an instant that reads other tables its lateral join's value:
+        a correlated subquery repeated in every masked column's CASE costs one join per column."""
+        if "select" not in scoped.lower():
+            return scoped
+        alias = self.laterals.setdefault(scoped, f"_instant{len(self.laterals)}")
+        return f"{alias}.instant"
+
+    def lateral_joins(self) -> str:
+        return "".join(
+            f" LEFT JOIN LATERAL (SELECT ({sql}) AS instant) AS {alias} ON true" for sql, alias in self.laterals.items()
+        )
 
 
 def quote(name: str) -> str:
@@ -98,10 +113,10 @@ def visible_sql(
         cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
         return f"SELECT {cols} FROM {table.qualified} t", []
     q = _Query(key, op, frozenset(present) if present is not None else None, encounters)
+    select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers the lateral instants
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
         return None
-    select = ", ".join(_visible_column(table, c, q) for c in table.columns)
     return f"SELECT {select}{rows}", q.params
 
 
@@ -144,8 +159,8 @@ def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:
     _exclude_target(table, q)
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
-    rows = f" FROM {table.qualified} t{join} WHERE " + " AND ".join(q.where)
     qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]
+    rows = f" FROM {table.qualified} t{join}{q.lateral_joins()} WHERE " + " AND ".join(q.where)
     return rows + (" QUALIFY " + " AND ".join(qualify) if qualify else "")
 
 
@@ -233,7 +248,7 @@ def _linked_filter(table: Table, q: _Query) -> str:
 def _mask_known(mask: Mask, q: _Query) -> str:
     """SQL that is true when ``mask``'s values are known (never NULL: an unknown instant is false)."""
     scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
-    return "false" if scoped is None else f"coalesce({known_sql(scoped, q.op)}, false)"
+    return "false" if scoped is None else f"coalesce({known_sql(q.instant(scoped), q.op)}, false)"
 
 
 def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
@@ -267,7 +282,7 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
         scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
         if scoped is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
-        conds.append(known_sql(scoped, q.op))
+        conds.append(known_sql(q.instant(scoped), q.op))
     if col.is_time:
         conds.append(value_known_sql(col, q.op))
     ref = f"t.{quote(col.name)}"

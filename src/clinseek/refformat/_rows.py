@@ -26,7 +26,7 @@ RowFormat = Literal["clinseek", "exported", "raw", "scored", "hierarchical"]
 
 FINISH_NAMES = frozenset({"finish", "ehr.finish", "ehr_finish", "ehr__finish"})
 """Tool names of the reference's finish call (matched exactly, never by substring)."""
-CLINSEEK_STATUSES = frozenset({"answered", "no_answer", "infra_error"})
+CLINSEEK_STATUSES = frozenset({"answered", "no_answer", "infra_error", "invalid_input"})
 REFERENCE_STATUSES = frozenset({"success", "incomplete", "error", "ok"})
 ONE_SHOT_PREFIX = "one_shot_"
 """Id prefix of the synthetic finish call the reference appends to a Curated Input answer."""
@@ -185,12 +185,15 @@ def reference_status(mode: str, status: str) -> tuple[str, str]:
     """(``status``, ``stop_reason``) the reference writes for a clinseek ``mode`` and ``status``.
 
     Agent: ``answered`` → (``success``, ``finish_tool_call``), ``no_answer`` → (``incomplete``,
-    ``no_final_answer``), ``infra_error`` → (``error``, ``exception``). Curated Input (the
-    reference's one-shot runner says only ``ok``/``error``): ``ok`` unless ``infra_error``.
+    ``no_final_answer``), ``infra_error`` → (``error``, ``exception``), ``invalid_input`` (a manifest
+    row that could not run) → (``error``, ``invalid_input``). Curated Input (the reference's one-shot
+    runner says only ``ok``/``error``): ``ok`` unless ``infra_error`` or ``invalid_input``.
     """
-    stop = {"answered": "finish_tool_call", "no_answer": "no_final_answer"}.get(status, "exception")
+    stop = {"answered": "finish_tool_call", "no_answer": "no_final_answer", "invalid_input": "invalid_input"}.get(
+        status, "exception"
+    )
     if mode == "curated":
-        return ("error" if status == "infra_error" else "ok"), stop
+        return ("error" if status in ("infra_error", "invalid_input") else "ok"), stop
     return {"answered": "success", "no_answer": "incomplete"}.get(status, "error"), stop
 
 

@@ -21,6 +21,7 @@ class RowCounts:
     answered: int = 0
     no_answer: int = 0
     infra_errors: int = 0
+    invalid_input: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     known_cost_usd: float = 0.0
@@ -44,6 +45,7 @@ class RowCounts:
         self.answered += row.status == "answered"
         self.no_answer += row.status == "no_answer"
         self.infra_errors += row.status == "infra_error"
+        self.invalid_input += row.status == "invalid_input"
         self.input_tokens += row.usage.input_tokens
         self.output_tokens += row.usage.output_tokens
         if row.cost_usd is None:
@@ -58,6 +60,7 @@ class RowCounts:
         return RowCounts(
             rows=self.rows + other.rows, answered=self.answered + other.answered,
             no_answer=self.no_answer + other.no_answer, infra_errors=self.infra_errors + other.infra_errors,
+            invalid_input=self.invalid_input + other.invalid_input,
             input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
             known_cost_usd=self.known_cost_usd + other.known_cost_usd,
             unknown_costs=self.unknown_costs + other.unknown_costs,

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from ..errors import StoreError
 from ._counts import RowCounts
 from ._progress import Progress
 from ._results import ResultsFile
@@ -45,6 +46,11 @@ async def run_jobs(
 
     Returns:
         The totals of the rows written by this call.
+
+    Raises:
+        StoreError: a row failed because the store file cannot be read (truncated or damaged): that
+            row is written (an infra error, redone on resume), the other jobs stop, and the error
+            names the file: every later job would fail the same way.
     """
     written = RowCounts()
     todo = iter(jobs)  # shared by the workers; taking the next job never waits (one event loop thread)
@@ -59,8 +65,21 @@ async def run_jobs(
             written.add(row)
             if progress is not None:
                 progress.update(row)
+            if row.status == "infra_error" and row.error_type == StoreError.__name__:
+                raise StoreError((row.error or "").removeprefix(f"{StoreError.__name__}: "))
 
-    async with anyio.create_task_group() as tg:
-        for _ in range(max(1, min(concurrency, len(jobs)))):
-            tg.start_soon(worker)
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(max(1, min(concurrency, len(jobs)))):
+                tg.start_soon(worker)
+    except BaseExceptionGroup as group:
+        found = group.subgroup(StoreError)
+        if found is None:
+            raise
+        raise _first(found) from None
     return written
+
+
+def _first(group: BaseExceptionGroup[StoreError]) -> StoreError:
+    inner = group.exceptions[0]
+    return inner if isinstance(inner, StoreError) else _first(inner)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -14,14 +14,14 @@ import anyio.to_thread
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
 from ..episode import CandidateSource, EpisodeKey, build_episode
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
-from ..models import ESTIMATE, ChatModel, ImageRef, TokenCounter, accepts_images, price_known
+from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
 from ._engine import Job
 from ._identity import question_hash
 from ._rows import ResultRow
 
 if TYPE_CHECKING:
-    from ..bench import Question
+    from ..bench import InvalidRow, Question
     from ..episode import Episode
     from ..knowledge import Knowledge
     from ._run import RunSettings
@@ -54,6 +54,16 @@ def candidate_lists(question: Question) -> dict[str, list[str]]:
     return {re.sub(r"\W", "_", question.task.lower()): list(question.candidates)}
 
 
+def message_record(message: Message) -> dict[str, Any]:
+    """One trajectory message as a result row records it: fields left at their default are omitted,
+    but every tool call keeps its ``arguments`` exactly as decoded (``{}`` stays ``{}``) and, when the
+    model's text was not a JSON object, that text (``raw_arguments``) with ``error_kind``/``error``."""
+    out = message.model_dump(mode="json", exclude_defaults=True)
+    for call, recorded in zip(message.tool_calls, out.get("tool_calls", []), strict=True):
+        recorded["arguments"] = call.model_dump(mode="json")["arguments"]
+    return out
+
+
 def _manifest_fields(question: Question) -> dict[str, Any]:
     """The question's other fields for the row (never the gold label or the curated package)."""
     return question.model_dump(mode="json", exclude=_MANIFEST_SKIP)
@@ -71,16 +81,19 @@ class Executor:
     ``knowledge`` (shared, stateless) backs the browser tools when ``tools`` offers them: each agent
     job gets its own ``PageBrowser`` in its own ``ToolContext``. ``vision`` (default: the model's
     declared ``supports_vision``) says whether images are sent or replaced by a note. ``store_id``
-    (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row.
+    (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row;
+    ``notes`` (qid -> what an explicit flag allowed) go in its rows' ``input_warnings``.
     ``counter`` counts tokens for the budgets (compaction, the Curated Input budget).
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
-                 store_id: str | None = None, counter: TokenCounter = ESTIMATE) -> None:
+                 store_id: str | None = None, counter: TokenCounter = ESTIMATE,
+                 notes: Mapping[str, Sequence[str]] | None = None) -> None:
         self.knowledge = knowledge
         self.counter = counter
+        self.notes = notes or {}
         self.store_id = store_id
         self.vision = accepts_images(model) if vision is None else vision
         self.store = store
@@ -232,11 +245,29 @@ class Executor:
             completed=outcome.completed, stop_reason=outcome.stop_reason, error=error,
             error_type=outcome.error_type, answer=outcome.answer, invalid_answer=outcome.invalid_answer,
             parse_failures=outcome.parse_failures, parse_mode=outcome.parse_mode,
-            messages=[m.model_dump(mode="json", exclude_defaults=True) for m in outcome.messages],
+            messages=[message_record(m) for m in outcome.messages],
             usage=outcome.usage, cost_usd=outcome.cost_usd, latency_s=latency_s, turns=outcome.turns,
             tool_calls=outcome.tool_counts(), calls=outcome.calls, tools=outcome.tools,
             reminders=outcome.reminders, compactions=outcome.compactions, started_at=started_at,
             finished_at=_now(), images_sent=outcome.images_sent, images_not_sent=outcome.images_not_sent,
+            input_warnings=list(self.notes.get(job.qid, ())),
+        )
+
+    def invalid_row(self, bad: InvalidRow, run_index: int) -> ResultRow:
+        """The ``invalid_input`` row of a manifest row that cannot run (no episode, no model call)."""
+        from ..agent import PROMPT_VERSION
+
+        now = _now()
+        return ResultRow(
+            qid=bad.qid, run_index=run_index, runs_per_question=self.settings.runs_per_question,
+            session_id=f"{bad.qid}__run_{run_index}__{self.digest[:8]}", benchmark=self.benchmark, task=bad.task,
+            task_type=bad.task_type, category=bad.category, mode=self.mode, model=self.model.name,
+            config_hash=self.digest, store_id=self.store_id, prompt_version=PROMPT_VERSION,
+            policy_version=bad.policy, status="invalid_input", completed=False, stop_reason="invalid_input",
+            error=bad.reason, error_type="InvalidInput", subject_id=bad.subject_id,
+            prediction_time=bad.prediction_time, manifest=dict(bad.fields),
+            cost_usd=0.0 if price_known(self.model) is True else None, started_at=now,
+            finished_at=now,
         )
 
     def error_row(self, job: Job, exc: BaseException) -> ResultRow:

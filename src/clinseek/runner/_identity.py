@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from ..errors import ClinseekError
-from ..store import META_SCHEMA, connect_store
+from ..store import META_SCHEMA, connect_store, damage_error, is_damage
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -69,6 +69,8 @@ def store_identity(store: Path) -> str | None:
             "ORDER BY table_name"
         ).fetchall()
     except duckdb.Error as err:
+        if is_damage(err):
+            raise damage_error(store, err) from None
         raise ClinseekError(f"{store}: cannot read its clinseek_meta tables ({type(err).__name__}); "
                             "is it a clinseek store?") from None
     finally:

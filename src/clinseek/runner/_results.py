@@ -97,9 +97,10 @@ class ResultsFile:
     ) -> list[ResultRow]:
         """Compact the file for a resumed run and return the rows kept.
 
-        Keeps the first row of each (qid, run_index) whose status is not ``infra_error``; drops
-        torn lines and infra-error rows (they are redone), appending the dropped infra-error rows
-        to ``attempts.jsonl`` beside it for the record. With ``wanted`` (qid → the
+        Keeps the first row of each (qid, run_index) whose status is not ``infra_error`` or
+        ``invalid_input``; drops torn lines and those rows (they are redone: invalid rows are
+        recorded again from the manifest as it is now), appending the dropped rows to
+        ``attempts.jsonl`` beside it for the record. With ``wanted`` (qid → the
         ``(question_hash, store_id)`` this run asks), a row of one of those qids that answers
         another question or was run on another store (or does not say: a row written before the
         fields existed) is superseded: moved to ``superseded.jsonl`` beside it and redone; rows of
@@ -145,7 +146,7 @@ def _split_done(rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]
     done: list[ResultRow] = []
     dropped: list[ResultRow] = []
     for row in rows:
-        if row.status == "infra_error" or row.key in seen:
+        if row.status in ("infra_error", "invalid_input") or row.key in seen:
             dropped.append(row)
             continue
         seen.add(row.key)

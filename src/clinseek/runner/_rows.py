@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agent import CallRecord, ToolRecord, UsageTotals
 
-Status = Literal["answered", "no_answer", "infra_error"]
+Status = Literal["answered", "no_answer", "infra_error", "invalid_input"]
 Mode = Literal["agent", "curated"]
 
 
@@ -21,8 +21,11 @@ class ResultRow(BaseModel):
     tool, the prompt and policy versions and the run-configuration hash that keys resume.
     ``status`` is ours (the reference's success/incomplete/error mixed infrastructure failures
     into wrong answers): ``answered`` (a valid answer was given), ``no_answer`` (the run ended
-    without one; scored 0) and ``infra_error`` (the harness or provider failed; not scored,
-    redone on resume). Field names follow ``clinseek.scoring``'s reader.
+    without one; scored 0), ``infra_error`` (the harness or provider failed; not scored,
+    redone on resume) and ``invalid_input`` (the manifest row could not be run: it does not
+    validate, names an unknown task, or the store cannot answer it honestly; ``error`` says why;
+    scored as a missing question, recorded again on resume). Field names follow
+    ``clinseek.scoring``'s reader.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -57,7 +60,8 @@ class ResultRow(BaseModel):
     """True when the run ended on ``ehr.finish`` (agent) or a parsed ``<answer>`` block (curated)."""
     stop_reason: str
     """finish_tool_call | answer_block | text_answer (an answer read from text by a fallback of the
-    extractor) | no_tool_call | max_turns | token_budget | context_length | parse_error | exception."""
+    extractor) | no_tool_call | max_turns | token_budget | context_length | parse_error | exception |
+    invalid_input (the manifest row could not run)."""
     error: str | None = None
     """What went wrong (infra errors: the exception; no_answer: why); never contains credentials."""
     error_type: str | None = None
@@ -106,6 +110,10 @@ class ResultRow(BaseModel):
     images_not_sent: int = 0
     """Images the run had but did not send because the model does not take images (``vision`` off);
     the prompt said how many instead. Never a silent drop."""
+    input_warnings: list[str] = Field(default_factory=list)
+    """What an explicit flag let this question run with: a ``prediction_time`` outside the patient's
+    record (``--allow-outside-record``), linked CXR studies or images missing from the store
+    (``--allow-missing-cxr``)."""
     started_at: str | None = None
     finished_at: str | None = None
 

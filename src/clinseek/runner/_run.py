@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,7 +59,7 @@ from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
 from ._store_check import check_store_subjects
 
 if TYPE_CHECKING:
-    from ..bench import Question
+    from ..bench import InvalidRow, Question
 
 RunMode = Literal["agent", "curated", "both"]
 
@@ -88,6 +88,8 @@ class ModeSummary(BaseModel):
     in the same results file are never counted."""
     no_answer: int
     infra_errors: int
+    invalid_input: int = 0
+    """Rows of manifest rows that could not be run (``invalid_input``: their ``error`` says why)."""
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
@@ -109,6 +111,11 @@ class RunSummary(BaseModel):
     def infra_errors(self) -> int:
         """Infra-error rows over all modes."""
         return sum(r.infra_errors for r in self.runs)
+
+    @property
+    def invalid_input(self) -> int:
+        """Invalid-input rows over all modes."""
+        return sum(r.invalid_input for r in self.runs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +212,9 @@ def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, r
     return ModeSummary(
         benchmark=benchmark, mode=mode, model=model, out_dir=str(out_dir), total=total,  # type: ignore[arg-type]
         resumed=resumed.rows, ran=ran.rows, superseded=superseded, answered=rows.answered, no_answer=rows.no_answer,
-        infra_errors=rows.infra_errors, input_tokens=rows.input_tokens, output_tokens=rows.output_tokens,
-        cost_usd=rows.cost_usd, wall_s=wall_s, parse_modes=dict(sorted(rows.parse_modes.items())),
+        infra_errors=rows.infra_errors, invalid_input=rows.invalid_input, input_tokens=rows.input_tokens,
+        output_tokens=rows.output_tokens, cost_usd=rows.cost_usd, wall_s=wall_s,
+        parse_modes=dict(sorted(rows.parse_modes.items())),
     )
 
 
@@ -232,18 +240,30 @@ class _Shared:
     """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
 
 
-async def _run_mode(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """The rows of one benchmark folder: questions to run, manifest rows to record as invalid."""
+
+    questions: list[Question] = field(default_factory=list)
+    invalid: list[InvalidRow] = field(default_factory=list)
+    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+async def _run_mode(group: _Group, store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                     out: Path, benchmark: str, settings: RunSettings, shared: _Shared) -> ModeSummary:
+    questions = group.questions
     browser = shared.knowledge is not None
-    tools = tuple(settings.tools or _default_tools(questions, settings, browser=browser)) if mode == "agent" else ()
-    policies = sorted({q.policy for q in questions})
+    kinds = {q.task_type for q in questions} | {r.task_type for r in group.invalid}
+    tools = tuple(settings.tools or _default_tools(kinds, settings, browser=browser)) if mode == "agent" else ()
+    policies = sorted({q.policy for q in questions} | {r.policy for r in group.invalid})
     digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
     if settings.layout == "reference":
         split = settings.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
-        out_dir = reference_results_dir(out, benchmark, mode, split, model.name, questions[0].task_type)
+        task_type = questions[0].task_type if questions else group.invalid[0].task_type
+        out_dir = reference_results_dir(out, benchmark, mode, split, model.name, task_type)
     with RunLock(out_dir):
-        return await _run_locked(questions, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
+        return await _run_locked(group, store, mode, model, out_dir, benchmark, settings, tools, policies, digest,
                                  shared if mode == "agent" else replace(shared, knowledge=None, record=None))
 
 
@@ -282,9 +302,10 @@ def _differences(path: Path, new: RunManifest) -> str:
     return f"; differs: {', '.join(diffs)}" if diffs else ""
 
 
-async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
+    questions = group.questions
     results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.layout))
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
     keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
@@ -308,15 +329,22 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
                         store_id=shared.store_id,
                         settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
-                        vision=_vision(model, settings), counter=shared.counter)
+                        vision=_vision(model, settings), counter=shared.counter, notes=group.notes)
     started = time.perf_counter()
-    total = len(questions) * settings.runs_per_question
+    total = (len(questions) + len(group.invalid)) * settings.runs_per_question
     results.open()
     try:
         with Progress(total, f"{benchmark} {mode} {model.name}", enabled=settings.progress) as progress:
             progress.resumed(resumed.rows)
-            ran = await run_jobs(jobs, executor.execute, executor.error_row, results,
-                                 concurrency=settings.concurrency, progress=progress)
+            invalid = RowCounts()
+            for bad in group.invalid:  # recorded at once, every run: they cost nothing and the manifest may change
+                for run_index in range(settings.runs_per_question):
+                    row = executor.invalid_row(bad, run_index)
+                    results.append(row)
+                    invalid.add(row)
+                    progress.update(row)
+            ran = invalid + await run_jobs(jobs, executor.execute, executor.error_row, results,
+                                           concurrency=settings.concurrency, progress=progress)
     finally:
         results.close()
         if shared.knowledge is not None:  # the web cache's counts after the run
@@ -326,11 +354,23 @@ async def _run_locked(questions: Sequence[Question], store: Path, mode: Literal[
                     results.superseded)
 
 
-def _default_tools(questions: Sequence[Question], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
+def _default_tools(task_types: set[str], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
     """Every ``ehr.*`` tool, the three ``browser.*`` tools when the run has a knowledge source, and the
     ``image.*`` tools for multimodal questions when images are configured (the reference's 16 + 3 + 6)."""
-    multimodal = settings.cxr_root is not None and any(q.task_type == "multimodal" for q in questions)
+    multimodal = settings.cxr_root is not None and "multimodal" in task_types
     return default_tools(settings.limits) + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
+
+
+def _select(questions: Sequence[Question], invalid: Sequence[InvalidRow], tasks: Sequence[str] | None,
+            limit: int | None) -> list[Question]:
+    """The questions to run (:func:`clinseek.bench.select_questions`); a ``tasks`` name whose rows are all
+    invalid selects no question (its invalid rows are still recorded), it is not an unknown task."""
+    known = {q.task for q in questions}
+    only_invalid = {r.task for r in invalid} - known
+    wanted = [t for t in tasks or () if t not in only_invalid]
+    if tasks and not wanted:
+        return []
+    return select_questions(questions, wanted or None, limit)
 
 
 def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:
@@ -369,6 +409,8 @@ async def run_benchmark(
     settings: RunSettings | None = None,
     limit: int | None = None,
     tasks: Sequence[str] | None = None,
+    invalid: Sequence[InvalidRow] = (),
+    notes: Mapping[str, Sequence[str]] | None = None,
 ) -> RunSummary:
     """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
 
@@ -395,9 +437,14 @@ async def run_benchmark(
         limit: run at most ``limit`` questions (after the ``tasks`` filter), a stratified subset: the
             first ``limit`` of a round-robin over tasks and task types (``bench.stratified_order``).
         tasks: run only questions of these tasks (each must be a task of ``questions``).
+        invalid: manifest rows that cannot run (:func:`clinseek.bench.prepare_run`): each is
+            recorded as an ``invalid_input`` row with its reason (per run index, again on every
+            rerun, never counted against ``limit``), scored as a missing question; ``tasks`` filters
+            them by their ``task`` too.
+        notes: per qid, what an explicit flag let the question run with (its rows' ``input_warnings``).
 
     Raises:
-        ClinseekError: no questions to run, a missing store file, a store holding none of the
+        ClinseekError: no questions to run and no invalid row to record, a missing store file, a store holding none of the
             questions' patients (one that lacks only some logs a warning), a results directory of another
             configuration, or one another run is writing; browser tools named without a knowledge
             source, or a knowledge source that cannot be opened (unknown backend, missing key).
@@ -405,13 +452,17 @@ async def run_benchmark(
             that cannot serve the run (unreachable, unknown model, tool calls refused).
     """
     settings = settings or RunSettings()
-    chosen = select_questions(questions, tasks, limit)  # RegistryError for a task not in the benchmark
-    if not chosen:
+    chosen = _select(questions, invalid, tasks, limit)
+    bad = [r for r in invalid if not tasks or r.task in set(tasks)]
+    if not chosen and not bad:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
-    _check_store(Path(store), chosen, mode)
-    groups: dict[str, list[Question]] = {}
+    if chosen:
+        _check_store(Path(store), chosen, mode)
+    groups: dict[str, _Group] = {}
     for q in chosen:  # one results directory per benchmark (text and multimodal rows never mix)
-        groups.setdefault(benchmark or q.benchmark, []).append(q)
+        groups.setdefault(benchmark or q.benchmark, _Group(notes=notes or {})).questions.append(q)
+    for r in bad:
+        groups.setdefault(benchmark or r.benchmark, _Group(notes=notes or {})).invalid.append(r)
     owned = isinstance(model, str)
     base = _model(model, settings) if isinstance(model, str) else model
     wrapped = _wrap(base, settings)
@@ -425,7 +476,7 @@ async def run_benchmark(
             await base.aclose()
 
 
-async def _run_modes(groups: dict[str, list[Question]], store: Path,
+async def _run_modes(groups: dict[str, _Group], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
                      settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
     checked, counter = await _preflight(model, settings, "agent" in modes)

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import ClinseekError
-from ..store import connect_store
+from ..store import connect_store, damage_error, is_damage
 
 logger = logging.getLogger("clinseek.runner")
 
@@ -30,6 +30,8 @@ def missing_subjects(store: Path, subject_ids: Iterable[int]) -> list[int]:
             [wanted],
         ).fetchall()
     except duckdb.Error as err:
+        if is_damage(err):
+            raise damage_error(store, err) from None
         raise ClinseekError(
             f"{store}: cannot read hosp.patients ({type(err).__name__}); is it a clinseek store?"
         ) from None

@@ -34,13 +34,14 @@ STUDY_TIME_SQL = (
 """SQL over ``cxr.metadata`` (alias ``t``) giving the study's instant from StudyDate (YYYYMMDD) and StudyTime (HHMMSS.fff)."""
 
 _LABEL_DOC = "1.0 positive, 0.0 negative, -1.0 uncertain, NULL not mentioned."
+_LABEL_WHY = "a label source, never evidence"
 
 _CXR = "MIMIC-CXR-JPG 2.0.0"
 
 
 def _label_table(name: str, description: str, file: str) -> Table:
-    cols = parse_columns("subject_id INTEGER, study_id INTEGER")
-    labels = tuple(Column(label, "DOUBLE", _LABEL_DOC) for label in CHEXPERT_LABELS)
+    cols = parse_columns("subject_id INTEGER final, study_id INTEGER final", why={"study_id": _LABEL_WHY})
+    labels = tuple(Column(label, "DOUBLE", _LABEL_DOC, known="final", why=_LABEL_WHY) for label in CHEXPERT_LABELS)
     return Table(
         "cxr",
         name,
@@ -59,16 +60,22 @@ CXR: tuple[Table, ...] = (
         "metadata",
         "One row per chest radiograph image (dicom_id) with its study, view position and acquisition date and time.",
         parse_columns(
-            "dicom_id VARCHAR, subject_id INTEGER, study_id INTEGER, PerformedProcedureStepDescription VARCHAR, "
-            "ViewPosition VARCHAR, Rows INTEGER, Columns INTEGER, StudyDate INTEGER, StudyTime DOUBLE, "
-            "ProcedureCodeSequence_CodeMeaning VARCHAR, ViewCodeSequence_CodeMeaning VARCHAR, "
-            "PatientOrientationCodeSequence_CodeMeaning VARCHAR",
+            "dicom_id VARCHAR event, subject_id INTEGER static, study_id INTEGER event, "
+            "PerformedProcedureStepDescription VARCHAR event, ViewPosition VARCHAR event, Rows INTEGER event, "
+            "Columns INTEGER event, StudyDate INTEGER event, StudyTime DOUBLE event, "
+            "ProcedureCodeSequence_CodeMeaning VARCHAR event, ViewCodeSequence_CodeMeaning VARCHAR event, "
+            "PatientOrientationCodeSequence_CodeMeaning VARCHAR event",
             {
                 "dicom_id": "Image identifier; the JPG is files/pNN/p<subject_id>/s<study_id>/<dicom_id>.jpg.",
                 "study_id": "Radiology study identifier (one report per study).",
                 "ViewPosition": "PA, AP, LATERAL, LL, ...",
                 "StudyDate": "Shifted study date as YYYYMMDD.",
                 "StudyTime": "Study time as HHMMSS.fff.",
+            },
+            {
+                "StudyDate": "the study's acquisition date: its event time",
+                "StudyTime": "the study's acquisition time: its event time",
+                "Rows": "the image's size, fixed at acquisition",
             },
         ),
         key=("dicom_id",),
@@ -83,8 +90,12 @@ CXR: tuple[Table, ...] = (
         "reports",
         "Free-text radiology report of each chest X-ray study (MIMIC-CXR files/pNN/p<subject>/s<study>.txt).",
         parse_columns(
-            "subject_id INTEGER, study_id INTEGER, text VARCHAR",
+            "subject_id INTEGER static, study_id INTEGER event, text VARCHAR event",
             {"text": "The full report: FINDINGS and IMPRESSION sections when present."},
+            {
+                "text": "MIMIC-CXR gives no signing time: known at the study time (the reference's rule); "
+                "questions whose answer a linked report states hide it (hide_cxr_reports)"
+            },
         ),
         key=("study_id",),
         event_time=EventTime(
@@ -109,7 +120,10 @@ CXR: tuple[Table, ...] = (
         "cxr",
         "split",
         "The official train/validate/test split of each image; a benchmark artefact, never evidence.",
-        parse_columns("dicom_id VARCHAR, study_id INTEGER, subject_id INTEGER, split VARCHAR"),
+        parse_columns(
+            "dicom_id VARCHAR final, study_id INTEGER final, subject_id INTEGER final, split VARCHAR final",
+            why={"split": "a benchmark artefact, never evidence"},
+        ),
         key=("dicom_id",),
         visibility="never",
         source=_CXR,

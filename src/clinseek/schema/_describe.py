@@ -39,7 +39,7 @@ def describe_table(table: Table) -> str:
     """
     lines = [f"### `{table.qualified}`", "", table.description, ""]
     lines += [f"- {line}" for line in _rules(table)]
-    lines += ["", "| column | type | description |", "|---|---|---|"]
+    lines += ["", "| column | type | known at | description |", "|---|---|---|---|"]
     for col in table.columns:
         flags = []
         if col.optional:
@@ -47,7 +47,7 @@ def describe_table(table: Table) -> str:
         if col.aliases:
             flags.append("also read as " + ", ".join(f"`{a}`" for a in col.aliases))
         note = f" ({'; '.join(flags)})" if flags else ""
-        lines.append(f"| `{col.name}` | {col.type} | {_cell(col.description)}{note} |")
+        lines.append(f"| `{col.name}` | {col.type} | {col.known or ''} | {_cell(col.description)}{note} |")
     return "\n".join(lines) + "\n"
 
 
@@ -72,6 +72,12 @@ def _rules(table: Table) -> list[str]:
         cols = ", ".join(f"`{c}`" for c in mask.columns)
         when = "always" if mask.known_at is None else f"until `{mask.known_at}` is before the cutoff"
         out.append(f"Masked (NULL) {when}: {cols} — {mask.reason}.")
+    if table.visibility in ("event", "static"):
+        out.append(
+            "Known at (per column): event = with the row; stored = when stored/resulted; end = at the end "
+            "of the row's interval; own_time = once that time has passed; static = always; encounter / "
+            "reference = once the encounter / row it names exists; final = never."
+        )
     if table.visibility == "event" or table.visibility == "static":
         out.append(
             "Any other date/time value after the cutoff is NULL (a DATE counts as the end of its day)."

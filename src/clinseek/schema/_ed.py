@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from ._model import EventTime, Mask, ParentTime, Table, parse_columns
+from ._model import EventTime, ParentTime, Table, parse_columns
 
-_VITALS = "temperature DOUBLE, heartrate DOUBLE, resprate DOUBLE, o2sat DOUBLE, sbp DOUBLE, dbp DOUBLE"
+_VITALS = (
+    "temperature DOUBLE event, heartrate DOUBLE event, resprate DOUBLE event, o2sat DOUBLE event, sbp DOUBLE event, "
+    "dbp DOUBLE event"
+)
 _VITAL_DOCS = {
     "temperature": "Degrees Fahrenheit.",
     "heartrate": "Beats per minute.",
@@ -22,17 +25,26 @@ ED: tuple[Table, ...] = (
         "edstays",
         "One row per emergency department stay: arrival, departure, transport and disposition.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, intime TIMESTAMP, outtime TIMESTAMP, gender VARCHAR, "
-            "race VARCHAR, arrival_transport VARCHAR, disposition VARCHAR",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, stay_id INTEGER event, intime TIMESTAMP event, "
+            "outtime TIMESTAMP end, gender VARCHAR static, race VARCHAR event, arrival_transport VARCHAR event, "
+            "disposition VARCHAR end",
             {
                 "hadm_id": "The admission this ED stay led to; NULL if not admitted.",
                 "stay_id": "ED stay identifier (distinct from ICU stay ids).",
                 "disposition": "Where the patient went: HOME, ADMITTED, TRANSFER, LEFT WITHOUT BEING SEEN, EXPIRED, ...",
             },
+            {
+                "hadm_id": "the admission the stay led to (an outcome): NULL until that admission's admittime",
+                "stay_id": "the stay's own id: it exists from intime",
+                "outtime": "the end of the ED stay",
+                "disposition": "an outcome decided when the patient leaves the ED",
+                "race": "recorded at registration",
+                "arrival_transport": "known on arrival",
+            },
         ),
         key=("stay_id",),
         event_time=EventTime("t.intime", sort=("intime",)),
-        masks=(Mask(("outtime", "disposition"), "t.outtime", "the ED stay is still open"),),
+        ends_at="t.outtime",
         required=True,
         source=_ED,
         files=("ed/edstays", "edstays"),
@@ -42,7 +54,8 @@ ED: tuple[Table, ...] = (
         "triage",
         "Triage assessment at ED arrival: vital signs, pain, acuity (ESI 1-5) and chief complaint.",
         parse_columns(
-            f"subject_id INTEGER, stay_id INTEGER, {_VITALS}, pain VARCHAR, acuity DOUBLE, chiefcomplaint VARCHAR",
+            f"subject_id INTEGER static, stay_id INTEGER encounter, {_VITALS}, pain VARCHAR event, acuity DOUBLE event, "
+            "chiefcomplaint VARCHAR event",
             {
                 **_VITAL_DOCS,
                 "acuity": "Emergency Severity Index, 1 (most urgent) to 5.",
@@ -64,7 +77,8 @@ ED: tuple[Table, ...] = (
         "vitalsign",
         "Vital signs charted during the ED stay.",
         parse_columns(
-            f"subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, {_VITALS}, rhythm VARCHAR, pain VARCHAR",
+            f"subject_id INTEGER static, stay_id INTEGER encounter, charttime TIMESTAMP event, {_VITALS}, "
+            "rhythm VARCHAR event, pain VARCHAR event",
             _VITAL_DOCS,
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
@@ -76,7 +90,8 @@ ED: tuple[Table, ...] = (
         "diagnosis",
         "ICD diagnoses billed for the ED stay (assigned at ED discharge), with titles.",
         parse_columns(
-            "subject_id INTEGER, stay_id INTEGER, seq_num INTEGER, icd_code VARCHAR, icd_version SMALLINT, icd_title VARCHAR"
+            "subject_id INTEGER static, stay_id INTEGER encounter, seq_num INTEGER event, icd_code VARCHAR event, "
+            "icd_version SMALLINT event, icd_title VARCHAR event"
         ),
         key=("stay_id", "seq_num"),
         event_time=EventTime(
@@ -94,8 +109,9 @@ ED: tuple[Table, ...] = (
         "medrecon",
         "Medication reconciliation at ED arrival: medications the patient was taking before the visit.",
         parse_columns(
-            "subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, name VARCHAR, gsn VARCHAR, ndc VARCHAR, "
-            "etc_rn SMALLINT, etccode VARCHAR, etcdescription VARCHAR",
+            "subject_id INTEGER static, stay_id INTEGER encounter, charttime TIMESTAMP event, name VARCHAR event, "
+            "gsn VARCHAR event, ndc VARCHAR event, etc_rn SMALLINT event, etccode VARCHAR event, "
+            "etcdescription VARCHAR event",
             {
                 "etcdescription": "Enhanced Therapeutic Class of the drug.",
                 "etc_rn": "Rank when a drug has several classes.",
@@ -110,7 +126,8 @@ ED: tuple[Table, ...] = (
         "pyxis",
         "Medications dispensed in the ED from the Pyxis automated cabinet.",
         parse_columns(
-            "subject_id INTEGER, stay_id INTEGER, charttime TIMESTAMP, med_rn SMALLINT, name VARCHAR, gsn_rn SMALLINT, gsn VARCHAR"
+            "subject_id INTEGER static, stay_id INTEGER encounter, charttime TIMESTAMP event, med_rn SMALLINT event, "
+            "name VARCHAR event, gsn_rn SMALLINT event, gsn VARCHAR event"
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
         source=_ED,

@@ -10,8 +10,6 @@ visible; ``stay_id`` in ``icu`` tables until ``icu.icustays.intime``, in ``ed`` 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ._model import Mask, Module, Table
 
 _ANY = "*"
@@ -41,20 +39,21 @@ def encounter_mask(module: Module, column: str) -> tuple[str, Mask] | None:
 
 
 def encounter_masks(table: Table) -> tuple[Mask, ...]:
-    """The generic masks for ``table``'s encounter-id columns (none for the owning table itself)."""
-    if not table.is_patient_table or table.visibility != "event":
-        return ()
-    declared = {c for m in table.masks for c in m.columns}
+    """The generic masks of ``table``'s ``encounter``-class columns (none for an owning table's own id)."""
     out = []
-    for column in table.column_names:
-        found = encounter_mask(table.module, column)
-        if found is None or found[0] == table.qualified or column in declared:
-            continue
-        out.append(found[1])
+    for col in table.columns:
+        found = encounter_mask(table.module, col.name) if col.known == "encounter" else None
+        if found is not None and found[0] != table.qualified:
+            out.append(found[1])
     return tuple(out)
 
 
-def with_encounter_masks(table: Table) -> Table:
-    """``table`` with :func:`encounter_masks` appended to its declared masks."""
-    extra = encounter_masks(table)
-    return replace(table, masks=table.masks + extra) if extra else table
+def is_encounter_id(table: Table, column: str) -> bool:
+    """Whether ``column`` of ``table`` is an id of an encounter ``table`` does not own (its class must be ``encounter``)."""
+    found = encounter_mask(table.module, column)
+    return (
+        found is not None
+        and found[0] != table.qualified
+        and table.is_patient_table
+        and table.visibility == "event"
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._model import DictJoin, EventTime, Mask, ParentTime, Table, parse_columns
+from ._model import DictJoin, EventTime, ParentTime, Pending, Table, parse_columns
 
-_LAB_RESULT = ("value", "valuenum", "valueuom", "flag", "ref_range_lower", "ref_range_upper", "comments")
+_LAB_RESULT = ("value", "valuenum", "valueuom", "flag", "storetime")
 _MICRO_RESULT = (
     "org_itemid",
     "org_name",
@@ -18,6 +18,7 @@ _MICRO_RESULT = (
     "interpretation",
     "comments",
 )
+_ICD_DICT = "icd_code VARCHAR static, icd_version SMALLINT static, long_title VARCHAR static"
 _ADMISSION = ParentTime("hosp.admissions", ("hadm_id",), "t.dischtime")
 _ICD_DICT_DX = DictJoin(
     ("icd_code", "icd_version"), "hosp.d_icd_diagnoses", ("icd_code", "icd_version"), ("long_title",)
@@ -33,13 +34,17 @@ HOSP: tuple[Table, ...] = (
         "One row per patient: sex, age at the anchor year, the de-identified anchor year group, "
         "and date of death (from hospital records and state death records, up to one year after the last discharge).",
         parse_columns(
-            "subject_id INTEGER, gender VARCHAR, anchor_age SMALLINT, anchor_year SMALLINT, "
-            "anchor_year_group VARCHAR, dod DATE",
+            "subject_id INTEGER static, gender VARCHAR static, anchor_age SMALLINT static, anchor_year SMALLINT static, "
+            "anchor_year_group VARCHAR static, dod DATE own_time",
             {
                 "anchor_age": "Age in years in anchor_year (patients over 89 are grouped as 91).",
                 "anchor_year": "A shifted year; the patient's real year lies in anchor_year_group.",
                 "anchor_year_group": "Three-year range of the real year that anchor_year stands for.",
                 "dod": "Date of death (date only); an outcome, visible only once that day has ended before the cutoff.",
+            },
+            {
+                "anchor_age": "the de-identified age in anchor_year: one value for the whole record",
+                "dod": "an outcome: known at the earliest once the day of death has ended",
             },
         ),
         key=("subject_id",),
@@ -52,10 +57,11 @@ HOSP: tuple[Table, ...] = (
         "One row per hospital admission: admission and discharge times, type and location, insurance, "
         "demographics, and in-hospital death.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, admittime TIMESTAMP, dischtime TIMESTAMP, deathtime TIMESTAMP, "
-            "admission_type VARCHAR, admit_provider_id VARCHAR, admission_location VARCHAR, discharge_location VARCHAR, "
-            "insurance VARCHAR, language VARCHAR, marital_status VARCHAR, race VARCHAR, edregtime TIMESTAMP, "
-            "edouttime TIMESTAMP, hospital_expire_flag SMALLINT",
+            "subject_id INTEGER static, hadm_id INTEGER event, admittime TIMESTAMP event, dischtime TIMESTAMP end, "
+            "deathtime TIMESTAMP end, admission_type VARCHAR event, admit_provider_id VARCHAR event, "
+            "admission_location VARCHAR event, discharge_location VARCHAR end, insurance VARCHAR event, "
+            "language VARCHAR event, marital_status VARCHAR event, race VARCHAR event, edregtime TIMESTAMP own_time, "
+            "edouttime TIMESTAMP own_time, hospital_expire_flag SMALLINT end",
             {
                 "hadm_id": "Hospital admission identifier.",
                 "admittime": "Time of admission to the hospital.",
@@ -68,18 +74,23 @@ HOSP: tuple[Table, ...] = (
                 "edouttime": "Time the patient left the emergency department.",
                 "hospital_expire_flag": "1 if the patient died during this admission, else 0.",
             },
+            {
+                "hadm_id": "the admission's own id: it exists from admittime",
+                "dischtime": "the end of the admission",
+                "deathtime": "an outcome: death ends the admission (deathtime <= dischtime)",
+                "discharge_location": "an outcome decided at discharge (DIED, HOSPICE, HOME, ...)",
+                "hospital_expire_flag": "an outcome: in-hospital death, known at discharge",
+                "admission_type": "recorded at admission (registration)",
+                "insurance": "recorded at registration",
+                "edregtime": "ED registration: normally before admittime; shown once it has passed",
+                "edouttime": "leaving the ED can follow admittime; shown once it has passed",
+            },
         ),
         key=("hadm_id",),
         event_time=EventTime(
             "t.admittime", sort=("admittime",), rationale="an admission exists from its admittime"
         ),
-        masks=(
-            Mask(
-                ("dischtime", "deathtime", "discharge_location", "hospital_expire_flag"),
-                "t.dischtime",
-                "the discharge and its outcome are unknown while the admission is open",
-            ),
-        ),
+        ends_at="t.dischtime",
         required=True,
     ),
     Table(
@@ -88,18 +99,23 @@ HOSP: tuple[Table, ...] = (
         "Every ward/unit the patient stayed in (ED, wards, ICUs), with intime and outtime; "
         "eventtype is admit, transfer, discharge or ED.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, transfer_id INTEGER, eventtype VARCHAR, careunit VARCHAR, "
-            "intime TIMESTAMP, outtime TIMESTAMP",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, transfer_id INTEGER event, eventtype VARCHAR event, "
+            "careunit VARCHAR event, intime TIMESTAMP event, outtime TIMESTAMP end",
             {
                 "hadm_id": "Admission identifier; NULL for ED visits that did not lead to admission.",
                 "eventtype": "ed, admit, transfer or discharge.",
                 "careunit": "The unit the patient was in (e.g. Medical Intensive Care Unit (MICU)).",
+            },
+            {
+                "outtime": "leaving the unit ends the stay in it (the last one is the discharge or death)",
+                "eventtype": "the kind of move into the unit, known when it happens ('discharge' rows start at dischtime)",
             },
         ),
         key=("transfer_id",),
         event_time=EventTime(
             "t.intime", sort=("intime",), rationale="a stay in a unit is known when it starts"
         ),
+        ends_at="t.outtime",
         required=True,
     ),
     Table(
@@ -107,7 +123,8 @@ HOSP: tuple[Table, ...] = (
         "services",
         "The clinical service (e.g. MED, SURG, CMED) the patient was under, with the time of each change.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, transfertime TIMESTAMP, prev_service VARCHAR, curr_service VARCHAR",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, transfertime TIMESTAMP event, "
+            "prev_service VARCHAR event, curr_service VARCHAR event",
         ),
         key=("hadm_id", "transfertime"),
         event_time=EventTime("t.transfertime", sort=("transfertime",)),
@@ -117,7 +134,8 @@ HOSP: tuple[Table, ...] = (
         "diagnoses_icd",
         "Billed ICD-9/ICD-10 diagnoses per admission, ranked by seq_num. Assigned by coders after discharge.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, seq_num INTEGER, icd_code VARCHAR, icd_version SMALLINT",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, seq_num INTEGER event, icd_code VARCHAR event, "
+            "icd_version SMALLINT event",
             {
                 "seq_num": "Priority of the code within the admission (1 = principal).",
                 "icd_version": "9 or 10.",
@@ -139,8 +157,8 @@ HOSP: tuple[Table, ...] = (
         "drgcodes",
         "Diagnosis-related groups (HCFA or APR) billed for an admission, with APR severity and mortality risk.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, drg_type VARCHAR, drg_code VARCHAR, description VARCHAR, "
-            "drg_severity SMALLINT, drg_mortality SMALLINT",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, drg_type VARCHAR event, drg_code VARCHAR event, "
+            "description VARCHAR event, drg_severity SMALLINT event, drg_mortality SMALLINT event",
             {
                 "drg_type": "HCFA or APR.",
                 "drg_severity": "APR-DRG severity of illness (1-4).",
@@ -158,7 +176,8 @@ HOSP: tuple[Table, ...] = (
         "procedures_icd",
         "Billed ICD-9/ICD-10 procedures per admission with the date performed.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, seq_num INTEGER, chartdate DATE, icd_code VARCHAR, icd_version SMALLINT",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, seq_num INTEGER event, chartdate DATE event, "
+            "icd_code VARCHAR event, icd_version SMALLINT event",
             {"chartdate": "Date of the procedure (date only)."},
         ),
         key=("hadm_id", "seq_num"),
@@ -176,7 +195,8 @@ HOSP: tuple[Table, ...] = (
         "hcpcsevents",
         "Billed HCPCS/CPT events (procedures and services) per admission.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, chartdate DATE, hcpcs_cd VARCHAR, seq_num INTEGER, short_description VARCHAR",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, chartdate DATE event, hcpcs_cd VARCHAR event, "
+            "seq_num INTEGER event, short_description VARCHAR event",
         ),
         key=("hadm_id", "seq_num"),
         event_time=EventTime(
@@ -194,9 +214,10 @@ HOSP: tuple[Table, ...] = (
         "Laboratory measurements (blood, urine, other fluids), in and out of hospital, with units, "
         "reference ranges and abnormal flags. charttime is the specimen time; storetime is when the result was available.",
         parse_columns(
-            "labevent_id INTEGER, subject_id INTEGER, hadm_id INTEGER, specimen_id INTEGER, itemid INTEGER, "
-            "order_provider_id VARCHAR, charttime TIMESTAMP, storetime TIMESTAMP, value VARCHAR, valuenum DOUBLE, "
-            "valueuom VARCHAR, ref_range_lower DOUBLE, ref_range_upper DOUBLE, flag VARCHAR, priority VARCHAR, comments VARCHAR",
+            "labevent_id INTEGER event, subject_id INTEGER static, hadm_id INTEGER encounter, specimen_id INTEGER event, "
+            "itemid INTEGER event, order_provider_id VARCHAR event, charttime TIMESTAMP event, storetime TIMESTAMP stored, "
+            "value VARCHAR stored, valuenum DOUBLE stored, valueuom VARCHAR stored, ref_range_lower DOUBLE stored, "
+            "ref_range_upper DOUBLE stored, flag VARCHAR stored, priority VARCHAR event, comments VARCHAR stored",
             {
                 "hadm_id": "Admission identifier; NULL for outpatient labs.",
                 "specimen_id": "Groups measurements made on one specimen.",
@@ -208,16 +229,17 @@ HOSP: tuple[Table, ...] = (
                 "flag": "'abnormal' when outside the reference range.",
                 "priority": "ROUTINE or STAT.",
             },
+            {
+                **{c: "the result: a specimen drawn before the cutoff may be resulted after it" for c in _LAB_RESULT},
+                "ref_range_lower": "reported with the result",
+                "ref_range_upper": "reported with the result",
+                "comments": "written with the result",
+                "priority": "set when the test is ordered",
+            },
         ),
         key=("labevent_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="the specimen time"),
-        masks=(
-            Mask(
-                _LAB_RESULT,
-                "coalesce(t.storetime, t.charttime)",
-                "drawn before the cutoff but resulted after it",
-            ),
-        ),
+        stored_at="coalesce(t.storetime, t.charttime)",
         dict_joins=(DictJoin(("itemid",), "hosp.d_labitems", ("itemid",), ("label", "fluid", "category")),),
         required=True,
     ),
@@ -226,12 +248,14 @@ HOSP: tuple[Table, ...] = (
         "microbiologyevents",
         "Microbiology cultures and tests: specimen, test, organisms grown and antibiotic susceptibilities.",
         parse_columns(
-            "microevent_id INTEGER, subject_id INTEGER, hadm_id INTEGER, micro_specimen_id INTEGER, "
-            "order_provider_id VARCHAR, chartdate DATE, charttime TIMESTAMP, spec_itemid INTEGER, spec_type_desc VARCHAR, "
-            "test_seq INTEGER, storedate DATE, storetime TIMESTAMP, test_itemid INTEGER, test_name VARCHAR, "
-            "org_itemid INTEGER, org_name VARCHAR, isolate_num SMALLINT, quantity VARCHAR, ab_itemid INTEGER, "
-            "ab_name VARCHAR, dilution_text VARCHAR, dilution_comparison VARCHAR, dilution_value DOUBLE, "
-            "interpretation VARCHAR, comments VARCHAR",
+            "microevent_id INTEGER stored, subject_id INTEGER static, hadm_id INTEGER encounter, "
+            "micro_specimen_id INTEGER event, order_provider_id VARCHAR event, chartdate DATE event, "
+            "charttime TIMESTAMP event, spec_itemid INTEGER event, spec_type_desc VARCHAR event, test_seq INTEGER event, "
+            "storedate DATE stored, storetime TIMESTAMP stored, test_itemid INTEGER event, test_name VARCHAR event, "
+            "org_itemid INTEGER stored, org_name VARCHAR stored, isolate_num SMALLINT stored, quantity VARCHAR stored, "
+            "ab_itemid INTEGER stored, ab_name VARCHAR stored, dilution_text VARCHAR stored, "
+            "dilution_comparison VARCHAR stored, dilution_value DOUBLE stored, interpretation VARCHAR stored, "
+            "comments VARCHAR stored",
             {
                 "chartdate": "Date of the specimen (used when charttime is missing).",
                 "charttime": "Time of the specimen.",
@@ -243,6 +267,14 @@ HOSP: tuple[Table, ...] = (
                 "ab_name": "Antibiotic tested for susceptibility.",
                 "interpretation": "S (sensitive), R (resistant), I (intermediate), P (pending).",
             },
+            {
+                **{c: "the culture's result: known once resulted (storetime, else the end of storedate)" for c in _MICRO_RESULT},
+                "microevent_id": "one row per organism x antibiotic: a store id would count a pending result's rows; "
+                "NULL while pending, else renumbered 1..n",
+                "storedate": "when the result was available",
+                "storetime": "when the result was available",
+                "test_name": "the test ordered on the specimen",
+            },
         ),
         key=("microevent_id",),
         event_time=EventTime(
@@ -250,37 +282,33 @@ HOSP: tuple[Table, ...] = (
             sort=("chartdate", "charttime"),
             rationale="specimen time",
         ),
-        masks=(
-            Mask(
-                _MICRO_RESULT,
-                "coalesce(t.storetime, t.storedate + INTERVAL 1 DAY)",
-                "organisms and susceptibilities are known only once the culture is resulted",
-                collapse_on=("micro_specimen_id", "test_itemid"),
-                renumber="microevent_id",
-            ),
-        ),
+        stored_at="coalesce(t.storetime, t.storedate + INTERVAL 1 DAY)",
+        pending=Pending(("micro_specimen_id", "test_itemid"), renumber="microevent_id"),
     ),
     Table(
         "hosp",
         "prescriptions",
         "Medications prescribed (ordered), with dose, route, formulary code, GSN and NDC.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, pharmacy_id INTEGER, poe_id VARCHAR, poe_seq INTEGER, "
-            "order_provider_id VARCHAR, starttime TIMESTAMP, stoptime TIMESTAMP, drug_type VARCHAR, drug VARCHAR, "
-            "formulary_drug_cd VARCHAR, gsn VARCHAR, ndc VARCHAR, prod_strength VARCHAR, form_rx VARCHAR, "
-            "dose_val_rx VARCHAR, dose_unit_rx VARCHAR, form_val_disp VARCHAR, form_unit_disp VARCHAR, "
-            "doses_per_24_hrs DOUBLE, route VARCHAR",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR event, "
+            "poe_seq INTEGER event, order_provider_id VARCHAR event, starttime TIMESTAMP event, stoptime TIMESTAMP end, "
+            "drug_type VARCHAR event, drug VARCHAR event, formulary_drug_cd VARCHAR event, gsn VARCHAR event, "
+            "ndc VARCHAR event, prod_strength VARCHAR event, form_rx VARCHAR event, dose_val_rx VARCHAR event, "
+            "dose_unit_rx VARCHAR event, form_val_disp VARCHAR event, form_unit_disp VARCHAR event, "
+            "doses_per_24_hrs DOUBLE event, route VARCHAR event",
             {
                 "drug_type": "MAIN, BASE (a diluent) or ADDITIVE.",
                 "gsn": "Generic Sequence Number(s), space separated.",
                 "ndc": "National Drug Code.",
                 "dose_val_rx": "Prescribed dose (text; may be a range).",
             },
+            {"stoptime": "the end of the prescription (planned or actual): shown once it has passed"},
         ),
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
             "t.starttime", sort=("starttime",), rationale="a prescription is evidence once it starts"
         ),
+        ends_at="t.stoptime",
         required=True,
     ),
     Table(
@@ -288,16 +316,30 @@ HOSP: tuple[Table, ...] = (
         "pharmacy",
         "Pharmacy dispensing records for each medication order: drug, route, frequency, schedule and status.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, pharmacy_id INTEGER, poe_id VARCHAR, starttime TIMESTAMP, "
-            "stoptime TIMESTAMP, medication VARCHAR, proc_type VARCHAR, status VARCHAR, entertime TIMESTAMP, "
-            "verifiedtime TIMESTAMP, route VARCHAR, frequency VARCHAR, disp_sched VARCHAR, infusion_type VARCHAR, "
-            "sliding_scale VARCHAR, lockout_interval VARCHAR, basal_rate DOUBLE, one_hr_max VARCHAR, "
-            "doses_per_24_hrs DOUBLE, duration DOUBLE, duration_interval VARCHAR, expiration_value INTEGER, "
-            "expiration_unit VARCHAR, expirationdate TIMESTAMP, dispensation VARCHAR, fill_quantity VARCHAR",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR event, "
+            "starttime TIMESTAMP event, stoptime TIMESTAMP end, medication VARCHAR event, proc_type VARCHAR event, "
+            "status VARCHAR end, entertime TIMESTAMP own_time, verifiedtime TIMESTAMP own_time, route VARCHAR event, "
+            "frequency VARCHAR event, disp_sched VARCHAR event, infusion_type VARCHAR event, sliding_scale VARCHAR event, "
+            "lockout_interval VARCHAR event, basal_rate DOUBLE event, one_hr_max VARCHAR event, "
+            "doses_per_24_hrs DOUBLE event, duration DOUBLE end, duration_interval VARCHAR end, "
+            "expiration_value INTEGER end, expiration_unit VARCHAR end, expirationdate TIMESTAMP end, "
+            "dispensation VARCHAR event, fill_quantity VARCHAR event",
             {
                 "status": "Final state of the order (Active, Discontinued, Expired, ...).",
                 "entertime": "Time the order was entered into the pharmacy system.",
                 "verifiedtime": "Time a pharmacist verified the order.",
+                "duration": "Ordered duration, in duration_interval units (Hours, Days, Doses, ...).",
+            },
+            {
+                "stoptime": "the end of the order (planned or actual): shown once it has passed",
+                "status": "the order's final state ('Discontinued via patient discharge' names the discharge)",
+                "duration": "the planned duration: starttime + duration gives stoptime in most timed orders",
+                "duration_interval": "the unit of the planned duration",
+                "expiration_value": "a planned expiry relative to the start; unclear in MIMIC's documentation: hidden",
+                "expiration_unit": "the unit of the planned expiry",
+                "expirationdate": "a planned expiry time",
+                "entertime": "entry into the pharmacy system can follow starttime; shown once it has passed",
+                "verifiedtime": "verification can follow starttime; shown once it has passed",
             },
         ),
         key=("pharmacy_id",),
@@ -306,44 +348,64 @@ HOSP: tuple[Table, ...] = (
             sort=("starttime",),
             rationale="an order entered but not started is not yet evidence of the next medication",
         ),
-        masks=(
-            Mask(("status",), "t.stoptime", "the order's final status is known only once it has stopped"),
-        ),
+        ends_at="t.stoptime",
     ),
     Table(
         "hosp",
         "emar",
         "Electronic medication administration record: each administration (or refusal/hold) charted by nursing.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, emar_id VARCHAR, emar_seq INTEGER, poe_id VARCHAR, "
-            "pharmacy_id INTEGER, enter_provider_id VARCHAR, charttime TIMESTAMP, medication VARCHAR, event_txt VARCHAR, "
-            "scheduletime TIMESTAMP, storetime TIMESTAMP",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, emar_id VARCHAR event, emar_seq INTEGER event, "
+            "poe_id VARCHAR event, pharmacy_id INTEGER event, enter_provider_id VARCHAR stored, charttime TIMESTAMP event, "
+            "medication VARCHAR event, event_txt VARCHAR stored, scheduletime TIMESTAMP own_time, "
+            "storetime TIMESTAMP stored",
             {
                 "emar_id": "Administration identifier (subject_id-emar_seq).",
                 "charttime": "Time of administration.",
                 "event_txt": "What happened (Administered, Not Given, Held, ...).",
                 "scheduletime": "Time the administration was scheduled.",
+                "storetime": "Time the administration was recorded in the eMAR.",
+            },
+            {
+                "event_txt": "recorded at storetime: 'Not Given' / 'Held' rows are charted at the scheduled time "
+                "and stored a median 36 min later (MIMIC-IV demo)",
+                "enter_provider_id": "the provider who recorded the row, at storetime",
+                "storetime": "when the administration was recorded",
+                "scheduletime": "a planned time: shown once it has passed",
+                "medication": "the scheduled medication, known from the order",
             },
         ),
         key=("emar_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="time of administration"),
+        stored_at="coalesce(t.storetime, t.charttime)",
     ),
     Table(
         "hosp",
         "emar_detail",
         "Details of each eMAR administration: dose due and given, product, infusion rates, route and site.",
         parse_columns(
-            "subject_id INTEGER, emar_id VARCHAR, emar_seq INTEGER, parent_field_ordinal VARCHAR, "
-            "administration_type VARCHAR, pharmacy_id INTEGER, barcode_type VARCHAR, reason_for_no_barcode VARCHAR, "
-            "complete_dose_not_given VARCHAR, dose_due VARCHAR, dose_due_unit VARCHAR, dose_given VARCHAR, "
-            "dose_given_unit VARCHAR, will_remainder_of_dose_be_given VARCHAR, product_amount_given VARCHAR, "
-            "product_unit VARCHAR, product_code VARCHAR, product_description VARCHAR, product_description_other VARCHAR, "
-            "prior_infusion_rate VARCHAR, infusion_rate VARCHAR, infusion_rate_adjustment VARCHAR, "
-            "infusion_rate_adjustment_amount VARCHAR, infusion_rate_unit VARCHAR, route VARCHAR, infusion_complete VARCHAR, "
-            "completion_interval VARCHAR, new_iv_bag_hung VARCHAR, continued_infusion_in_other_location VARCHAR, "
-            "restart_interval VARCHAR, side VARCHAR, site VARCHAR, non_formulary_visual_verification VARCHAR",
+            "subject_id INTEGER static, emar_id VARCHAR event, emar_seq INTEGER event, "
+            "parent_field_ordinal VARCHAR event, administration_type VARCHAR stored, "
+            "pharmacy_id INTEGER event, barcode_type VARCHAR stored, reason_for_no_barcode VARCHAR stored, "
+            "complete_dose_not_given VARCHAR stored, dose_due VARCHAR stored, dose_due_unit VARCHAR stored, "
+            "dose_given VARCHAR stored, dose_given_unit VARCHAR stored, "
+            "will_remainder_of_dose_be_given VARCHAR stored, product_amount_given VARCHAR stored, "
+            "product_unit VARCHAR stored, product_code VARCHAR stored, product_description VARCHAR stored, "
+            "product_description_other VARCHAR stored, prior_infusion_rate VARCHAR stored, "
+            "infusion_rate VARCHAR stored, infusion_rate_adjustment VARCHAR stored, "
+            "infusion_rate_adjustment_amount VARCHAR stored, infusion_rate_unit VARCHAR stored, "
+            "route VARCHAR stored, infusion_complete VARCHAR stored, completion_interval VARCHAR stored, "
+            "new_iv_bag_hung VARCHAR stored, continued_infusion_in_other_location VARCHAR stored, "
+            "restart_interval VARCHAR stored, side VARCHAR stored, site VARCHAR stored, "
+            "non_formulary_visual_verification VARCHAR stored",
             {
                 "parent_field_ordinal": "Orders several detail rows of one administration (e.g. 1.1, 1.2); text."
+            },
+            {
+                "administration_type": "documented with the administration, at its eMAR storetime",
+                "dose_given": "documented with the administration, at its eMAR storetime",
+                "infusion_complete": "documented with the administration, at its eMAR storetime",
+                "pharmacy_id": "the order the administration belongs to",
             },
         ),
         key=("emar_id", "parent_field_ordinal"),
@@ -353,15 +415,17 @@ HOSP: tuple[Table, ...] = (
             sort=("emar_id",),
             rationale="a detail row is known when its administration is charted",
         ),
+        stored_at="(SELECT min(coalesce(e.storetime, e.charttime)) FROM hosp.emar e WHERE e.emar_id = t.emar_id)",
     ),
     Table(
         "hosp",
         "poe",
         "Provider order entry: every order (medications, labs, imaging, ADT, consults, ...) with its type and links.",
         parse_columns(
-            "poe_id VARCHAR, poe_seq INTEGER, subject_id INTEGER, hadm_id INTEGER, ordertime TIMESTAMP, "
-            "order_type VARCHAR, order_subtype VARCHAR, transaction_type VARCHAR, discontinue_of_poe_id VARCHAR, "
-            "discontinued_by_poe_id VARCHAR, order_provider_id VARCHAR, order_status VARCHAR",
+            "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, hadm_id INTEGER encounter, "
+            "ordertime TIMESTAMP event, order_type VARCHAR event, order_subtype VARCHAR event, "
+            "transaction_type VARCHAR event, discontinue_of_poe_id VARCHAR event, discontinued_by_poe_id VARCHAR reference, "
+            "order_provider_id VARCHAR event, order_status VARCHAR final",
             {
                 "order_type": "Broad order category (Medications, Lab, Radiology, ADT orders, ...).",
                 "transaction_type": "New, Change, D/C, ...",
@@ -369,16 +433,19 @@ HOSP: tuple[Table, ...] = (
                 "discontinued_by_poe_id": "The later order that discontinued this one.",
                 "order_status": "Final status (Active/Inactive); reflects the order's final state.",
             },
+            {
+                "discontinue_of_poe_id": "names an earlier order (the one this order discontinues)",
+                "discontinued_by_poe_id": "names a later order: NULL until that order's ordertime",
+                "order_status": "the order's final state, with no time of its own",
+            },
         ),
         key=("poe_id",),
         event_time=EventTime("t.ordertime", sort=("ordertime",)),
-        masks=(
-            Mask(
-                ("discontinued_by_poe_id",),
+        references=(
+            (
+                "discontinued_by_poe_id",
                 "(SELECT min(d.ordertime) FROM hosp.poe d WHERE d.poe_id = t.discontinued_by_poe_id)",
-                "names a later order until that order exists",
             ),
-            Mask(("order_status",), None, "reflects the order's final state"),
         ),
     ),
     Table(
@@ -386,7 +453,8 @@ HOSP: tuple[Table, ...] = (
         "poe_detail",
         "Name/value details of provider orders (e.g. admit to, code status, discharge planning).",
         parse_columns(
-            "poe_id VARCHAR, poe_seq INTEGER, subject_id INTEGER, field_name VARCHAR, field_value VARCHAR"
+            "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, field_name VARCHAR event, "
+            "field_value VARCHAR event"
         ),
         key=("poe_id", "field_name"),
         event_time=EventTime(
@@ -398,7 +466,8 @@ HOSP: tuple[Table, ...] = (
         "omr",
         "Online medical record: outpatient measurements such as blood pressure, weight, height and BMI (date only).",
         parse_columns(
-            "subject_id INTEGER, chartdate DATE, seq_num INTEGER, result_name VARCHAR, result_value VARCHAR",
+            "subject_id INTEGER static, chartdate DATE event, seq_num INTEGER event, result_name VARCHAR event, "
+            "result_value VARCHAR event",
             {
                 "result_name": "Measurement name (e.g. 'Blood Pressure', 'Weight (Lbs)', 'BMI (kg/m2)').",
                 "result_value": "Value as text.",
@@ -415,7 +484,7 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "d_labitems",
         "Dictionary of laboratory tests (itemid, label, fluid, category).",
-        parse_columns("itemid INTEGER, label VARCHAR, fluid VARCHAR, category VARCHAR"),
+        parse_columns("itemid INTEGER static, label VARCHAR static, fluid VARCHAR static, category VARCHAR static"),
         key=("itemid",),
         visibility="dictionary",
         required=True,
@@ -424,7 +493,7 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "d_icd_diagnoses",
         "Dictionary of ICD-9-CM and ICD-10-CM diagnosis codes with their long titles.",
-        parse_columns("icd_code VARCHAR, icd_version SMALLINT, long_title VARCHAR"),
+        parse_columns(_ICD_DICT),
         key=("icd_code", "icd_version"),
         visibility="dictionary",
         required=True,
@@ -433,7 +502,7 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "d_icd_procedures",
         "Dictionary of ICD-9-CM and ICD-10-PCS procedure codes with their long titles.",
-        parse_columns("icd_code VARCHAR, icd_version SMALLINT, long_title VARCHAR"),
+        parse_columns(_ICD_DICT),
         key=("icd_code", "icd_version"),
         visibility="dictionary",
     ),
@@ -441,7 +510,10 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "d_hcpcs",
         "Dictionary of HCPCS/CPT codes.",
-        parse_columns("code VARCHAR, category SMALLINT, long_description VARCHAR, short_description VARCHAR"),
+        parse_columns(
+            "code VARCHAR static, category SMALLINT static, long_description VARCHAR static, "
+            "short_description VARCHAR static"
+        ),
         key=("code",),
         visibility="dictionary",
     ),
@@ -449,7 +521,7 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "provider",
         "Dictionary of de-identified provider ids.",
-        parse_columns("provider_id VARCHAR"),
+        parse_columns("provider_id VARCHAR static"),
         key=("provider_id",),
         visibility="dictionary",
     ),

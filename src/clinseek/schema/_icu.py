@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ._model import DictJoin, EventTime, Mask, Table, parse_columns
+from ._model import DictJoin, EventTime, Table, parse_columns
 
 _ITEM = DictJoin(("itemid",), "icu.d_items", ("itemid",), ("label", "category", "unitname"))
-_STAY_COLS = "subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, caregiver_id INTEGER"
+_STAY_COLS = "subject_id INTEGER static, hadm_id INTEGER encounter, stay_id INTEGER encounter, caregiver_id INTEGER event"
 _STAY_DOCS = {
     "stay_id": "ICU stay identifier (icu.icustays).",
     "caregiver_id": "De-identified caregiver who charted the row.",
@@ -22,10 +22,29 @@ _INFUSION_DOCS = {
     "originalamount": "Amount in the bag when the infusion started.",
     "originalrate": "Rate initially ordered.",
 }
-_INFUSION_MASK_REASON = "they describe the finished infusion (and are charted at storetime)"
+_INFUSION_WHY = {
+    "endtime": "the end of the infusion or bolus",
+    "storetime": "when the row was entered (often after endtime)",
+    "amount": "the amount given over starttime-endtime: final only at the end",
+    "amountuom": "the unit of the amount (it varies within an item)",
+    "rate": "the true rate delivered over the row (amount over duration, MIMIC docs): final only at the end",
+    "rateuom": "the unit of rate and originalrate, fixed by the item",
+    "originalrate": "the rate the caregiver entered when the row started (MIMIC docs: the planned rate)",
+    "originalamount": "the bag's contents at starttime; over originalrate it gives the planned end",
+    "statusdescription": "why the row ended (FinishedRunning, Stopped, ChangeDose/Rate, ...): known at the end",
+    "continueinnextdept": "whether the order continued after a transfer: known when the row ends",
+    "isopenbag": "set when the bag is hung",
+    "linkorderid": "the first order of the chain this row continues",
+}
 _FINISHED = "greatest(t.endtime, t.storetime)"
 _STORED = "coalesce(t.storetime, t.charttime)"
-_STORED_REASON = "charted before the cutoff but entered (storetime) after it"
+_CHARTED_WHY = {
+    "storetime": "when the value was validated",
+    "value": "charted before the cutoff can be entered (storetime) after it",
+    "valuenum": "charted before the cutoff can be entered (storetime) after it",
+    "valueuom": "entered with the value",
+    "warning": "entered with the value",
+}
 
 ICU: tuple[Table, ...] = (
     Table(
@@ -33,18 +52,24 @@ ICU: tuple[Table, ...] = (
         "icustays",
         "One row per ICU stay: first and last care unit, intime, outtime and length of stay in days.",
         parse_columns(
-            "subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, first_careunit VARCHAR, last_careunit VARCHAR, "
-            "intime TIMESTAMP, outtime TIMESTAMP, los DOUBLE",
+            "subject_id INTEGER static, hadm_id INTEGER encounter, stay_id INTEGER event, first_careunit VARCHAR event, "
+            "last_careunit VARCHAR end, intime TIMESTAMP event, outtime TIMESTAMP end, los DOUBLE end",
             {
                 "stay_id": "ICU stay identifier.",
                 "first_careunit": "ICU the stay began in.",
                 "last_careunit": "ICU the stay ended in (known only when the stay ends).",
                 "los": "Length of stay in fractional days (outtime - intime).",
             },
+            {
+                "stay_id": "the stay's own id: it exists from intime",
+                "last_careunit": "the unit the stay ended in",
+                "outtime": "the end of the ICU stay (discharge from the ICU or death)",
+                "los": "the stay's length: intime + los gives outtime",
+            },
         ),
         key=("stay_id",),
         event_time=EventTime("t.intime", sort=("intime",)),
-        masks=(Mask(("outtime", "los", "last_careunit"), "t.outtime", "the stay is still open"),),
+        ends_at="t.outtime",
         required=True,
     ),
     Table(
@@ -52,17 +77,18 @@ ICU: tuple[Table, ...] = (
         "chartevents",
         "Charted ICU observations: vital signs, ventilator settings, assessments, scores (itemid in icu.d_items).",
         parse_columns(
-            f"{_STAY_COLS}, charttime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, value VARCHAR, valuenum DOUBLE, "
-            "valueuom VARCHAR, warning SMALLINT",
+            f"{_STAY_COLS}, charttime TIMESTAMP event, storetime TIMESTAMP stored, itemid INTEGER event, "
+            "value VARCHAR stored, valuenum DOUBLE stored, valueuom VARCHAR stored, warning SMALLINT stored",
             {
                 **_STAY_DOCS,
                 "charttime": "Time of the observation.",
                 "storetime": "Time it was validated.",
                 "warning": "1 if the value triggered a warning.",
             },
+            _CHARTED_WHY,
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
-        masks=(Mask(("value", "valuenum", "valueuom", "warning"), _STORED, _STORED_REASON),),
+        stored_at=_STORED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -70,12 +96,16 @@ ICU: tuple[Table, ...] = (
         "datetimeevents",
         "Charted date-time observations (e.g. time of last dialysis, line insertion dates).",
         parse_columns(
-            f"{_STAY_COLS}, charttime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, value TIMESTAMP, valueuom VARCHAR, "
-            "warning SMALLINT",
+            f"{_STAY_COLS}, charttime TIMESTAMP event, storetime TIMESTAMP stored, itemid INTEGER event, "
+            "value TIMESTAMP stored, valueuom VARCHAR stored, warning SMALLINT stored",
             {**_STAY_DOCS, "value": "The charted date-time itself."},
+            {
+                **{k: v for k, v in _CHARTED_WHY.items() if k != "valuenum"},
+                "value": "a charted date-time, entered at storetime; also NULL while it lies after the cutoff",
+            },
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
-        masks=(Mask(("value", "valueuom", "warning"), _STORED, _STORED_REASON),),
+        stored_at=_STORED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -83,27 +113,29 @@ ICU: tuple[Table, ...] = (
         "inputevents",
         "Continuous infusions and intermittent boluses given in the ICU (fluids, vasopressors, sedation, nutrition).",
         parse_columns(
-            f"{_STAY_COLS}, starttime TIMESTAMP, endtime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, amount DOUBLE, "
-            "amountuom VARCHAR, rate DOUBLE, rateuom VARCHAR, orderid INTEGER, linkorderid INTEGER, "
-            "ordercategoryname VARCHAR, secondaryordercategoryname VARCHAR, ordercomponenttypedescription VARCHAR, "
-            "ordercategorydescription VARCHAR, patientweight DOUBLE, totalamount DOUBLE, totalamountuom VARCHAR, "
-            "isopenbag SMALLINT, continueinnextdept SMALLINT, statusdescription VARCHAR, originalamount DOUBLE, "
-            "originalrate DOUBLE",
+            f"{_STAY_COLS}, starttime TIMESTAMP event, endtime TIMESTAMP end, storetime TIMESTAMP stored, "
+            "itemid INTEGER event, amount DOUBLE end, amountuom VARCHAR end, rate DOUBLE end, rateuom VARCHAR event, "
+            "orderid INTEGER event, linkorderid INTEGER event, ordercategoryname VARCHAR event, "
+            "secondaryordercategoryname VARCHAR event, ordercomponenttypedescription VARCHAR event, "
+            "ordercategorydescription VARCHAR event, patientweight DOUBLE event, totalamount DOUBLE end, "
+            "totalamountuom VARCHAR end, isopenbag SMALLINT event, continueinnextdept SMALLINT end, "
+            "statusdescription VARCHAR end, originalamount DOUBLE end, originalrate DOUBLE event",
             {
                 **_INFUSION_DOCS,
                 "patientweight": "Weight in kg used for weight-based dosing.",
                 "totalamount": "Total volume of the bag.",
             },
+            {
+                **_INFUSION_WHY,
+                "totalamount": "the bag's volume: over originalrate it gives the planned end of a fresh bag",
+                "totalamountuom": "the unit of totalamount",
+                "patientweight": "the weight used for dosing when the row started",
+            },
         ),
         key=("orderid", "itemid", "starttime"),
         event_time=EventTime("t.starttime", sort=("starttime",)),
-        masks=(
-            Mask(
-                ("endtime", "amount", "totalamount", "originalamount", "statusdescription"),
-                _FINISHED,
-                _INFUSION_MASK_REASON,
-            ),
-        ),
+        stored_at="t.storetime",
+        ends_at=_FINISHED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -111,19 +143,16 @@ ICU: tuple[Table, ...] = (
         "ingredientevents",
         "Ingredients (water, calories, electrolytes) of the ICU inputs.",
         parse_columns(
-            f"{_STAY_COLS}, starttime TIMESTAMP, endtime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, amount DOUBLE, "
-            "amountuom VARCHAR, rate DOUBLE, rateuom VARCHAR, orderid INTEGER, linkorderid INTEGER, "
-            "statusdescription VARCHAR, originalamount DOUBLE, originalrate DOUBLE",
+            f"{_STAY_COLS}, starttime TIMESTAMP event, endtime TIMESTAMP end, storetime TIMESTAMP stored, "
+            "itemid INTEGER event, amount DOUBLE end, amountuom VARCHAR end, rate DOUBLE end, rateuom VARCHAR event, "
+            "orderid INTEGER event, linkorderid INTEGER event, statusdescription VARCHAR end, "
+            "originalamount DOUBLE end, originalrate DOUBLE event",
             _INFUSION_DOCS,
+            {k: v for k, v in _INFUSION_WHY.items() if k not in ("continueinnextdept", "isopenbag")},
         ),
         event_time=EventTime("t.starttime", sort=("starttime",)),
-        masks=(
-            Mask(
-                ("endtime", "amount", "originalamount", "statusdescription"),
-                _FINISHED,
-                _INFUSION_MASK_REASON,
-            ),
-        ),
+        stored_at="t.storetime",
+        ends_at=_FINISHED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -131,11 +160,13 @@ ICU: tuple[Table, ...] = (
         "outputevents",
         "Fluid outputs charted in the ICU (urine, drains, stool), in mL.",
         parse_columns(
-            f"{_STAY_COLS}, charttime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, value DOUBLE, valueuom VARCHAR",
+            f"{_STAY_COLS}, charttime TIMESTAMP event, storetime TIMESTAMP stored, itemid INTEGER event, "
+            "value DOUBLE stored, valueuom VARCHAR stored",
             _STAY_DOCS,
+            {k: v for k, v in _CHARTED_WHY.items() if k in ("storetime", "value", "valueuom")},
         ),
         event_time=EventTime("t.charttime", sort=("charttime",)),
-        masks=(Mask(("value", "valueuom"), _STORED, _STORED_REASON),),
+        stored_at=_STORED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -143,26 +174,38 @@ ICU: tuple[Table, ...] = (
         "procedureevents",
         "Procedures documented in the ICU: ventilation, lines, dialysis, imaging, with start and end times.",
         parse_columns(
-            f"{_STAY_COLS}, starttime TIMESTAMP, endtime TIMESTAMP, storetime TIMESTAMP, itemid INTEGER, value DOUBLE, "
-            "valueuom VARCHAR, location VARCHAR, locationcategory VARCHAR, orderid INTEGER, linkorderid INTEGER, "
-            "ordercategoryname VARCHAR, ordercategorydescription VARCHAR, patientweight DOUBLE, isopenbag SMALLINT, "
-            "continueinnextdept SMALLINT, statusdescription VARCHAR, originalamount DOUBLE alias=ORIGINALAMOUNT, "
-            "originalrate DOUBLE alias=ORIGINALRATE",
+            f"{_STAY_COLS}, starttime TIMESTAMP event, endtime TIMESTAMP end, storetime TIMESTAMP stored, "
+            "itemid INTEGER event, value DOUBLE end, valueuom VARCHAR end, location VARCHAR event, "
+            "locationcategory VARCHAR event, orderid INTEGER event, linkorderid INTEGER event, "
+            "ordercategoryname VARCHAR event, ordercategorydescription VARCHAR event, patientweight DOUBLE event, "
+            "isopenbag SMALLINT event, continueinnextdept SMALLINT end, statusdescription VARCHAR end, "
+            "originalamount DOUBLE end alias=ORIGINALAMOUNT, originalrate DOUBLE end alias=ORIGINALRATE",
             {
                 **_STAY_DOCS,
                 "value": "Duration or count of the procedure, in valueuom.",
                 "location": "Body site (lines, drains).",
+                "originalamount": "Undocumented in MIMIC-IV; in the demo it equals value (the duration) in 1,432 of 1,468 rows.",
+                "originalrate": "Undocumented in MIMIC-IV; in the demo 1 for timed items and 0 otherwise.",
+            },
+            {
+                "endtime": "the end of the procedure",
+                "storetime": "when the row was entered (often after endtime)",
+                "value": "the procedure's duration: starttime + value gives endtime",
+                "valueuom": "the duration's unit: min or day within one item, so it gives the duration's scale",
+                "originalamount": "undocumented; equals the duration in minutes in 97% of demo rows "
+                "(starttime + originalamount gives endtime): hidden until the end",
+                "originalrate": "undocumented in MIMIC-IV: hidden until the end",
+                "statusdescription": "why the procedure ended: known at the end",
+                "continueinnextdept": "whether the procedure continued after a transfer: known when it ends",
+                "location": "the body site, chosen when the procedure starts",
+                "isopenbag": "set when the procedure starts",
+                "patientweight": "the weight recorded when the row started",
             },
         ),
         key=("orderid",),
         event_time=EventTime("t.starttime", sort=("starttime",)),
-        masks=(
-            Mask(
-                ("endtime", "value", "statusdescription"),
-                _FINISHED,
-                "a duration is known once the procedure ends",
-            ),
-        ),
+        stored_at="t.storetime",
+        ends_at=_FINISHED,
         dict_joins=(_ITEM,),
     ),
     Table(
@@ -170,8 +213,9 @@ ICU: tuple[Table, ...] = (
         "d_items",
         "Dictionary of ICU items (chartevents, inputevents, outputevents, procedureevents, datetimeevents).",
         parse_columns(
-            "itemid INTEGER, label VARCHAR, abbreviation VARCHAR, linksto VARCHAR, category VARCHAR, unitname VARCHAR, "
-            "param_type VARCHAR, lownormalvalue DOUBLE, highnormalvalue DOUBLE",
+            "itemid INTEGER static, label VARCHAR static, abbreviation VARCHAR static, linksto VARCHAR static, "
+            "category VARCHAR static, unitname VARCHAR static, param_type VARCHAR static, lownormalvalue DOUBLE static, "
+            "highnormalvalue DOUBLE static",
             {
                 "linksto": "The event table that uses the item.",
                 "param_type": "Numeric, Text, Date time, Solution, Process, ...",
@@ -185,7 +229,7 @@ ICU: tuple[Table, ...] = (
         "icu",
         "caregiver",
         "Dictionary of de-identified ICU caregiver ids.",
-        parse_columns("caregiver_id INTEGER"),
+        parse_columns("caregiver_id INTEGER static"),
         key=("caregiver_id",),
         visibility="dictionary",
     ),

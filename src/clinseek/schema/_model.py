@@ -11,6 +11,31 @@ Module = Literal["hosp", "icu", "ed", "note", "cxr"]
 
 MODULES: tuple[Module, ...] = ("hosp", "icu", "ed", "note", "cxr")
 
+KnownAt = Literal["event", "stored", "end", "own_time", "static", "encounter", "reference", "final"]
+"""When a column's value becomes known: every column of every registry table carries one class.
+
+The policy masks from the class alone (:func:`clinseek.schema.class_masks`); ``docs/policy.md``
+lists every column with its class and the reason.
+
+- ``event``: known at the row's event time (charted with the row: true once the row is visible).
+- ``stored``: known when the row is stored or resulted (:attr:`Table.stored_at`): a result
+  drawn before the cutoff but validated after it, a charted value entered later.
+- ``end``: known at the end of the row's interval (:attr:`Table.ends_at`): end times, durations,
+  amounts, rates and statuses final only at the end, outcomes of a stay, and "original" or
+  planned values that encode the planned or actual duration.
+- ``own_time``: a date/time known once it has passed (its own value is the instant; a DATE at
+  the end of its day); the generic future-value rule masks it.
+- ``static``: does not change over time (the patient's id, sex and anchor age; dictionary entries).
+- ``encounter``: an admission / ICU stay / ED stay id, NULL until that encounter has started
+  (:data:`clinseek.schema.ENCOUNTER_IDS`).
+- ``reference``: names another row (a later order, an addendum), NULL until that row exists
+  (:attr:`Table.references` gives the instant).
+- ``final``: never shown: the row's final state with no known instant (``poe.order_status``),
+  or a label source.
+"""
+
+KNOWN_AT: tuple[KnownAt, ...] = ("event", "stored", "end", "own_time", "static", "encounter", "reference", "final")
+
 Visibility = Literal["event", "static", "dictionary", "never"]
 """How a table is exposed in an episode.
 
@@ -33,6 +58,9 @@ class Column:
         aliases: other header spellings seen in releases (e.g. ``ORIGINALAMOUNT`` in the
             MIMIC-IV 2.2 ``procedureevents`` file); ingest accepts them, case-insensitively.
         optional: the column is absent from some supported releases; ingest fills NULL.
+        known: when the value becomes known (:data:`KnownAt`); ``None`` only in a registry that
+            :func:`clinseek.schema.check_registry` reports as incomplete.
+        why: one line on why the value has that class (empty: the class's general reason).
     """
 
     name: str
@@ -40,6 +68,8 @@ class Column:
     description: str = ""
     aliases: tuple[str, ...] = ()
     optional: bool = False
+    known: KnownAt | None = None
+    why: str = ""
 
     @property
     def is_time(self) -> bool:
@@ -85,8 +115,21 @@ class EventTime:
 
 
 @dataclass(frozen=True, slots=True)
+class Pending:
+    """Rows of a pending result whose row count is itself the result (MIMIC microbiology).
+
+    While a row's ``stored`` values are not known, rows keep one per distinct value of
+    ``collapse_on`` (the lowest ``renumber``), and ``renumber`` (a row id whose gaps would reveal the
+    collapsed count) is NULL there and renumbered densely ``1..n`` in the other visible rows.
+    """
+
+    collapse_on: tuple[str, ...]
+    renumber: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Mask:
-    """Columns that are NULL in a visible row until an instant has passed.
+    """Columns that are NULL in a visible row until an instant has passed (derived from column classes).
 
     Attributes:
         columns: the masked columns.
@@ -139,8 +182,14 @@ class Table:
         key: columns that identify a row (may be empty where MIMIC has no key).
         visibility: see :data:`Visibility`.
         event_time: for ``event`` tables, when a row becomes known.
-        masks: outcome-revealing columns beyond the generic rule (every TIMESTAMP/DATE value
-            after the cutoff is NULL in every table).
+        stored_at: SQL over the row alias ``t`` giving when its ``stored`` columns become known.
+        ends_at: SQL over ``t`` giving when its interval ends (its ``end`` columns become known).
+        references: ``(column, SQL instant)`` for each ``reference`` column: when the row it names
+            exists (``TIMESTAMP '-infinity'`` for a row that names nothing in the future).
+        pending: how pending ``stored`` results collapse (microbiology), if they do.
+        masks: derived by the registry from the column classes (:func:`clinseek.schema.class_masks`),
+            never declared; the generic rule (every TIMESTAMP/DATE value after the cutoff is NULL)
+            applies on top in every table.
         target_key: ``"hadm_id"`` or ``"stay_id"`` when rows keyed to the question's target
             encounter are never visible (codes assigned at or after discharge).
         dict_joins: dictionary joins for labels.
@@ -157,6 +206,10 @@ class Table:
     key: tuple[str, ...] = ()
     visibility: Visibility = "event"
     event_time: EventTime | None = None
+    stored_at: str | None = None
+    ends_at: str | None = None
+    references: tuple[tuple[str, str], ...] = ()
+    pending: Pending | None = None
     masks: tuple[Mask, ...] = ()
     target_key: Literal["hadm_id", "stay_id"] | None = None
     dict_joins: tuple[DictJoin, ...] = ()
@@ -204,9 +257,19 @@ class Table:
         return ("subject_id", *extra)
 
 
-def parse_columns(spec: str, docs: dict[str, str] | None = None) -> tuple[Column, ...]:
-    """Build columns from a compact ``"name TYPE, name TYPE"`` spec and a description map."""
+def parse_columns(
+    spec: str, docs: dict[str, str] | None = None, why: dict[str, str] | None = None
+) -> tuple[Column, ...]:
+    """Build columns from a compact ``"name TYPE class [flags], ..."`` spec, descriptions and reasons.
+
+    Each item is a name, a DuckDB type, its :data:`KnownAt` class, then optional flags
+    (``optional``, ``alias=NAME``). ``why`` gives the one-line reason of a column's class.
+
+    Raises:
+        ValueError: an unknown class or flag, or a description / reason for an unknown column.
+    """
     docs = docs or {}
+    why = why or {}
     out: list[Column] = []
     for item in spec.split(","):
         parts = item.split()
@@ -214,7 +277,11 @@ def parse_columns(spec: str, docs: dict[str, str] | None = None) -> tuple[Column
             continue
         name, type_ = parts[0], parts[1]
         flags = set(parts[2:])
+        known = [f for f in flags if f in KNOWN_AT]
         aliases = tuple(f[len("alias=") :] for f in flags if f.startswith("alias="))
+        other = flags - set(known) - {"optional"} - {f"alias={a}" for a in aliases}
+        if len(known) > 1 or other:
+            raise ValueError(f"column {name}: bad class or flags {sorted(flags)}; classes: {', '.join(KNOWN_AT)}")
         out.append(
             Column(
                 name=name,
@@ -222,9 +289,12 @@ def parse_columns(spec: str, docs: dict[str, str] | None = None) -> tuple[Column
                 description=docs.get(name, ""),
                 aliases=aliases,
                 optional="optional" in flags,
+                known=known[0] if known else None,
+                why=why.get(name, ""),
             )
         )
-    unknown = set(docs) - {c.name for c in out}
-    if unknown:
-        raise ValueError(f"descriptions for unknown columns: {sorted(unknown)}")
+    for label, given in (("descriptions", docs), ("reasons", why)):
+        unknown = set(given) - {c.name for c in out}
+        if unknown:
+            raise ValueError(f"{label} for unknown columns: {sorted(unknown)}")
     return tuple(out)

@@ -6,15 +6,16 @@ import re
 from collections.abc import Iterable
 
 from ..errors import RegistryError
+from ._classes import with_class_masks
 from ._cxr import CXR
 from ._ed import ED
-from ._encounter import with_encounter_masks
+from ._encounter import ENCOUNTER_IDS, is_encounter_id
 from ._hosp import HOSP
 from ._icu import ICU
 from ._model import MODULES, Module, Table
 from ._note import NOTE
 
-_ALL: tuple[Table, ...] = tuple(with_encounter_masks(t) for t in HOSP + ICU + ED + NOTE + CXR)
+_ALL: tuple[Table, ...] = tuple(with_class_masks(t) for t in HOSP + ICU + ED + NOTE + CXR)
 _BY_NAME: dict[str, Table] = {}
 for _t in _ALL:
     if _t.qualified in _BY_NAME:  # pragma: no cover - guarded by tests
@@ -58,10 +59,12 @@ def check_registry() -> list[str]:
     """Consistency problems in the registry (an empty list when it is sound).
 
     Checks that keys, sort columns, masked columns, dictionary joins, parents and the ``t.``
-    column references of every time expression name columns and tables that exist.
+    column references of every time expression name columns and tables that exist, and that
+    every column has a "known at" class its table can apply (:func:`class_problems`).
     """
     problems: list[str] = []
     for t in _ALL:
+        problems += class_problems(t)
         names = set(t.column_names)
         if len(names) != len(t.columns):
             problems.append(f"{t.qualified}: duplicate column names")
@@ -121,3 +124,42 @@ def _check_refs(t: Table, expr: str, names: set[str]) -> list[str]:
         for c in _REF.findall(expr)
         if c not in names
     ]
+
+
+_OWNED = {owner for owner, _ in ENCOUNTER_IDS.values()}
+
+
+def class_problems(t: Table) -> list[str]:
+    """Problems with ``t``'s column classes: a column without one, or a class the table cannot apply.
+
+    Every column needs a class; ``stored`` needs the table's ``stored_at``, ``end`` its ``ends_at``,
+    ``reference`` an instant in ``references``; ``own_time`` is for dates and times; an id of an
+    encounter the table does not own is ``encounter`` (and only such ids are); a dictionary holds
+    only ``static`` columns and a label source only ``final`` ones; the static table
+    (``hosp.patients``) has no row instants (``static`` / ``own_time`` only).
+    """
+    out: list[str] = []
+    refs = dict(t.references)
+    allowed = {"dictionary": {"static"}, "never": {"final"}, "static": {"static", "own_time"}}.get(t.visibility)
+    for col in t.columns:
+        where = f"{t.qualified}.{col.name}"
+        if col.known is None:
+            out.append(f"{where}: no 'known at' class")
+            continue
+        if allowed is not None and col.known not in allowed:
+            out.append(f"{where}: class {col.known!r} in a {t.visibility} table (allowed: {', '.join(sorted(allowed))})")
+        needs = {"stored": t.stored_at, "end": t.ends_at, "reference": refs.get(col.name)}
+        if col.known in needs and not needs[col.known]:
+            out.append(f"{where}: class {col.known!r} but the table gives no instant for it")
+        if col.known == "own_time" and not col.is_time:
+            out.append(f"{where}: class 'own_time' needs a date or time column")
+        if (col.known == "encounter") != is_encounter_id(t, col.name):
+            out.append(f"{where}: class 'encounter' is for, and only for, ids of encounters the table does not own")
+    out += [f"{t.qualified}: reference instant for non-reference column {c!r}" for c in refs
+            if c not in t.column_names or t.column(c).known != "reference"]
+    if t.pending and t.pending.renumber and t.column(t.pending.renumber).known != "stored":
+        out.append(f"{t.qualified}: the renumbered id {t.pending.renumber!r} must be 'stored'")
+    for expr in (t.stored_at, t.ends_at, *refs.values()):
+        if expr:
+            out += _check_refs(t, expr, set(t.column_names))
+    return out

@@ -88,7 +88,11 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool, reference: Referenc
         samples = [s.model_copy(update={"f1_reference": reference.score(row)}) for s, row in zip(samples, group, strict=True)]
     scored = [s for s in samples if s.scored]
     statuses = {s.status for s in scored}
-    status: ScoredStatus = "answered" if "answered" in statuses else "no_answer" if scored else "infra_error"
+    status: ScoredStatus = (
+        "answered" if "answered" in statuses
+        else "missing" if statuses == {"invalid_input"}  # the manifest row could not be run
+        else "no_answer" if scored else "infra_error"
+    )
     raw = [s.f1_raw for s in scored if s.f1_raw is not None]
     judged = [float(s.judge_match) for s in scored if s.judge_match is not None]
     return QuestionScore(

@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..bench import TaskType as TaskType
 
 Mode = Literal["agent", "curated"]
-Status = Literal["answered", "no_answer", "infra_error"]
+Status = Literal["answered", "no_answer", "infra_error", "invalid_input"]
 AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list", "set", "binary"]
 Route = Literal["binary", "set", "yes_no", "count", "datetime", "id", "name"]
-ScoredStatus = Literal["answered", "no_answer", "infra_error", "missing"]
+ScoredStatus = Literal["answered", "no_answer", "infra_error", "missing", "invalid_input"]
 
 
 class Usage(BaseModel):
@@ -68,7 +68,8 @@ class ScoreInput(BaseModel):
     model: str
     """Model slug as the runner wrote it (``baseline:evidence``, ``claude_opus_4_6``)."""
     status: Status
-    """``answered`` (a finish call), ``no_answer`` (the run ended without one) or ``infra_error``."""
+    """``answered`` (a finish call), ``no_answer`` (the run ended without one), ``infra_error``, or
+    ``invalid_input`` (the manifest row could not be run; scored like a missing question)."""
     answer: list[str] | None
     """The finish call's ``response`` items as strings; ``None`` when there was no answer."""
     gold: list[str]

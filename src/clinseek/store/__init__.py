@@ -1,5 +1,6 @@
 """Building and opening the store: one DuckDB file, tables in module schemas, provenance metadata."""
 
+from ._damage import check_complete, damage_error, is_damage
 from ._duck import (
     META_SCHEMA,
     Store,
@@ -14,23 +15,29 @@ from ._duck import (
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
+from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
     "META_SCHEMA",
     "IngestReport",
+    "RecordSpan",
     "Store",
     "StoreInfo",
     "StoreLimits",
     "SynthReport",
     "TableInfo",
     "TableIngest",
+    "check_complete",
     "check_consistency",
     "connect_store",
+    "damage_error",
     "finished_tables",
     "ingest",
     "init_store",
+    "is_damage",
     "open_store",
+    "record_spans",
     "record_table",
     "store_info",
     "synthesize",

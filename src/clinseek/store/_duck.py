@@ -12,6 +12,7 @@ import duckdb
 from .. import __version__
 from ..errors import StoreError
 from ..schema import MODULES, Table, get_table, tables
+from ._damage import check_complete, damage_error, is_damage
 
 META_SCHEMA = "clinseek_meta"
 """Schema holding the store's provenance: ``store_info`` (key/value) and ``table_info`` (one row per table)."""
@@ -54,7 +55,8 @@ def connect_store(
         limits: memory/thread/spill limits (used when building).
 
     Raises:
-        StoreError: the file does not exist (read-only) or cannot be opened by DuckDB.
+        StoreError: the file does not exist (read-only), cannot be opened by DuckDB, or is shorter
+            than its DuckDB header says (a truncated copy).
     """
     if read_only and not path.exists():
         raise StoreError(f"{path}: no such store file")
@@ -73,7 +75,12 @@ def connect_store(
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.Error as err:
-        raise StoreError(f"{path}: cannot open as a DuckDB store: {err}") from err
+        raise (damage_error(path, err) if is_damage(err) else StoreError(f"{path}: cannot open as a DuckDB store: {err}")) from err
+    try:
+        check_complete(con, path, con.execute("SELECT current_database()").fetchall()[0][0])
+    except BaseException:
+        con.close()
+        raise
     # a missing table must be an error, never a Python variable of the same name in the caller
     con.execute("SET python_enable_replacements = false")
     if not read_only:

@@ -15,7 +15,7 @@ from ._ehr_candidates import EHR_SEMANTIC_TOOL, available_tools, load_encoder, s
 from ._image_state import attach_imaging
 from ._limits import Limits
 from ._registry import DEFAULT_REGISTRY, ToolRegistry, ToolSpec, get_tool, tool, tool_names, tool_schemas
-from ._render import Rows, format_value, render_rows
+from ._render import Rows, format_value, render_rows, strip_ansi
 from ._result import ToolResult
 from ._sqlguard import guard_sql
 
@@ -76,6 +76,7 @@ __all__ = [
     "load_encoder",
     "render_rows",
     "semantic_available",
+    "strip_ansi",
     "tool",
     "tool_names",
     "tool_schemas",

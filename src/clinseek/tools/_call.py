@@ -13,7 +13,7 @@ import anyio.to_thread
 from ..errors import RegistryError, ToolError
 from ._context import ToolContext
 from ._registry import DEFAULT_REGISTRY, ToolRegistry
-from ._render import cap_text
+from ._render import cap_text, strip_ansi
 from ._result import ToolResult
 from ._signature import validate_arguments
 
@@ -35,7 +35,8 @@ async def call_tool(
 
     Returns:
         The tool's result with ``elapsed_s`` set, its content cut at ``ctx.limits.max_tool_chars``
-        (with a notice) whatever the tool. Unknown tools (``"unknown_tool"``), bad or
+        (with a notice) whatever the tool, and free of terminal escape sequences (a library's
+        coloured error message, escape bytes in data). Unknown tools (``"unknown_tool"``), bad or
         missing arguments (``"bad_argument"``) and every :class:`~clinseek.errors.ToolError`
         the tool raises come back as ``ok=False`` results.
 
@@ -62,10 +63,10 @@ async def call_tool(
         raise TypeError(f"tool {name} returned {type(result).__name__}, not ToolResult")
     update: dict[str, Any] = {"elapsed_s": time.perf_counter() - started}
     content, cut = cap_text(
-        result.content, ctx.limits, narrow="Ask for less (a narrower table, window or query)."
+        strip_ansi(result.content), ctx.limits, narrow="Ask for less (a narrower table, window or query)."
     )
-    if cut:
-        update.update(content=content, truncated=True)
+    if cut or content != result.content:
+        update.update(content=content, truncated=result.truncated or cut)
     return result.model_copy(update=update)
 
 

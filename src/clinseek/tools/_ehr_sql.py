@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import functools
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from ..errors import ToolError
 from ._context import ToolContext
 from ._ehr_meta import SubjectArg
@@ -13,12 +17,24 @@ from ._registry import tool
 from ._render import Rows, table_result
 from ._result import ToolResult
 from ._sqlguard import guard_sql
+from ._sqlite_dialect import SqliteDialect, hint_for
 from ._tables import available, resolve
+
+_REJECTED = ("Binder Error", "Parser Error", "Catalog Error")
+"""DuckDB errors raised before a query runs: such a query is read once more as SQLite."""
 
 
 @tool("ehr.run_sql_query")
 def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = None) -> ToolResult:
-    """Run one read-only SQL query (DuckDB dialect) over this patient's visible EHR tables.
+    """Run one read-only SQL query over this patient's visible EHR tables.
+
+    Dialect: DuckDB. SQLite as models write it also runs (datetime(x, 'start of year', '-1 year'),
+    date(), julianday(), strftime('%Y-%m', x) and '%J', ifnull, group_concat, iif, integer
+    division, a bare column beside an aggregate): a query that is not valid DuckDB is read as
+    SQLite, translated, and its result starts with one line saying so. Time: 'now' is the
+    prediction time (SQLite's datetime('now') means it); every table holds only what was known
+    before it. The episode holds this one patient only: questions about other patients
+    (percentiles or counts among patients) cannot be answered here.
 
     Exactly one SELECT / WITH / UNION query; everything else (DDL, DML, ATTACH, COPY, SET,
     PRAGMA, INSTALL/LOAD, file or URL readers, several statements) is refused. Tables are
@@ -35,19 +51,85 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
-    sql = guard_sql(
-        sql_query,
-        functools.partial(resolve, ctx),
-        available=available(ctx),
-        prediction_time=ctx.episode.key.prediction_time,
+    now = ctx.episode.key.prediction_time
+    guard = functools.partial(
+        guard_sql, sql_query, functools.partial(resolve, ctx), available=available(ctx), prediction_time=now
     )
-    result = run_query(ctx, sql, from_model=True)
-    rows = Rows(tuple(result.columns), result.rows, result.row_count, result.truncated)
+    dialect = SqliteDialect(now)
+    sql = guard(dialect=dialect)
+    try:
+        result = run_query(ctx, sql, from_model=True)
+    except ToolError as err:
+        if dialect.translation is not None or err.kind != "sql_error" or not err.message.startswith(_REJECTED):
+            raise _explained(err, dialect) from None
+        retry = SqliteDialect(now, force=True)  # DuckDB rejected it: read it as SQLite once
+        try:
+            again = guard(dialect=retry)
+            if retry.translation is None or again == sql:
+                raise err
+            result = run_query(ctx, again, from_model=True)
+        except ToolError:
+            raise _explained(err, dialect) from None  # DuckDB's complaint about what was written
+        dialect, sql = retry, again
+    note = dialect.translation.note() + "\n" if dialect.translation is not None else ""
+    extra = {"dialect": "sqlite"} if dialect.translation is not None else {}
     if not result.rows:
         return ToolResult(
             ok=True,
-            content="The query ran and returned no rows.",
-            data={"columns": list(result.columns), "rows": [], "row_count": 0},
+            content=note + "The query ran and returned no rows.",
+            data={"columns": list(result.columns), "rows": [], "row_count": 0, **extra},
         )
-    narrow = "add WHERE conditions, or page with LIMIT/OFFSET (e.g. LIMIT 200 OFFSET 200)."
-    return table_result("Query result", rows, ctx.limits, narrow=narrow)
+    total = result.row_count if result.row_count is not None else _count_rows(ctx, sql)
+    rows = Rows(tuple(result.columns), result.rows, total, result.truncated)
+    limit, offset = _paging(sql)
+    out = table_result("Query result", rows, ctx.limits, narrow=functools.partial(_next_page, ctx, limit, offset))
+    return out.model_copy(update={"content": note + out.content, "data": {**out.data, **extra}})
+
+
+def _count_rows(ctx: ToolContext, sql: str) -> int | None:
+    """How many rows ``sql`` gives in all (it was cut at the row cap); ``None`` when counting fails or times out."""
+    try:
+        counted = run_query(ctx, f"SELECT count(*) FROM ({sql}) AS _counted", max_rows=1, from_model=True)
+    except ToolError:
+        return None
+    return int(counted.rows[0][0]) if counted.rows else None
+
+
+def _paging(sql: str) -> tuple[int | None, int | str]:
+    """The outer query's literal ``LIMIT`` (``None``: none) and ``OFFSET`` (0: none; its SQL text if not a literal)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return None, 0
+    limit_node, offset_node = tree.args.get("limit"), tree.args.get("offset")
+    limit = _literal(limit_node.expression) if isinstance(limit_node, exp.Limit) else None
+    offset: int | str = 0
+    if isinstance(offset_node, exp.Offset):
+        value = _literal(offset_node.expression)
+        offset = value if value is not None else offset_node.expression.sql(dialect="duckdb")
+    return (limit if isinstance(limit, int) else None), offset
+
+
+def _literal(node: exp.Expr | None) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return int(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _next_page(ctx: ToolContext, limit: int | None, offset: int | str, shown: int) -> str:
+    """Exactly how to ask for the rows after the ``shown`` ones: the next OFFSET, and the LIMIT left."""
+    start = offset + shown if isinstance(offset, int) else f"{offset} + {shown}"
+    size = ctx.limits.max_rows if limit is None else limit - shown
+    return f"add WHERE conditions, or page with LIMIT/OFFSET: the next rows are LIMIT {size} OFFSET {start}."
+
+
+def _explained(err: ToolError, dialect: SqliteDialect) -> ToolError:
+    """``err`` with the DuckDB form of any SQLite construct it names, and what a translation changed."""
+    message = err.message
+    if dialect.translation is not None:
+        message = f"{dialect.translation.note().removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
+    hint = hint_for(err.message)
+    return ToolError(err.kind, f"{message} (DuckDB: {hint})" if hint else message)

@@ -52,7 +52,7 @@ def run_query(
     except duckdb.Error as err:
         if not from_model:
             raise
-        raise ToolError("sql_error", f"{type(err).__name__}: {_first_line(str(err))}") from None
+        raise ToolError("sql_error", _first_line(str(err))) from None  # DuckDB's text names its kind
 
 
 def _first_line(message: str) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -13,6 +14,15 @@ from ._limits import Limits
 from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
+
+Narrow = str | Callable[[int], str]
+"""How to ask for fewer rows: a fixed text, or one made from how many rows the output shows."""
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (colours, underlines): a model never sees them."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
 MAX_ECHO_CHARS = 200
 """Most characters of a model-supplied argument echoed back in a title or an error message."""
 
@@ -74,14 +84,14 @@ def _format_text(text: str, max_chars: int) -> str:
     return text
 
 
-def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: str) -> tuple[str, bool]:
+def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> tuple[str, bool]:
     """Render ``rows`` under ``title`` as ``col|col`` lines; returns (text, truncated).
 
     Columns that are NULL in every shown row are listed once (``NULL in all rows shown: ...``)
     and, when there are several rows, columns with the same value in every shown row once
     (``same in all rows shown: subject_id=..., ...``); the grid holds the rest. When rows were cut (row cap or character
     cap) the text ends with a notice giving the total (when known) and ``narrow``, the way to
-    ask for fewer rows.
+    ask for fewer rows (a callable gets how many rows the output shows: the next page starts there).
     """
     if not rows.rows:
         return f"{title}: no rows.", False
@@ -144,15 +154,14 @@ def _count(rows: Rows) -> str:
     return f"more than {text}" if rows.total is None and rows.truncated else text
 
 
-def _notice(shown: int, rows: Rows, narrow: str, *, chars_cut: bool) -> str:
+def _notice(shown: int, rows: Rows, narrow: Narrow, *, chars_cut: bool) -> str:
     total = str(rows.total) if rows.total is not None else f"more than {len(rows.rows)}"
     why = "the output character limit" if chars_cut else "the row limit"
-    return (
-        f"[TRUNCATED: showing the first {shown} of {total} {rows.unit}s ({why}). To see the rest, {narrow}]"
-    )
+    how = narrow(shown) if callable(narrow) else narrow
+    return f"[TRUNCATED: showing the first {shown} of {total} {rows.unit}s ({why}). To see the rest, {how}]"
 
 
-def table_result(title: str, rows: Rows, limits: Limits, *, narrow: str) -> ToolResult:
+def table_result(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> ToolResult:
     """A successful :class:`ToolResult` holding ``rows`` rendered and as structured data."""
     text, cut = render_rows(title, rows, limits, narrow=narrow)
     data = {

@@ -18,6 +18,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
+from ._clock import reads_clock
+from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
@@ -26,36 +28,6 @@ Resolver = Callable[[str | None, str], tuple[str, str] | None]
 MAX_SQL_CHARS = 20_000
 """Longest SQL text the guard analyses; longer queries are refused as ``bad_argument``."""
 
-_CLOCK_FUNCTIONS = frozenset(
-    {
-        "now",
-        "today",
-        "get_current_timestamp",
-        "get_current_time",
-        "transaction_timestamp",
-        "current_timestamp",
-        "current_date",
-        "current_time",
-        "current_datetime",
-        "localtimestamp",
-        "localtime",
-        "current_localtimestamp",
-        "current_localtime",
-        "epoch_ms_now",
-    }
-)
-_CLOCK_NODES = tuple(
-    getattr(exp, n)
-    for n in (
-        "CurrentTimestamp",
-        "CurrentDate",
-        "CurrentTime",
-        "CurrentDatetime",
-        "Localtimestamp",
-        "Localtime",
-    )
-    if hasattr(exp, n)
-)
 _TABLE_FUNCTIONS_OK = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
 _DENY_EXACT = frozenset(
     {
@@ -130,7 +102,12 @@ def _denied(name: str) -> bool:
 
 
 def guard_sql(
-    sql: str, resolve: Resolver, *, available: str, prediction_time: dt.datetime | None = None
+    sql: str,
+    resolve: Resolver,
+    *,
+    available: str,
+    prediction_time: dt.datetime | None = None,
+    dialect: GuardHook | None = None,
 ) -> str:
     """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run.
 
@@ -145,14 +122,19 @@ def guard_sql(
         available: the available table names, quoted in the error for unknown tables.
         prediction_time: the episode's prediction time (naive MIMIC clock), quoted when the
             query asks for the wall clock (``now()``, ``current_date``, ...).
+        dialect: called with the DuckDB parse tree (``None`` when DuckDB's grammar rejects the text)
+            and the text; returns the statement to check instead (e.g. SQLite translated, see
+            :class:`~clinseek.tools._sqlite_dialect.SqliteDialect`) or ``None``. Default: SQLite-only
+            constructs are refused, naming their DuckDB form. The returned statement is checked.
 
     Raises:
         ToolError: ``"bad_argument"`` (longer than :data:`MAX_SQL_CHARS`), ``"sql_syntax"``
             (does not parse or cannot be analysed), ``"one_statement"`` (none or several),
             ``"read_only"`` (not a SELECT/WITH/UNION query, or contains DDL/DML/SET/PRAGMA/
             ATTACH/COPY/INSTALL/INTO), ``"forbidden_function"`` (file, URL, catalog or setting
-            readers), ``"clock"`` (``now()``, ``current_timestamp``, ``today()``, ... read the real
-            clock, not the prediction time), ``"too_large"`` (value builders such as
+            readers), ``"clock"`` (every function, macro and value of the installed DuckDB that
+            reads the real clock — ``now()``, ``current_timestamp``, ``uuidv7()``, ``ago()``, ... —
+            and one-argument ``age()``: :func:`clinseek.episode.clock_names`), ``"too_large"`` (value builders such as
             ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
             literal), ``"unknown_table"`` (a table not in this episode).
     """
@@ -162,15 +144,15 @@ def guard_sql(
         )
     try:
         with _quiet_sqlglot():
-            return _guard(sql, resolve, available, prediction_time)
+            return _guard(sql, resolve, available, prediction_time, dialect or refuse_sqlite_forms)
     except ToolError:
         raise
     except RecursionError:
         raise ToolError("sql_syntax", "the query is nested too deeply to analyse; simplify it") from None
     except SqlglotError as err:
-        raise ToolError("sql_syntax", f"the query does not parse: {str(err)[:300]}") from None
-    except Exception as err:  # the guard's own analysis failed: the model's SQL is at fault
-        raise ToolError("sql_syntax", f"the query could not be analysed ({type(err).__name__})") from None
+        raise ToolError("sql_syntax", parse_error(sql, err)) from None
+    except Exception:  # sqlglot failed on a construct: name it (never a Python exception class)
+        raise ToolError("sql_syntax", unanalysable(sql)) from None
 
 
 @contextmanager
@@ -185,8 +167,19 @@ def _quiet_sqlglot() -> Iterator[None]:
         logger.disabled = previous
 
 
-def _guard(sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None) -> str:
-    statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+def _guard(
+    sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None, dialect: GuardHook
+) -> str:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    except SqlglotError:
+        translated = dialect(None, sql)
+        if translated is None:
+            raise
+        statements = [translated]
+    else:
+        if len(statements) == 1:
+            statements = [dialect(statements[0], sql) or statements[0]]
     if len(statements) != 1:
         raise ToolError("one_statement", f"send exactly one SELECT query (got {len(statements)} statements)")
     tree = statements[0]
@@ -201,10 +194,9 @@ def _guard(sql: str, resolve: Resolver, available: str, prediction_time: dt.date
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
     for node in tree.walk():
-        if isinstance(node, _CLOCK_NODES) or (
-            isinstance(node, exp.Func) and function_name(node) in _CLOCK_FUNCTIONS
-        ):
-            _refuse_clock(node, prediction_time)
+        clock = reads_clock(node, function_name(node) if isinstance(node, exp.Func) else None)
+        if clock is not None:
+            _refuse_clock(clock, prediction_time)
         if isinstance(node, exp.Func):
             check_value_builders(node, function_name(node))
         if isinstance(node, _FORBIDDEN_NODES):
@@ -219,11 +211,11 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
             )
 
 
-def _refuse_clock(node: exp.Expr, prediction_time: dt.datetime | None) -> None:
+def _refuse_clock(what: str, prediction_time: dt.datetime | None) -> None:
     when = f"TIMESTAMP '{prediction_time.isoformat(sep=' ')}'" if prediction_time else "the prediction time"
     raise ToolError(
         "clock",
-        f"{node.sql(dialect='duckdb')[:40]} reads the real clock, not this patient's time; "
+        f"{what[:60]} reads the real clock, not this patient's time; "
         f"'now' is the prediction time: use {when} instead",
     )
 

@@ -38,7 +38,8 @@ def parse_window(start_time: str, end_time: str) -> tuple[dt.datetime, dt.dateti
     """The window ``[start, end)``: start inclusive, end exclusive.
 
     A date-only ``start_time`` starts at that day's 00:00; a date-only ``end_time`` includes
-    that whole day (the window ends at the next midnight).
+    that whole day (the window ends at the next midnight; ``9999-12-31`` at the last instant Python
+    can represent).
 
     Raises:
         ToolError: ``"bad_argument"`` for unparsable times or an empty window (end <= start).
@@ -46,7 +47,7 @@ def parse_window(start_time: str, end_time: str) -> tuple[dt.datetime, dt.dateti
     start, _ = parse_time(start_time, "start_time")
     end, end_is_date = parse_time(end_time, "end_time")
     if end_is_date:
-        end += dt.timedelta(days=1)
+        end = end + dt.timedelta(days=1) if end.date() < dt.date.max else dt.datetime.max  # 9999-12-31: to the end
     if end <= start:
         raise ToolError(
             "bad_argument", f"empty window: end_time {echo(end_time)} is not after start_time {echo(start_time)}"

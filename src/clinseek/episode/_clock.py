@@ -1,0 +1,130 @@
+"""Which functions of the installed DuckDB read the wall clock, derived from its own catalog.
+
+An episode's cutoff is the question's ``prediction_time``; a function whose result depends on
+the real current time (or on the process start, or a time-based random id) would tell the
+model today's date and make ``now()`` arithmetic silently wrong. The guard of
+``ehr.run_sql_query`` refuses every name :func:`clock_names` gives; it is derived from the DuckDB
+that runs the episodes, not from a hand-kept list, so a DuckDB upgrade that adds such a function
+is covered.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+import duckdb
+
+SQL_DATETIME_VALUES = ("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp")
+"""The SQL standard's datetime value functions (written without parentheses); DuckDB also binds
+each as a quoted identifier (``"current_date"``) when no column has that name."""
+
+TIME_BASED_UUID_VERSIONS = (1, 6, 7)
+"""RFC 9562 UUID versions that embed a timestamp."""
+
+_TEMPORAL = re.compile(r"^(DATE|TIME|TIMESTAMP)\b")
+_WORD = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ClockNames:
+    """Lower-case names that read the wall clock in the installed DuckDB.
+
+    Attributes:
+        functions: functions and macros, in call form (``now()``, ``uuidv7()``, ``ago(...)``).
+        values: names DuckDB binds without parentheses, bare or quoted (``current_date``).
+        duckdb_version: the DuckDB they were derived from.
+    """
+
+    functions: frozenset[str]
+    values: frozenset[str]
+    duckdb_version: str
+
+
+_LOCK = threading.Lock()
+_FOUND: list[ClockNames] = []
+
+
+def clock_names() -> ClockNames:
+    """The clock-reading names of the installed DuckDB (computed once per process, well under a second;
+    threads that ask at once wait for the one computation).
+
+    Derived from ``duckdb_functions()`` of a fresh in-memory database:
+
+    - scalar functions with no parameters whose stability is not ``CONSISTENT`` and whose result
+      is a date or time (``now``, ``today``, ``get_current_timestamp``, ``transaction_timestamp``, ...);
+    - volatile no-parameter functions returning a UUID whose version embeds a timestamp
+      (:data:`TIME_BASED_UUID_VERSIONS`; ``uuidv7``), asked of DuckDB with ``uuid_extract_version``;
+    - macros whose definition calls any of these or names a clock value, to a fixed point
+      (``ago``, ``pg_postmaster_start_time``, ...);
+    - the names DuckDB binds without parentheses (the SQL standard's datetime value functions, and
+      any no-parameter function or macro it binds as a bare identifier) whose value is a date or time.
+
+    One-argument ``age(x)`` (``current_date - x``) is refused by the guard on top of these.
+    """
+    if not _FOUND:
+        with _LOCK:
+            if not _FOUND:
+                _FOUND.append(_derive())
+    return _FOUND[0]
+
+
+def _derive() -> ClockNames:
+    con = duckdb.connect(":memory:")
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT lower(function_name), function_type, len(parameters), return_type, stability, "
+            "macro_definition FROM duckdb_functions()"
+        ).fetchall()
+        functions: set[str] = set()
+        for name, kind, params, returns, stability, _ in rows:
+            if kind != "scalar" or params or stability == "CONSISTENT":
+                continue
+            if _TEMPORAL.match(returns or ""):
+                functions.add(name)
+            elif returns == "UUID" and stability == "VOLATILE" and _time_based_uuid(con, name):
+                functions.add(name)
+        no_params = {name for name, _, params, *_ in rows if not params}
+        values = {v for v in (*SQL_DATETIME_VALUES, *sorted(no_params)) if _bare_clock_value(con, v)}
+        macros = [(name, definition.lower()) for name, kind, _, _, _, definition in rows if kind == "macro" and definition]
+        _close_over_macros(functions, values, macros)
+        return ClockNames(frozenset(functions), frozenset(values), duckdb.__version__)
+    finally:
+        con.close()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _time_based_uuid(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    try:
+        found = con.execute(f"SELECT uuid_extract_version({_quote(name)}())").fetchone()
+    except duckdb.Error:
+        return False
+    return found is not None and found[0] in TIME_BASED_UUID_VERSIONS
+
+
+def _bare_clock_value(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether DuckDB binds ``name`` without parentheses to a date or time (no FROM: no column can match)."""
+    try:
+        found = con.execute(f"SELECT typeof({_quote(name)})").fetchone()
+    except duckdb.Error:
+        return False
+    return found is not None and bool(_TEMPORAL.match(str(found[0])))
+
+
+def _close_over_macros(functions: set[str], values: set[str], macros: list[tuple[str, str]]) -> None:
+    """Add every macro whose definition mentions a clock name, until nothing changes.
+
+    A word match is conservative: a macro whose definition merely contains such a word in a
+    string is refused too.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for name, definition in macros:
+            if name not in functions and set(_WORD.findall(definition)) & (functions | values):
+                functions.add(name)
+                changed = True
