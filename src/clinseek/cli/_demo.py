@@ -38,7 +38,7 @@ def demo_cmd(
     from ._demo_render import print_result
 
     print_result(result, console)
-    from ..report import write_report
+    from ..reporting import write_report
 
     console.print(f"\nHTML report (open in a browser, no network needed):\n  {write_report([result.out], result.out / 'report.html')}",
                   soft_wrap=True, highlight=False, markup=False)

@@ -105,25 +105,12 @@ def score_cmd(
 
         rules = scoring.ReferenceRules(embed=load_encoder(str(reference_vocab_model)),
                                        embed_name=reference_vocab_model.name)
-    expected = scoring.read_expected(manifest) if manifest else ()
-    scored = scoring.score_path(
-        results,
-        layout=_layout(layout),
-        score_infra_errors=score_infra_errors,
-        expected=expected,
-        n_resamples=resamples,
-        seed=seed,
-        strict=strict,
-        scorer=chosen,
-        reference_rules=rules,
-    )
-    if judge:
-        import anyio
+    from ..api import score
 
-        from ._score_render import judge_scores
-
-        scored = anyio.run(judge_scores, scored, judge, judge_base_url, judge_concurrency)
-    print_scores(scored, scoring.write_scores(scored, target))
+    scored = score(results, out=target, manifest=manifest, layout=_layout(layout), scorer=chosen,
+                   reference_rules=rules, score_infra_errors=score_infra_errors, strict=strict, n_resamples=resamples,
+                   seed=seed, judge=judge or None, judge_base_url=judge_base_url, judge_concurrency=judge_concurrency)
+    print_scores(scored, list(scored.files))
 
 
 @app.command("compare")

@@ -95,20 +95,6 @@ def _table3(report: scoring.ScoreReport) -> Table | None:
     return table
 
 
-async def judge_scores(
-    scored: scoring.ScoredResults, name: str, base_url: str | None, concurrency: int
-) -> scoring.ScoredResults:
-    """The scores with the judge's grades of the multimodal single answers (a separate column)."""
-    from ..models import get_model
-
-    model = get_model(name, base_url=base_url)
-    try:
-        judge = scoring.chat_model_judge(model)
-        return await scoring.judge_scored(scored, judge, judge_name=name, concurrency=concurrency)
-    finally:
-        await model.aclose()
-
-
 def print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     """What was read, the runs table, Table 3, the card and paired tables, bad rows and the files written."""
     console = table_console()
