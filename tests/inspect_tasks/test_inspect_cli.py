@@ -68,3 +68,14 @@ def test_inspect_eval_of_the_demo_is_imported_and_scored_by_the_cli(
     assert ours == theirs and len(ours) == 1
     row = json.loads(next(runs.rglob("results.jsonl")).read_text().splitlines()[0])
     assert row["model"] == "inspect:clinseek/baseline:evidence" and row["status"] == "answered"
+
+
+def test_import_inspect_without_inspect_ai_names_the_extra(tmp_path: Path) -> None:
+    code = ("import sys\nsys.modules['inspect_ai'] = None  # as if not installed\n"
+            f"sys.argv = ['clinseek', 'import-inspect', {str(tmp_path / 'x.eval')!r}, '--out', {str(tmp_path)!r}]\n"
+            "from clinseek.cli import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: clinseek import-inspect needs the optional extra [inspect]: pip install 'clinseek[inspect]' "
+        "(inspect_ai is not installed)")
