@@ -118,7 +118,7 @@ class RayExecutor:
         ray = self._ray
         if not isinstance(model, str):
             try:
-                ray.put(model)
+                ray.cloudpickle.dumps(model)
             except Exception as err:
                 raise ClinseekError(f"--executor ray ships the model to every worker, and {type(model).__name__} "
                                     f"cannot be pickled ({type(err).__name__}: {err}); pass it as 'provider:model'"
@@ -227,7 +227,9 @@ class RayExecutor:
             self._pools[gpus] = fresh
             for worker in fresh:
                 await self._ready(worker, None)
-                logger.info("%s on %s (pid %s)", worker.name, worker.info.get("host"), worker.info.get("pid"))
+                gpu = f", GPU {','.join(worker.info['gpus'])}" if worker.info.get("gpus") else ""
+                logger.info("%s on %s (pid %s, store %s%s)", worker.name, worker.info.get("host"), worker.info.get("pid"),
+                            worker.info.get("store"), gpu)
         return self._pools[gpus]
 
     def _lost(self, worker: _Worker, err: BaseException) -> None:

@@ -164,7 +164,8 @@ class EpisodeWorker:
         self._executors: dict[str, Executor] = {}
 
     async def ready(self) -> dict[str, Any]:
-        """Build the model, reach the store; ``{"name", "node", "pid", "store"}``.
+        """Build the model, reach the store; ``{"name", "node", "host", "pid", "store", "gpus"}`` (the GPU ids
+        Ray gave this worker: it sets ``CUDA_VISIBLE_DEVICES`` to them).
 
         Raises:
             ClinseekError: the store is missing or another store on this node, a model that cannot be
@@ -188,7 +189,7 @@ class EpisodeWorker:
         self._model = model
         context = ray.get_runtime_context()
         return {"name": self.name, "node": context.get_node_id(), "host": self.node, "pid": os.getpid(),
-                "store": str(self._store)}
+                "store": str(self._store), "gpus": [str(g) for g in ray.get_gpu_ids()]}
 
     async def configure(self, key: str, group: GroupSpec) -> None:
         """Prepare the executor of one (benchmark, mode), named ``key`` in :meth:`execute` calls."""
