@@ -55,20 +55,3 @@ def synthetic_runs(synthetic_bench, synthetic_store, tmp_path_factory: pytest.Te
                                                                    settings=RunSettings(run=RunOptions(concurrency=4))))
     return out, questions, summaries
 
-
-@pytest.fixture(scope="session")
-def local_ray(tmp_path_factory: pytest.TempPathFactory):
-    """One local Ray for the session (2 CPUs, no dashboard; a logical GPU so that GPU placement is testable).
-
-    Its workers get the test API key and a private folder for staged stores in their environment, as a
-    cluster's workers would get them from the job's runtime environment.
-    """
-    ray = pytest.importorskip("ray")
-    stage = tmp_path_factory.mktemp("ray_stage")
-    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, configure_logging=False, log_to_driver=False,
-             object_store_memory=256 * 1024 * 1024, namespace="clinseek",
-             runtime_env={"env_vars": {"OPENAI_API_KEY": SECRET, "CLINSEEK_STAGE_DIR": str(stage)}})
-    try:
-        yield stage
-    finally:
-        ray.shutdown()
