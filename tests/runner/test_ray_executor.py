@@ -249,7 +249,7 @@ def test_imaging_workers_reserve_gpus(local_ray, synthetic_store: Path, syntheti
     (Ray assigns them the session's GPU); text runs start workers without one."""
     from clinseek.imaging import store_cxr_root
 
-    questions = [q for q in synthetic_bench[1] if q.task in ("Inpatient_Mortality", "cxr_finding_presence")]
+    questions = [q for q in synthetic_bench[1] if q.benchmark == "clinseek-bench-mm" or q.task == "Inpatient_Mortality"]
     caplog.set_level(logging.INFO, "clinseek.runner")
     with OpenAIFake(responder=agent_reply) as server:
         settings = _settings(server.url, worker_gpus=0.5)
@@ -297,7 +297,7 @@ def test_the_cli_runs_on_ray_over_two_replicas(local_ray, ray_bench, synthetic_s
                       for r in s.requests) for s in (a, b)]
         probes = [sum(r.path.endswith("/models") for r in s.requests) for s in (a, b)]
     assert result.exit_code == 0, result.output
-    assert "2 answered, 0 no answer, 0 infra errors of 2" in result.output
+    assert "2 answered (finish_call 2), 0 no answer, 0 infra errors of 2" in result.output
     assert sum(served) == 4  # two turns per question (a query, then the answer)
     assert probes == [1, 1]  # the pre-flight checked every replica
     manifest = json.loads(next(tmp_path.rglob("run_manifest.json")).read_text())
