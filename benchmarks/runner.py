@@ -260,10 +260,9 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) ->
     import anyio
 
     from clinseek.models import GenerateConfig
-    from clinseek.runner import RunSettings, read_results, run_benchmark
+    from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S),
-                           progress=progress)
+    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)), run=RunOptions(concurrency=concurrency, progress=progress))
     qs = _questions(n)
     with tempfile.TemporaryDirectory() as out:  # a fresh results folder each round (else it would resume)
         cpu0, started = time.process_time(), time.perf_counter()

@@ -10,8 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, build_episode, open_store
-from clinseek.episode import _sealed
+from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, _sealed, build_episode, open_store
 from clinseek.errors import StoreError
 from clinseek.policy import EVENT_TIME, MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table

@@ -19,6 +19,7 @@ from clinseek.tools import ToolContext, call_tool
 from clinseek.tools._sqlcache import guard_verdict
 from policy.crafted import OTHER, S, T, build_crafted_store
 
+
 @pytest.fixture(scope="module")
 def small_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_crafted_store(tmp_path_factory.mktemp("sql_cache") / "crafted.duckdb")
