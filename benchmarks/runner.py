@@ -413,7 +413,8 @@ def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mod
     return wall, cpu, sum(len(r.calls) for r in rows)
 
 
-def measure_real(store: Path, questions: int, concurrency: int, latency_s: float) -> None:
+def measure_real(store: Path, questions: int, concurrency: int, latency_s: float,
+                 modes: tuple[str, ...] = ("curated", "agent")) -> None:
     """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU."""
     receive, send = mp.Pipe(duplex=False)
     stop = mp.Event()
@@ -423,7 +424,7 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
-            for mode in ("curated", "agent"):
+            for mode in modes:
                 _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
                 wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
                 per_question = calls / len(qs)
@@ -451,9 +452,10 @@ def main() -> None:
     parser.add_argument("--real", type=Path, default=None, metavar="STORE",
                         help="instead: real episodes of STORE (e.g. the ingested MIMIC-IV demo) with tools (agent mode, "
                              "the scripted calls of AGENT_TURNS) and rendered Curated Input")
+    parser.add_argument("--modes", default="curated,agent", help="with --real: the modes run, in order")
     args = parser.parse_args()
     if args.real is not None:
-        measure_real(args.real, args.questions, args.concurrency, args.latency)
+        measure_real(args.real, args.questions, args.concurrency, args.latency, tuple(args.modes.split(",")))
         return
     report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress))
 
