@@ -42,7 +42,8 @@ def linked_evidence(
     if question.task_type != "multimodal":
         return None, []
     if cxr_root is None:  # no images configured: the reports still come from the episode
-        rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id").rows \
+        rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id",
+                                   tables=("cxr.reports",)).rows \
             if ctx.episode.has_table("cxr.reports") else []
         return LinkedEvidence(reports=tuple((s, t) for s, t in rows if t), reports_hidden=question.hide_cxr_reports), []
     session = attach_imaging(ctx, CxrLocator((Path(cxr_root),)), imaging, artifact_dir)

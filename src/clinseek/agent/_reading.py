@@ -112,5 +112,5 @@ def answer_vocabulary(ctx: ToolContext, question: Question) -> Sequence[str]:
     if not ctx.episode.has_table(name):
         return ()
     found = ctx.episode.execute(f"SELECT DISTINCT candidate FROM {name} WHERE candidate IS NOT NULL",
-                                max_rows=10_000_000)
+                                tables=(), max_rows=10_000_000)
     return [r[0] for r in found.rows]

@@ -18,7 +18,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict
 
 from .._sync import run_sync
-from ..episode import CandidateSource, EpisodeKey, build_episode
+from ..episode import CandidateSource, EpisodeKey, StoreReader, build_episode
 from ..errors import ClinseekError
 from ..imaging import CxrLocator
 from ..knowledge import Knowledge
@@ -193,7 +193,7 @@ def offered_tools(limits: Limits, *, browser: bool = False, imaging: bool = Fals
 
 
 def open_session(
-    store: Path | str,
+    store: StoreReader | Path | str,
     key: EpisodeKey,
     *,
     candidates: Mapping[str, CandidateSource] | None = None,
@@ -207,7 +207,8 @@ def open_session(
     """Build the sealed episode of ``key`` from ``store`` and offer tools on it (blocking: DuckDB work).
 
     Args:
-        store: the store file.
+        store: an open store reader (``clinseek.episode.open_store``; the caller closes it after its
+            sessions), or the store file (the episode opens a reader of its own and closes it with itself).
         key: patient, cutoff, policy, hidden encounters, linked CXR ids.
         candidates: candidate tables by task name (``clinseek.episode.build_episode``).
         tools: tools offered (default: :func:`offered_tools` for what ``sources`` attaches).
@@ -247,7 +248,7 @@ def open_session(
 
 
 def open_question_session(
-    store: Path | str,
+    store: StoreReader | Path | str,
     question: Question,
     *,
     tools: Sequence[str] | None = None,
@@ -276,7 +277,8 @@ def open_question_session(
     multimodal = question.task_type == "multimodal" and sources.cxr_root is not None
     offered = tuple(tools) if tools is not None else offered_tools(
         limits, browser=_opened(sources) is not None, imaging=multimodal)
-    candidates = question_candidates(question, store, sources.candidate_tables)
+    location = store.location if isinstance(store, StoreReader) else store
+    candidates = question_candidates(question, location, sources.candidate_tables)
     session = open_session(store, episode_key(question), candidates=candidates, tools=offered, limits=limits,
                            budget=budget, sources=replace(sources, cxr_root=None), vision=vision)
     try:

@@ -22,11 +22,12 @@ from ..policy import TEXT_POLICY
 if TYPE_CHECKING:
     from ..agent import AgentBudget, EpisodeSession, Sources
     from ..bench import Question
+    from ..episode import StoreReader
     from ..knowledge import Knowledge
     from ..tools import Limits
 
 async def open_episode_async(
-    store: Path | str,
+    store: StoreReader | Path | str,
     subject_id: int,
     prediction_time: datetime | str,
     *,
@@ -46,7 +47,9 @@ async def open_episode_async(
     """Open the sealed episode of one patient at one cutoff, with the tools an agent is offered on it.
 
     Args:
-        store: the store file.
+        store: the store file (the session opens a reader of it and closes it with itself), or an open
+            :class:`~clinseek.episode.StoreReader` (:func:`clinseek.episode.open_store`) shared by many
+            sessions: the caller closes it after them.
         subject_id: the patient (``hosp.patients.subject_id``).
         prediction_time: the cutoff, naive on MIMIC's shifted clock (a ``datetime`` or ``"YYYY-MM-DD HH:MM:SS"``).
         policy: the policy version (``clinseek-text-v1``, or ``clinseek-mm-v1`` for linked CXR studies).
@@ -97,7 +100,7 @@ async def open_episode_async(
 async def open_question_episode_async(
     bench: Path | str | Sequence[Question],
     qid: str,
-    store: Path | str,
+    store: StoreReader | Path | str,
     *,
     tools: Sequence[str] | None = None,
     budget: AgentBudget | None = None,
@@ -115,7 +118,7 @@ async def open_question_episode_async(
     Args:
         bench: a manifest file or benchmark directory, or questions already loaded.
         qid: the question id.
-        store: the store the benchmark was built from.
+        store: the store the benchmark was built from (a file, or an open reader as in :func:`open_episode_async`).
         tools: the tools offered (default: as in an agent run of the question).
         budget: its ``max_tool_chars`` cuts the text shown, as in the agent loop.
         limits: caps and timeouts of every tool call.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -22,7 +22,7 @@ from ..agent import (
     verbatim_package,
 )
 from ..bench import episode_key
-from ..episode import build_episode
+from ..episode import StoreReader, build_episode, open_store
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
 from ..tools import BROWSER_TOOLS, ToolContext
 from ._engine import Job
@@ -93,6 +93,9 @@ class Executor:
     (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row;
     ``notes`` (qid -> what an explicit flag allowed) go in its rows' ``input_warnings``.
     ``counter`` counts tokens for the budgets (compaction, the Curated Input budget).
+
+    Episodes are built from one store reader per executor (:meth:`reader`: opened by the first build,
+    shared by every job of the run); :meth:`close` closes it once the run's jobs are done.
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
@@ -113,6 +116,26 @@ class Executor:
         self.digest = digest
         self.settings = settings
         self.tools = tools
+        self._reader: StoreReader | None = None
+        self._reader_lock = threading.Lock()
+
+    def reader(self) -> StoreReader:
+        """The run's store reader (opened on first use, from any worker thread).
+
+        Raises:
+            StoreError: the store cannot be opened (the job asking becomes an infra-error row).
+        """
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = open_store(self.store)
+            return self._reader
+
+    def close(self) -> None:
+        """Close the store reader (after every job's episode is closed). Idempotent."""
+        with self._reader_lock:
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
 
     def _config(self, job: Job) -> Any:
         seed = self.settings.model.generate.seed
@@ -123,7 +146,7 @@ class Executor:
         """The agent job's session (its own sealed episode, tools, task turns, linked images); blocking."""
         browser = self.knowledge if any(t in BROWSER_TOOLS for t in self.tools) else None
         return open_question_session(
-            self.store, job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
+            self.reader(), job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
             sources=replace(self.settings.sources, knowledge=browser), artifact_dir=self._artifacts(job),
             fitted_dir=self._image_dir() / "fitted", vision=self.vision)
 
@@ -150,7 +173,7 @@ class Executor:
     def _curated_images_blocking(self, job: Job) -> list[ImageRef]:
         question: Question = job.question
         sources = self.settings.sources
-        with build_episode(self.store, episode_key(question)) as episode:
+        with build_episode(self.reader(), episode_key(question)) as episode:
             _, images = linked_evidence(ToolContext(episode), question, cxr_root=sources.cxr_root,
                                         imaging=sources.imaging, max_images=sources.max_images,
                                         artifact_dir=self._artifacts(job), fitted_dir=self._image_dir() / "fitted")
@@ -174,10 +197,11 @@ class Executor:
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
 
-        render = functools.partial(render_curated, question, self.store,
-                                   budget_tokens=self.settings.budget.curated_budget_tokens, counter=self.counter)
-        rendered = await anyio.to_thread.run_sync(render)
-        return rendered.text
+        def render() -> str:  # in a worker thread: the first build opens the run's reader there
+            return render_curated(question, self.reader(), budget_tokens=self.settings.budget.curated_budget_tokens,
+                                  counter=self.counter).text
+
+        return await anyio.to_thread.run_sync(render)
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
@@ -40,7 +41,6 @@ from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor
-from ._heap import frozen_heap
 from ._identity import question_hash, store_identity
 from ._knowledge import (
     close_knowledge,
@@ -296,6 +296,7 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
                                                concurrency=settings.run.concurrency, progress=progress)
     finally:
         results.close()
+        await anyio.to_thread.run_sync(executor.close)
         if shared.knowledge is not None:  # the web cache's counts after the run
             write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                                     len(questions), shared))
@@ -427,11 +428,10 @@ async def run_benchmark(
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
-        with frozen_heap():
-            totals = Counter(benchmark or q.benchmark for q in questions)
-            summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals),
-                                       source=model if isinstance(model, str) else base)
-            return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
+        totals = Counter(benchmark or q.benchmark for q in questions)
+        summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals),
+                                   source=model if isinstance(model, str) else base)
+        return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
         if owned:
             await base.aclose()
