@@ -33,6 +33,7 @@ from ._rows import (
     reference_status,
     row_format,
     to_reference_row,
+    tool_call_counts,
 )
 
 __all__ = [
@@ -58,5 +59,6 @@ __all__ = [
     "reference_status",
     "row_format",
     "to_reference_row",
+    "tool_call_counts",
     "visible_parts",
 ]

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ..runner import ResultRow
+from ..records import ResultRow
 from ..scoring import QuestionScore
 from ._assets_store import ImageTable, SharedTexts
 from ._blobs import blob_element
