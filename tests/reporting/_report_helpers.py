@@ -43,7 +43,7 @@ def result_row(qid: str, mode: str, model: str, *, gold: list[str], answer: list
         {"role": "user", "content": "## Patient Demographics\n- gender: F"},
         {"role": "assistant", "content": f"<answer>{'; '.join(answer or [])}</answer>"},
     ]
-    calls = [CallRecord(turn=t, latency_s=0.5 * t, input_tokens=100 * t, output_tokens=10 * t, cost_usd=0.001)
+    calls = [CallRecord(turn=t, latency_s=0.5 * t, usage=Usage(input_tokens=100 * t, output_tokens=10 * t), cost_usd=0.001)
              for t in range(1, 4 if agent else 2)]
     tools = [ToolRecord(turn=1, name="ehr.load_ehr", ok=True, elapsed_s=0.01, output_chars=10),
              ToolRecord(turn=2, name="ehr.run_sql_query", ok=True, elapsed_s=0.25, output_chars=len(output), truncated=True),

@@ -1,0 +1,71 @@
+"""One records module: rows of every schema version read as the current ResultRow, by every stage."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+import clinseek
+from clinseek.records import SCHEMA_VERSION, CallRecord, ResultRow, Usage, decode_row, read_results, read_run_manifest
+
+DATA = Path(__file__).parent / "data"
+V1 = DATA / "v1" / "clinseek-bench-text" / "agent" / "scripted_v1"
+"""A run written by main's code before the records module (schema_version 1): one agent row of a scripted
+model that made two calls of 120 input, 12 output and 30 cached tokens each, and its run manifest."""
+V1_REFERENCE = DATA / "v1_reference" / "ehr_bench" / "agentic" / "full1" / "v1"
+"""The same run written in the reference's layout (``--layout reference``) by main's code."""
+
+
+def _line(path: Path) -> dict[str, object]:
+    return json.loads((path / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+
+
+def test_a_version_1_row_reads_as_the_current_row() -> None:
+    raw = _line(V1)
+    assert raw["schema_version"] == 1 and "input_tokens" in raw["calls"][0]  # type: ignore[index]
+    (row,) = read_results(V1 / "results.jsonl").rows
+    assert row.schema_version == SCHEMA_VERSION == 2
+    assert [c.usage for c in row.calls] == [Usage(input_tokens=120, output_tokens=12, cached_input_tokens=30)] * 2
+    assert row.usage == Usage(input_tokens=240, output_tokens=24, cached_input_tokens=60)
+    assert (row.status, row.answer, row.gold, row.parse_mode) == ("answered", ["no"], ["yes"], "finish_call")
+    assert ResultRow.model_validate_json(row.model_dump_json()) == row  # written back at version 2, read the same
+
+
+def test_a_version_1_row_of_the_reference_layout_reads_the_same(tmp_path: Path) -> None:
+    (row,) = read_results(V1_REFERENCE / "results.jsonl").rows
+    (plain,) = read_results(V1 / "results.jsonl").rows
+    assert row.schema_version == 2 and row.calls == plain.calls and row.usage == plain.usage
+    assert decode_row(_line(V1_REFERENCE)) == row
+
+
+def test_a_version_1_manifest_reads() -> None:
+    manifest = read_run_manifest(V1)
+    assert manifest is not None and (manifest.model, manifest.mode) == ("scripted:v1", "agent")
+    assert read_run_manifest(V1.parent) is None  # no manifest there
+
+
+def test_scoring_and_reporting_read_version_1_runs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(DATA / "v1", runs)
+    scored = clinseek.score(runs, out=tmp_path / "scores")
+    (sample,) = [s for q in scored.questions for s in q.runs]
+    assert (sample.f1, sample.usage.input_tokens, sample.usage.cached_tokens, sample.usage.turns) == (0.0, 240, 60, 2)
+    stats = clinseek.report([tmp_path / "scores"], tmp_path / "report.html")
+    assert (stats.runs, stats.trajectories, stats.bad_rows) == (1, 1, 0)
+
+
+def test_a_row_of_an_unknown_version_is_refused_by_name() -> None:
+    raw = {**_line(V1), "schema_version": 3}
+    with pytest.raises(ValidationError, match="schema_version"):
+        decode_row(raw)
+
+
+def test_a_call_carries_the_one_usage_shape() -> None:
+    assert set(CallRecord.model_fields) >= {"usage", "usage_reported"}
+    assert not {"input_tokens", "output_tokens", "cached_input_tokens"} & set(CallRecord.model_fields)
+    assert Usage(input_tokens=1, output_tokens=2) + Usage(input_tokens=3, cache_write_tokens=4) == \
+        Usage(input_tokens=4, output_tokens=2, cache_write_tokens=4)
