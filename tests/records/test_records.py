@@ -38,7 +38,9 @@ def test_a_version_1_row_reads_as_the_current_row() -> None:
 def test_a_version_1_row_of_the_reference_layout_reads_the_same(tmp_path: Path) -> None:
     (row,) = read_results(V1_REFERENCE / "results.jsonl").rows
     (plain,) = read_results(V1 / "results.jsonl").rows
-    assert row.schema_version == 2 and row.calls == plain.calls and row.usage == plain.usage
+    assert row.schema_version == 2 and row.usage == plain.usage
+    assert [c.usage for c in row.calls] == [c.usage for c in plain.calls]  # two runs: same tokens, own timings
+    assert (row.status, row.answer, row.gold, row.stop_reason) == (plain.status, plain.answer, plain.gold, plain.stop_reason)
     assert decode_row(_line(V1_REFERENCE)) == row
 
 
