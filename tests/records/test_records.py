@@ -10,7 +10,15 @@ import pytest
 from pydantic import ValidationError
 
 import clinseek
-from clinseek.records import SCHEMA_VERSION, CallRecord, ResultRow, Usage, decode_row, read_results, read_run_manifest
+from clinseek.records import (
+    SCHEMA_VERSION,
+    CallRecord,
+    ResultRow,
+    Usage,
+    decode_row,
+    read_results,
+    read_run_manifest,
+)
 
 DATA = Path(__file__).parent / "data"
 V1 = DATA / "v1" / "clinseek-bench-text" / "agent" / "scripted_v1"

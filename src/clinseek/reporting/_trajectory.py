@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agent import CallRecord, ToolRecord
-from ..records import ResultRow
+from ..records import CallRecord, ResultRow, ToolRecord
 from ._assets_store import ImageTable, SharedTexts
 
 Payload = dict[str, Any]
