@@ -58,14 +58,28 @@ def test_a_version_1_manifest_reads() -> None:
     assert read_run_manifest(V1.parent) is None  # no manifest there
 
 
-def test_scoring_and_reporting_read_version_1_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("folder", "trajectories"), [("v1", 1), ("v1_reference", 0)])
+def test_scoring_and_reporting_read_version_1_runs(tmp_path: Path, folder: str, trajectories: int) -> None:
     runs = tmp_path / "runs"
-    shutil.copytree(DATA / "v1", runs)
+    shutil.copytree(DATA / folder, runs)
     scored = clinseek.score(runs, out=tmp_path / "scores")
     (sample,) = [s for q in scored.questions for s in q.runs]
     assert (sample.f1, sample.usage.input_tokens, sample.usage.cached_tokens, sample.usage.turns) == (0.0, 240, 60, 2)
+    assert sample.usage.tool_calls == {"ehr.run_sql_query": 1, "ehr.finish": 1}
     stats = clinseek.report([tmp_path / "scores"], tmp_path / "report.html")
-    assert (stats.runs, stats.trajectories, stats.bad_rows) == (1, 1, 0)
+    assert (stats.runs, stats.trajectories, stats.bad_rows) == (1, trajectories, 0)  # reference runs: no trajectories
+
+
+@pytest.mark.parametrize("folder", ["v1", "v1_reference"])
+def test_distill_exports_version_1_runs(tmp_path: Path, folder: str) -> None:
+    from clinseek.distill import ExportFilters, export_dataset
+
+    shutil.copytree(DATA / folder, tmp_path / "runs")
+    done = export_dataset([tmp_path / "runs"], tmp_path / "sft", ExportFilters(min_f1=0.0))
+    (sample,) = done.samples
+    assert done.refusals == [] and sample.qid == "clinseek_risk_prediction_0"
+    calls = [c["function"]["name"] for m in sample.messages if m.get("tool_calls") for c in m["tool_calls"]]
+    assert calls[-1] == "ehr__finish"  # the wire name of ehr.finish
 
 
 def test_a_row_of_an_unknown_version_is_refused_by_name() -> None:
