@@ -82,6 +82,18 @@ def test_distill_exports_version_1_runs(tmp_path: Path, folder: str) -> None:
     assert calls[-1] == "ehr__finish"  # the wire name of ehr.finish
 
 
+@pytest.mark.parametrize(("stop_reason", "status", "parse_mode"), [
+    ("finish_tool_call", "answered", "finish_call"), ("answer_block", "answered", "answer_tag"),
+    ("text_answer", "answered", None), ("max_turns", "no_answer", None)])
+def test_a_version_1_row_without_parse_mode_gets_the_one_its_stop_implies(
+        stop_reason: str, status: str, parse_mode: str | None) -> None:
+    raw = {k: v for k, v in _line(V1).items() if k != "parse_mode"}
+    row = decode_row({**raw, "stop_reason": stop_reason, "status": status})
+    assert row.parse_mode == parse_mode
+    current = {**raw, "schema_version": 2, "calls": [], "stop_reason": stop_reason, "status": status}
+    assert decode_row(current).parse_mode is None  # version 2 rows are read as written
+
+
 def test_a_row_of_an_unknown_version_is_refused_by_name() -> None:
     raw = {**_line(V1), "schema_version": 3}
     with pytest.raises(ValidationError, match="schema_version"):

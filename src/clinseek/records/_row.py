@@ -1,7 +1,7 @@
 """The on-disk result row: one line of ``results.jsonl`` per (qid, run_index) of a run, versioned.
 
 Schema versions: 1 (calls carried ``input_tokens``, ``output_tokens`` and ``cached_input_tokens`` as
-fields of their own) and 2 (each call carries a :class:`Usage`, the one shape of token counts). A row
+fields of their own; the oldest rows have no ``parse_mode``) and 2 (each call carries a :class:`Usage`, the one shape of token counts). A row
 of an older version is upgraded when it is read; rows are always written at :data:`SCHEMA_VERSION`.
 """
 
@@ -11,6 +11,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..refformat import implied_parse_mode
 from ._calls import CallRecord, ToolRecord
 from ._usage import Usage
 
@@ -131,11 +132,14 @@ class ResultRow(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """A row of schema version 1 in the current shape (each call's token fields become its ``usage``)."""
+        """A row of schema version 1 in the current shape: each call's token fields become its ``usage``, and
+        a row written before ``parse_mode`` existed gets the one its ``stop_reason`` implies
+        (``clinseek.refformat.implied_parse_mode``)."""
         if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
             return data
         calls = [_upgrade_call(c) for c in data.get("calls") or []]
-        return {**data, "schema_version": SCHEMA_VERSION, "calls": calls}
+        parse_mode = data.get("parse_mode") or implied_parse_mode(data.get("status"), data.get("stop_reason"))
+        return {**data, "schema_version": SCHEMA_VERSION, "calls": calls, "parse_mode": parse_mode}
 
     @property
     def key(self) -> tuple[str, int, str]:

@@ -154,6 +154,16 @@ def _gold(row: Mapping[str, Any]) -> object:
     return next((row[k] for k in ("gold", "label", "ground_truth") if row.get(k) is not None), None)
 
 
+_FORMAT_STOPS = {"finish_tool_call": "finish_call", "answer_block": "answer_tag"}
+
+
+def implied_parse_mode(status: object, stop_reason: object) -> str | None:
+    """The ``parse_mode`` of a clinseek row written before the field existed: the strict mode its
+    ``stop_reason`` implies for an ``answered`` row (``finish_tool_call`` → ``finish_call``,
+    ``answer_block`` → ``answer_tag``); ``None`` (unrecorded) otherwise."""
+    return _FORMAT_STOPS.get(str(stop_reason)) if status == "answered" else None
+
+
 _PLAIN_FIELDS = ("qid", "run_index", "benchmark", "task", "task_type", "category", "model", "status", "answer",
                  "invalid_answer", "gold_aliases", "answer_type", "candidates", "question_hash", "parse_mode",
                  "stop_reason")
@@ -163,14 +173,17 @@ def _plain_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row in clinseek's vocabulary written by hand or another harness, in the ``ResultRow`` field names.
 
     ``usage`` may also hold ``turns``, ``tool_calls``, ``cost_usd`` and ``latency_s``; its cached prompt
-    tokens may be named ``cached_tokens``; ``mode`` may be the reference's ``agentic``/``oneshot``.
+    tokens may be named ``cached_tokens``; ``mode`` may be the reference's ``agentic``/``oneshot``; a missing
+    ``parse_mode`` is :func:`implied_parse_mode`.
     """
     usage = row.get("usage") or {}
     if not isinstance(usage, Mapping):
         raise TypeError("usage must be an object")
     mode = row.get("mode")
+    parse_mode = row.get("parse_mode") or implied_parse_mode(row.get("status"), row.get("stop_reason"))
     return {
         **{k: row[k] for k in _PLAIN_FIELDS if k in row},
+        "parse_mode": parse_mode,
         "gold": _gold(row),
         **({"mode": _MODES.get(str(mode), mode)} if mode is not None else {}),
         "usage": {"input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),

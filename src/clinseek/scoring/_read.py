@@ -42,7 +42,7 @@ RESULT_FIELDS: tuple[str, ...] = (
 )
 """Fields :func:`read_score_inputs` reads from a result row; any other field is ignored."""
 
-_ROW_FIELDS = {*RESULT_FIELDS, "usage", "stop_reason"}
+_ROW_FIELDS = set(RESULT_FIELDS)
 
 
 def row_error(path: Path, line: int, field: str | None, problem: str) -> ScoringError:
@@ -128,7 +128,7 @@ def _from_fields(fields: Mapping[str, Any], defaults: Mapping[str, str]) -> Scor
         candidates=None if fields.get("candidates") is None else label_strings(fields["candidates"]),
         usage=_run_usage(fields),
         question_hash=fields.get("question_hash"),
-        parse_mode=_parse_mode(fields),
+        parse_mode=fields.get("parse_mode"),
     )
 
 
@@ -152,18 +152,6 @@ def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) ->
     if "schema_version" in row or "clinseek_status" in row:
         return score_input(decode_row(row))
     return _from_fields(clinseek_fields(row), defaults)
-
-
-_FORMAT_STOPS = {"finish_tool_call": "finish_call", "answer_block": "answer_tag"}
-
-
-def _parse_mode(row: Mapping[str, Any]) -> str | None:
-    """The row's ``parse_mode``; for runner rows written before it existed, the strict mode their
-    ``stop_reason`` implies (``finish_tool_call`` → ``finish_call``, ``answer_block`` → ``answer_tag``)."""
-    mode = row.get("parse_mode")
-    if mode is None and row.get("status") == "answered":
-        mode = _FORMAT_STOPS.get(str(row.get("stop_reason")))
-    return None if mode is None else str(mode)
 
 
 def _problem(err: Exception) -> tuple[str | None, str]:
