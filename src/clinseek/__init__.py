@@ -21,9 +21,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-
 if TYPE_CHECKING:
+    from ._version import __version__
     from .agent import AgentBudget, EpisodeSession, Sources, ToolReply
     from .api import (
         open_episode,
@@ -50,6 +49,7 @@ _LAZY: dict[str, str] = {
     "Limits": "clinseek.tools",
     "ToolInfo": "clinseek.models",
     "ClinseekError": "clinseek.errors",
+    "__version__": "clinseek._version",  # importlib.metadata (~50 modules) only when asked
 }
 """Each front-door name and the module it is loaded from on first use."""
 

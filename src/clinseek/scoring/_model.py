@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..bench import TaskType as TaskType
 from ..records import Mode, Status
 
-TaskType = Literal["risk_prediction", "decision_making", "multimodal"]
 AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list", "set", "binary"]
 Route = Literal["binary", "set", "yes_no", "count", "datetime", "id", "name"]
 ScoredStatus = Literal["answered", "no_answer", "infra_error", "missing", "invalid_input"]
