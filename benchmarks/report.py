@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clinseek.agent import CallRecord, ToolRecord, UsageTotals
+from clinseek.records import CallRecord, ResultRow, RunManifest, ToolRecord, Usage
 from clinseek.reporting import build_report, load_inputs
-from clinseek.runner import ResultRow, RunManifest, model_slug
+from clinseek.runner import model_slug
 from clinseek.scoring import score_path, write_scores
 
 BENCH = "clinseek-bench-text"
@@ -57,8 +57,8 @@ def _agent(rng: random.Random, qid: str, answer: list[str]) -> tuple[list[dict[s
                          "tool_calls": [{"id": f"c{turn}", "name": name, "arguments": args}]})
         output = "Final answer recorded." if last else _text(rng, rng.randint(200, 4000))
         messages.append({"role": "tool", "content": output, "tool_call_id": f"c{turn}", "name": name})
-        calls.append(CallRecord(turn=turn, latency_s=rng.uniform(0.5, 8), input_tokens=3000 * turn,
-                                output_tokens=rng.randint(50, 600), cost_usd=0.003 * turn))
+        usage = Usage(input_tokens=3000 * turn, output_tokens=rng.randint(50, 600))
+        calls.append(CallRecord(turn=turn, latency_s=rng.uniform(0.5, 8), usage=usage, cost_usd=0.003 * turn))
         tools.append(ToolRecord(turn=turn, name=name, ok=True, elapsed_s=rng.uniform(0.001, 0.5), output_chars=len(output)))
     return messages, calls, tools
 
@@ -75,7 +75,7 @@ def _row(rng: random.Random, i: int, mode: str, model: str, skill: float) -> Res
         messages = [{"role": "system", "content": "You are a clinical expert."},
                     {"role": "user", "content": _text(rng, 20_000)},
                     {"role": "assistant", "content": "<answer>" + "\n".join(answer) + "</answer>"}]
-        calls, tools = [CallRecord(turn=1, latency_s=rng.uniform(2, 20), input_tokens=6000, output_tokens=200,
+        calls, tools = [CallRecord(turn=1, latency_s=rng.uniform(2, 20), usage=Usage(input_tokens=6000, output_tokens=200),
                                    cost_usd=0.02)], []
     counts: dict[str, int] = {}
     for record in tools:
@@ -85,8 +85,7 @@ def _row(rng: random.Random, i: int, mode: str, model: str, skill: float) -> Res
                      config_hash="0" * 64, prompt_version="p1", policy_version="clinseek-text-v1", status="answered",
                      completed=True, stop_reason="finish_tool_call", answer=answer, gold=gold, candidates=candidates,
                      subject_id=10_000_000 + i, prediction_time="2150-01-01 08:00:00", messages=messages,
-                     usage=UsageTotals(input_tokens=sum(c.input_tokens for c in calls),
-                                       output_tokens=sum(c.output_tokens for c in calls)),
+                     usage=sum((c.usage for c in calls), Usage()),
                      cost_usd=sum(c.cost_usd or 0 for c in calls), latency_s=sum(c.latency_s for c in calls),
                      turns=len(calls), tool_calls=counts, calls=calls, tools=tools)
 
@@ -104,7 +103,7 @@ def fabricate(root: Path, questions: int, models: int, seed: int = 0) -> int:
                 for i in range(questions):
                     handle.write(_row(rng, i, mode, model, 0.5 + 0.1 * m).model_dump_json() + "\n")
                     rows += 1
-            manifest = RunManifest(benchmark=BENCH, mode=mode, model=model, config_hash="0" * 64,  # type: ignore[arg-type]
+            manifest = RunManifest(benchmark=BENCH, mode=mode, model=model, config_hash="0" * 64,
                                    prompt_version="p1", policy_versions=["clinseek-text-v1"], code_version="0.1.0",
                                    seed=seed, runs_per_question=1, questions=questions, concurrency=8, budget={},
                                    limits={}, generate={}, retry={}, tools=TOOLS, response_cache=False)

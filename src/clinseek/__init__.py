@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._version import __version__
-    from .agent import AgentBudget, EpisodeSession, Sources, ToolInfo, ToolReply
+    from .agent import AgentBudget, EpisodeSession, Sources, ToolReply
     from .api import (
         open_episode,
         open_episode_async,
@@ -37,15 +37,17 @@ if TYPE_CHECKING:
         score_async,
     )
     from .errors import ClinseekError
+    from .models import ToolInfo
     from .runner import ModelSettings, RunOptions, RunSettings
     from .tools import Limits
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("open_episode", "open_episode_async", "open_question_episode", "open_question_episode_async",
                      "report", "report_async", "run", "run_async", "score", "score_async"), "clinseek.api"),
-    **dict.fromkeys(("AgentBudget", "EpisodeSession", "Sources", "ToolInfo", "ToolReply"), "clinseek.agent"),
+    **dict.fromkeys(("AgentBudget", "EpisodeSession", "Sources", "ToolReply"), "clinseek.agent"),
     **dict.fromkeys(("ModelSettings", "RunOptions", "RunSettings"), "clinseek.runner"),
     "Limits": "clinseek.tools",
+    "ToolInfo": "clinseek.models",
     "ClinseekError": "clinseek.errors",
     "__version__": "clinseek._version",  # importlib.metadata (~50 modules) only when asked
 }

@@ -16,7 +16,7 @@ from clinseek.knowledge import (
     DuckDuckGoBackend,
     Knowledge,
     KnowledgeConfig,
-    ResponseCache,
+    WebResponseCache,
     open_knowledge,
 )
 from clinseek.tools import PageBrowserLimits, ToolContext, ToolResult, attach_browser, call_tool
@@ -168,7 +168,7 @@ def test_missing_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ClinseekError, match="base_url"):
         open_knowledge(KnowledgeConfig(backend="searxng"))
     with pytest.raises(ValueError, match="replay needs a cache directory"):
-        ResponseCache(None, "replay")
+        WebResponseCache(None, "replay")
 
 
 def test_missing_trafilatura_names_the_extra(web_server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

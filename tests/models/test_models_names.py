@@ -6,7 +6,7 @@ import pytest
 from _models_helpers import TOOLS
 
 from clinseek.errors import ModelError
-from clinseek.models import WIRE_NAME_RULES, ToolNameMap, decode_tool_call, to_tool_specs, wire_name
+from clinseek.models import WIRE_NAME_RULES, ToolNameMap, decode_tool_call, to_tool_infos, wire_name
 
 CANONICAL = [
     "ehr.load_ehr",
@@ -86,13 +86,13 @@ def test_decoding_malformed_arguments_keeps_the_raw_text() -> None:
 
 
 def test_tool_specs_accept_openai_and_flat_schemas() -> None:
-    specs = to_tool_specs(TOOLS)
+    specs = to_tool_infos(TOOLS)
     assert [s.name for s in specs] == ["ehr.run_sql_query", "ehr.finish", "browser.search"]
     assert specs[0].parameters["required"] == ["sql_query"]
 
 
 def test_tool_specs_refuse_duplicates_and_nameless_schemas() -> None:
     with pytest.raises(ModelError, match="given twice"):
-        to_tool_specs([TOOLS[0], TOOLS[0]])
+        to_tool_infos([TOOLS[0], TOOLS[0]])
     with pytest.raises(ModelError, match="no 'name'"):
-        to_tool_specs([{"type": "function", "function": {"description": "x"}}])
+        to_tool_infos([{"type": "function", "function": {"description": "x"}}])

@@ -13,7 +13,7 @@ from clinseek.models import (
     get_model,
     parse_action,
     render_messages,
-    to_tool_specs,
+    to_tool_infos,
 )
 from fakes.llm_servers import AnthropicFake, OpenAIFake
 
@@ -63,7 +63,7 @@ def test_rendering_lists_tools_and_turns_results_into_user_turns() -> None:
         Message(role="assistant", content="", tool_calls=[call]),
         Message.tool(call, "1 row"),
     ]
-    rendered = render_messages(history, to_tool_specs(TOOLS))
+    rendered = render_messages(history, to_tool_infos(TOOLS))
     assert [m.role for m in rendered] == ["system", "user", "assistant", "user"]
     assert rendered[0].content.startswith("You are a clinical assistant.")
     assert "## ehr.run_sql_query" in rendered[0].content and '"tool": "<tool name>"' in rendered[0].content

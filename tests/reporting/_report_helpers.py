@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clinseek.agent import CallRecord, ToolRecord, UsageTotals
+from clinseek.records import CallRecord, ToolRecord, Usage
 from clinseek.runner import ResultRow, RunManifest, model_slug
 
 BENCH = "synthetic-bench"
@@ -43,7 +43,7 @@ def result_row(qid: str, mode: str, model: str, *, gold: list[str], answer: list
         {"role": "user", "content": "## Patient Demographics\n- gender: F"},
         {"role": "assistant", "content": f"<answer>{'; '.join(answer or [])}</answer>"},
     ]
-    calls = [CallRecord(turn=t, latency_s=0.5 * t, input_tokens=100 * t, output_tokens=10 * t, cost_usd=0.001)
+    calls = [CallRecord(turn=t, latency_s=0.5 * t, usage=Usage(input_tokens=100 * t, output_tokens=10 * t), cost_usd=0.001)
              for t in range(1, 4 if agent else 2)]
     tools = [ToolRecord(turn=1, name="ehr.load_ehr", ok=True, elapsed_s=0.01, output_chars=10),
              ToolRecord(turn=2, name="ehr.run_sql_query", ok=True, elapsed_s=0.25, output_chars=len(output), truncated=True),
@@ -54,7 +54,7 @@ def result_row(qid: str, mode: str, model: str, *, gold: list[str], answer: list
         status=status, completed=status == "answered", stop_reason="finish_tool_call" if agent else "answer_block",
         error="boom" if status == "infra_error" else None, answer=answer, gold=gold, candidates=["yes", "no"],
         subject_id=1, prediction_time="2150-01-01 00:00:00", messages=messages,
-        usage=UsageTotals(input_tokens=600 if agent else 100, output_tokens=60 if agent else 10),
+        usage=Usage(input_tokens=600 if agent else 100, output_tokens=60 if agent else 10),
         cost_usd=cost_usd, latency_s=2.0 if agent else 0.5, turns=3 if agent else 1,
         tool_calls={"ehr.load_ehr": 1, "ehr.run_sql_query": 1, "ehr.finish": 1} if agent else {},
         calls=calls, tools=tools,

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from clinseek.agent import CallRecord, UsageTotals
+from clinseek.records import CallRecord, Usage
 from clinseek.runner import Progress, ResultRow
 
 
@@ -14,7 +14,7 @@ def _row(status: str, cost: float | None, tokens: int) -> ResultRow:
     return ResultRow(qid="q", run_index=0, session_id="s", benchmark="b", task="t", task_type="risk_prediction",
                      mode="agent", model="m:x", config_hash="c", prompt_version="p", policy_version="v",
                      status=status, completed=False, stop_reason="exception", cost_usd=cost,  # type: ignore[arg-type]
-                     usage=UsageTotals(input_tokens=tokens), calls=[CallRecord(turn=1, latency_s=0.1)])
+                     usage=Usage(input_tokens=tokens), calls=[CallRecord(turn=1, latency_s=0.1)])
 
 
 def test_counters_and_unknown_cost() -> None:

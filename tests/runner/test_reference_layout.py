@@ -74,7 +74,7 @@ def test_resume_reads_the_reference_rows_back(reference_run: Path, synthetic_ben
                                               settings=RunSettings(run=RunOptions(concurrency=4, layout="reference"))))
     assert all(run.ran == 0 and run.resumed == run.total for run in summary.runs)
     for path in reference_run.rglob("results.jsonl"):
-        report = read_results(path, REFERENCE_CODEC.decode)
+        report = read_results(path)
         assert report.torn_lines == 0 and report.rows
 
 
@@ -89,7 +89,7 @@ def test_export_of_a_finished_run_scores_the_same(synthetic_runs, tmp_path: Path
     originals = {(r.mode, r.qid, r.run_index): r for p in runs.rglob("results.jsonl") for r in read_results(p).rows
                  if r.model == "baseline:evidence"}
     back = {(r.mode, r.qid, r.run_index): r for p in out.rglob("results.jsonl")
-            for r in read_results(p, REFERENCE_CODEC.decode).rows if r.model == "baseline:evidence"}
+            for r in read_results(p).rows if r.model == "baseline:evidence"}
     assert back == originals  # every field, the trajectory included, comes back unchanged
     with pytest.raises(ClinseekError, match="outside"):
         export_reference(runs, runs / "export")

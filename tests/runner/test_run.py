@@ -57,7 +57,7 @@ def test_agent_rows_record_real_tool_calls_usage_and_timings(synthetic_runs) -> 
 
 
 def test_rows_are_read_by_the_scorer(synthetic_runs, text_questions) -> None:
-    from clinseek.scoring import read_results as read_for_scoring
+    from clinseek.scoring import read_score_inputs as read_for_scoring
 
     out, _, _ = synthetic_runs
     inputs = read_for_scoring(_folder(out, "agent") / "results.jsonl")

@@ -30,6 +30,6 @@ def test_commands_are_documented() -> None:
 def test_exports_are_unique_and_exist() -> None:
     assert len(set(scoring.__all__)) == len(scoring.__all__)
     assert all(hasattr(scoring, name) for name in scoring.__all__)
-    assert {"ScoreInput", "read_results", "read_reference_results", "score_path", "compare_paths"} <= set(
+    assert {"ScoreInput", "read_score_inputs", "read_reference_results", "score_path", "compare_paths"} <= set(
         scoring.__all__
     )

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from clinseek.cli import app
 from clinseek.errors import ScoringError
-from clinseek.scoring import compare_paths, compare_questions, read_results, score_path, score_questions
+from clinseek.scoring import compare_paths, compare_questions, read_score_inputs, score_path, score_questions
 
 H1, H2 = "1" * 64, "2" * 64
 
@@ -36,7 +36,7 @@ def _run(root: Path, mode: str, model: str, hashes: dict[str, str | None], answe
 
 def test_the_hash_is_read_from_the_row_and_old_rows_still_read(tmp_path: Path) -> None:
     path = _run(tmp_path, "agent", "m", {"a": H1, "b": None})
-    got = {i.qid: i.question_hash for i in read_results(path)}
+    got = {i.qid: i.question_hash for i in read_score_inputs(path)}
     assert got == {"a": H1, "b": None}
 
 
@@ -94,4 +94,4 @@ def test_runs_of_one_qid_over_different_questions_are_an_error(tmp_path: Path) -
     rows = [*_rows({"q0": H1}, "yes"), {**_rows({"q0": H2}, "yes")[0], "run_index": 1}]
     path = write_jsonl(tmp_path / "bench" / "agent" / "m" / "results.jsonl", rows)
     with pytest.raises(ScoringError, match="its runs answer different questions"):
-        score_questions(read_results(path))
+        score_questions(read_score_inputs(path))

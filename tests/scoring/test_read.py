@@ -15,7 +15,7 @@ from clinseek.scoring import (
     label_strings,
     read_expected,
     read_reference_results,
-    read_results,
+    read_score_inputs,
     reference_run_key,
 )
 
@@ -54,7 +54,7 @@ def test_read_results_takes_run_key_from_the_layout(tmp_path: Path) -> None:
             ),
         ],
     )
-    (row,) = read_results(path)
+    (row,) = read_score_inputs(path)
     assert row.run_key == ("synthetic", "curated", "baseline_null")
     assert row.usage.input_tokens == 10 and row.usage.n_tool_calls == 3 and row.usage.turns == 4
     assert row.usage.cost_usd == 0.01 and row.usage.latency_s == 1.5
@@ -67,7 +67,7 @@ def test_row_fields_and_run_manifest_beat_the_layout(tmp_path: Path) -> None:
     (path.parent / "run_manifest.json").write_text(
         json.dumps({"benchmark": "bm", "mode": "curated", "model": "mm"})
     )
-    rows = read_results(path)
+    rows = read_score_inputs(path)
     assert [r.run_key for r in rows] == [("bm", "curated", "from-row"), ("bm", "curated", "mm")]
 
 
@@ -87,12 +87,12 @@ def test_a_bad_row_names_file_line_and_field(tmp_path: Path, line: str, field: s
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(row_dict(qid="ok")) + "\n" + line + "\n")
     with pytest.raises(ScoringError) as err:
-        read_results(path)
+        read_score_inputs(path)
     assert f"{path}:2" in str(err.value)
     if field:
         assert repr(field) in str(err.value)
     bad: list[ScoringError] = []
-    rows = read_results(path, bad_rows=bad)
+    rows = read_score_inputs(path, bad_rows=bad)
     assert [r.qid for r in rows] == ["ok"] and len(bad) == 1
 
 

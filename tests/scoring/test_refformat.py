@@ -139,6 +139,6 @@ def test_a_reference_row_in_clinseeks_vocabulary() -> None:
                         {"role": "tool", "content": "Finish (synthesized from plain-text answer)"}]}
     fields = clinseek_fields(row)
     assert (fields["status"], fields["answer"], fields["gold"], fields["turns"]) == ("answered", ["yes"], "yes", 1)
-    assert fields["tool_calls"] == ["ehr.finish"] and fields["reference_status"] == "success"
+    assert fields["tool_calls"] == {"ehr.finish": 1} and fields["reference_status"] == "success"
     failed = clinseek_fields({**row, "status": "error", "stop_reason": "exception", "messages": []})
     assert failed["status"] == "infra_error" and failed["answer"] is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinseek.runner import ResultRow
-from clinseek.scoring import read_results, score_questions, summarize_run
+from clinseek.scoring import read_score_inputs, score_questions, summarize_run
 
 
 def _row(qid: str, **fields: object) -> ResultRow:
@@ -66,7 +66,7 @@ def test_runner_rows_are_read_and_scored(tmp_path: Path) -> None:
     path = tmp_path / "synthetic" / "agent" / "baseline_evidence" / "results.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(r.model_dump_json() + "\n" for r in rows))
-    inputs = read_results(path)
+    inputs = read_score_inputs(path)
     assert [(i.qid, i.category, i.usage.cached_tokens) for i in inputs][:1] == [
         ("a", "mortality", 20)
     ]

@@ -6,6 +6,7 @@ an :class:`AgentOutcome` (status ``answered`` / ``no_answer`` / ``infra_error``,
 transcript, usage, cost and timings) and never raise for provider or tool failures.
 """
 
+from ..records import CallRecord, ToolRecord
 from . import _baselines  # noqa: F401  (registers baseline:null and baseline:evidence)
 from ._answer import AnswerFormatError, finish_items, normalise_item, parse_answer_block, validate_answer
 from ._baselines import (
@@ -46,8 +47,8 @@ from ._reading import (
     read_finish,
     read_text_answer,
 )
-from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
-from ._session import EpisodeSession, ToolInfo, ToolReply, offered_tools, open_question_session, open_session
+from ._records import Transcript
+from ._session import EpisodeSession, ToolReply, offered_tools, open_question_session, open_session
 from ._sources import Sources
 from ._toolturn import tool_record
 
@@ -75,11 +76,9 @@ __all__ = [
     "NullBaseline",
     "ParseMode",
     "Sources",
-    "ToolInfo",
     "ToolRecord",
     "ToolReply",
     "Transcript",
-    "UsageTotals",
     "agent_messages_text",
     "agent_system_prompt",
     "answer_vocabulary",

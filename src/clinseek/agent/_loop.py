@@ -35,6 +35,7 @@ from ..models import (
     messages_tokens,
     price_known,
 )
+from ..records import CallRecord
 from ..tools import Limits, ToolContext, ToolResult, available_tools, strip_ansi, tool_names, tool_schemas
 from ._answer import finish_items
 from ._budget import AgentBudget
@@ -48,7 +49,7 @@ from ._prompts import (
     agent_messages_text,
 )
 from ._reading import AnswerReading, answer_vocabulary, correction_message, read_finish, read_text_answer
-from ._records import CallRecord, Transcript
+from ._records import Transcript
 from ._toolturn import call_offered, cap_output, tool_record, tool_turn_text
 
 if TYPE_CHECKING:
@@ -141,9 +142,9 @@ class _Run:
         messages added since, counted with ``counter`` (the whole request when no usage was reported)."""
         ok = [c for c in self.transcript.calls if c.status == "ok"]
         last = ok[-1] if ok else None
-        if last is not None and last.usage_reported and last.input_tokens:
+        if last is not None and last.usage_reported and last.usage.input_tokens:
             pending, tools = self.messages[self.sent_len :], []
-            base = last.input_tokens + last.output_tokens
+            base = last.usage.total_tokens
         else:
             pending, tools, base = list(self.messages), list(self.schemas), 0
         count = functools.partial(messages_tokens, self.counter, pending, tools)
@@ -296,8 +297,7 @@ def _call_record(turn: int, response: ModelResponse, total_s: float) -> CallReco
     usage = response.usage
     return CallRecord(
         turn=turn, latency_s=response.latency_s, total_s=total_s, attempts=list(response.attempts),
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-        cached_input_tokens=usage.cached_input_tokens, usage_reported=response.usage_reported,
+        usage=usage, usage_reported=response.usage_reported,
         cost_usd=None if response.cost_usd is None else float(response.cost_usd),
         stop_reason=response.raw_stop_reason or response.stop_reason, request_id=response.request_id,
         tool_calls_source=response.tool_calls_source,

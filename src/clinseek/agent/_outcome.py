@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Message
+from ..records import CallRecord, ToolRecord, Usage
 from ._extract import ParseMode
-from ._records import CallRecord, ToolRecord, UsageTotals
 
 Status = Literal["answered", "no_answer", "infra_error"]
 StopReason = Literal[
@@ -51,7 +51,7 @@ class AgentOutcome(BaseModel):
     messages: list[Message] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
     tools: list[ToolRecord] = Field(default_factory=list)
-    usage: UsageTotals = Field(default_factory=UsageTotals)
+    usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
     turns: int = 0
     reminders: int = 0

@@ -22,7 +22,7 @@ from ..episode import CandidateSource, EpisodeKey, StoreReader, build_episode
 from ..errors import ClinseekError
 from ..imaging import CxrLocator
 from ..knowledge import Knowledge
-from ..models import ImageRef, Message
+from ..models import ImageRef, Message, ToolInfo, to_tool_infos
 from ..tools import (
     BROWSER_TOOLS,
     IMAGE_TOOLS,
@@ -32,6 +32,7 @@ from ..tools import (
     attach_browser,
     attach_imaging,
     get_tool,
+    tool_schemas,
 )
 from ._budget import AgentBudget
 from ._linked import linked_evidence
@@ -42,19 +43,6 @@ from ._toolturn import call_offered, shown_text
 
 if TYPE_CHECKING:
     from ..bench import Question
-
-
-class ToolInfo(BaseModel):
-    """One offered tool as a client lists it (MCP ``tools/list``, an inspect_ai ``ToolDef``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    """Canonical dotted name (``ehr.run_sql_query``); a client that allows no dots maps it one to one."""
-    description: str
-    """What the model is told about the tool."""
-    parameters: dict[str, Any]
-    """JSON Schema of the arguments object (``{"type": "object", "properties": ..., "required": ...}``)."""
 
 
 class ToolReply(BaseModel):
@@ -127,9 +115,10 @@ class EpisodeSession:
         return list(found) if isinstance(found, list | tuple) else None
 
     def tools(self) -> list[ToolInfo]:
-        """The offered tools with their descriptions and argument schemas, in :attr:`tool_names` order."""
-        schemas = [get_tool(name).schema()["function"] for name in self.tool_names]
-        return [ToolInfo(name=f["name"], description=f["description"], parameters=f["parameters"]) for f in schemas]
+        """The offered tools as a model is offered them (canonical dotted name, description, JSON Schema of the
+        arguments object), in :attr:`tool_names` order: what MCP's ``tools/list`` and inspect_ai's ``ToolDef``
+        want."""
+        return to_tool_infos(tool_schemas(self.tool_names))
 
     async def call_tool_async(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolReply:
         """Run tool ``name`` with ``arguments`` (a dict, a JSON object string, or ``None``).

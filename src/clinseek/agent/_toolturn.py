@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ..records import ToolRecord
 from ..tools import ToolContext, ToolResult, call_tool, strip_ansi
 from ._prompts import PICTURES_NOT_SHOWN
-from ._records import ToolRecord
 
 CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
 """Appended to a tool output cut at ``AgentBudget.max_tool_chars`` (a second guard after the tools' own cap)."""

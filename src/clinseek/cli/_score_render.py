@@ -22,7 +22,7 @@ def card_table(table: scoring.CardTable) -> Table:
     return out
 
 
-def _scorers_table(run: scoring.RunSummary) -> Table:
+def _scorers_table(run: scoring.RunScores) -> Table:
     table = Table(title=f"clinseek vs the reference's rules: {run.benchmark}/{run.mode}/{run.model} (F1 %)")
     for i, name in enumerate(scoring.SCORERS_HEADER):
         table.add_column(name, justify="left" if i == 0 else "right")

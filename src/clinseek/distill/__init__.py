@@ -43,7 +43,7 @@ from ._render import (
 )
 from ._serve import StudentModel, StudentServer
 from ._serving import check_serving, serving_prompts
-from ._tokenizer import TokenCounter, load_tokenizer
+from ._tokenizer import SampleTokenCounter, load_tokenizer
 from ._train import TRAINING_CARD, TrainCard, TrainConfig, train_sft
 
 __all__ = [
@@ -65,11 +65,11 @@ __all__ = [
     "Rendered",
     "Sample",
     "SampleProblem",
+    "SampleTokenCounter",
     "SourceRun",
     "StudentModel",
     "StudentServer",
     "TemplateFamily",
-    "TokenCounter",
     "TokenStats",
     "ToolParser",
     "TrainCard",

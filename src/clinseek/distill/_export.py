@@ -16,7 +16,7 @@ from ._exclude import load_exclusions
 from ._model import DatasetCard, ExportFilters, Refusal, Sample, SourceRun
 from ._select import Selector, sample_id, select_row
 from ._sources import RunFile, find_result_files, read_run
-from ._tokenizer import TokenCounter
+from ._tokenizer import SampleTokenCounter
 from ._write import StagingDir, check_out, write_samples
 
 
@@ -71,7 +71,7 @@ def _source(run: RunFile, exported: int) -> SourceRun:
                      git_commit=m.git_commit, rows=len(run.rows), exported=exported, torn_lines=run.torn_lines)
 
 
-def _card(filters: ExportFilters, counter: TokenCounter, samples: list[Sample], refusals: list[Refusal],
+def _card(filters: ExportFilters, counter: SampleTokenCounter, samples: list[Sample], refusals: list[Refusal],
           sources: list[SourceRun], excluded: int) -> DatasetCard:
     leaks = [r for r in refusals if "in_excluded_benchmark" in r.reasons]
     return DatasetCard(
@@ -109,7 +109,7 @@ def export_dataset(runs: Sequence[Path | str], out: Path | str, filters: ExportF
     check_out(out)
     files = find_result_files(runs)
     exclusions = load_exclusions(filters.exclude_benchmarks)
-    counter = TokenCounter(filters.tokenizer)
+    counter = SampleTokenCounter(filters.tokenizer)
     loaded = [read_run(f) for f in files]
     samples, refusals, exported = _select_all(loaded, Selector(filters, exclusions, counter))
     samples.sort(key=lambda s: s.sample_id)

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..agent import is_scripted_baseline
-from ..runner import ResultRow, model_slug
+from ..records import ResultRow
+from ..runner import model_slug
 from ._convert import Converted, canonical_json, convert_messages, sha256_text
 from ._exclude import Exclusions
 from ._model import ExportFilters, Refusal, RefusalReason, Sample
 from ._sources import RunFile, sample_f1
-from ._tokenizer import TokenCounter
+from ._tokenizer import SampleTokenCounter
 
 _MAX_DETAIL = 5
 """Protocol errors listed per refused run (the count is always given)."""
@@ -24,7 +25,7 @@ class Selector:
 
     filters: ExportFilters
     exclusions: Exclusions
-    counter: TokenCounter
+    counter: SampleTokenCounter
 
 
 def split_of(row: ResultRow, filters: ExportFilters) -> Literal["train", "val"]:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ClinseekError
-from ..runner import ResultRow, RunManifest, read_results
-from ..scoring import score_input_from_row, score_sample
+from ..records import ResultRow, RunManifest, read_results
+from ..scoring import score_input, score_sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +71,5 @@ def sample_f1(row: ResultRow, manifest: RunManifest) -> float:
     Raises:
         ValueError: the row cannot be scored (no gold label, unknown task type).
     """
-    defaults = {"benchmark": manifest.benchmark, "mode": manifest.mode, "model": manifest.model}
-    score = score_sample(score_input_from_row(row.model_dump(mode="json"), defaults))
+    score = score_sample(score_input(row))
     return score.f1

@@ -76,7 +76,7 @@ def render_text(tokenizer: Any, messages: Sequence[dict[str, Any]], tools: Seque
     return str(text)
 
 
-class TokenCounter:
+class SampleTokenCounter:
     """Counts the tokens of one sample (system, tools and every turn) as a trainer would see them."""
 
     def __init__(self, tokenizer_path: Path | str | None = None) -> None:

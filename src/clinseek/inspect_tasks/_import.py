@@ -18,8 +18,8 @@ from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from pydantic import ValidationError
 
-from ..agent import CallRecord, UsageTotals
 from ..errors import ClinseekError
+from ..records import CallRecord, Usage
 from ..runner import (
     ResultRow,
     ResultsFile,
@@ -142,9 +142,7 @@ def sample_view(sample: EvalSample) -> SampleView:
     """What a result row needs of a logged sample: its transcript, outcome, usage, model calls and timing."""
     events = [e for e in sample.events if isinstance(e, ModelEvent)]
     calls = [_call_record(turn, e) for turn, e in enumerate(events, start=1)]
-    usage = UsageTotals()
-    for call in calls:
-        usage = usage.plus(call.input_tokens, call.output_tokens, call.cached_input_tokens)
+    usage = sum((call.usage for call in calls), Usage())
     costs = [e.output.usage.total_cost if e.output.usage else None for e in events]
     error = sample.error.message if sample.error is not None else None
     return SampleView(
@@ -170,8 +168,10 @@ def _call_record(turn: int, event: ModelEvent) -> CallRecord:
     return CallRecord(
         turn=turn, latency_s=event.working_time or 0.0, total_s=event.working_time,
         status="failed" if event.error else "ok", error=event.error,
-        input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
-        cached_input_tokens=(usage.input_tokens_cache_read or 0) if usage else 0, usage_reported=usage is not None,
+        usage=Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                    cached_input_tokens=usage.input_tokens_cache_read or 0,
+                    cache_write_tokens=usage.input_tokens_cache_write or 0) if usage else Usage(),
+        usage_reported=usage is not None,
         cost_usd=usage.total_cost if usage else None, stop_reason=event.output.stop_reason)
 
 

@@ -19,14 +19,13 @@ from ..agent import (
     FINISH_TOOL,
     PROMPT_VERSION,
     AnswerReading,
-    CallRecord,
-    UsageTotals,
     finish_items,
     read_curated_reply,
     read_finish,
     read_text_answer,
 )
 from ..models import ToolNameMap
+from ..records import CallRecord, Usage
 from ..runner import ResultRow, message_record, row_status
 from ..scoring import SampleScore, score_input_from_row, score_sample
 from ..tools import tool_names
@@ -77,7 +76,7 @@ class SampleView:
     messages: Sequence[ChatMessage]
     error: str | None = None
     error_type: str | None = None
-    usage: UsageTotals = field(default_factory=UsageTotals)
+    usage: Usage = field(default_factory=Usage)
     calls: Sequence[CallRecord] = ()
     cost_usd: float | None = None
     latency_s: float = 0.0

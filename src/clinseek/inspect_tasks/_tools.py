@@ -9,7 +9,7 @@ inspect's ``ToolError`` with that same text, so the model sees it as a tool erro
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai.model import Content, ContentImage, ContentText
@@ -41,7 +41,7 @@ def episode_tools(session: EpisodeSession, *, on_reply: ReplyHook | None = None,
             for info in session.tools()]
 
 
-def _tool_def(session: EpisodeSession, canonical: str, name: str, description: str, parameters: dict[str, Any],
+def _tool_def(session: EpisodeSession, canonical: str, name: str, description: str, parameters: Mapping[str, Any],
               on_reply: ReplyHook | None) -> ToolDef:
     async def execute(**arguments: Any) -> str | list[Content]:
         reply = await session.call_tool_async(canonical, arguments)

@@ -8,7 +8,7 @@ reference ranges, ICU items), plus a user's folders and injected documents (benc
 """
 
 from ._backend import OfflineBackend, Page, SearchBackend, SearchResult, offline_coverage, snippet
-from ._cache import TRANSIENT_KINDS, CacheMode, ResponseCache
+from ._cache import TRANSIENT_KINDS, CacheMode, WebResponseCache
 from ._ccs_procedures import (
     CCS_PROCEDURE_FILE,
     CcsProcedureCode,
@@ -59,13 +59,13 @@ __all__ = [
     "KnowledgeIndex",
     "OfflineBackend",
     "Page",
-    "ResponseCache",
     "SearchBackend",
     "SearchResult",
     "SearxngBackend",
     "SerperBackend",
     "TaskLike",
     "WebBackend",
+    "WebResponseCache",
     "ccs_category",
     "ccs_grouper",
     "ccs_procedure_category",

@@ -20,7 +20,7 @@ TRANSIENT_KINDS = frozenset({"timeout", "backend"})
 """Error kinds that ``read_write`` retries instead of serving from the cache (``replay`` serves them)."""
 
 
-class ResponseCache:
+class WebResponseCache:
     """JSON entries under ``directory/<backend>/<sha256 of key>.json``, written atomically.
 
     An entry holds the key and either a value or the model-visible error the call produced, so a

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from ..errors import ClinseekError, ToolError
 from ._backend import OfflineBackend, Page, SearchBackend, SearchResult
-from ._cache import CacheMode, ResponseCache
+from ._cache import CacheMode, WebResponseCache
 from ._corpus import CorpusSpec, corpus_documents, corpus_version
 from ._deny import DEFAULT_DENY, DenyList
 from ._document import KnowledgeDocument
@@ -62,7 +62,7 @@ class Knowledge:
     (every backend): denied results are dropped and counted, denied URLs are refused.
     """
 
-    def __init__(self, backend: SearchBackend, cache: ResponseCache, deny: DenyList,
+    def __init__(self, backend: SearchBackend, cache: WebResponseCache, deny: DenyList,
                  problems: Sequence[str] = ()) -> None:
         self.backend = backend
         self.cache = cache
@@ -142,8 +142,8 @@ def open_knowledge(config: KnowledgeConfig | None = None,
         problems: list[str] = []
         index_dir = config.cache_dir / "offline" if config.cache_dir else None
         index = load_or_build_index(index_dir, corpus_version(spec), lambda: corpus_documents(spec, problems), problems)
-        return Knowledge(OfflineBackend(index), ResponseCache(None, "off"), deny, index.problems)
+        return Knowledge(OfflineBackend(index), WebResponseCache(None, "off"), deny, index.problems)
     if config.backend not in WEB_BACKENDS:
         raise ClinseekError(f"unknown knowledge backend {config.backend!r}; one of offline, {', '.join(WEB_BACKENDS)}")
-    cache = ResponseCache(config.cache_dir / "web" if config.cache_dir else None, config.cache_mode)
+    cache = WebResponseCache(config.cache_dir / "web" if config.cache_dir else None, config.cache_mode)
     return Knowledge(_web_backend(config, deny), cache, deny)

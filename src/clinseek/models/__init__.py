@@ -29,7 +29,7 @@ from ._messages import (
     ToolCallSource,
     Usage,
 )
-from ._names import WIRE_NAME_RULES, ToolNameMap, ToolSpec, WireNameRule, to_tool_specs, wire_name
+from ._names import WIRE_NAME_RULES, ToolInfo, ToolNameMap, WireNameRule, to_tool_infos, wire_name
 from ._preflight import CONNECT_TIMEOUT_S, PreflightReport, preflight, safe_url
 from ._pricing import Price, PriceTable, price_known
 from ._protocol import ChatModel
@@ -94,9 +94,9 @@ __all__ = [
     "ToolCall",
     "ToolCallErrorKind",
     "ToolCallSource",
+    "ToolInfo",
     "ToolNameMap",
     "ToolProtocol",
-    "ToolSpec",
     "Usage",
     "WireNameRule",
     "accepts_images",
@@ -116,7 +116,7 @@ __all__ = [
     "render_tool_instructions",
     "safe_url",
     "split_reasoning",
-    "to_tool_specs",
+    "to_tool_infos",
     "vision_capable",
     "wire_name",
 ]

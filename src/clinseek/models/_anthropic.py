@@ -20,7 +20,7 @@ from ._anthropic_wire import (
 )
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse
-from ._names import ToolNameMap, to_tool_specs
+from ._names import ToolNameMap, to_tool_infos
 from ._pricing import PriceTable
 from ._sdk_errors import map_sdk_error
 from ._vision import vision_capable
@@ -58,7 +58,7 @@ class AnthropicChatModel:
     ) -> ModelResponse:
         """One Messages call (see ``ChatModel.generate``)."""
         config = config or GenerateConfig()
-        specs = to_tool_specs(tools)
+        specs = to_tool_infos(tools)
         names = ToolNameMap(self._provider, [s.name for s in specs])
         request: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
         system = encode_system(messages)

@@ -8,7 +8,7 @@ from typing import Any
 from ._decode import decode_tool_call
 from ._images import load_image
 from ._messages import GenerateConfig, ImageRef, Message, ReasoningBlock, StopReason, Usage
-from ._names import ToolNameMap, ToolSpec, forced_wire_name
+from ._names import ToolInfo, ToolNameMap, forced_wire_name
 
 _CACHE = {"type": "ephemeral"}
 _STOP: dict[str, StopReason] = {
@@ -87,7 +87,7 @@ def _image(image: ImageRef) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
 
 
-def encode_tools(specs: Sequence[ToolSpec], names: ToolNameMap) -> list[dict[str, Any]]:
+def encode_tools(specs: Sequence[ToolInfo], names: ToolNameMap) -> list[dict[str, Any]]:
     """Messages-API ``tools`` with wire names; the last one is a cache breakpoint."""
     tools: list[dict[str, Any]] = [
         {"name": names.to_wire(s.name), "description": s.description, "input_schema": dict(s.parameters)} for s in specs

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..records import CallAttempt, ToolCallSource, Usage
+
 Role = Literal["system", "user", "assistant", "tool"]
 StopReason = Literal["tool_calls", "end_turn", "max_tokens", "content_filter", "context_length", "other"]
 ToolCallErrorKind = Literal["unknown_tool", "invalid_json", "not_an_object", "format"]
@@ -104,57 +106,6 @@ class Message(_Frozen):
     def tool(cls, call: ToolCall, content: str, *, is_error: bool = False) -> Message:
         """The result of ``call`` (text the model sees)."""
         return cls(role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error)
-
-
-class Usage(_Frozen):
-    """Token counts of one call (or a sum of calls).
-
-    ``input_tokens`` counts **every** prompt token, including those read from or written to a
-    prompt cache; ``cached_input_tokens`` and ``cache_write_tokens`` are parts of it. (OpenAI's
-    ``prompt_tokens`` already has this meaning; Anthropic's ``input_tokens`` excludes cache reads and
-    writes, so its provider adds them.)
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    """Generated tokens, reasoning included."""
-    cached_input_tokens: int = 0
-    """Prompt tokens served from the provider's prompt cache (billed at the cached rate)."""
-    cache_write_tokens: int = 0
-    """Prompt tokens written to the provider's prompt cache (Anthropic; billed at the cache-write rate)."""
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-        )
-
-
-class CallAttempt(_Frozen):
-    """One HTTP attempt of a model call, as the retrying wrapper saw it (``clinseek.runner``)."""
-
-    ok: bool
-    """True for the attempt that returned the response."""
-    latency_s: float
-    """Wall time of this attempt in seconds (the provider's HTTP call; a failed attempt until it failed)."""
-    error_type: str | None = None
-    """Class name of the error of a failed attempt (``ProviderUnavailable``, ``RateLimited``...)."""
-    status_code: int | None = None
-    """The HTTP status of a failed attempt, when there was one."""
-    error: str | None = None
-    """The error message of a failed attempt (never holds a credential)."""
-    wait_s: float = 0.0
-    """Seconds waited after this attempt before the next one (backoff or ``retry-after``)."""
-
-
-ToolCallSource = Literal["native", "content"]
 
 
 class ModelResponse(_Frozen):

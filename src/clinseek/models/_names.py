@@ -48,7 +48,7 @@ def _rule(provider: str) -> WireNameRule:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolInfo:
     """A tool as offered to a model: canonical dotted ``name``, ``description``, JSON-schema ``parameters``."""
 
     name: str
@@ -56,20 +56,20 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-def to_tool_specs(tools: Iterable[Mapping[str, Any]]) -> list[ToolSpec]:
+def to_tool_infos(tools: Iterable[Mapping[str, Any]]) -> list[ToolInfo]:
     """Read tool schemas: OpenAI-style ``{"type": "function", "function": {...}}`` or flat ``{"name", ...}``.
 
     Raises:
         ModelError: a schema without a ``name``, or a name given twice.
     """
-    specs: list[ToolSpec] = []
+    specs: list[ToolInfo] = []
     for index, tool in enumerate(tools):
         body = tool.get("function", tool) if tool.get("type", "function") == "function" else tool
         name = body.get("name")
         if not isinstance(name, str) or not name:
             raise ModelError(f"tool schema #{index} has no 'name': {sorted(tool)}")
         params = body.get("parameters") or {"type": "object", "properties": {}}
-        specs.append(ToolSpec(name=name, description=str(body.get("description", "")), parameters=params))
+        specs.append(ToolInfo(name=name, description=str(body.get("description", "")), parameters=params))
     seen = [s.name for s in specs]
     duplicates = sorted({n for n in seen if seen.count(n) > 1})
     if duplicates:
@@ -139,10 +139,10 @@ def wire_name(provider: str, name: str) -> str:
 
 __all__ = [
     "WIRE_NAME_RULES",
+    "ToolInfo",
     "ToolNameMap",
-    "ToolSpec",
     "WireNameRule",
     "forced_wire_name",
-    "to_tool_specs",
+    "to_tool_infos",
     "wire_name",
 ]

@@ -12,7 +12,7 @@ from openai.types.chat import ChatCompletion
 
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
-from ._names import ToolNameMap, to_tool_specs
+from ._names import ToolNameMap, to_tool_infos
 from ._openai_wire import (
     decode_message,
     decode_usage,
@@ -69,7 +69,7 @@ class OpenAIChatModel:
     ) -> ModelResponse:
         """One Chat Completions call (see ``ChatModel.generate``)."""
         config = config or GenerateConfig()
-        specs = to_tool_specs(tools)
+        specs = to_tool_infos(tools)
         names = ToolNameMap(self._provider, [s.name for s in specs])
         request: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
         if specs:

@@ -10,7 +10,7 @@ from ._content import calls_in_content, split_reasoning
 from ._decode import decode_tool_call
 from ._images import load_image
 from ._messages import GenerateConfig, Message, StopReason, ToolCall, ToolCallSource, Usage
-from ._names import ToolNameMap, ToolSpec, forced_wire_name
+from ._names import ToolInfo, ToolNameMap, forced_wire_name
 
 _STOP: dict[str, StopReason] = {
     "tool_calls": "tool_calls",
@@ -68,7 +68,7 @@ def _image_part(image: Any) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
 
 
-def encode_tools(specs: Sequence[ToolSpec], names: ToolNameMap) -> list[dict[str, Any]]:
+def encode_tools(specs: Sequence[ToolInfo], names: ToolNameMap) -> list[dict[str, Any]]:
     """Chat Completions ``tools`` with wire names."""
     return [
         {

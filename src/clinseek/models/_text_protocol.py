@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._messages import GenerateConfig, Message, ModelResponse, ToolCall
-from ._names import ToolSpec, to_tool_specs
+from ._names import ToolInfo, to_tool_infos
 from ._protocol import ChatModel
 from ._vision import accepts_images
 
@@ -36,7 +36,7 @@ _FORMAT = (
 )
 
 
-def render_tool_instructions(specs: Sequence[ToolSpec]) -> str:
+def render_tool_instructions(specs: Sequence[ToolInfo]) -> str:
     """The system-prompt section that lists the tools and states the action format."""
     lines = [
         "# Tools",
@@ -83,7 +83,7 @@ def _bad(call_id: str, name: str, kind: Any, problem: str, raw: str) -> ToolCall
     return ToolCall(id=call_id, name=name or "(unparsed)", raw_arguments=raw, error_kind=kind, error=problem)
 
 
-def render_messages(messages: Sequence[Message], specs: Sequence[ToolSpec]) -> list[Message]:
+def render_messages(messages: Sequence[Message], specs: Sequence[ToolInfo]) -> list[Message]:
     """The conversation as plain turns: tool list appended to the system prompt, tool calls kept as
     the model's own text, tool results as user turns."""
     instructions = render_tool_instructions(specs)
@@ -136,7 +136,7 @@ class TextProtocolModel:
         config: GenerateConfig | None = None,
     ) -> ModelResponse:
         """Render the tools into the prompt, call the inner model without tools, parse the action."""
-        specs = to_tool_specs(tools)
+        specs = to_tool_infos(tools)
         config = (config or GenerateConfig()).model_copy(update={"tool_choice": "auto"})
         rendered = render_messages(messages, specs) if specs else list(messages)
         response = await self.inner.generate(rendered, (), config)

@@ -29,10 +29,12 @@ from ._rows import (
     clinseek_fields,
     finish_answer,
     from_reference_row,
+    implied_parse_mode,
     reference_label,
     reference_status,
     row_format,
     to_reference_row,
+    tool_call_counts,
 )
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "default_split",
     "finish_answer",
     "from_reference_row",
+    "implied_parse_mode",
     "path_run_key",
     "path_split",
     "reference_label",
@@ -58,5 +61,6 @@ __all__ = [
     "reference_status",
     "row_format",
     "to_reference_row",
+    "tool_call_counts",
     "visible_parts",
 ]

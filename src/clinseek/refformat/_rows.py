@@ -10,9 +10,14 @@ Shapes read (ref_data_scoring.md §3, §5), told apart by :func:`row_format`:
 - ``scored``: a row of the reference's multimodal scorer (``scored.jsonl``/``rescored.jsonl``):
   ``gold_names``, ``prediction_strs``, ``note``;
 - ``hierarchical``: a row of the paper's tables (``rows.jsonl``): ``gold``, ``pred``, ``fine_task``;
-- ``clinseek``: a clinseek runner row.
+- ``clinseek``: a row in clinseek's field vocabulary. A row the runner wrote carries ``schema_version`` and is
+  read as a ``clinseek.records.ResultRow``; one written by hand or by another harness may hold only the fields
+  a scorer needs, in the looser forms docs/scoring.md lists (``label``/``ground_truth`` for ``gold``,
+  ``cached_tokens``, tool calls as names or a total).
 
-Everything here works on plain JSON objects, so the runner (writing) and the scorer (reading) share it.
+:func:`clinseek_fields` gives every shape but the runner's own rows in one vocabulary, the
+``ResultRow`` field names, so the scorer reads no other. Everything here works on plain JSON objects,
+so the runner (writing) and the scorer (reading) share it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import ast
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+
+from ._layout import _MODES
 
 RowFormat = Literal["clinseek", "exported", "raw", "scored", "hierarchical"]
 
@@ -118,16 +125,84 @@ def _tool_names(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             for n in names]
 
 
+def tool_call_counts(value: object) -> dict[str, int]:
+    """Tool calls as ``{name: count}``, from a dict of counts, a list of names (or of ``{"name"}`` objects),
+    or a total (``{"(unnamed)": n}``); ``None`` gives ``{}``.
+
+    Raises:
+        TypeError: any other value.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        raise TypeError("expected a dict of counts, a list of names or an int")
+    if isinstance(value, int):
+        return {"(unnamed)": value} if value else {}
+    if isinstance(value, Mapping):
+        return {str(k): int(v) for k, v in value.items()}
+    if isinstance(value, list):
+        counts: dict[str, int] = {}
+        for name in value:
+            key = str(name.get("name", "(unnamed)") if isinstance(name, Mapping) else name)
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+    raise TypeError(f"expected a dict of counts, a list of names or an int, got {type(value).__name__}")
+
+
+def _gold(row: Mapping[str, Any]) -> object:
+    """The gold of a row: ``gold``, else the reference's ``label``, else ``ground_truth``."""
+    return next((row[k] for k in ("gold", "label", "ground_truth") if row.get(k) is not None), None)
+
+
+_FORMAT_STOPS = {"finish_tool_call": "finish_call", "answer_block": "answer_tag"}
+
+
+def implied_parse_mode(status: object, stop_reason: object) -> str | None:
+    """The ``parse_mode`` of a clinseek row written before the field existed: the strict mode its
+    ``stop_reason`` implies for an ``answered`` row (``finish_tool_call`` → ``finish_call``,
+    ``answer_block`` → ``answer_tag``); ``None`` (unrecorded) otherwise."""
+    return _FORMAT_STOPS.get(str(stop_reason)) if status == "answered" else None
+
+
+_PLAIN_FIELDS = ("qid", "run_index", "benchmark", "task", "task_type", "category", "model", "status", "answer",
+                 "invalid_answer", "gold_aliases", "answer_type", "candidates", "question_hash", "parse_mode",
+                 "stop_reason")
+
+
+def _plain_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row in clinseek's vocabulary written by hand or another harness, in the ``ResultRow`` field names.
+
+    ``usage`` may also hold ``turns``, ``tool_calls``, ``cost_usd`` and ``latency_s``; its cached prompt
+    tokens may be named ``cached_tokens``; ``mode`` may be the reference's ``agentic``/``oneshot``; a missing
+    ``parse_mode`` is :func:`implied_parse_mode`.
+    """
+    usage = row.get("usage") or {}
+    if not isinstance(usage, Mapping):
+        raise TypeError("usage must be an object")
+    mode = row.get("mode")
+    parse_mode = row.get("parse_mode") or implied_parse_mode(row.get("status"), row.get("stop_reason"))
+    return {
+        **{k: row[k] for k in _PLAIN_FIELDS if k in row},
+        "parse_mode": parse_mode,
+        "gold": _gold(row),
+        **({"mode": _MODES.get(str(mode), mode)} if mode is not None else {}),
+        "usage": {"input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
+                  "cached_input_tokens": usage.get("cached_input_tokens", usage.get("cached_tokens"))},
+        "tool_calls": tool_call_counts(row.get("tool_calls", usage.get("tool_calls"))),
+        **{k: row.get(k, usage.get(k)) for k in ("turns", "cost_usd", "latency_s")},
+        "question": row.get("question") if isinstance(row.get("question"), str) else None,
+    }
+
+
 def _raw_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     messages = row.get("messages") or []
     answer = finish_answer(messages)
     failed = row.get("status") == "error" or str(row.get("stop_reason") or "").startswith("exception")
-    gold = row.get("label") if row.get("label") is not None else row.get("ground_truth")
     return {
         "status": "infra_error" if failed else "answered" if answer else "no_answer",
         "answer": answer,
-        "gold": gold,
-        "tool_calls": _tool_names(messages),
+        "gold": _gold(row),
+        "tool_calls": tool_call_counts(_tool_names(messages)),
         "turns": sum(m.get("role") == "assistant" for m in messages),
         "question": row.get("question") if isinstance(row.get("question"), str) else None,
     }
@@ -145,23 +220,27 @@ def _hierarchical_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def clinseek_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A reference row (any shape) in clinseek's row vocabulary, ready for the scorer's row reader.
+    """A row of any shape but the runner's own in clinseek's vocabulary (the ``ResultRow`` field names).
 
-    Returns ``qid``, ``run_index``, ``task``, ``task_type`` (``None`` when the row has none: the
-    multimodal rows), ``category`` (``None`` when absent), ``status`` (``answered`` /
-    ``no_answer`` / ``infra_error``: ``status: error`` or a ``stop_reason`` starting with
-    ``exception`` is an infrastructure error), ``answer`` (the last finish call's ``response``),
-    ``gold`` (``label``, else ``ground_truth``, ``gold_names`` or ``gold``, as released),
-    ``candidates``, ``tool_calls`` (names), ``turns``, ``question`` (its text, when present) and
-    ``reference_status`` (the row's own ``status``). An ``exported`` row gives its clinseek fields
-    back unchanged (:func:`from_reference_row`).
+    A reference row gives ``qid``, ``run_index``, ``task``, ``task_type`` (``None`` when the row has none:
+    the multimodal rows), ``category`` (``None`` when absent), ``status`` (``answered`` / ``no_answer`` /
+    ``infra_error``: ``status: error`` or a ``stop_reason`` starting with ``exception`` is an infrastructure
+    error), ``answer`` (the last finish call's ``response``), ``gold`` (``label``, else ``ground_truth``,
+    ``gold_names`` or ``gold``, as released), ``candidates``, ``tool_calls`` (counts by name), ``turns``,
+    ``question`` (its text, when present) and ``reference_status`` (the row's own ``status``). An
+    ``exported`` row gives its clinseek fields back unchanged (:func:`from_reference_row`). A row in
+    clinseek's vocabulary without ``schema_version`` (the ``clinseek`` shape, or none) keeps its fields,
+    with ``gold``, ``usage``, ``tool_calls``, ``turns``, ``cost_usd``, ``latency_s`` and ``mode`` in their
+    ``ResultRow`` forms (usage values ``None`` when not reported).
 
     Raises:
-        KeyError: the row has no ``qid``.
+        KeyError: the row has no ``qid``; TypeError: ``usage`` or ``tool_calls`` of the wrong type.
     """
     shape = row_format(row)
     if shape == "exported":
         return from_reference_row(row)
+    if shape in ("clinseek", None):
+        return {**_plain_fields(row), "qid": str(row["qid"])}
     fields = (_scored_fields(row) if shape == "scored" else _hierarchical_fields(row) if shape == "hierarchical"
               else _raw_fields(row))
     declared_type = row.get("task_type") or ("multimodal" if row.get("is_multimodal") else None)

@@ -10,7 +10,7 @@ opened, and the run manifests. ``clinseek report DIR... --out report.html`` call
 from ._assets_store import THUMBNAIL_PX, ImageTable, SharedTexts, encode_thumbnail
 from ._blobs import BLOB_TYPE, blob_element, decode_blob, encode_blob, json_for_html
 from ._browser import OUTCOMES, TrajectoryIndex, build_index, outcome, write_trajectories
-from ._inputs import ReportInputs, ReportSource, load_inputs, load_source, read_manifest, read_question_scores
+from ._inputs import ReportInputs, ReportSource, load_inputs, load_source, read_question_scores
 from ._plots import MODE_COLORS, tool_family
 from ._trajectory import row_payload, trajectory_steps
 from ._write import ReportStats, build_report, write_report
@@ -36,7 +36,6 @@ __all__ = [
     "load_inputs",
     "load_source",
     "outcome",
-    "read_manifest",
     "read_question_scores",
     "row_payload",
     "tool_family",

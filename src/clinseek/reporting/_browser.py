@@ -3,6 +3,7 @@ compact index (one entry per benchmark, model and question) the page filters and
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ..runner import ResultRow
+from ..records import ResultRow, decode_row
 from ..scoring import QuestionScore
 from ._assets_store import ImageTable, SharedTexts
 from ._blobs import blob_element
@@ -51,16 +52,19 @@ def outcome(question: QuestionScore) -> str:
 
 
 def _read_rows(path: Path, bad: list[str]) -> Iterable[ResultRow]:
+    """The rows of one results file through the records module (either layout, any schema version)."""
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield ResultRow.model_validate_json(line)
+                yield decode_row(json.loads(line))
             except ValidationError as err:
                 first = err.errors()[0]
                 where = ".".join(str(p) for p in first["loc"]) or "row"
                 bad.append(f"{path}:{number}: field {where!r}: {first['msg']}")
+            except ValueError as err:
+                bad.append(f"{path}:{number}: not a JSON object line ({err})")
 
 
 def write_trajectories(out: TextIO, files: Sequence[tuple[Path, Path]], run_keys: set[tuple[str, str, str]],
@@ -68,7 +72,7 @@ def write_trajectories(out: TextIO, files: Sequence[tuple[Path, Path]], run_keys
     """Write one blob per result row of ``files`` (``(results.jsonl, results root)`` pairs) to ``out``.
 
     Rows of runs not in ``run_keys`` are skipped (they belong to no scored run of the report); rows
-    that do not validate as :class:`~clinseek.runner.ResultRow` are listed in ``bad_rows``.
+    that do not validate as :class:`~clinseek.records.ResultRow` are listed in ``bad_rows``.
     """
     index = TrajectoryIndex()
     count = 0

@@ -3,7 +3,6 @@ result files (``results.jsonl``) and run manifests (``run_manifest.json``) under
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,11 +11,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import ReportError, ScoringError
-from ..runner import RunManifest
+from ..records import RunManifest, read_run_manifest
 from ..scoring import (
     PairedComparison,
     QuestionScore,
-    RunSummary,
+    RunScores,
     ScoreReport,
     SourceFormat,
     compare_questions,
@@ -49,8 +48,8 @@ class ReportInputs:
     """Everything a report shows, merged over its input folders (run keys are unique across them)."""
 
     sources: list[ReportSource]
-    runs: list[RunSummary]
-    """One ``RunSummary`` per (benchmark, mode, model), as ``summary.json`` holds it."""
+    runs: list[RunScores]
+    """One ``RunScores`` per (benchmark, mode, model), as ``summary.json`` holds it."""
     paired: list[PairedComparison]
     """Every paired comparison of the inputs' ``summary.json``, plus any agent − curated pair the
     report computed because its two modes came from different folders (see ``computed_pairs``)."""
@@ -182,18 +181,7 @@ def _check_fresh(scores: Path, results: Path, report: ScoreReport) -> None:
                           f"rescore first: clinseek score {shlex.quote(str(scored))} --out {shlex.quote(str(scores))}")
 
 
-def read_manifest(folder: Path) -> RunManifest | None:
-    """``run_manifest.json`` of one result folder, or ``None`` when it is absent or unreadable."""
-    path = folder / "run_manifest.json"
-    if not path.is_file():
-        return None
-    try:
-        return RunManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValidationError, ValueError):
-        return None
-
-
-def _run_key(summary: RunSummary) -> RunKey:
+def _run_key(summary: RunScores) -> RunKey:
     return (summary.benchmark, summary.mode, summary.model)
 
 
@@ -201,14 +189,14 @@ def _manifests(sources: Sequence[ReportSource]) -> dict[RunKey, RunManifest]:
     found: dict[RunKey, RunManifest] = {}
     for source in sources:
         for path in source.result_files:
-            manifest = read_manifest(path.parent)
+            manifest = read_run_manifest(path.parent)
             if manifest is not None:
                 found[(manifest.benchmark, manifest.mode, manifest.model)] = manifest
     return found
 
 
 def _missing_pairs(
-    runs: Sequence[RunSummary], paired: Sequence[PairedComparison], questions: Sequence[QuestionScore]
+    runs: Sequence[RunScores], paired: Sequence[PairedComparison], questions: Sequence[QuestionScore]
 ) -> list[PairedComparison]:
     """Agent − curated comparisons for (benchmark, model)s whose two modes no summary paired."""
     have = {(c.a, c.b) for c in paired}
@@ -237,7 +225,7 @@ def load_inputs(folders: Sequence[Path | str]) -> ReportInputs:
     if not folders:
         raise ReportError("no input folder given")
     sources: list[ReportSource] = []
-    runs: list[RunSummary] = []
+    runs: list[RunScores] = []
     paired: list[PairedComparison] = []
     questions: list[QuestionScore] = []
     notes: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ..scoring import PairedComparison, QuestionScore, RunSummary, card_tables
+from ..scoring import PairedComparison, QuestionScore, RunScores, card_tables
 from ._inputs import ReportInputs, RunKey
 from ._plots import (
     USAGE_METRICS,
@@ -32,7 +32,7 @@ class PageData:
 
     def __init__(self, inputs: ReportInputs) -> None:
         self.inputs = inputs
-        self.runs: dict[RunKey, RunSummary] = {(r.benchmark, r.mode, r.model): r for r in inputs.runs}
+        self.runs: dict[RunKey, RunScores] = {(r.benchmark, r.mode, r.model): r for r in inputs.runs}
         self.benches = sorted({r.benchmark for r in inputs.runs})
         self.pairs: dict[tuple[str, str], PairedComparison] = {}
         self.others: list[PairedComparison] = []

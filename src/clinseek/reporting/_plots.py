@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..agent import is_scripted_baseline
-from ..scoring import PairedComparison, QuestionScore, RunSummary, Usage
+from ..scoring import PairedComparison, QuestionScore, RunScores, RunUsage
 from ._svg import PALETTE, ForestRow, Series, bars, boxes, donut, forest, grouped_bars, scatter
 
 MODE_COLORS = {"curated": "#6c8ebf", "agent": "#e07b39"}
@@ -23,7 +23,7 @@ def mode_name(mode: str, model: str) -> str:
     return MODE_NAMES[mode]
 
 
-def category_f1_bars(curated: RunSummary | None, agent: RunSummary | None, title: str) -> str:
+def category_f1_bars(curated: RunScores | None, agent: RunScores | None, title: str) -> str:
     """Grouped bars of mean F1 per category, Curated Input beside ClinSeekAgent (one model, one benchmark)."""
     runs = [(mode, run) for mode, run in (("curated", curated), ("agent", agent)) if run is not None]
     categories = sorted({c for _, run in runs for c in run.per_category})
@@ -49,14 +49,14 @@ def tool_family(name: str) -> str:
     return name.split(".", 1)[0] if "." in name else "other"
 
 
-def tool_bars(run: RunSummary) -> str:
+def tool_bars(run: RunScores) -> str:
     """Calls per tool over all runs of one run key, most used first."""
     items = sorted(run.usage.tool_calls_by_name.items(), key=lambda kv: (-kv[1], kv[0]))
     return bars([(name, float(count)) for name, count in items], label=f"tool calls by tool, {run.model}",
                 color=MODE_COLORS["agent"])
 
 
-def family_donut(run: RunSummary) -> str:
+def family_donut(run: RunScores) -> str:
     """Share of tool calls per tool family (the paper's pie charts)."""
     counts: Counter[str] = Counter()
     for name, count in run.usage.tool_calls_by_name.items():
@@ -65,24 +65,24 @@ def family_donut(run: RunSummary) -> str:
     return donut(parts, label=f"tool calls by family, {run.model}")
 
 
-def _usage_values(questions: Sequence[QuestionScore], get: Callable[[Usage], float | None]) -> list[float]:
+def _usage_values(questions: Sequence[QuestionScore], get: Callable[[RunUsage], float | None]) -> list[float]:
     values = [get(run.usage) for q in questions for run in q.runs]
     return [float(v) for v in values if v is not None]
 
 
-def _tokens(usage: Usage) -> float | None:
+def _tokens(usage: RunUsage) -> float | None:
     if usage.input_tokens is None and usage.output_tokens is None:
         return None
     return float((usage.input_tokens or 0) + (usage.output_tokens or 0))
 
 
-USAGE_METRICS: dict[str, tuple[str, Callable[[Usage], float | None]]] = {
+USAGE_METRICS: dict[str, tuple[str, Callable[[RunUsage], float | None]]] = {
     "turns": ("assistant turns per run", lambda u: u.turns),
     "tokens": ("tokens per run (input + output)", _tokens),
     "cost": ("cost per run (USD)", lambda u: u.cost_usd),
     "latency": ("wall time per run (s)", lambda u: u.latency_s),
 }
-"""Usage distributions drawn as box plots: key → (axis title, value of one run)."""
+"""RunUsage distributions drawn as box plots: key → (axis title, value of one run)."""
 
 
 def usage_boxes(runs: dict[tuple[str, str, str], list[QuestionScore]], metric: str) -> str | None:
@@ -97,7 +97,7 @@ def usage_boxes(runs: dict[tuple[str, str, str], list[QuestionScore]], metric: s
     return boxes(rows, label=axis, axis=axis)
 
 
-def cost_scatter(runs: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
+def cost_scatter(runs: Sequence[RunScores]) -> tuple[str | None, list[str]]:
     """F1 (overall, micro) against mean cost per run (USD), one point per (model, mode) of one benchmark.
 
     Returns the chart (``None`` when no run reported a cost above $0) and the runs left out for lack of

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..runner import RunManifest
+from ..records import RunManifest
 from ..scoring import (
     DELTA_HEADER,
     TABLE3_HEADER,
@@ -15,7 +15,7 @@ from ..scoring import (
     GroupDelta,
     GroupStats,
     PairedComparison,
-    RunSummary,
+    RunScores,
     delta_cells,
     delta_text,
     pct,
@@ -33,7 +33,7 @@ def run_label(bench: str, mode: str, model: str) -> str:
     return f"{bench}/{mode}/{model}"
 
 
-def _f1_cell(run: RunSummary | None, group: str, stats: GroupStats | None, ci: bool = True) -> str:
+def _f1_cell(run: RunScores | None, group: str, stats: GroupStats | None, ci: bool = True) -> str:
     if run is None or stats is None:
         return '<td class="num na">–</td>'
     tip = ""
@@ -53,7 +53,7 @@ def _delta_cell(pair: PairedComparison | None, group: str, delta: GroupDelta | N
             f'{100 * delta.delta:+.1f} <span class="ci">[{pct(delta.ci_low)}, {pct(delta.ci_high)}]</span></td>')
 
 
-def _stats(run: RunSummary | None, group: str) -> GroupStats | None:
+def _stats(run: RunScores | None, group: str) -> GroupStats | None:
     if run is None:
         return None
     if group == "overall":
@@ -69,7 +69,7 @@ def _group(pair: PairedComparison | None, group: str) -> GroupDelta | None:
     return next((g for g in pair.groups if g.group == group), None)
 
 
-def headline_table(bench: str, models: Sequence[str], runs: dict[tuple[str, str, str], RunSummary],
+def headline_table(bench: str, models: Sequence[str], runs: dict[tuple[str, str, str], RunScores],
                    pairs: dict[tuple[str, str], PairedComparison]) -> str:
     """The paper's table for one benchmark: per model, Curated Input, ClinSeekAgent and Δ [95 % CI]
     for each task type, overall (micro, over questions) and macro (over categories)."""
@@ -91,7 +91,7 @@ def headline_table(bench: str, models: Sequence[str], runs: dict[tuple[str, str,
     return "".join(rows)
 
 
-def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[str, str, str], RunSummary],
+def _model_rows(bench: str, model: str, groups: Sequence[str], runs: dict[tuple[str, str, str], RunScores],
                 pair: PairedComparison | None) -> list[str]:
     """Curated Input, ClinSeekAgent and Δ rows of one model; the model's name spans them."""
     cells = []
@@ -148,7 +148,7 @@ def card_table_html(table: CardTable) -> str:
     return "".join(rows)
 
 
-def detail_table(curated: RunSummary | None, agent: RunSummary | None, pair: PairedComparison | None) -> str:
+def detail_table(curated: RunScores | None, agent: RunScores | None, pair: PairedComparison | None) -> str:
     """One model on one benchmark, group by group: n, both modes' F1, Δ with its bootstrap and t CIs,
     p (paired t), McNemar p, and the agent's unanswered and infrastructure-error counts."""
     base = agent or curated
@@ -214,7 +214,7 @@ def manifest_block(key: tuple[str, str, str], manifest: RunManifest | None) -> s
             f"<pre>{esc(json.dumps(data, indent=2))}</pre></details></details>")
 
 
-def agentehr_table(runs: Sequence[RunSummary]) -> str:
+def agentehr_table(runs: Sequence[RunScores]) -> str:
     """The paper's Table 3 for the AgentEHR-Bench runs: per task F1 and the average of the five Table 3
     tasks, one row per model and mode (``""`` when no AgentEHR-Bench run is in the report)."""
     rows = table3_rows(runs)

@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agent import CallRecord, ToolRecord
-from ..runner import ResultRow
+from ..records import CallRecord, ResultRow, ToolRecord
 from ._assets_store import ImageTable, SharedTexts
 
 Payload = dict[str, Any]
@@ -34,8 +33,8 @@ def _call(call: dict[str, Any]) -> Payload:
 
 
 def _call_facts(record: CallRecord) -> Payload:
-    return {"latency_s": record.latency_s, "input_tokens": record.input_tokens,
-            "output_tokens": record.output_tokens, "cached_tokens": record.cached_input_tokens,
+    return {"latency_s": record.latency_s, "input_tokens": record.usage.input_tokens,
+            "output_tokens": record.usage.output_tokens, "cached_tokens": record.usage.cached_input_tokens,
             "cost_usd": record.cost_usd, "stop_reason": record.stop_reason}
 
 

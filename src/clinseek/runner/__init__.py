@@ -7,18 +7,18 @@ reference's layout (``RunSettings.run.layout``); ``export_reference`` writes fin
 """
 
 from ..agent import Sources
+from ..records import ReadReport, ResultRow, RunManifest, read_results
 from ._cache import CachedModel, ResponseCache, cache_key
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor, message_record, question_row_fields, row_status
 from ._identity import question_hash, store_identity
 from ._knowledge import close_knowledge, open_knowledge_source, open_run_knowledge
-from ._manifest import RunManifest, config_hash, package_versions, safe_base_url, write_manifest
+from ._manifest import config_hash, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
 from ._reflayout import CLINSEEK_CODEC, REFERENCE_CODEC, ExportedRun, RowCodec, codec_for, export_reference
-from ._results import ReadReport, ResultsFile, RunLock, read_results
+from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
-from ._rows import ResultRow
 from ._run import ModeSummary, RunMode, RunSummary, model_slug, run_benchmark
 from ._secrets import redact_line
 from ._settings import ModelSettings, RunOptions, RunSettings

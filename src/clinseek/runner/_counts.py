@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ._rows import ResultRow
+from ..records import ResultRow
 
 
 @dataclass(slots=True)

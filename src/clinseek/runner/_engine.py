@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 
 from ..errors import StoreError
+from ..records import ResultRow
 from ._counts import RowCounts
 from ._progress import Progress
 from ._results import ResultsFile
-from ._rows import ResultRow
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,10 @@ from ..agent import (
 from ..bench import episode_key
 from ..episode import StoreReader, build_episode, open_store
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
+from ..records import ResultRow, Status
 from ..tools import BROWSER_TOOLS, ToolContext
 from ._engine import Job
 from ._identity import question_hash
-from ._rows import ResultRow, Status
 
 if TYPE_CHECKING:
     from ..bench import InvalidRow, Question

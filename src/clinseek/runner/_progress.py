@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 
-from ._rows import ResultRow
+from ..records import ResultRow
 
 _REFRESH_PER_S = 2.0
 """Redraws of the live bar per second (rich's default is 10): each redraw holds the interpreter lock

@@ -31,6 +31,7 @@ import anyio
 
 from ..errors import ClinseekError, import_optional
 from ..models import ChatModel
+from ..records import ResultRow
 from ..tools import IMAGE_TOOLS
 from ._counts import RowCounts
 from ._engine import Job, store_failure
@@ -38,7 +39,6 @@ from ._execute import Executor
 from ._progress import Progress
 from ._ray_worker import EpisodeWorker, GroupSpec, LimiterActor, WorkerSpec, worker_settings
 from ._results import ResultsFile
-from ._rows import ResultRow
 from ._settings import RunSettings
 from ._stage import StagedStore, stage_chunks
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..models import ChatModel, GenerateConfig, Message, ModelResponse, TokenCounter
+from ..records import ResultRow
 from ._engine import Job
 from ._retry import ProviderLimiter, ResilientModel
 from ._routing import routed
-from ._rows import ResultRow
 from ._stage import StagedStore, check_worker_store, materialize
 
 if TYPE_CHECKING:

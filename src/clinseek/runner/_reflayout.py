@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ..errors import ClinseekError
-from ..refformat import default_split, from_reference_row, reference_results_dir, to_reference_row
-from ._rows import ResultRow
+from ..records import ResultRow, decode_row
+from ..refformat import default_split, reference_results_dir, to_reference_row
 
 LayoutName = Literal["clinseek", "reference"]
 
@@ -37,23 +37,9 @@ def _encode_reference(row: ResultRow) -> str:
     return json.dumps(to_reference_row(row.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
 
 
-def _decode_reference(obj: Any) -> ResultRow:
-    """A row written by :func:`_encode_reference` (or a plain clinseek row) as a :class:`ResultRow`.
-
-    Raises:
-        ValueError: not a JSON object (ValidationError when the fields do not validate).
-    """
-    if not isinstance(obj, dict):
-        raise ValueError("expected a JSON object")
-    if "clinseek_status" not in obj:
-        return ResultRow.model_validate(obj)
-    fields = from_reference_row(obj)
-    return ResultRow.model_validate({k: v for k, v in fields.items() if k in ResultRow.model_fields})
-
-
-CLINSEEK_CODEC = RowCodec(encode=lambda row: row.model_dump_json(), decode=ResultRow.model_validate)
+CLINSEEK_CODEC = RowCodec(encode=lambda row: row.model_dump_json(), decode=decode_row)
 """clinseek's own rows (the default)."""
-REFERENCE_CODEC = RowCodec(encode=_encode_reference, decode=_decode_reference)
+REFERENCE_CODEC = RowCodec(encode=_encode_reference, decode=decode_row)
 """Rows in the reference's shape with clinseek's fields beside (read back exactly)."""
 
 

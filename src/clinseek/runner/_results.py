@@ -2,51 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-from pydantic import ValidationError
 
 from ..errors import ClinseekError
+from ..records import ResultRow, read_results
 from ._reflayout import CLINSEEK_CODEC, RowCodec
-from ._rows import ResultRow
 from ._secrets import redact_line, secret_values
-
-
-@dataclass(frozen=True, slots=True)
-class ReadReport:
-    """What :func:`read_results` found in a results file."""
-
-    rows: list[ResultRow]
-    torn_lines: int
-    """Lines that were not a complete valid row (a run killed mid-write leaves at most one)."""
-
-
-def read_results(path: Path, decode: Callable[[Any], ResultRow] = ResultRow.model_validate) -> ReadReport:
-    """Read every valid row of ``path``; a torn or invalid line is counted and skipped, never fatal.
-
-    ``decode`` turns a parsed line into a row (the reference layout's codec reads its rows back).
-    Returns an empty report when the file does not exist.
-    """
-    if not path.exists():
-        return ReadReport(rows=[], torn_lines=0)
-    rows: list[ResultRow] = []
-    torn = 0
-    with path.open("rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                torn += 1  # the process died before the newline: the row is incomplete
-                continue
-            try:
-                rows.append(decode(json.loads(raw)))
-            except (ValueError, ValidationError):
-                torn += 1
-    return ReadReport(rows=rows, torn_lines=torn)
 
 
 class ResultsFile:
@@ -111,7 +75,7 @@ class ResultsFile:
         Raises:
             ClinseekError: the file holds rows of another run configuration.
         """
-        report = read_results(self.path, self._codec.decode)
+        report = read_results(self.path)  # rows of either layout and any schema version
         others = {r.config_hash for r in report.rows} - {config_hash}
         if others:
             raise ClinseekError(

@@ -23,8 +23,8 @@ from ..models import (
     accepts_images,
     preflight,
 )
+from ..records import ResultRow
 from ._engine import Job
-from ._rows import ResultRow
 
 _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 """The routing key (qid) of the job whose model calls run in this context; ``None`` outside a job."""

@@ -35,6 +35,7 @@ from ..models import (
     get_model,
     preflight,
 )
+from ..records import RunManifest
 from ..refformat import reference_results_dir
 from ..tools import BROWSER_TOOLS
 from ._cache import CachedModel, ResponseCache
@@ -49,7 +50,7 @@ from ._knowledge import (
     open_run_knowledge,
     wants_browser,
 )
-from ._manifest import RunManifest, config_hash, git_commit, package_versions, safe_base_url, write_manifest
+from ._manifest import config_hash, git_commit, package_versions, safe_base_url, write_manifest
 from ._progress import Progress
 from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock

@@ -10,6 +10,7 @@ McNemar). Categories are the dataset card's, in its order (``category_for``); ca
 reported in its own column, and the reference's rules (``--scorer reference``) in theirs.
 """
 
+from ..records import Mode, Status
 from ._aggregate import group_stats, score_questions, strict_view, summarize_run, usage_stats
 from ._card import (
     CardCell,
@@ -33,7 +34,7 @@ from ._categories import (
 from ._discover import FORMAT_NAMES, Discovery, Layout, ResultSource, SourceFormat, discover
 from ._judge import JudgeModel, apply_verdicts, chat_model_judge, judge_messages, judge_rows, parse_verdict
 from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
-from ._model import AnswerType, Mode, Route, SampleScore, ScoreInput, Status, TaskType, Usage
+from ._model import AnswerType, Route, RunUsage, SampleScore, ScoreInput, TaskType
 from ._multimodal import single_route
 from ._normalize import gold_items, label_strings, normalize_set, normalize_text
 from ._numbers import parse_number
@@ -53,13 +54,13 @@ from ._pipeline import (
     compare_paths,
     find_results,
     judge_scored,
-    load_inputs,
+    load_score_inputs,
     read_sources,
     results_fingerprints,
     score_path,
     write_scores,
 )
-from ._read import RESULT_FIELDS, read_expected, read_results, score_input_from_row
+from ._read import RESULT_FIELDS, read_expected, read_score_inputs, score_input, score_input_from_row
 from ._reference import read_reference_results, reference_run_key
 from ._refscore import Embed, ReferenceRules, ReferenceScorer, reference_set_f1
 from ._render import (
@@ -81,7 +82,7 @@ from ._summary_model import (
     GroupStats,
     PairedComparison,
     QuestionScore,
-    RunSummary,
+    RunScores,
     ScoreReport,
     SourceRead,
     UsageStats,
@@ -118,7 +119,8 @@ __all__ = [
     "ReferenceScorer",
     "ResultSource",
     "Route",
-    "RunSummary",
+    "RunScores",
+    "RunUsage",
     "SampleScore",
     "ScoreInput",
     "ScoreReport",
@@ -130,7 +132,6 @@ __all__ = [
     "Status",
     "Table3Row",
     "TaskType",
-    "Usage",
     "UsageStats",
     "Vocabulary",
     "apply_verdicts",
@@ -159,7 +160,7 @@ __all__ = [
     "judge_rows",
     "judge_scored",
     "label_strings",
-    "load_inputs",
+    "load_score_inputs",
     "load_vocabulary",
     "mcnemar_p",
     "normalize_set",
@@ -171,12 +172,13 @@ __all__ = [
     "pct",
     "read_expected",
     "read_reference_results",
-    "read_results",
+    "read_score_inputs",
     "read_sources",
     "reference_run_key",
     "reference_set_f1",
     "results_fingerprints",
     "sample_route",
+    "score_input",
     "score_input_from_row",
     "score_path",
     "score_questions",

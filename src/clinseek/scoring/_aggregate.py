@@ -14,7 +14,7 @@ from ._model import SampleScore, ScoredStatus, ScoreInput
 from ._paired import shown_t_interval
 from ._refscore import ReferenceScorer
 from ._score import score_sample
-from ._summary_model import GroupStats, QuestionScore, RunSummary, UsageStats
+from ._summary_model import GroupStats, QuestionScore, RunScores, UsageStats
 
 RunKey = tuple[str, str, str]
 
@@ -218,7 +218,7 @@ def _total(values: Iterable[int | None]) -> int | None:
     return sum(items) if items else None
 
 
-def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
+def summarize_run(questions: Sequence[QuestionScore]) -> RunScores:
     """Summary of one run key's questions: overall (micro), macro over categories, groups, usage.
 
     Raises:
@@ -233,7 +233,7 @@ def summarize_run(questions: Sequence[QuestionScore]) -> RunSummary:
     parse_modes: dict[str, int] = defaultdict(int)
     for sample in (s for q in questions for s in q.runs if s.status == "answered"):
         parse_modes[sample.parse_mode or "unrecorded"] += 1
-    return RunSummary(
+    return RunScores(
         benchmark=first.benchmark,
         mode=first.mode,
         model=first.model,

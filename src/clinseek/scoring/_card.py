@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._categories import card_sorted, category_title
-from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunSummary
+from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunScores
 
 OVERALL = "overall"
 
@@ -53,7 +53,7 @@ class CardTable:
     rows: list[CardRow]
 
 
-def _stats(run: RunSummary | None, group: str) -> GroupStats | None:
+def _stats(run: RunScores | None, group: str) -> GroupStats | None:
     if run is None:
         return None
     return run.overall if group == OVERALL else run.per_category.get(group.removeprefix("category:"))
@@ -63,7 +63,7 @@ def _delta(pair: PairedComparison | None, group: str) -> GroupDelta | None:
     return None if pair is None else next((g for g in pair.groups if g.group == group), None)
 
 
-def card_tables(runs: Sequence[RunSummary], paired: Sequence[PairedComparison]) -> list[CardTable]:
+def card_tables(runs: Sequence[RunScores], paired: Sequence[PairedComparison]) -> list[CardTable]:
     """One :class:`CardTable` per benchmark of ``runs`` (sorted), models sorted, categories in card order.
 
     ``paired`` supplies Δ: the agent − curated comparison labelled ``<bench>/agent/<model>`` vs

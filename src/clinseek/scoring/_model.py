@@ -7,16 +7,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bench import TaskType as TaskType
+from ..records import Mode, Status
 
-Mode = Literal["agent", "curated"]
-Status = Literal["answered", "no_answer", "infra_error", "invalid_input"]
 AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list", "set", "binary"]
 Route = Literal["binary", "set", "yes_no", "count", "datetime", "id", "name"]
 ScoredStatus = Literal["answered", "no_answer", "infra_error", "missing", "invalid_input"]
 
 
-class Usage(BaseModel):
-    """Token, cost and time accounting of one run of one question (``None`` = not reported)."""
+class RunUsage(BaseModel):
+    """What one run of one question used, as the scorer reports it: turns, tool calls, tokens (from the row's
+    ``clinseek.records.Usage``), cost and time (``None`` = not reported)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -29,7 +29,8 @@ class Usage(BaseModel):
     output_tokens: int | None = None
     """Completion tokens (reasoning included) summed over the run's model calls."""
     cached_tokens: int | None = None
-    """Prompt tokens served from the provider's cache."""
+    """Prompt tokens served from the provider's cache (the row's ``usage.cached_input_tokens``; this name is
+    kept so that ``per_question.jsonl`` files written before stay readable)."""
     cost_usd: float | None = None
     """Cost in US dollars, or ``None`` when the provider did not report it."""
     latency_s: float | None = None
@@ -44,7 +45,7 @@ class Usage(BaseModel):
 class ScoreInput(BaseModel):
     """The scorer's view of one result row: one run of one question by one model in one mode.
 
-    Built by :func:`~clinseek.scoring.read_results` (runner rows) or
+    Built by :func:`~clinseek.scoring.read_score_inputs` (clinseek's layout) or
     :func:`~clinseek.scoring.read_reference_results` (the reference's result layouts).
     """
 
@@ -82,7 +83,7 @@ class ScoreInput(BaseModel):
     leave it to ``task_type`` and the gold's length (see ``sample_route``)."""
     candidates: list[str] | None = None
     """The question's allowed answers, when the manifest gives them."""
-    usage: Usage = Field(default_factory=Usage)
+    usage: RunUsage = Field(default_factory=RunUsage)
     """Turns, tool calls, tokens, cost and latency of the run."""
     question_hash: str | None = None
     """What question the row answers (the runner's ``question_hash``: qids are positions that every
@@ -125,7 +126,7 @@ class SampleScore(BaseModel):
     f1_reference: float | None = None
     """F1 by the reference's rules (``--scorer reference``), beside ``f1``, never mixed in; ``None``
     when they were not asked for."""
-    usage: Usage = Field(default_factory=Usage)
+    usage: RunUsage = Field(default_factory=RunUsage)
     """The run's usage, copied from its :class:`ScoreInput`."""
     parse_mode: str | None = None
     """How the run's answer was read, copied from its :class:`ScoreInput`."""

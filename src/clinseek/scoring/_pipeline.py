@@ -18,11 +18,11 @@ from ._discover import Layout, ResultSource, SourceFormat, discover
 from ._judge import JudgeModel, apply_verdicts, judge_rows
 from ._model import ScoreInput
 from ._paired import OnChanged, compare_questions
-from ._read import read_results
+from ._read import read_score_inputs
 from ._reference import read_reference_results
 from ._refscore import ReferenceRules, ReferenceScorer
 from ._render import summary_markdown
-from ._summary_model import PairedComparison, QuestionScore, RunSummary, ScoreReport, SourceRead
+from ._summary_model import PairedComparison, QuestionScore, RunScores, ScoreReport, SourceRead
 
 Scorer = Literal["clinseek", "reference"]
 logger = logging.getLogger("clinseek.scoring")
@@ -93,10 +93,10 @@ def read_sources(
 def _read_source(source: ResultSource, path: Path, bad_rows: list[ScoringError] | None) -> list[ScoreInput]:
     if source.is_reference:
         return read_reference_results(path, bad_rows=bad_rows, run_key=source.run_key)
-    return read_results(path, bad_rows=bad_rows)
+    return read_score_inputs(path, bad_rows=bad_rows)
 
 
-def load_inputs(root: Path, layout: Layout = "auto", bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
+def load_score_inputs(root: Path, layout: Layout = "auto", bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
     """Every score input under ``root`` (see :func:`read_sources`); bad rows go to ``bad_rows``."""
     return read_sources(root, layout, bad_rows)[0]
 
@@ -319,7 +319,7 @@ def card_tables_of(
     Raises:
         ScoringError: a folder cannot be scored, or two folders hold the same run (benchmark, mode, model).
     """
-    runs: list[RunSummary] = []
+    runs: list[RunScores] = []
     paired: list[PairedComparison] = []
     seen: dict[tuple[str, str, str], Path | str] = {}
     for i, path in enumerate(paths):

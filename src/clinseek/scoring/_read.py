@@ -10,8 +10,10 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from ..errors import ScoringError
+from ..records import ResultRow, decode_row
+from ..refformat import MODE_DIRS, clinseek_fields
 from ._categories import category_for, task_type_for
-from ._model import AnswerType, ScoreInput, Usage
+from ._model import AnswerType, RunUsage, ScoreInput
 from ._normalize import gold_items, label_strings
 
 RESULT_FIELDS: tuple[str, ...] = (
@@ -38,9 +40,9 @@ RESULT_FIELDS: tuple[str, ...] = (
     "question_hash",
     "parse_mode",
 )
-"""Fields :func:`read_results` reads from a runner row; any other field is ignored."""
+"""Fields :func:`read_score_inputs` reads from a result row; any other field is ignored."""
 
-_MODES = {"agent": "agent", "agentic": "agent", "curated": "curated", "oneshot": "curated"}
+_ROW_FIELDS = set(RESULT_FIELDS)
 
 
 def row_error(path: Path, line: int, field: str | None, problem: str) -> ScoringError:
@@ -71,107 +73,85 @@ def _fail(err: ScoringError, bad_rows: list[ScoringError] | None) -> None:
     bad_rows.append(err)
 
 
-def tool_call_counts(value: object) -> dict[str, int]:
-    """``tool_calls`` as {name: count}: accepts a dict of counts, a list of names, or a total int."""
-    if value is None:
-        return {}
-    if isinstance(value, bool):
-        raise TypeError("expected a dict of counts, a list of names or an int")
-    if isinstance(value, int):
-        return {"(unnamed)": value} if value else {}
-    if isinstance(value, Mapping):
-        return {str(k): int(v) for k, v in value.items()}
-    if isinstance(value, list):
-        counts: dict[str, int] = {}
-        for name in value:
-            key = name.get("name", "(unnamed)") if isinstance(name, Mapping) else str(name)
-            counts[str(key)] = counts.get(str(key), 0) + 1
-        return counts
-    raise TypeError(f"expected a dict of counts, a list of names or an int, got {type(value).__name__}")
-
-
-def _usage(row: Mapping[str, Any]) -> Usage:
-    usage = row.get("usage") or {}
-    if not isinstance(usage, Mapping):
-        raise TypeError("usage must be an object")
-    return Usage(
-        turns=row.get("turns", usage.get("turns")),
-        tool_calls=tool_call_counts(row.get("tool_calls", usage.get("tool_calls"))),
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
-        cached_tokens=usage.get("cached_tokens", usage.get("cached_input_tokens")),
-        cost_usd=row.get("cost_usd", usage.get("cost_usd")),
-        latency_s=row.get("latency_s", usage.get("latency_s")),
-    )
-
-
-def _answer(row: Mapping[str, Any]) -> list[str] | None:
+def _answer(fields: Mapping[str, Any]) -> list[str] | None:
     """``answer`` plus ``invalid_answer`` (items outside the candidates still count against the
     answer: they lower precision and break the single-label rule); ``None`` when both are absent."""
-    answer, invalid = row.get("answer"), row.get("invalid_answer") or []
+    answer, invalid = fields.get("answer"), fields.get("invalid_answer") or []
     if answer is None and not invalid:
         return None
     return label_strings(answer) + label_strings(invalid)
 
 
-def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
-    """Pick the fields of :data:`RESULT_FIELDS` from one runner row.
-
-    ``defaults`` supplies ``benchmark``, ``mode`` and ``model`` when the row lacks them (from
-    ``run_manifest.json`` or the directory layout). ``gold`` falls back to ``label`` then
-    ``ground_truth``; ``task_type``, when absent, comes from the task (``task_type_for``); the
-    category is the card category ``category_for`` gives (declared, else from the task, else from
-    an EHRXQA ``question``); ``mode`` also accepts the reference's ``agentic``/``oneshot``. Gold goes through :func:`gold_items` (``gold_aliases``, a list of
-    alias lists parallel to ``gold``, overrides the aliases it finds); answers and candidates go
-    through :func:`label_strings`; ``invalid_answer`` items are scored with the answer.
-
-    Raises:
-        ValueError, TypeError or ValidationError naming the bad field (the caller adds file/line).
-    """
-    gold_value = next((row[k] for k in ("gold", "label", "ground_truth") if row.get(k) is not None), None)
-    gold, aliases = gold_items(gold_value)
-    if not gold and row.get("status") != "invalid_input":  # a row that never ran may carry no gold
-        raise ValueError("field 'gold': empty or absent; a question needs at least one gold label")
-    if row.get("gold_aliases"):
-        aliases = [label_strings(a) for a in row["gold_aliases"]]
-    mode = row.get("mode", defaults.get("mode"))
-    answer = _answer(row)
-    task = row["task"]
-    if not isinstance(task, str) or not task:
-        raise ValueError(f"field 'task': expected a task name, got {task!r}")
-    question = row.get("question")
-    return ScoreInput(
-        qid=str(row["qid"]),
-        run_index=int(row.get("run_index") or 0),
-        benchmark=str(row.get("benchmark", defaults.get("benchmark", "unknown"))),
-        task=task,
-        task_type=task_type_for(task, row.get("task_type")),
-        category=category_for(task, row.get("category"), question=question if isinstance(question, str) else None,
-                              gold=gold),
-        mode=_MODES.get(str(mode), mode),
-        model=str(row.get("model", defaults.get("model", "unknown"))),
-        status=row["status"],
-        answer=answer,
-        gold=gold,
-        gold_aliases=aliases,
-        answer_type=row.get("answer_type"),
-        candidates=None if row.get("candidates") is None else label_strings(row["candidates"]),
-        usage=_usage(row),
-        question_hash=row.get("question_hash"),
-        parse_mode=_parse_mode(row),
+def _run_usage(fields: Mapping[str, Any]) -> RunUsage:
+    usage = fields.get("usage") or {}
+    return RunUsage(
+        turns=fields.get("turns"), tool_calls=dict(fields.get("tool_calls") or {}),
+        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        cached_tokens=usage.get("cached_input_tokens"), cost_usd=fields.get("cost_usd"),
+        latency_s=fields.get("latency_s"),
     )
 
 
-_FORMAT_STOPS = {"finish_tool_call": "finish_call", "answer_block": "answer_tag"}
+def _from_fields(fields: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
+    """A score input from a row in clinseek's vocabulary (``ResultRow`` field names, any of them absent).
+
+    ``defaults`` supplies ``benchmark``, ``mode`` and ``model`` when the row lacks them; ``task_type``,
+    when absent, comes from the task (``task_type_for``); the category is the card category
+    ``category_for`` gives (declared, else from the task, else from an EHRXQA ``question``). Gold goes
+    through :func:`gold_items` (``gold_aliases``, a list of alias lists parallel to ``gold``, overrides
+    the aliases it finds); answers and candidates go through :func:`label_strings`.
+    """
+    gold, aliases = gold_items(fields.get("gold"))
+    if not gold and fields.get("status") != "invalid_input":  # a row that never ran may carry no gold
+        raise ValueError("field 'gold': empty or absent; a question needs at least one gold label")
+    if fields.get("gold_aliases"):
+        aliases = [label_strings(a) for a in fields["gold_aliases"]]
+    task = fields["task"]
+    if not isinstance(task, str) or not task:
+        raise ValueError(f"field 'task': expected a task name, got {task!r}")
+    question = fields.get("question")
+    return ScoreInput(
+        qid=str(fields["qid"]),
+        run_index=int(fields.get("run_index") or 0),
+        benchmark=str(fields.get("benchmark") or defaults.get("benchmark", "unknown")),
+        task=task,
+        task_type=task_type_for(task, fields.get("task_type")),
+        category=category_for(task, fields.get("category"), question=question if isinstance(question, str) else None,
+                              gold=gold),
+        mode=fields.get("mode") or defaults.get("mode"),  # type: ignore[arg-type]
+        model=str(fields.get("model") or defaults.get("model", "unknown")),
+        status=fields["status"],
+        answer=_answer(fields),
+        gold=gold,
+        gold_aliases=aliases,
+        answer_type=fields.get("answer_type"),
+        candidates=None if fields.get("candidates") is None else label_strings(fields["candidates"]),
+        usage=_run_usage(fields),
+        question_hash=fields.get("question_hash"),
+        parse_mode=fields.get("parse_mode"),
+    )
 
 
-def _parse_mode(row: Mapping[str, Any]) -> str | None:
-    """The row's ``parse_mode``; for runner rows written before it existed, the strict mode their
-    ``stop_reason`` implies (``finish_tool_call`` → ``finish_call``, ``answer_block`` → ``answer_tag``)."""
-    mode = row.get("parse_mode")
-    if mode is None and row.get("status") == "answered":
-        mode = _FORMAT_STOPS.get(str(row.get("stop_reason")))
-    return None if mode is None else str(mode)
+def score_input(row: ResultRow) -> ScoreInput:
+    """The scorer's view of one row the runner wrote (the fields of :data:`RESULT_FIELDS`)."""
+    return _from_fields(row.model_dump(mode="json", include=_ROW_FIELDS), {})
+
+
+def score_input_from_row(row: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
+    """The scorer's view of one parsed line of a results file, whatever wrote it.
+
+    A row with ``schema_version`` (or ``clinseek_status``: the runner's rows in the reference's layout)
+    is a ``clinseek.records.ResultRow`` and is read as one (older versions upgraded); any other row goes
+    through the one reference adapter (``clinseek.refformat.clinseek_fields``: the reference's shapes,
+    and rows in clinseek's vocabulary written by hand or another harness). ``defaults`` supplies
+    ``benchmark``, ``mode`` and ``model`` when such a row lacks them.
+
+    Raises:
+        ValueError, TypeError, KeyError or ValidationError naming the bad field (the caller adds file/line).
+    """
+    if "schema_version" in row or "clinseek_status" in row:
+        return score_input(decode_row(row))
+    return _from_fields(clinseek_fields(row), defaults)
 
 
 def _problem(err: Exception) -> tuple[str | None, str]:
@@ -188,7 +168,8 @@ def path_defaults(path: Path) -> dict[str, str]:
     """``benchmark``/``mode``/``model`` for a results file: ``run_manifest.json`` beside it, else
     the layout ``<benchmark>/<mode>/<model-slug>/results.jsonl``."""
     parts = path.resolve().parts
-    defaults = {"benchmark": parts[-4], "mode": parts[-3], "model": parts[-2]} if len(parts) >= 4 else {}
+    mode = {folder: mode for mode, folder in MODE_DIRS.items()}.get(parts[-3], parts[-3]) if len(parts) >= 4 else ""
+    defaults = {"benchmark": parts[-4], "mode": mode, "model": parts[-2]} if len(parts) >= 4 else {}
     manifest = path.with_name("run_manifest.json")
     if manifest.is_file():
         try:
@@ -200,15 +181,13 @@ def path_defaults(path: Path) -> dict[str, str]:
     return defaults
 
 
-def read_results(path: Path | str, *, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
-    """Read a runner ``results.jsonl`` (one JSON object per line) into score inputs.
+def read_score_inputs(path: Path | str, *, bad_rows: list[ScoringError] | None = None) -> list[ScoreInput]:
+    """Read a ``results.jsonl`` in clinseek's layout (one JSON object per line) into score inputs.
 
-    Expected row fields: ``qid``, ``run_index``, ``task``, ``task_type``, ``category``,
-    ``mode``, ``model``, ``status``, ``answer``, ``invalid_answer``, ``gold``, ``gold_aliases``,
-    ``candidates``, ``answer_type``,
-    ``usage`` {``input_tokens``, ``output_tokens``, ``cached_tokens``}, ``tool_calls``
-    ({name: count}), ``turns``, ``cost_usd``, ``latency_s`` (and optionally ``benchmark``).
-    Missing ``benchmark``/``mode``/``model`` come from :func:`path_defaults`.
+    Rows the runner wrote are read as ``clinseek.records.ResultRow`` (any schema version); other rows in
+    clinseek's vocabulary through the reference adapter (:func:`score_input_from_row`; the fields of
+    :data:`RESULT_FIELDS`, docs/scoring.md). Missing ``benchmark``/``mode``/``model`` come from
+    :func:`path_defaults`.
 
     Raises:
         ScoringError: naming file, line and field of the first bad row; when ``bad_rows`` is a
@@ -275,7 +254,7 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
     out: list[ScoreInput] = []
     for row_no, row in items:
         try:
-            fields = {"status": "no_answer", **{k: v for k, v in row.items() if k != "answer"}}
+            fields = {"status": "no_answer", **{k: v for k, v in row.items() if k not in ("answer", "schema_version")}}
             out.append(score_input_from_row(fields, defaults))
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             field, problem = _problem(err)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ScoringError
-from ..refformat import clinseek_fields, path_run_key
+from ..refformat import path_run_key
 from ._model import ScoreInput
 from ._read import _fail, _problem, iter_jsonl, row_error, score_input_from_row
 
@@ -48,8 +48,8 @@ def read_reference_results(
     out: list[ScoreInput] = []
     for line_no, row in iter_jsonl(path, bad_rows):
         try:
-            fields = {**clinseek_fields(row), "benchmark": bench, "mode": mode, "model": model}
-            out.append(score_input_from_row(fields, {}))
+            key = {"benchmark": bench, "mode": mode, "model": model}  # the layout's run key wins over the row's
+            out.append(score_input_from_row(row, key).model_copy(update=key))
         except (KeyError, TypeError, ValueError) as err:
             field, problem = _problem(err)
             _fail(row_error(path, line_no, field, problem), bad_rows)

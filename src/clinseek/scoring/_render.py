@@ -8,7 +8,7 @@ from ._card import card_markdown, card_tables
 from ._categories import category_title
 from ._discover import FORMAT_NAMES
 from ._paired import T_MIN_N
-from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunSummary, ScoreReport
+from ._summary_model import GroupDelta, GroupStats, PairedComparison, RunScores, ScoreReport
 
 
 def pct(value: float | None) -> str:
@@ -102,7 +102,7 @@ _STATS_HEADER = [
 ]
 
 
-def _run_md(run: RunSummary) -> list[str]:
+def _run_md(run: RunScores) -> list[str]:
     rows = [_stats_row("overall (micro)", run.overall)]
     rows += [_stats_row(f"type: {k}", g) for k, g in run.per_task_type.items()]
     rows += [_stats_row(f"category: {category_title(k)}", g) for k, g in run.per_category.items()]
@@ -121,7 +121,7 @@ def _run_md(run: RunSummary) -> list[str]:
             column_legend(_STATS_HEADER) + ".", ""]
 
 
-def parse_modes_line(run: RunSummary) -> str:
+def parse_modes_line(run: RunScores) -> str:
     """How the run's answers were read, and (``--strict``) the strict scores beside the main ones."""
     modes = ", ".join(f"{mode} {n}" for mode, n in run.parse_modes.items()) or "none"
     line = f"Answered runs by parse mode: {modes}."
@@ -158,7 +158,7 @@ def scorer_cells(name: str, g: GroupStats) -> list[str]:
     return [name, str(g.n_questions), pct(g.f1), str(g.n_reference), pct(g.f1_reference), diff]
 
 
-def scorer_rows(run: RunSummary) -> list[list[str]]:
+def scorer_rows(run: RunScores) -> list[list[str]]:
     """Per category (card order and names), then overall: :func:`scorer_cells`."""
     rows = [scorer_cells(category_title(k), g) for k, g in run.per_category.items()]
     return [*rows, scorer_cells("Overall", run.overall)]

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._model import Mode, SampleScore, ScoredStatus, TaskType
+from ..records import Mode
+from ._model import SampleScore, ScoredStatus, TaskType
 
 
 class QuestionScore(BaseModel):
@@ -108,7 +109,7 @@ class UsageStats(BaseModel):
     latency_s_p95: float | None
 
 
-class RunSummary(BaseModel):
+class RunScores(BaseModel):
     """Everything measured about one run key (benchmark, mode, model)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -209,7 +210,7 @@ class ScoreReport(BaseModel):
     layout: Literal["clinseek", "reference", "mixed"]
     """What was read: only clinseek's rows, only the reference's formats, or both."""
     score_infra_errors: bool
-    runs: list[RunSummary]
+    runs: list[RunScores]
     paired: list[PairedComparison]
     """Agent − curated for every (benchmark, model) scored in both modes."""
     judge_model: str | None = None

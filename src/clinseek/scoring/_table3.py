@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..bench import AGENTEHR_TABLE3_TASKS, AGENTEHR_TASKS
 from ._render import pct
-from ._summary_model import RunSummary
+from ._summary_model import RunScores
 
 AGENTEHR_BENCHMARKS = ("agentehr-bench", "agent_ehr_bench")
 """Benchmark names of AgentEHR-Bench runs: clinseek's, and the reference layout's folder name."""
@@ -37,7 +37,7 @@ class Table3Row(BaseModel):
     """Mean of the five Table 3 tasks' F1 (``None`` unless all five were scored)."""
 
 
-def table3_rows(runs: Sequence[RunSummary]) -> list[Table3Row]:
+def table3_rows(runs: Sequence[RunScores]) -> list[Table3Row]:
     """The Table 3 rows of the AgentEHR-Bench runs among ``runs`` (others are ignored), in input order."""
     rows = []
     for run in runs:
@@ -64,7 +64,7 @@ def table3_cells(row: Table3Row) -> list[str]:
             *(pct(row.f1[t]) for t in extra)]
 
 
-def table3_markdown(runs: Sequence[RunSummary]) -> list[str]:
+def table3_markdown(runs: Sequence[RunScores]) -> list[str]:
     """The Table 3 section of ``summary.md`` (no lines when no AgentEHR-Bench run was scored)."""
     rows = table3_rows(runs)
     if not rows:

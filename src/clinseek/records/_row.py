@@ -1,12 +1,23 @@
-"""The on-disk result row: one line of ``results.jsonl`` per (qid, run_index) of a run."""
+"""The on-disk result row: one line of ``results.jsonl`` per (qid, run_index) of a run, versioned.
+
+Schema versions: 1 (calls carried ``input_tokens``, ``output_tokens`` and ``cached_input_tokens`` as
+fields of their own; the oldest rows have no ``parse_mode``) and 2 (each call carries a :class:`Usage`, the one shape of token counts). A row
+of an older version is upgraded when it is read; rows are always written at :data:`SCHEMA_VERSION`.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..agent import CallRecord, ToolRecord, UsageTotals
+from ..refformat import implied_parse_mode
+from ._calls import CallRecord, ToolRecord
+from ._usage import Usage
+
+SCHEMA_VERSION: Final = 2
+"""The version of the rows clinseek writes (see the module docstring)."""
+_CALL_TOKENS = ("input_tokens", "output_tokens", "cached_input_tokens")
 
 Status = Literal["answered", "no_answer", "infra_error", "invalid_input"]
 Mode = Literal["agent", "curated"]
@@ -24,13 +35,13 @@ class ResultRow(BaseModel):
     without one; scored 0), ``infra_error`` (the harness or provider failed; not scored,
     redone on resume) and ``invalid_input`` (the manifest row could not be run: it does not
     validate, names an unknown task, or the store cannot answer it honestly; ``error`` says why;
-    scored as a missing question, recorded again on resume). Field names follow
-    ``clinseek.scoring``'s reader.
+    scored as a missing question, recorded again on resume).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = SCHEMA_VERSION
+    """The row's format version; rows of version 1 are upgraded when read."""
     qid: str
     run_index: int
     """0-based run of this question (``runs_per_question`` runs per question)."""
@@ -91,7 +102,8 @@ class ResultRow(BaseModel):
     """The other fields of the question (ids, instruction, source...), never the gold label."""
     messages: list[dict[str, Any]] = Field(default_factory=list)
     """The full trajectory (kept on errors); tool calls structured; images by path, never base64."""
-    usage: UsageTotals = Field(default_factory=UsageTotals)
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens summed over the run's model calls."""
     cost_usd: float | None = None
     """Summed cost in USD; ``None`` whenever it is unknown: the model is not in the price table (also
     for rows without a successful call, infrastructure errors included), or a call reported no usage.
@@ -117,6 +129,18 @@ class ResultRow(BaseModel):
     started_at: str | None = None
     finished_at: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """A row of schema version 1 in the current shape: each call's token fields become its ``usage``, and
+        a row written before ``parse_mode`` existed gets the one its ``stop_reason`` implies
+        (``clinseek.refformat.implied_parse_mode``)."""
+        if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+            return data
+        calls = [_upgrade_call(c) for c in data.get("calls") or []]
+        parse_mode = data.get("parse_mode") or implied_parse_mode(data.get("status"), data.get("stop_reason"))
+        return {**data, "schema_version": SCHEMA_VERSION, "calls": calls, "parse_mode": parse_mode}
+
     @property
     def key(self) -> tuple[str, int, str]:
         """(qid, run_index, config_hash): one row per key in a compacted file."""
@@ -126,3 +150,11 @@ class ResultRow(BaseModel):
     def answers(self) -> tuple[str | None, str | None]:
         """(question_hash, store_id): what question, on what store, this row answers."""
         return (self.question_hash, self.store_id)
+
+
+def _upgrade_call(call: Any) -> Any:
+    """A version-1 call record with its token fields moved into ``usage``."""
+    if not isinstance(call, dict) or "usage" in call:
+        return call
+    usage = {k: call[k] for k in _CALL_TOKENS if k in call}
+    return {**{k: v for k, v in call.items() if k not in _CALL_TOKENS}, "usage": usage}
