@@ -36,7 +36,7 @@ def mock_runs(synthetic_store: Path, inspect_bench: Path, tmp_path_factory: pyte
     from inspect_ai.model import get_model
 
     import clinseek
-    from clinseek.demo import store_cxr_root
+    from clinseek.imaging import store_cxr_root
     from clinseek.inspect_tasks import clinseek_mm, clinseek_text, import_inspect_log
 
     root = tmp_path_factory.mktemp("inspect_mock")

@@ -5,7 +5,7 @@ drives every stage; nothing below imports it.
 """
 
 from ._config import CONFIG_FILE, DEMO_MODELS, DemoConfig, DemoSettings, check_config
-from ._demo import DemoResult, Stage, StageCallback, demo_inputs, run_demo, store_cxr_root
+from ._demo import DemoResult, Stage, StageCallback, demo_inputs, run_demo
 from ._next import next_steps, replay_command
 from ._paired import find_delta, model_comparisons
 
@@ -24,5 +24,4 @@ __all__ = [
     "next_steps",
     "replay_command",
     "run_demo",
-    "store_cxr_root",
 ]

@@ -174,17 +174,11 @@ async def demo_inputs(out: Path | str, *, settings: DemoSettings | None = None, 
     return out / "store.duckdb", out / "bench"
 
 
-def store_cxr_root(store: Path) -> Path | None:
-    """The store's CXR image folder (``store_info.cxr_root``, relative to the store's folder), if present."""
-    root = open_store(store).info.get("cxr_root")
-    if not root:
-        return None
-    path = store.parent / root
-    return path if path.is_dir() else None
-
 
 async def _run(questions: Sequence[Question], store: Path, runs: Path, settings: DemoSettings,
                say: StageCallback) -> tuple[list[ModeSummary], Stage]:
+    from ..imaging import store_cxr_root
+
     started = time.perf_counter()
     run_settings = RunSettings(run=RunOptions(concurrency=settings.concurrency, seed=settings.seed,
                                               progress=settings.progress),

@@ -26,7 +26,6 @@ from ._tasks import (
     clinseek_task,
     clinseek_text,
     demo_folder,
-    demo_inputs,
     question_sample,
 )
 from ._tools import episode_tools, tool_output
@@ -50,7 +49,6 @@ __all__ = [
     "clinseek_task",
     "clinseek_text",
     "demo_folder",
-    "demo_inputs",
     "episode_tools",
     "from_inspect",
     "import_inspect_log",

@@ -87,7 +87,7 @@ def clinseek_task(kind: Kind, bench: str | Path | None, store: str | Path | None
     if mode not in ("agent", "curated"):
         raise ClinseekError(f"-T mode={mode}: expected 'agent' or 'curated'")
     if demo:
-        store, bench = demo_inputs(cache)
+        store, bench = _demo_inputs(cache)
     if bench is None or store is None:
         raise ClinseekError(f"clinseek_{kind} needs -T bench=BENCH and -T store=STORE (or -T demo=true)")
     bench, store = Path(bench).resolve(), Path(store).resolve()
@@ -155,7 +155,7 @@ def _run_info(mode: str, bench: Path, store: Path, questions: list[Question], bu
 
 
 def _store_cxr_root(store: Path) -> Path | None:
-    from ..demo import store_cxr_root
+    from ..imaging import store_cxr_root
 
     return store_cxr_root(store)
 
@@ -168,7 +168,7 @@ def demo_folder(cache: str | Path | None = None) -> Path:
     return root / f"clinseek-{__version__}"
 
 
-def demo_inputs(cache: str | Path | None = None) -> tuple[Path, Path]:
+def _demo_inputs(cache: str | Path | None = None) -> tuple[Path, Path]:
     """The demo's synthetic store and benchmark (``clinseek demo``'s first two stages, default sizes),
     made once in :func:`demo_folder` and reused."""
     from ..demo import demo_inputs as make
