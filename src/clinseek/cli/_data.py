@@ -31,6 +31,11 @@ def ingest_cmd(
         Path | None,
         typer.Option("--cxr", help="MIMIC-CXR(-JPG) directory with mimic-cxr-2.0.0-*.csv.gz.", **_DIR),
     ] = None,
+    postgres: Annotated[
+        str | None,
+        typer.Option("--postgres", metavar="URL", help="A mimic-code PostgreSQL database "
+                     "(postgresql://user:password@host:port/db): its mimiciv_* schemas, for the modules whose files are not given."),
+    ] = None,
     memory_limit: Annotated[
         str | None, typer.Option(help="DuckDB memory limit (default 1.5GB); it spills beyond it.")
     ] = None,
@@ -38,7 +43,8 @@ def ingest_cmd(
     temp_dir: Annotated[Path | None, typer.Option(help="Spill directory (default: <out>.tmp).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a per-table progress bar on stderr.")] = True,
 ) -> None:
-    """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
+    """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files, or a mimic-code PostgreSQL database, into a typed DuckDB
+    store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
     check_out(out, "file")
@@ -47,7 +53,8 @@ def ingest_cmd(
     limits = StoreLimits(threads=threads, temp_directory=temp_dir)
     if memory_limit is not None:
         limits = dataclasses.replace(limits, memory_limit=memory_limit)
-    report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, limits=limits, progress=progress)
+    report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, postgres=postgres, limits=limits,
+                    progress=progress)
     print_ingest_report(report)
 
 
