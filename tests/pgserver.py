@@ -59,7 +59,10 @@ _MIMIC_CODE_TYPES = {
     ("diagnoses_icd", "icd_code"): "CHAR(7)",
     ("d_icd_diagnoses", "icd_code"): "CHAR(7)",
     ("d_icd_procedures", "icd_code"): "CHAR(7)",
-    ("d_hcpcs", "code"): "CHAR(5)",
+    # d_hcpcs.code is CHAR(5) in mimic-code, which drops the trailing spaces of the 360 two-letter modifier
+    # codes the release pads to five characters ('EA   '): tests/postgres/test_ingest.py shows that difference
+    # on its own; here it is VARCHAR(5) so that the database holds exactly what the files hold
+    ("d_hcpcs", "code"): "VARCHAR(5)",
     ("hcpcsevents", "hcpcs_cd"): "CHAR(5)",
     ("hcpcsevents", "chartdate"): "TIMESTAMP(0)",
     ("procedures_icd", "chartdate"): "TIMESTAMP(0)",
@@ -190,14 +193,28 @@ class PgServer:
         auth = user if password is None else f"{user}:{password}"
         return f"postgresql://{auth}@127.0.0.1:{self.port}/{dbname}"
 
-    def create_database(self, name: str) -> str:
-        """Create database ``name`` (dropped first if it exists); its admin URL."""
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """Create database ``name`` (dropped first if it exists), empty or as a copy of ``template`` (a
+        database nobody is connected to: a file copy, well under a second for the demo); its admin URL."""
+        import psycopg
+
+        copy = f' TEMPLATE "{template}" STRATEGY FILE_COPY' if template else ""
+        with psycopg.connect(self.url(), autocommit=True) as con:
+            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            con.execute(f'CREATE DATABASE "{name}"{copy}')
+        return self.url(name)
+
+    def drop_database(self, name: str) -> None:
+        """Drop database ``name`` (closing its connections)."""
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as con:
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            con.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name)
+
+    def database(self, name: str, counts: dict[str, int], template: str | None = None) -> PgDatabase:
+        """A :class:`PgDatabase` for ``name`` (a copy of ``template`` first, when given)."""
+        admin = self.create_database(name, template) if template else self.url(name)
+        return PgDatabase(name, admin, self.url(name, READER, READER_PASSWORD), counts)
 
 
 def pg_type(table: Table, column: str, registry_type: str | None) -> str:
@@ -219,7 +236,9 @@ def create_table_sql(table: Table, fields: Iterable[str], *, partition_charteven
     cols = []
     for field in fields:
         col = _registry_column(table, field)
-        cols.append(f"  {field.lower()} {pg_type(table, col.name if col else field, col.type if col else None)}")
+        # unquoted (folded to lower case) as mimic-code writes names; quoted when not a plain identifier
+        name = field.lower() if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field) else '"' + field.replace('"', '""') + '"'
+        cols.append(f"  {name} {pg_type(table, col.name if col else field, col.type if col else None)}")
     qualified = f"{MIMIC_CODE_SCHEMAS[table.module]}.{table.name}"
     body = f"CREATE TABLE {qualified} (\n" + ",\n".join(cols) + "\n)"
     if partition_chartevents and table.qualified == "icu.chartevents":
@@ -358,3 +377,62 @@ class PgDatabase:
     admin_url: str
     reader_url: str
     counts: dict[str, int]
+
+
+def store_hashes(store: Path, *, blank_is_null: bool = False) -> dict[str, tuple[int, str]]:
+    """``{table: (rows, md5)}`` for every table of a store: the md5 of its rows as JSON, sorted (so it does not
+    depend on the order of rows with equal sort keys). ``blank_is_null``: hash empty or all-space text as
+    NULL, as ingest stores it (to compare a synthetic store, which may hold ``''``, with an ingested one)."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        out: dict[str, tuple[int, str]] = {}
+        for (name,) in con.execute("SELECT table_name FROM clinseek_meta.table_info ORDER BY 1").fetchall():
+            table = get_table(name)
+            cols = []
+            for col in table.columns:
+                ref = '"' + col.name.replace('"', '""') + '"'
+                if blank_is_null and col.type == "VARCHAR":
+                    ref = f"CASE WHEN trim({ref}) = '' THEN NULL ELSE {ref} END"
+                cols.append(f"{ref} AS \"c{len(cols)}\"")
+            rows, digest = con.execute(
+                f"SELECT count(*), md5(coalesce(string_agg(j, chr(10) ORDER BY j), '')) FROM "
+                f"(SELECT CAST(to_json(r) AS VARCHAR) AS j FROM (SELECT {', '.join(cols)} FROM {name}) r)"
+            ).fetchall()[0]
+            out[name] = (int(rows), str(digest))
+        return out
+    finally:
+        con.close()
+
+
+def store_columns(store: Path) -> dict[str, list[tuple[str, str]]]:
+    """``{table: [(column, type), ...]}`` of every table of a store, in column order."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        out: dict[str, list[tuple[str, str]]] = {}
+        for schema, table, column, dtype in con.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE schema_name <> 'clinseek_meta' AND database_name = current_database() "
+            "ORDER BY schema_name, table_name, column_index"
+        ).fetchall():
+            out.setdefault(f"{schema}.{table}", []).append((column, dtype))
+        return out
+    finally:
+        con.close()
+
+
+def trim(url: str, keep: Iterable[str] = ()) -> None:
+    """Make a scratch copy small: drop every optional registry table not in ``keep`` and empty every required
+    one not in ``keep`` but ``hosp.patients`` (a quick ingest that still meets every requirement)."""
+    import psycopg
+
+    kept = {"hosp.patients", *keep}
+    with psycopg.connect(url, autocommit=True) as con:
+        found = con.execute("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                            "WHERE n.nspname LIKE 'mimiciv\\_%' AND c.relkind IN ('r', 'p') AND NOT c.relispartition").fetchall()
+        modules = {schema: module for module, schema in MIMIC_CODE_SCHEMAS.items()}
+        for schema, name in found:
+            qualified = f"{modules[schema]}.{name}"
+            if qualified in kept:
+                continue
+            table = get_table(qualified)
+            con.execute(f"{'TRUNCATE' if table.required else 'DROP TABLE'} {schema}.{name}")

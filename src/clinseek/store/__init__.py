@@ -15,11 +15,13 @@ from ._duck import (
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
+from ._pg import PG_SCHEMAS, is_postgres_url, redact_url
 from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
     "META_SCHEMA",
+    "PG_SCHEMAS",
     "IngestReport",
     "RecordSpan",
     "Store",
@@ -36,9 +38,11 @@ __all__ = [
     "ingest",
     "init_store",
     "is_damage",
+    "is_postgres_url",
     "open_store",
     "record_spans",
     "record_table",
+    "redact_url",
     "store_info",
     "synthesize",
     "table_ddl",

@@ -63,7 +63,7 @@ def is_postgres_url(value: object) -> bool:
     return isinstance(value, str) and value.startswith(URL_SCHEMES)
 
 
-def redact(url: str) -> str:
+def redact_url(url: str) -> str:
     """``url`` without its password (in the user part or a ``password=`` parameter): safe to print and record."""
     try:
         parts = urlsplit(url)
@@ -106,7 +106,7 @@ def pg_error(url: str, err: BaseException, doing: str = "") -> StoreError:
     elif sqlstate == "57014":
         reason = f"the server cancelled the query ({reason}: statement timeout)"
     what = f"cannot {doing}: " if doing else ""
-    return StoreError(f"{redact(url)}: {what}{reason}{hint}")
+    return StoreError(f"{redact_url(url)}: {what}{reason}{hint}")
 
 
 def pg_connect(
@@ -135,7 +135,7 @@ def pg_connect(
         con = pg.connect(url, autocommit=True, connect_timeout=max(1, round(connect_timeout_s)),
                          application_name=application_name, options=options)
     except pg.ProgrammingError as err:  # libpq could not parse the URL
-        raise StoreError(f"{redact(url)}: not a PostgreSQL URL libpq accepts ({_first_line(err)}); "
+        raise StoreError(f"{redact_url(url)}: not a PostgreSQL URL libpq accepts ({_first_line(err)}); "
                          "expected postgresql://user:password@host:port/database") from err
     except pg.Error as err:
         raise pg_error(url, err, "connect") from err
@@ -254,7 +254,7 @@ def read_catalog(con: psycopg.Connection[Any], url: str, registry: Iterable[Tabl
             schema=str(schema), name=table.name, columns=tuple(PgColumn(str(r[2]), str(r[3])) for r in cols),
             readable=bool(cols[0][4]), schema_usable=bool(cols[0][5]),
         )
-    return PgCatalog(url=redact(url), role=role, schemas=schemas, relations=relations)
+    return PgCatalog(url=redact_url(url), role=role, schemas=schemas, relations=relations)
 
 
 def check_readable(catalog: PgCatalog, relation: PgRelation) -> None:

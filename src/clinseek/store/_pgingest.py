@@ -22,7 +22,7 @@ from ._pg import (
     pg_error,
     psycopg_module,
     read_catalog,
-    redact,
+    redact_url,
     registry_select,
 )
 from ._pgcopy import arrow_error_column, copy_rows, registry_arrow_schema
@@ -100,7 +100,7 @@ def resolve_postgres(url: str, con: psycopg.Connection[Any], *, skip_modules: fr
     wanted = [m for m in MODULES if m not in skip_modules]
     if not any(m in catalog.schemas for m in wanted):
         names = ", ".join(s for m in wanted for s in PG_SCHEMAS[m][:1])
-        raise IngestError(redact(url), f"no MIMIC schema found (looked for {names} and the older mimic_* names); "
+        raise IngestError(redact_url(url), f"no MIMIC schema found (looked for {names} and the older mimic_* names); "
                                        f"is this a database built with mimic-code's buildmimic/postgres scripts?")
     planned: list[PgSourceTable] = []
     absent: list[str] = []
