@@ -83,9 +83,12 @@ def psycopg_module() -> ModuleType:
 
 
 def _first_line(err: BaseException) -> str:
+    """The server's or libpq's reason, on one line, without what the URL already says (host and port)."""
     text = str(err).strip().removeprefix("connection failed: ")
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return " ".join(lines[:2]) if lines else type(err).__name__
+    line = next((line.strip() for line in text.splitlines() if line.strip()), type(err).__name__)
+    line = re.sub(r'connection to server (at|on socket) "[^"]*"(, port \d+)? failed: ', "", line)
+    line = re.sub(r"^(FATAL|ERROR):\s+", "", line)
+    return re.sub(r"\s+", " ", line)
 
 
 def pg_error(url: str, err: BaseException, doing: str = "") -> StoreError:
@@ -294,8 +297,8 @@ def registry_select(relation: PgRelation, table: Table, match: HeaderMatch, *, t
     padding dropped, ``NUMERIC`` without trailing zeros), empty or all-space text as NULL, ``REAL``
     values as the decimals they print as, dates and times of the registry's type, absent optional
     columns NULL. Integer and timestamp columns of an integer or timestamp type are read as they are
-    (so that an index on them still serves a filter on the result); readers cast the result to the
-    registry's types (:func:`clinseek.store.registry_arrow_schema`).
+    (so that an index on them still serves a filter on the result); readers parse the result into
+    the registry's types (:func:`clinseek.store.registry_arrow_schema`).
 
     Args:
         relation: the source relation.
@@ -303,10 +306,18 @@ def registry_select(relation: PgRelation, table: Table, match: HeaderMatch, *, t
         match: the relation's columns lined up with the registry's (:func:`match_relation`).
         trim_scale: use ``trim_scale`` on ``NUMERIC`` text (PostgreSQL 13 and later).
     """
+    items = [f"{expr} AS {quote(name)}" for name, expr in registry_columns(relation, table, match, trim_scale=trim_scale)]
+    return f"SELECT {', '.join(items)} FROM {relation.qualified}"
+
+
+def registry_columns(
+    relation: PgRelation, table: Table, match: HeaderMatch, *, trim_scale: bool = True
+) -> list[tuple[str, str]]:
+    """``(registry column, SQL expression over the relation)`` for every registry column, in registry order
+    (what :func:`registry_select` selects)."""
     by_name = {c.name: c for c in relation.columns}
     source = {col.name: by_name[field] for field, col in zip(match.header, match.columns, strict=True) if col}
-    items = [f"{_value(col, source.get(col.name), trim_scale)} AS {quote(col.name)}" for col in table.columns]
-    return f"SELECT {', '.join(items)} FROM {relation.qualified}"
+    return [(col.name, _value(col, source.get(col.name), trim_scale)) for col in table.columns]
 
 
 def _value(col: Column, src: PgColumn | None, trim_scale: bool) -> str:

@@ -3,6 +3,7 @@ written) and the streaming load of one table from PostgreSQL into the store."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ._pg import (
     psycopg_module,
     read_catalog,
     redact_url,
+    registry_columns,
     registry_select,
 )
 from ._pgcopy import arrow_error_column, copy_rows, registry_arrow_schema
@@ -183,11 +185,30 @@ def insert_postgres(
                 raise _explain(err, stream.error, st, schema, url) from err
             finally:
                 duck.unregister(view)
+    except psycopg.DataError as err:  # a value the server cannot cast to the registry's type
+        raise _cast_error(con, st, err) from err
     except psycopg.Error as err:
         raise pg_error(url, err, f"read {st.relation.display}") from err
     except pa.ArrowInvalid as err:
         raise _conversion_error(err, st, schema) from err
     return count, stream.sha256.hexdigest()
+
+
+def _cast_error(con: psycopg.Connection[Any], st: PgSourceTable, err: Exception) -> IngestError:
+    """The server refused a cast: find the column whose values do not convert (one scan per cast column)."""
+    psycopg = psycopg_module()
+    problem = str(err).strip().splitlines()[0]
+    for name, expr in registry_columns(st.relation, st.table, st.match, trim_scale=_trim_scale(con)):
+        if "CAST(" not in expr:
+            continue
+        try:
+            con.execute(f"SELECT count({expr}) FROM {st.relation.qualified}")
+        except psycopg.DataError:
+            expected = st.table.column(name).type
+            return IngestError(st.location, f"a value does not convert to {expected}: {problem}", column=name)
+        except psycopg.Error:
+            break
+    return IngestError(st.location, f"a value does not convert to its registry type: {problem}")
 
 
 def _explain(
@@ -205,6 +226,10 @@ def _explain(
 
 def _conversion_error(err: BaseException, st: PgSourceTable, schema: pa.Schema) -> IngestError:
     column, problem = arrow_error_column(err, schema)
+    row = re.match(r"Row #(\d+): ", problem)
+    problem = re.sub(r"^(Row #\d+: )?CSV conversion error to [^:]+: ", "", problem)
+    if row is not None:
+        problem += f" (row {int(row.group(1)):,} in the order the server sent them)"
     expected = st.table.column(column).type if column else "its registry type"
     return IngestError(st.location, f"a value does not convert to {expected}: {problem}", column=column)
 
