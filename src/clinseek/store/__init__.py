@@ -16,6 +16,7 @@ from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
 from ._pg import PG_SCHEMAS, is_postgres_url, redact_url
+from ._pgindex import PgIndex, pg_index
 from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
@@ -23,6 +24,7 @@ __all__ = [
     "META_SCHEMA",
     "PG_SCHEMAS",
     "IngestReport",
+    "PgIndex",
     "RecordSpan",
     "Store",
     "StoreInfo",
@@ -40,6 +42,7 @@ __all__ = [
     "is_damage",
     "is_postgres_url",
     "open_store",
+    "pg_index",
     "record_spans",
     "record_table",
     "redact_url",

@@ -118,12 +118,14 @@ def pg_connect(
     connect_timeout_s: float = CONNECT_TIMEOUT_S,
     statement_timeout_s: float | None = None,
     application_name: str = "clinseek",
+    read_only: bool = True,
 ) -> psycopg.Connection[Any]:
-    """A read-only, autocommit connection to ``url`` with the session settings every reader relies on.
+    """An autocommit connection to ``url`` with the session settings every reader relies on.
 
     ``TimeZone`` UTC, ISO dates and ``extra_float_digits = 3`` (floats printed so that they read back
     exactly), ``synchronize_seqscans`` off (a whole-table read returns rows in the table's order), and
-    ``default_transaction_read_only``. ``statement_timeout_s``: the server cancels longer statements.
+    ``default_transaction_read_only`` (unless ``read_only`` is false: ``pg-index`` creates indexes).
+    ``statement_timeout_s``: the server cancels longer statements.
 
     Raises:
         MissingExtraError: psycopg is not installed (the ``postgres`` extra).
@@ -133,7 +135,7 @@ def pg_connect(
     pg = psycopg_module()
     timeout_ms = 0 if statement_timeout_s is None else max(1, int(statement_timeout_s * 1000))
     options = (f"-c TimeZone=UTC -c DateStyle=ISO,YMD -c extra_float_digits=3 -c synchronize_seqscans=off "
-               f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}")
+               f"-c default_transaction_read_only={'on' if read_only else 'off'} -c statement_timeout={timeout_ms}")
     try:
         con = pg.connect(url, autocommit=True, connect_timeout=max(1, round(connect_timeout_s)),
                          application_name=application_name, options=options)
