@@ -108,10 +108,17 @@ def test_a_value_that_does_not_convert_names_the_relation_and_column(pg_scratch:
     _admin(pg_scratch, "UPDATE mimiciv_hosp.omr SET seq_num = '1' WHERE seq_num = '1b'",
            "ALTER TABLE mimiciv_hosp.diagnoses_icd ALTER COLUMN icd_version TYPE integer",
            "UPDATE mimiciv_hosp.diagnoses_icd SET icd_version = 70000 WHERE ctid IN (SELECT ctid FROM mimiciv_hosp.diagnoses_icd LIMIT 1)")
-    with pytest.raises(IngestError) as caught:  # Arrow refuses it (out of SMALLINT's range)
+    with pytest.raises(IngestError) as caught:  # the server's cast refuses it (out of SMALLINT's range)
         ingest(tmp_path / "again.duckdb", postgres=pg_scratch.reader_url, progress=False)
-    assert re.search(f"/{pg_scratch.name}#mimiciv_hosp.diagnoses_icd: column 'icd_version': a value does not convert "
-                     r"to SMALLINT: invalid value '70000' \(row [\d,]+ in the order the server sent them\)$", str(caught.value))
+    assert str(caught.value).endswith(f"/{pg_scratch.name}#mimiciv_hosp.diagnoses_icd: column 'icd_version': a value "
+                                      "does not convert to SMALLINT: smallint out of range")
+    _admin(pg_scratch, "UPDATE mimiciv_hosp.diagnoses_icd SET icd_version = 9 WHERE icd_version = 70000",
+           "ALTER TABLE mimiciv_hosp.omr ALTER COLUMN subject_id TYPE bigint",
+           "UPDATE mimiciv_hosp.omr SET subject_id = 3000000000 WHERE ctid IN (SELECT ctid FROM mimiciv_hosp.omr LIMIT 1)")
+    with pytest.raises(IngestError) as caught:  # read as it is (an index serves it), refused by Arrow: not an INTEGER
+        ingest(tmp_path / "third.duckdb", postgres=pg_scratch.reader_url, progress=False)
+    assert re.search(f"/{pg_scratch.name}#mimiciv_hosp.omr: column 'subject_id': a value does not convert to INTEGER: "
+                     r"invalid value '3000000000' \(row [\d,]+ in the order the server sent them\)$", str(caught.value))
 
 
 def test_a_connection_lost_while_a_table_streams(pg_scratch: PgDatabase, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pgserver import PgDatabase
 psycopg = pytest.importorskip("psycopg")
 
 PATIENT_TABLES = 29  # the demo's hosp, icu and ed tables with a subject_id
+LOOKUPS = 5  # (subject_id, key) on admissions.hadm_id, emar.emar_id, poe.poe_id, icustays.stay_id, edstays.stay_id
 
 
 def _plan(url: str, sql: str) -> str:
@@ -27,8 +28,12 @@ def test_pg_index_creates_what_is_missing_and_leaves_the_rest(pg_scratch: PgData
         con.execute("CREATE INDEX mine ON mimiciv_hosp.admissions (subject_id, admittime)")
         before = con.execute("SELECT count(*) FROM pg_indexes WHERE schemaname LIKE 'mimiciv%'").fetchall()[0][0]
     planned = pg_index(pg_scratch.admin_url, dry_run=True)
-    assert len(planned) == PATIENT_TABLES
+    assert len(planned) == PATIENT_TABLES + LOOKUPS
     assert [e.status for e in planned].count("exists") == 1 and planned[1].name == "mimiciv_hosp.mine"
+    assert [(e.table, e.columns) for e in planned[PATIENT_TABLES:]] == [
+        ("hosp.admissions", ("subject_id", "hadm_id")), ("hosp.emar", ("subject_id", "emar_id")),
+        ("hosp.poe", ("subject_id", "poe_id")), ("icu.icustays", ("subject_id", "stay_id")),
+        ("ed.edstays", ("subject_id", "stay_id"))]
     assert planned[8].sql == ('CREATE INDEX IF NOT EXISTS "labevents_subject_id_clinseek" ON "mimiciv_hosp"."labevents" '
                               '("subject_id")')
     with psycopg.connect(pg_scratch.admin_url) as con:  # a dry run changes nothing
@@ -36,7 +41,7 @@ def test_pg_index_creates_what_is_missing_and_leaves_the_rest(pg_scratch: PgData
     query = "SELECT * FROM mimiciv_hosp.labevents WHERE subject_id = 10000032"
     assert '"Seq Scan"' in _plan(pg_scratch.reader_url, query)
     done = pg_index(pg_scratch.admin_url)
-    assert [e.status for e in done].count("created") == PATIENT_TABLES - 1
+    assert [e.status for e in done].count("created") == PATIENT_TABLES + LOOKUPS - 1
     assert "Index Scan" in _plan(pg_scratch.reader_url, query)  # plain or bitmap: the table is no longer scanned whole
     assert {e.status for e in pg_index(pg_scratch.admin_url)} == {"exists"}
 
@@ -67,9 +72,10 @@ def test_the_read_only_role_cannot_index_and_is_told_who_can(pg_demo: PgDatabase
 def test_the_command_prints_each_table_and_a_total(pg_scratch: PgDatabase) -> None:
     runner = CliRunner()
     dry = runner.invoke(app, ["data", "pg-index", pg_scratch.admin_url, "--dry-run"])
-    assert dry.exit_code == 0 and dry.output.count("CREATE INDEX IF NOT EXISTS") == PATIENT_TABLES
+    assert dry.exit_code == 0 and dry.output.count("CREATE INDEX IF NOT EXISTS") == PATIENT_TABLES + LOOKUPS
     done = runner.invoke(app, ["data", "pg-index", pg_scratch.admin_url])
     assert done.exit_code == 0, done.output
-    assert "mimiciv_hosp.labevents: created mimiciv_hosp.labevents_subject_id_clinseek (" in done.output
-    assert done.output.rstrip().endswith(f"{PATIENT_TABLES} index(es) created, 0 table(s) already indexed")
+    assert "mimiciv_hosp.labevents (subject_id): created mimiciv_hosp.labevents_subject_id_clinseek (" in done.output
+    assert "mimiciv_hosp.emar (subject_id, emar_id): created mimiciv_hosp.emar_subject_id_emar_id_clinseek (" in done.output
+    assert done.output.rstrip().endswith(f"{PATIENT_TABLES + LOOKUPS} index(es) created, 0 already there")
     assert "admin-secret" not in done.output

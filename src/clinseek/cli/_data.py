@@ -98,20 +98,20 @@ def pg_index_cmd(
                                        "(postgresql://user:password@host:port/db), as a role that owns its tables.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the CREATE INDEX statements; change nothing.")] = False,
 ) -> None:
-    """Index subject_id on every patient table of a mimic-code PostgreSQL database (per-patient reads
-    of a live --store postgresql://... source scan the whole table without it); tables already indexed
-    on subject_id are left alone."""
+    """Index subject_id on every patient table of a mimic-code PostgreSQL database, and (subject_id, key) where
+    the policy looks rows up by key (emar_id, poe_id, note_id, ...): per-patient reads of a live
+    --store postgresql://... source scan whole tables without them. Indexes already there are left alone."""
     from ..store import PgIndex, pg_index
 
     def show(entry: PgIndex) -> None:
         if entry.status == "planned":
             typer.echo(f"{entry.sql};")
         elif entry.status == "exists":
-            typer.echo(f"{entry.relation}: already indexed on subject_id ({entry.name})")
+            typer.echo(f"{entry.relation} ({', '.join(entry.columns)}): already indexed ({entry.name})")
         else:
-            typer.echo(f"{entry.relation}: created {entry.name} ({entry.seconds:.1f} s)")
+            typer.echo(f"{entry.relation} ({', '.join(entry.columns)}): created {entry.name} ({entry.seconds:.1f} s)")
 
     done = pg_index(url, dry_run=dry_run, on_table=show)
     created = sum(e.status == "created" for e in done)
     if not dry_run:
-        typer.echo(f"{created} index(es) created, {len(done) - created} table(s) already indexed")
+        typer.echo(f"{created} index(es) created, {len(done) - created} already there")

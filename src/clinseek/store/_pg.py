@@ -296,11 +296,10 @@ def registry_select(relation: PgRelation, table: Table, match: HeaderMatch, *, t
     """``SELECT`` over ``relation`` giving the registry's columns in registry order, valued as ingest stores them.
 
     Each column holds what ingest would store from the release CSV: text as written (``CHAR(n)``
-    padding dropped, ``NUMERIC`` without trailing zeros), empty or all-space text as NULL, ``REAL``
-    values as the decimals they print as, dates and times of the registry's type, absent optional
-    columns NULL. Integer and timestamp columns of an integer or timestamp type are read as they are
-    (so that an index on them still serves a filter on the result); readers parse the result into
-    the registry's types (:func:`clinseek.store.registry_arrow_schema`).
+    padding dropped, ``NUMERIC`` without trailing zeros), ``REAL`` values as the decimals they print
+    as, dates and times of the registry's type, absent optional columns NULL. Two things are left to
+    the reader, so that an index on a column still serves a filter or join on it: empty or all-space
+    text (ingest stores NULL), and ``subject_id`` of another integer type (read as it is).
 
     Args:
         relation: the source relation.
@@ -328,14 +327,15 @@ def _value(col: Column, src: PgColumn | None, trim_scale: bool) -> str:
         return f"CAST(NULL AS {target})"
     ref = quote(src.name)
     base = src.base_type
-    if col.type == "VARCHAR":
-        text = f"CAST({'trim_scale(' + ref + ')' if base == 'numeric' and trim_scale else ref} AS text)"
-        return f"CASE WHEN btrim({text}, ' ') = '' THEN NULL ELSE {text} END"
+    if col.type == "VARCHAR":  # the text as written; blank text becomes NULL where the rows arrive (an index still serves)
+        return f"CAST({'trim_scale(' + ref + ')' if base == 'numeric' and trim_scale else ref} AS text)"
     if base in _STRINGS:  # a number or time kept as text: blank is NULL, the rest must parse
         return f"CAST(NULLIF(btrim(CAST({ref} AS text)), '') AS {target})"
     if col.type in ("SMALLINT", "INTEGER", "BIGINT"):
+        if base == target or (base in _INTEGERS and col.name == "subject_id"):
+            return ref  # subject_id as it is: every per-patient read filters on it (readers take any integer width)
         if base in _INTEGERS:
-            return ref
+            return f"CAST({ref} AS {target})"
         integral = f"trim_scale({ref})" if base == "numeric" and trim_scale else ref
         return f"CAST(CAST({integral} AS text) AS {target})"  # 1.5 is refused, not rounded
     if col.type == "DOUBLE" and base == "real":

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..errors import IngestError, StoreError
 from ..schema import MODULES, Table, tables
-from ._csvload import order_sql
+from ._csvload import order_sql, select_sql
 from ._pg import (
     PG_SCHEMAS,
     PgCatalog,
@@ -162,8 +162,9 @@ def insert_postgres(
 ) -> tuple[int, str]:
     """``INSERT INTO target`` the table's rows streamed from PostgreSQL, sorted as the store keeps them.
 
-    Rows stream as Arrow batches (:func:`~clinseek.store._pgcopy.copy_rows`) into DuckDB, which sorts
-    them within its memory limit (spilling beyond it). Returns the row count and the sha256 of the
+    Rows stream as Arrow batches (:func:`~clinseek.store._pgcopy.copy_rows`) into DuckDB, which stores
+    them as it stores a CSV's (the same projection: blank text as NULL) and sorts them within its memory
+    limit (spilling beyond it). Returns the row count and the sha256 of the
     rows as the server sent them (``COPY ... (FORMAT csv)``, the table's physical order).
 
     Raises:
@@ -179,7 +180,9 @@ def insert_postgres(
         with copy_rows(con, st.select, None, schema) as (reader, stream):
             duck.register(view, reader)
             try:
-                rows = duck.execute(f"INSERT INTO {target} SELECT * FROM {view} ORDER BY {order_sql(st.table)}")
+                typed = HeaderMatch(tuple(st.table.column_names), st.table.columns, ())  # the stream has every column
+                rows = duck.execute(f"INSERT INTO {target} SELECT {select_sql(st.table, typed)} FROM {view} "
+                                    f"ORDER BY {order_sql(st.table)}")
                 count = int(rows.fetchall()[0][0])
             except duckdb.Error as err:
                 raise _explain(err, stream.error, st, schema, url) from err
