@@ -139,7 +139,7 @@ def pg_index(
         existing: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
         for relation, index, columns in rows:
             existing.setdefault(str(relation), []).append((str(index), tuple(columns)))
-        wanted = [(t.qualified, (PG_INDEX_COLUMN,)) for t in tables()]
+        wanted: list[tuple[str, tuple[str, ...]]] = [(t.qualified, (PG_INDEX_COLUMN,)) for t in tables()]
         wanted += [(name, (PG_INDEX_COLUMN, key)) for name, key in lookup_keys()]
         out = []
         for name, columns in wanted:
