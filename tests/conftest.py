@@ -164,8 +164,13 @@ def pg_demo_template(pg_server: PgServer, shared_data: Path) -> PgDatabase:
 
 @pytest.fixture(scope="session")
 def pg_demo(pg_server: PgServer, pg_demo_template: PgDatabase) -> PgDatabase:
-    """The demo database every test reads and none changes (a copy of :func:`pg_demo_template`)."""
-    return pg_server.database("mimiciv_demo", pg_demo_template.counts, template=pg_demo_template.name)
+    """The demo database every test reads and none changes (a copy of :func:`pg_demo_template`, indexed by
+    ``clinseek data pg-index``)."""
+    from clinseek.store import pg_index
+
+    database = pg_server.database("mimiciv_demo", pg_demo_template.counts, template=pg_demo_template.name)
+    pg_index(database.admin_url)
+    return database
 
 
 @pytest.fixture
@@ -184,9 +189,12 @@ def pg_synthetic(pg_server: PgServer, synthetic_store: Path) -> PgDatabase:
     ``mimiciv_cxr`` too) and ``chartevents`` partitioned by ``itemid`` ranges."""
     from pgserver import create_reader, load_store
 
+    from clinseek.store import pg_index
+
     admin = pg_server.create_database("synthetic")
     counts = load_store(admin, synthetic_store)
     create_reader(admin)
+    pg_index(admin)
     return pg_server.database("synthetic", counts)
 
 

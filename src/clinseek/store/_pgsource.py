@@ -118,11 +118,11 @@ class PgSource:
                 or refuses a read it allowed at open (a revoked grant, a dropped table).
             EpisodeError: the server refused the query itself (``what`` failed).
         """
-        rendered = self.renderer.render(sql)
+        shape, rendered = self.renderer.render(sql)
         bound = {str(i + 1): v for i, v in enumerate(params)}
         with self._connection(what) as con:
             try:
-                columns = self._describe(con, rendered, bound)
+                columns = self._describe(con, shape, rendered, bound)
                 if all(oid in _SCALAR for _, oid in columns):
                     schema = pa.schema([pa.field(name, _SCALAR[oid]) for name, oid in columns])
                     with copy_rows(con, rendered, bound, schema) as (reader, _):
@@ -135,7 +135,7 @@ class PgSource:
 
     def tuples(self, sql: str, params: Sequence[Any], *, what: str) -> list[tuple[Any, ...]]:
         """As :meth:`arrow`, the rows as tuples."""
-        rendered = self.renderer.render(sql)
+        _, rendered = self.renderer.render(sql)
         bound = {str(i + 1): v for i, v in enumerate(params)}
         with self._connection(what) as con:
             try:
@@ -148,10 +148,12 @@ class PgSource:
         """Close every pooled connection. Idempotent."""
         self._pool.close()
 
-    def _describe(self, con: psycopg.Connection[Any], rendered: str, bound: dict[str, Any]) -> list[tuple[str, int]]:
-        """Result column names and type OIDs (the query planned, not run: ``LIMIT 0``), kept per text."""
+    def _describe(
+        self, con: psycopg.Connection[Any], shape: str, rendered: str, bound: dict[str, Any]
+    ) -> list[tuple[str, int]]:
+        """Result column names and type OIDs (the query planned, not run: ``LIMIT 0``), kept per query shape."""
         with self._lock:
-            found = self._described.get(rendered)
+            found = self._described.get(shape)
         if found is not None:
             return found
         with con.cursor() as cur:
@@ -160,7 +162,7 @@ class PgSource:
         with self._lock:
             if len(self._described) >= 1024:
                 self._described.clear()
-            self._described[rendered] = columns
+            self._described[shape] = columns
         return columns
 
     @contextmanager

@@ -27,6 +27,10 @@ from sqlglot import exp
 from ..schema import tables
 
 _TOKEN = "__clinseek_relation_{}__"
+_IDS = "__clinseek_ids_{}__"
+_ID_LIST = re.compile(r"\bIN \((-?\d+(?:, -?\d+)*)\)")
+"""An inlined list of ids (the visible encounters the builder passes): left out of the text sqlglot renders,
+so that one rendering serves every patient."""
 _KEEP = "_clinseek_keep"
 _QUALIFIED = "_clinseek_q"
 
@@ -51,24 +55,37 @@ class PgRenderer:
         self._lock = threading.Lock()
         self._cache: dict[str, str] = {}
 
-    def render(self, sql: str) -> str:
+    def render(self, sql: str) -> tuple[str, str]:
         """``sql`` (DuckDB dialect, ``$n`` parameters, registry table names) for this source (``%(n)s``).
+
+        Returns:
+            ``(shape, text)``: the text to run, and its shape: the same text with inlined id lists left
+            out (one per policy query form, whatever the patient; a key for caches).
 
         Raises:
             KeyError: ``sql`` reads a registry table the source does not hold (the policy only names
                 tables of its ``present`` set, so this is a bug).
             sqlglot.errors.ParseError: ``sql`` is not DuckDB SQL.
         """
+        lists: list[str] = []
+
+        def hole(found: re.Match[str]) -> str:
+            lists.append(found.group(1))
+            return f"IN ({_IDS.format(len(lists) - 1)})"
+
+        shaped = _ID_LIST.sub(hole, sql)
         with self._lock:
-            found = self._cache.get(sql)
-        if found is not None:
-            return found
-        rendered = self._render(sql)
-        with self._lock:
-            if len(self._cache) >= 512:
-                self._cache.clear()
-            self._cache[sql] = rendered
-        return rendered
+            shape = self._cache.get(shaped)
+        if shape is None:
+            shape = self._render(shaped)
+            with self._lock:
+                if len(self._cache) >= 512:
+                    self._cache.clear()
+                self._cache[shaped] = shape
+        text = shape
+        for i, ids in enumerate(lists):
+            text = text.replace(_IDS.format(i), ids)
+        return shape, text
 
     def _render(self, sql: str) -> str:
         tree = sqlglot.parse_one(sql, dialect="duckdb")
