@@ -1,7 +1,8 @@
-"""Tables load when a query first names them: counted at build, complete and typed when seen."""
+"""Tables load when a query that reads them first runs: counted at build, complete and typed when seen."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from datetime import timedelta
 from pathlib import Path
@@ -9,10 +10,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode
+from clinseek.episode import Episode, EpisodeKey, build_episode, open_store
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
+from clinseek.tools import ToolContext, call_tool
 
 
 def _keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
@@ -46,20 +48,23 @@ def store(request: pytest.FixtureRequest) -> Path:
 
 
 def _store_rows(store: Path, key: EpisodeKey) -> dict[str, list[tuple[object, ...]]]:
-    """Every visible table read straight from the store with the policy's SQL (no episode)."""
-    from clinseek.episode import store_snapshot
+    """Every visible table read straight from the store with the policy's SQL (no episode, no reader)."""
     from clinseek.policy import get_policy
     from clinseek.schema import tables
 
-    snap = store_snapshot(Path(store).resolve())
-    policy = get_policy(key.policy)
-    out = {}
-    for table in tables():
-        if table.qualified in snap.present and table.visibility in ("event", "static"):
-            query = policy.visible_select(table, key, present=snap.present)
-            if query is not None:
-                out[table.qualified] = snap.fetchall(*query)
-    return out
+    con = connect_store(Path(store))
+    try:
+        present = {r[0] for r in con.execute("SELECT table_name FROM clinseek_meta.table_info").fetchall()}
+        policy = get_policy(key.policy)
+        out = {}
+        for table in tables():
+            if table.qualified in present and table.visibility in ("event", "static"):
+                query = policy.visible_select(table, key, present=present)
+                if query is not None:
+                    out[table.qualified] = con.execute(*query).fetchall()
+        return out
+    finally:
+        con.close()
 
 
 def test_counts_at_build_match_the_loaded_tables_and_the_policy(store: Path) -> None:
@@ -90,23 +95,45 @@ def _pending(ep: Episode) -> set[str]:
     return set(ep._pending)
 
 
-def test_a_query_loads_only_the_tables_it_names(demo_store: Path) -> None:
+def test_a_query_loads_the_tables_its_caller_names_and_no_list_loads_all(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=3)[0]
-    with build_episode(demo_store, key) as ep:
+    with open_store(demo_store) as reader:
+        with build_episode(reader, key) as ep:
+            everything = set(ep.table_counts())
+            assert _pending(ep) == everything  # nothing copied at build (a fresh reader: no dictionary either)
+            ep.execute("SELECT count(*) FROM labevents l JOIN d_labitems d USING (itemid)", tables=["labevents", "hosp.d_labitems"])
+            assert _pending(ep) == everything - {"hosp.labevents", "hosp.d_labitems"}
+            ep.execute("SELECT 'admissions' AS word", tables=())  # a name in a string is no table
+            assert "hosp.admissions" in _pending(ep)
+            ep.execute("SELECT 1")  # a caller that names nothing gets every table
+            assert _pending(ep) == set()
+        with build_episode(reader, key) as again:  # the reader's database comes back with its dictionaries
+            dictionaries = {n for n in everything if get_table(n).visibility == "dictionary"}
+            assert _pending(again) == everything - dictionaries
+
+
+def test_the_tool_loads_the_tables_of_its_parse(demo_store: Path) -> None:
+    key = _keys(demo_store, 1, seed=3)[0]
+    with open_store(demo_store) as reader, build_episode(reader, key) as ep:
         everything = set(ep.table_counts())
-        assert _pending(ep) == everything  # nothing copied at build
-        ep.execute("SELECT count(*) FROM labevents l JOIN d_labitems d USING (itemid)")
-        assert _pending(ep) == everything - {"hosp.labevents", "hosp.d_labitems"}
-        ep.execute("SELECT 'admissions' AS word")  # a name anywhere in the text loads it
-        assert "hosp.admissions" not in _pending(ep)
-        ep.execute('SELECT count(*) FROM "HOSP"."Prescriptions"')
-        assert "hosp.prescriptions" not in _pending(ep)
+        ctx = ToolContext(ep)
+        for sql, loaded in (
+            ("SELECT 'admissions' AS word", set()),
+            ('SELECT count(*) FROM "HOSP"."Prescriptions"', {"hosp.prescriptions"}),
+            ("WITH labevents AS (SELECT 1 AS x) SELECT * FROM labevents", set()),  # a CTE, not the table
+            ("SELECT (SELECT count(*) FROM emar) AS n, * FROM (SELECT 1) t", {"hosp.emar"}),
+        ):
+            before = _pending(ep)
+            result = asyncio.run(call_tool(ctx, "ehr.run_sql_query", {"sql_query": sql}))
+            assert result.ok, (sql, result.content)
+            assert before - _pending(ep) == loaded, sql
+        assert _pending(ep) == everything - {"hosp.prescriptions", "hosp.emar"}
 
 
 def test_a_table_with_no_visible_rows_is_not_read_from_the_store(
     demo_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clinseek.episode import StoreSnapshot
+    from clinseek.episode import DuckDBStoreReader
 
     for key in _keys(demo_store, 20, seed=3):  # a key with at least one table showing nothing
         ep = build_episode(demo_store, key)
@@ -119,9 +146,9 @@ def test_a_table_with_no_visible_rows_is_not_read_from_the_store(
         def refuse(*args: object, **kwargs: object) -> object:
             raise AssertionError("read the store for an empty table")
 
-        monkeypatch.setattr(StoreSnapshot, "to_arrow", refuse)
+        monkeypatch.setattr(DuckDBStoreReader, "_arrow", refuse)
         for name in empty:
-            assert ep.execute(f"SELECT count(*) FROM {name}").rows == [(0,)], name
+            assert ep.execute(f"SELECT count(*) FROM {name}", tables=[name]).rows == [(0,)], name
 
 
 @pytest.mark.parametrize(
@@ -143,8 +170,7 @@ def test_a_catalog_query_loads_every_table_first(demo_store: Path, catalog_query
             ).rows
         )
         for name, n in ep.table_counts().items():
-            if get_table(name).visibility != "dictionary":  # dictionaries are views
-                assert sizes[name] == n, name
+            assert sizes[name] == n, name
 
 
 def test_loading_opens_no_way_out(demo_store: Path) -> None:
@@ -155,5 +181,5 @@ def test_loading_opens_no_way_out(demo_store: Path) -> None:
         assert attached == {"memory", "system", "temp"}
         with pytest.raises(duckdb.Error):
             ep.execute(f"SELECT * FROM read_csv('{demo_store}')")
-        with pytest.raises(duckdb.Error):
-            ep.execute("SELECT * FROM _clinseek_load")  # the loader's Arrow view is gone
+        views = ep.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal", max_rows=1000).rows
+        assert views == []  # no Arrow view of a load is left behind

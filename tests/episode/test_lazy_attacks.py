@@ -1,10 +1,10 @@
-"""Adversarial review of lazily loaded sealed episodes (issue #4).
+"""Adversarial review of lazily loaded sealed episodes (issues #4 and #21).
 
 Each test is one attack on :func:`clinseek.episode.build_episode` / :meth:`Episode.execute` as a
 hostile agent (through ``ehr.run_sql_query`` and directly) or a careless user: a query must never
-see a table incompletely or not at all while the inventory lists it, never see anything that is
-not the episode's, and builds and loads must survive threads, asyncio, ``fork`` and a store
-replaced on disk without hanging or leaking the store file.
+see a table incompletely while the inventory lists it, never see anything that is not the episode's
+(a reused database included), and builds and loads must survive threads, asyncio, ``fork`` and a
+store replaced on disk without hanging or leaking the store file.
 """
 
 from __future__ import annotations
@@ -25,15 +25,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from clinseek.episode import (
-    Episode,
-    EpisodeKey,
-    _episode,
-    _source,
-    build_episode,
-    clear_store_cache,
-    store_snapshot,
-)
+from clinseek.episode import Episode, EpisodeKey, build_episode, open_store
 from clinseek.errors import EpisodeError, StoreError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
@@ -150,22 +142,48 @@ def test_a_catalog_listing_the_word_scan_cannot_see_lists_the_whole_inventory(
         assert listed == set(ep.table_counts())
 
 
-def test_a_catalog_error_while_tables_are_unloaded_loads_them_all_and_runs_again(
-    demo_store: Path, demo_key: EpisodeKey, monkeypatch: pytest.MonkeyPatch
+def test_a_table_the_caller_did_not_name_is_refused_never_seen_in_part(
+    demo_store: Path, demo_key: EpisodeKey
 ) -> None:
-    """The last wall: a way to name a table that no word announces (here: the word list emptied)."""
-    monkeypatch.setattr(_episode, "_CATALOG_WORDS", frozenset())
-    monkeypatch.setattr(_episode, "_CATALOG_PREFIXES", ())
+    """No retry on DuckDB's error text: a table missing from ``tables`` is DuckDB's catalog error, nothing loads."""
     with build_episode(demo_store, demo_key) as ep:
-        n = ep.table_counts()["hosp.labevents"]
-        assert ep.execute("SELECT count(*) FROM query_table('hosp.lab' || 'events')").rows == [(n,)]
-        assert not ep._pending
-        with pytest.raises(duckdb.CatalogException, match="no_such_table"):
-            ep.execute("SELECT * FROM no_such_table")
-    with build_episode(demo_store, demo_key) as ep:  # an unknown function is no reason to load anything
+        with pytest.raises(duckdb.CatalogException, match="labevents"):
+            ep.execute("SELECT count(*) FROM labevents", tables=())
+        with pytest.raises(duckdb.CatalogException, match="labevents"):
+            ep.execute("SELECT count(*) FROM query_table('hosp.lab' || 'events')", tables=["admissions"])
+        assert ep._pending == set(ep.table_counts()) - {"hosp.admissions"}
         with pytest.raises(duckdb.CatalogException, match="no_such_function"):
-            ep.execute("SELECT no_such_function(1)")
-        assert ep._pending == set(ep.table_counts())
+            ep.execute("SELECT no_such_function(1)", tables=())
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(*) FROM labevents",
+        "SELECT count(*) FROM hosp.LabEvents l JOIN d_labitems d ON d.itemid = l.itemid",
+        'SELECT count(*) FROM "hosp"."labevents"',
+        "WITH x AS (SELECT * FROM labevents) SELECT count(*) FROM x, admissions",
+        "WITH admissions AS (SELECT * FROM labevents) SELECT count(*) FROM admissions",
+        "SELECT count(*) FROM admissions, (WITH admissions AS (SELECT 1 AS a) SELECT * FROM admissions) AS inner_one",
+        "SELECT (SELECT max(valuenum) FROM labevents WHERE itemid IN (SELECT itemid FROM d_labitems)) AS m",
+        "SELECT hadm_id FROM admissions UNION SELECT hadm_id FROM diagnoses_icd EXCEPT SELECT hadm_id FROM transfers",
+        "SELECT count(*) FROM admissions a, LATERAL (SELECT count(*) AS n FROM labevents l WHERE l.hadm_id = a.hadm_id) x",
+        "SELECT count(*) FROM (SELECT * FROM emar) AS emar_rows WHERE EXISTS (SELECT 1 FROM emar_detail)",
+        "SELECT datetime(charttime, '-1 day') FROM labevents LIMIT 1",
+        "SELECT count(*) FROM labevents GROUP BY ALL HAVING count(*) > (SELECT count(*) FROM poe)",
+    ],
+)
+def test_the_guard_names_every_table_a_query_reads(demo_store: Path, demo_key: EpisodeKey, sql: str) -> None:
+    """Through ``ehr.run_sql_query`` a fresh episode (only the guard's tables loaded) answers as one with
+    every table loaded: the parse the guard checks lists every table DuckDB reads."""
+    with open_store(demo_store) as reader:
+        with build_episode(reader, demo_key) as full:
+            full.execute("SELECT 1")  # every table
+            expected = asyncio.run(call_tool(ToolContext(episode=full), "ehr.run_sql_query", {"sql_query": sql}))
+        with build_episode(reader, demo_key) as fresh:
+            got = asyncio.run(call_tool(ToolContext(episode=fresh), "ehr.run_sql_query", {"sql_query": sql}))
+    assert expected.ok, expected.content
+    assert (got.ok, got.content) == (True, expected.content)
 
 
 def test_the_tool_refuses_computed_names(demo_store: Path, demo_key: EpisodeKey) -> None:
@@ -185,8 +203,8 @@ def test_the_tool_refuses_computed_names(demo_store: Path, demo_key: EpisodeKey)
 
 
 def test_every_object_a_query_can_name_is_the_episodes(demo_store: Path, demo_key: EpisodeKey) -> None:
-    """After every table is loaded the catalog holds the inventory, the dictionaries' Arrow views
-    (whole dictionaries, which hold no patient data) and nothing else: no loader view, no store."""
+    """After every table is loaded the catalog holds the inventory (dictionaries whole, as tables: they hold
+    no patient data) and the candidate tables, and nothing else: no loader view, no store."""
     with build_episode(demo_store, demo_key, candidates={"diagnoses_ccs": ["A", "B"]}) as ep:
         ep.execute("SELECT 1 FROM duckdb_tables()")  # loads everything
         objects = {
@@ -197,14 +215,9 @@ def test_every_object_a_query_can_name_is_the_episodes(demo_store: Path, demo_ke
                 max_rows=1000,
             ).rows
         }
-        dictionaries = {n for n in ep.table_counts() if get_table(n).visibility == "dictionary"}
-        expected = {("memory", n) for n in [*ep.table_counts(), *ep.candidate_tables()]} | {
-            ("temp", "main._dict_" + n.replace(".", "_")) for n in dictionaries
-        }
-        assert objects == expected
-        for name in dictionaries:
-            view = "_dict_" + name.replace(".", "_")
-            assert ep.execute(f"SELECT count(*) FROM {view}").rows == [(ep.table_counts()[name],)]
+        assert objects == {("memory", n) for n in [*ep.table_counts(), *ep.candidate_tables()]}
+        for name in (n for n in ep.table_counts() if get_table(n).visibility == "dictionary"):
+            assert ep.execute(f"SELECT count(*) FROM {name}").rows == [(ep.table_counts()[name],)]
         databases = {r[0] for r in ep.execute("SELECT database_name FROM duckdb_databases()").rows}
         assert databases == {"memory", "system", "temp"}
         settings = dict(ep.execute("SELECT name, value FROM duckdb_settings()", max_rows=10**4).rows)
@@ -223,10 +236,11 @@ def test_a_failed_load_leaves_the_table_pending(demo_store: Path, demo_key: Epis
 
         ep._loader = failing
         with pytest.raises(RuntimeError):
-            ep.execute("SELECT count(*) FROM labevents")
+            ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
         ep._loader = loader
         assert "hosp.labevents" in ep._pending
-        assert ep.execute("SELECT count(*) FROM labevents").rows == [(ep.table_counts()["hosp.labevents"],)]
+        n = ep.table_counts()["hosp.labevents"]
+        assert ep.execute("SELECT count(*) FROM labevents", tables=["labevents"]).rows == [(n,)]
 
 
 def test_a_table_too_big_for_the_episode_fails_as_the_episodes_error_not_the_querys(
@@ -236,7 +250,7 @@ def test_a_table_too_big_for_the_episode_fails_as_the_episodes_error_not_the_que
     runner as an infrastructure error rather than as an ``sql_error`` the model is asked to fix."""
     with build_episode(demo_store, demo_key, memory_limit="2MB") as ep:
         with pytest.raises(EpisodeError, match=r"cannot load hosp\.labevents .*memory_limit"):
-            ep.execute("SELECT count(*) FROM labevents")
+            ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
         assert "hosp.labevents" in ep._pending
         with pytest.raises(EpisodeError, match=r"hosp\.labevents"):
             asyncio.run(
@@ -269,48 +283,51 @@ def _fingerprint(ep: Episode) -> list[Any]:
 
 
 def test_fresh_episodes_of_many_patients_from_threads_and_asyncio(demo_store: Path) -> None:
-    """Every episode's first queries load at once on the shared reader: same answers as one by one."""
+    """Episodes of one reader built and first queried at once (threads, asyncio): same answers as one by one,
+    each database reused by the next episode shows nothing of the one before."""
     keys = _demo_keys(demo_store, 8)
     serial = {}
     for key in keys:
-        with build_episode(demo_store, key) as ep:
+        with build_episode(demo_store, key) as ep:  # fresh readers and databases
             serial[key] = _fingerprint(ep)
 
-    def one(key: EpisodeKey) -> list[Any]:
-        with build_episode(demo_store, key) as ep:
-            return _fingerprint(ep)
+    with open_store(demo_store) as reader:
 
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        threaded = list(pool.map(one, keys * 2))
-    assert threaded == [serial[k] for k in keys * 2]
+        def one(key: EpisodeKey) -> list[Any]:
+            with build_episode(reader, key) as ep:
+                return _fingerprint(ep)
 
-    async def main() -> list[tuple[EpisodeKey, set[int], int]]:
-        async def task(key: EpisodeKey) -> tuple[EpisodeKey, set[int], int]:
-            ep = await asyncio.to_thread(build_episode, demo_store, key)
-            try:
-                ctx = ToolContext(episode=ep)
-                seen: set[int] = set()
-                n = -1
-                for sql in (
-                    "SELECT DISTINCT subject_id FROM labevents",
-                    "SELECT DISTINCT subject_id FROM admissions",
-                    "SELECT count(*) AS n FROM labevents",
-                ):
-                    result = await call_tool(ctx, "ehr.run_sql_query", {"sql_query": sql})
-                    assert result.ok, result
-                    if sql.startswith("SELECT count"):
-                        n = result.data["rows"][0][0]
-                    else:
-                        seen |= {r[0] for r in result.data["rows"]}
-                return key, seen, n
-            finally:
-                ep.close()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            threaded = list(pool.map(one, keys * 3))
+        assert threaded == [serial[k] for k in keys * 3]
 
-        return list(await asyncio.gather(*(task(k) for k in keys * 2)))
+        async def main() -> list[tuple[EpisodeKey, set[int], int]]:
+            async def task(key: EpisodeKey) -> tuple[EpisodeKey, set[int], int]:
+                ep = await asyncio.to_thread(build_episode, reader, key)
+                try:
+                    ctx = ToolContext(episode=ep)
+                    seen: set[int] = set()
+                    n = -1
+                    for sql in (
+                        "SELECT DISTINCT subject_id FROM labevents",
+                        "SELECT DISTINCT subject_id FROM admissions",
+                        "SELECT count(*) AS n FROM labevents",
+                    ):
+                        result = await call_tool(ctx, "ehr.run_sql_query", {"sql_query": sql})
+                        assert result.ok, result
+                        if sql.startswith("SELECT count"):
+                            n = result.data["rows"][0][0]
+                        else:
+                            seen |= {r[0] for r in result.data["rows"]}
+                    return key, seen, n
+                finally:
+                    await asyncio.to_thread(ep.close)
 
-    for key, seen, n in asyncio.run(main()):
-        assert seen == {key.subject_id}
-        assert n == serial[key][-1]["hosp.labevents"]
+            return list(await asyncio.gather(*(task(k) for k in keys * 2)))
+
+        for key, seen, n in asyncio.run(main()):
+            assert seen == {key.subject_id}
+            assert n == serial[key][-1]["hosp.labevents"]
 
 
 def test_one_episode_first_named_by_many_threads_at_once(demo_store: Path, demo_key: EpisodeKey) -> None:
@@ -323,47 +340,38 @@ def test_one_episode_first_named_by_many_threads_at_once(demo_store: Path, demo_
         def hit(i: int) -> list[tuple[str, int]]:
             barrier.wait()
             order = names[i % len(names) :] + names[: i % len(names)]
-            return [(n, ep.execute(f"SELECT count(*) FROM {n}").rows[0][0]) for n in order]
+            return [(n, ep.execute(f"SELECT count(*) FROM {n}", tables=[n]).rows[0][0]) for n in order]
 
         with ThreadPoolExecutor(max_workers=6) as pool:
             for got in pool.map(hit, range(6)):
                 assert dict(got) == {n: counts[n] for n in names}
 
 
-def test_a_child_forked_while_a_snapshot_is_being_read_can_build(small_store: Path) -> None:
-    """Another thread holds the snapshot cache's lock at the moment of the fork (reading a store's
-    dictionaries): the child must still build and query episodes, not wait forever."""
-    store_snapshot(small_store.resolve())
-    _source._LOCK.acquire()  # what a thread inside store_snapshot() holds during the fork
-    try:
+def test_a_reader_is_refused_in_a_forked_child_which_opens_its_own(small_store: Path) -> None:
+    """No fork hook: a child forked while the parent holds a reader (and one of its threads the reader's
+    lock) gets a clear error from the inherited reader and builds with a reader of its own."""
+    with open_store(small_store) as reader:
+        with build_episode(reader, EpisodeKey(S, T)) as ep:
+            ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
+        reader._lock.acquire()  # what a parent thread reading a dictionary holds during the fork
+        try:
 
-        def child() -> Any:
-            with build_episode(small_store, EpisodeKey(S, T)) as ep:
-                return ep.execute("SELECT DISTINCT subject_id FROM labevents").rows
+            def child() -> Any:
+                try:
+                    build_episode(reader, EpisodeKey(S, T))
+                except StoreError as err:
+                    refused = str(err)
+                with open_store(small_store) as own, build_episode(own, EpisodeKey(S, T)) as mine:
+                    rows = mine.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows
+                return refused, rows
 
-        outcome = _in_fork(child, timeout_s=15)
-    finally:
-        _source._LOCK.release()
-    assert outcome == ("ok", [(S,)])
-
-
-def test_an_episode_built_before_a_fork_loads_in_the_child(small_store: Path) -> None:
-    """An episode inherited by a forked child loads through a reader of the child's own, not the
-    parent's (whose lock and DuckDB state another parent thread may hold at the fork)."""
-    ep = build_episode(small_store, EpisodeKey(OTHER, T))
-    snap = store_snapshot(small_store.resolve())
-    snap.lock.acquire()  # a parent thread opening a cursor on the shared reader during the fork
-    try:
-
-        def child() -> Any:
-            rows = ep.execute("SELECT DISTINCT subject_id FROM labevents").rows
-            return rows, store_snapshot(small_store.resolve()).pid == os.getpid()
-
-        outcome = _in_fork(child, timeout_s=15)
-    finally:
-        snap.lock.release()
-        ep.close()
-    assert outcome == ("ok", ([(OTHER,)], True))
+            outcome = _in_fork(child, timeout_s=15)
+        finally:
+            reader._lock.release()
+    assert outcome[0] == "ok", outcome
+    refused, rows = outcome[1]
+    assert "opened in process" in refused and "open its own" in refused
+    assert rows == [(S,)]
 
 
 _FORK_SCRIPT = """
@@ -371,7 +379,7 @@ import os, sys
 from datetime import datetime
 from clinseek.episode import EpisodeKey, build_episode
 key = EpisodeKey({subject_id}, datetime.fromisoformat("{cutoff}"))
-with build_episode(sys.argv[1], key) as ep:  # the parent now holds a cached store reader
+with build_episode(sys.argv[1], key) as ep:  # its own reader, closed with it: nothing is left open
     ep.execute("SELECT count(*) FROM labevents")
 pid = os.fork()
 if pid == 0:  # the child builds its own episode and exits normally (the interpreter finalizes)
@@ -382,8 +390,9 @@ print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 """
 
 
-def test_a_child_forked_after_the_reader_was_opened_builds_and_exits(small_store: Path) -> None:
-    """The child must not destroy the reader it inherited (DuckDB hangs or crashes doing so)."""
+def test_nothing_outlives_an_episode_a_forked_child_could_inherit(small_store: Path) -> None:
+    """No process-wide cache: after an episode built from a path closes, nothing of clinseek's DuckDB is
+    left for a forked child to inherit (DuckDB hangs or crashes destroying a parent's database)."""
     script = _FORK_SCRIPT.format(subject_id=S, cutoff=T.isoformat())
     done = subprocess.run(
         [sys.executable, "-c", script, str(small_store)], capture_output=True, text=True, timeout=60
@@ -412,21 +421,32 @@ def test_a_store_replaced_on_disk_while_episodes_are_open(tmp_path: Path) -> Non
             assert new.execute("SELECT count(*) FROM labevents").rows == [(0,)]
         assert old_counts["hosp.labevents"] > 0
         assert old.execute("SELECT count(*) FROM labevents").rows == [(old_counts["hosp.labevents"],)]
+        with open_store(path) as reader, build_episode(reader, EpisodeKey(S, T)) as fresh:
+            assert fresh.table_counts()["hosp.labevents"] == 0
     finally:
         old.close()
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
-def test_a_closed_episode_does_not_keep_the_store_open(tmp_path: Path) -> None:
+def test_a_closed_episode_or_reader_does_not_keep_the_store_open(tmp_path: Path) -> None:
     path = build_crafted_store(tmp_path / "store.duckdb")
-    ep = build_episode(path, EpisodeKey(S, T))
+    ep = build_episode(path, EpisodeKey(S, T))  # its own reader
     ep.execute("SELECT count(*) FROM labevents")
     assert _store_fds(path)
     ep.close()
-    clear_store_cache()
     gc.collect()
     assert _store_fds(path) == []  # the closed episode object is still referenced here
     assert ep.closed
+    reader = open_store(path)
+    shared = build_episode(reader, EpisodeKey(S, T))
+    shared.execute("SELECT count(*) FROM labevents")
+    shared.close()
+    assert _store_fds(path)  # the caller's reader stays open until the caller closes it
+    reader.close()
+    gc.collect()
+    assert _store_fds(path) == []
+    with pytest.raises(StoreError, match="closed"):
+        build_episode(reader, EpisodeKey(S, T))
 
 
 def test_a_closed_episode_refuses_queries_naming_unloaded_tables(

@@ -21,28 +21,59 @@ def test_long_text_is_cut_with_a_marker() -> None:
     assert format_value("x" * 25, 10) == "x" * 10 + "…[+15 chars]"
 
 
-def test_rows_render_without_padding_and_list_null_and_constant_columns_once() -> None:
+def test_rows_render_without_padding() -> None:
     rows = Rows(("a", "b", "c", "d"), [(1, None, "x", 7), (22, None, "yy", 7)], 2, False)
     text, cut = render_rows("T", rows, Limits(), narrow="narrow")
-    assert text.splitlines() == [
-        "T: 2 rows",
-        "same in all rows shown: d=7",
-        "NULL in all rows shown: b",
-        "a|c",
-        "1|x",
-        "22|yy",
-    ]
+    assert text.splitlines() == ["T: 2 rows", "a|b|c|d", "1||x|7", "22||yy|7"]  # listing b and d once is longer
     assert not cut
 
 
-def test_a_single_row_shows_every_non_null_column() -> None:
+def test_null_and_constant_columns_are_listed_once_when_that_is_shorter() -> None:
+    rows = Rows(
+        ("charttime", "valuenum", "valueuom", "comments"),
+        [(dt.datetime(2150, 1, 1, i % 24, i // 24), float(i), "mg/dL", None) for i in range(30)],
+        30,
+        False,
+    )
+    text, _ = render_rows("T", rows, Limits(), narrow="")
+    assert text.splitlines() == [
+        "T: 30 rows",
+        "same in all rows shown: valueuom=mg/dL",
+        "NULL in all rows shown: comments",
+        "charttime|valuenum",
+        *(f"2150-01-01 {i % 24:02d}:{i // 24:02d}|{i}" for i in range(30)),
+    ]
+
+
+def test_a_single_row_shows_every_column() -> None:
     text, _ = render_rows("T", Rows(("a", "b"), [(1, None)], 1, False), Limits(), narrow="")
-    assert text.splitlines() == ["T: 1 row", "NULL in all rows shown: b", "a", "1"]
+    assert text.splitlines() == ["T: 1 row", "a|b", "1|"]
+
+
+def test_without_a_title_the_header_comes_first() -> None:
+    assert render_rows(None, Rows(("n",), [(136,)], 1, False), Limits(), narrow="")[0] == "n\n136"
+    assert render_rows(None, Rows(("n",), [], 0, False), Limits(), narrow="") == ("No rows.", False)
+
+
+def test_timestamps_show_seconds_only_where_a_column_has_them() -> None:
+    rows = Rows(
+        ("a", "b"),
+        [(dt.datetime(2150, 1, 2, 3, 4), dt.datetime(2150, 1, 2, 3, 4, 5)), (None, dt.datetime(2150, 1, 2, 3, 4))],
+        2,
+        False,
+    )
+    text, _ = render_rows(None, rows, Limits(), narrow="")
+    assert text.splitlines() == ["a|b", "2150-01-02 03:04|2150-01-02 03:04:05", "|2150-01-02 03:04:00"]
+
+
+def test_a_header_with_a_pipe_is_escaped() -> None:
+    text, _ = render_rows(None, Rows(("a|b", "c"), [(1, 2)], 1, False), Limits(), narrow="")
+    assert text.splitlines()[0] == "a\\|b|c"
 
 
 def test_uniform_rows_keep_one_grid_column() -> None:
-    text, _ = render_rows("T", Rows(("a", "b"), [(1, 2), (1, 2)], 2, False), Limits(), narrow="")
-    assert text.splitlines() == ["T: 2 rows", "same in all rows shown: b=2", "a", "1", "1"]
+    text, _ = render_rows("T", Rows(("a", "b"), [(1, 22222)] * 8, 8, False), Limits(), narrow="")
+    assert text.splitlines() == ["T: 8 rows", "same in all rows shown: b=22222", "a", *["1"] * 8]
 
 
 def test_row_cap_is_announced_with_the_total_and_how_to_narrow() -> None:

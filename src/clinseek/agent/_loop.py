@@ -248,7 +248,7 @@ class _Run:
         if not self.ctx.episode.has_table(name):
             return ()
         found = self.ctx.episode.execute(f"SELECT DISTINCT candidate FROM {name} WHERE candidate IS NOT NULL",
-                                         max_rows=10_000_000)
+                                         tables=(), max_rows=10_000_000)
         return [r[0] for r in found.rows]
 
     def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:

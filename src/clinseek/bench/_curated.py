@@ -10,23 +10,29 @@ Two forms:
   the latest 80 visible rows as CSV, and ``<image_inputs>`` listing the linked image paths.
 
 When a row already carries its curated text (EHR-Bench ``input``, MM ``input_text``) that text
-is used verbatim. Rendering reads only through :class:`~clinseek.episode.Episode.execute`, so the
+is used verbatim. Rendering reads only through the question's episode (its inventory, and
+:meth:`~clinseek.episode.Episode.timeline`: the policy's own SQL for the episode's key), so the
 package can never hold anything the policy hides.
 """
 
 from __future__ import annotations
 
+import bisect
 import csv
 import datetime as dt
 import io
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..episode import Episode, EpisodeKey, build_episode
+import pyarrow.compute as pc
+
+from ..episode import Episode, EpisodeKey, StoreReader, build_episode
 from ..models import ESTIMATE, TokenCounter, estimate_tokens
-from ..schema import Table, get_table
+from ..policy import EVENT_TIME
+from ..schema import get_table, tables
 from ..store import Store
 from ._question import Question
 
@@ -60,7 +66,6 @@ _SKIP_COLUMNS = frozenset(
     }
 )
 """Internal ids and bookkeeping times left out of the text timeline (they carry no clinical content)."""
-_MAX_READ = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +105,14 @@ def episode_key(question: Question) -> EpisodeKey:
 
 
 def render_curated(
-    question: Question, store: Store | Path | str, *, budget_tokens: int = TEXT_BUDGET_TOKENS,
+    question: Question, store: StoreReader | Store | Path | str, *, budget_tokens: int = TEXT_BUDGET_TOKENS,
     counter: TokenCounter = ESTIMATE,
 ) -> CuratedInput:
     """The curated package of a question: verbatim when the row carries one, else rendered.
 
-    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode`); the
-    text timeline is cut to ``budget_tokens`` counted with ``counter`` (see
-    :func:`render_text_timeline`).
+    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode` from
+    ``store``: an open reader, or a store file); the text timeline is cut to ``budget_tokens`` counted
+    with ``counter`` (see :func:`render_text_timeline`).
 
     Raises:
         EpisodeError: the subject is not in the store.
@@ -120,6 +125,10 @@ def render_curated(
         return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
 
 
+_FIRST_ROWS = 400
+"""Rows of the most recent window read first for the text timeline (doubled while the budget has room)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Block:
     time: dt.datetime
@@ -129,39 +138,6 @@ class _Block:
     def render(self) -> str:
         title = get_table(self.table).name.replace("_", " ").title()
         return f"## {title} [{self.time:%Y-%m-%d %H:%M:%S}]\n" + "\n".join(self.lines)
-
-
-def _time_sql(table: Table) -> tuple[str, str]:
-    """(select expression of the row's event time, join clause for an inherited time) in the episode."""
-    et = table.event_time
-    assert et is not None
-    if et.parent is None:
-        return et.expr, ""
-    p = et.parent
-    keys = ", ".join(p.on)
-    on = " AND ".join(f"t.{c} = _p.{c}" for c in p.on)
-    join = f" JOIN (SELECT {keys}, min({p.time}) AS parent_time FROM {p.table} t GROUP BY {keys}) _p ON {on}"
-    return et.expr.replace("parent_time", "_p.parent_time"), join
-
-
-def _labels_sql(table: Table) -> tuple[str, str]:
-    """Dictionary label columns and joins for a table (codes shown with their names)."""
-    cols: list[str] = []
-    joins: list[str] = []
-    for i, dj in enumerate(table.dict_joins):
-        on = " AND ".join(f"d{i}.{k} = t.{c}" for c, k in zip(dj.columns, dj.keys, strict=True))
-        joins.append(f" LEFT JOIN {dj.table} d{i} ON {on}")
-        cols += [f"d{i}.{label} AS {label}" for label in dj.labels if label not in table.column_names]
-    return "".join(f", {c}" for c in cols), "".join(joins)
-
-
-def _table_rows(episode: Episode, table: Table) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Visible rows of one table with their event time first, oldest first."""
-    time_expr, join = _time_sql(table)
-    labels, dict_join = _labels_sql(table)
-    sql = f"SELECT ({time_expr}) AS _event_time, t.*{labels} FROM {table.qualified} t{join}{dict_join} ORDER BY 1"
-    result = episode.execute(sql, max_rows=_MAX_READ, timeout_s=60.0)
-    return list(result.columns), result.rows
 
 
 def _fmt(value: Any) -> str:
@@ -177,35 +153,65 @@ def _row_line(columns: Sequence[str], row: Sequence[Any]) -> str:
     return "- " + "; ".join(f"{c}: {_fmt(v)}" for c, v in pairs)
 
 
-def _event_tables(episode: Episode) -> list[Table]:
+def _event_tables(episode: Episode) -> list[str]:
+    """Qualified names of the episode's patient event tables with visible rows, in registry order."""
     out = []
-    for name in episode.table_counts():
+    for name, rows in episode.table_counts().items():
         table = get_table(name)
-        if table.visibility == "event" and table.is_patient_table and episode.table_counts()[name]:
-            out.append(table)
+        if rows and table.visibility == "event" and table.is_patient_table:
+            out.append(name)
     return out
 
 
-def _blocks(episode: Episode) -> list[_Block]:
-    blocks: list[_Block] = []
-    for table in _event_tables(episode):
-        columns, rows = _table_rows(episode, table)
-        groups: dict[dt.datetime, list[str]] = {}
-        for row in rows:
-            if row[0] is not None:
-                groups.setdefault(row[0], []).append(_row_line(columns[1:], row[1:]))
-        blocks += [_Block(t, table.qualified, tuple(lines)) for t, lines in groups.items()]
-    blocks.sort(key=lambda b: (b.time, b.table), reverse=True)
-    return blocks
+def _moments(episode: Episode) -> list[tuple[dt.datetime, str, int]]:
+    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read)."""
+    found: list[tuple[dt.datetime, str, int]] = []
+    for name in _event_tables(episode):
+        times = episode.event_times(name)
+        if times is not None and len(times):
+            counted = pc.value_counts(times)
+            found += zip(counted.field("values").to_pylist(), itertools.repeat(name), counted.field("counts").to_pylist())
+    found.sort(key=lambda m: (m[0], m[1]), reverse=True)
+    return found
+
+
+def _window(moments: Sequence[tuple[dt.datetime, str, int]], start: int, rows: int) -> int:
+    """How many blocks from ``moments[start]`` on hold about ``rows`` rows: at least one, and never part of
+    the blocks of one instant (a window holds every table's rows of the instants it covers)."""
+    i, n = start, 0
+    while i < len(moments) and (i == start or n < rows or moments[i][0] == moments[i - 1][0]):
+        n += moments[i][2]
+        i += 1
+    return i - start
+
+
+def _read_blocks(
+    episode: Episode, moments: Sequence[tuple[dt.datetime, str, int]], before: dt.datetime | None
+) -> list[str]:
+    """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
+    since = moments[-1][0]
+    lines: dict[tuple[dt.datetime, str], list[str]] = {(when, name): [] for when, name, _ in moments}
+    for name in sorted({name for _, name, _ in moments}, key=_registry_order):
+        data = episode.timeline(name, since=since, until=before)
+        columns = [c for c in data.column_names if c != EVENT_TIME]
+        values = [data.column(c).to_pylist() for c in columns]
+        for i, when in enumerate(data.column(EVENT_TIME).to_pylist()):
+            lines[(when, name)].append(_row_line(columns, [v[i] for v in values]))
+    return [_Block(when, name, tuple(lines[(when, name)])).render() for when, name, _ in moments]
+
+
+def _registry_order(name: str) -> int:
+    return [t.qualified for t in tables()].index(name)
 
 
 def _demographics(episode: Episode) -> str:
-    result = episode.execute(
-        "SELECT gender, anchor_age, anchor_year_group, dod FROM hosp.patients", max_rows=1
-    )
-    lines = [_row_line(result.columns, r)[2:] for r in result.rows]
-    items = [f"- {item}" for line in lines for item in line.split("; ") if item]
-    return "## Patient Demographics [None]\n" + "\n".join(items)
+    lines: list[str] = []
+    if episode.has_table("hosp.patients"):
+        data = episode.timeline("hosp.patients")
+        wanted = [c for c in ("gender", "anchor_age", "anchor_year_group", "dod") if c in data.column_names]
+        for row in data.select(wanted).to_pylist()[:1]:
+            lines = [f"- {c}: {_fmt(v)}" for c, v in row.items() if v is not None]
+    return "## Patient Demographics [None]\n" + "\n".join(lines)
 
 
 def render_text_timeline(
@@ -220,28 +226,40 @@ def render_text_timeline(
     conservative estimate, scaled to the server's count, and the result is checked); a last line
     says how many older blocks were left out. Times are the registry's event times (inherited
     parent times included).
+
+    Only the recent part of the record is read: the blocks and their sizes are known from the
+    episode's inventory, the newest ones are read first (:meth:`~clinseek.episode.Episode.timeline`,
+    about :data:`_FIRST_ROWS` rows), and older ones, twice as many each time, only while the budget
+    has room.
     """
     head = _demographics(episode)
-    texts = [block.render() for block in _blocks(episode)]
-    shown = _fit(head, texts, budget_tokens - _NOTICE_TOKENS, counter)
+    moments = _moments(episode)
+    texts: list[str] = []
+    want = _FIRST_ROWS
+    while True:
+        start = len(texts)
+        if start < len(moments):
+            taken = _window(moments, start, want)
+            before = moments[start - 1][0] if start else None
+            texts += _read_blocks(episode, moments[start : start + taken], before)
+        shown = _fit(head, texts, budget_tokens - _NOTICE_TOKENS, counter)
+        if shown < len(texts) or len(texts) == len(moments):
+            break
+        want *= 2
     parts = [head, *texts[:shown]]
-    if shown < len(texts):
-        parts.append(f"[{len(texts) - shown} older event blocks omitted to fit {budget_tokens} tokens]")
-    return CuratedInput("\n\n".join(parts), "rendered", len(texts), shown)
+    if shown < len(moments):
+        parts.append(f"[{len(moments) - shown} older event blocks omitted to fit {budget_tokens} tokens]")
+    return CuratedInput("\n\n".join(parts), "rendered", len(moments), shown)
 
 
 def _fit(head: str, texts: Sequence[str], budget: int, counter: TokenCounter) -> int:
     """How many of ``texts`` (newest first) fit after ``head`` within ``budget`` tokens of ``counter``."""
     sizes = [estimate_tokens(t) + 1 for t in texts]
-
-    def fits(n: int, scale: float) -> bool:
-        return (estimate_tokens(head) + sum(sizes[:n])) * scale <= budget
+    base = estimate_tokens(head)
+    totals = list(itertools.accumulate(sizes, initial=base))  # totals[n]: head + the first n texts
 
     def largest(scale: float) -> int:
-        n = 0
-        while n < len(texts) and fits(n + 1, scale):
-            n += 1
-        return n
+        return max(0, bisect.bisect_right(totals, budget / scale) - 1) if scale > 0 else len(texts)
 
     shown = largest(1.0)
     if not counter.exact:
@@ -250,7 +268,7 @@ def _fit(head: str, texts: Sequence[str], budget: int, counter: TokenCounter) ->
     def exact(n: int) -> int:
         return counter.count("\n\n".join([head, *texts[:n]]))
 
-    scale = exact(shown) / max(1, estimate_tokens(head) + sum(sizes[:shown]))
+    scale = exact(shown) / max(1, totals[shown])
     n = largest(scale * 1.02)
     for _ in range(8):  # a few server requests at most; each shrinks n in proportion to the overshoot
         tokens = exact(n)
@@ -279,18 +297,19 @@ def render_mm_context(
     """
     sections: list[str] = []
     total = shown = 0
-    for table in sorted(_event_tables(episode), key=lambda t: t.qualified):
-        columns, rows = _table_rows(episode, table)
-        keep = rows[-rows_per_table:]
-        total += len(rows)
+    for name in sorted(_event_tables(episode)):
+        times = episode.event_times(name)
+        assert times is not None
+        n = len(times)
+        since = times[n - rows_per_table].as_py() if n > rows_per_table else None
+        data = episode.timeline(name, since=since)
+        columns = [c for c in data.column_names if c != EVENT_TIME]
+        keep = list(zip(*(data.column(c).to_pylist() for c in columns), strict=True))[-rows_per_table:]
+        total += n
         shown += len(keep)
-        what = (
-            f"latest {len(keep)} of {len(rows)}" if len(keep) < len(rows) else f"{len(rows)} of {len(rows)}"
-        )
-        body = _csv(columns[1:], [r[1:] for r in keep])
-        sections.append(
-            f"### {table.qualified}\nRows visible at the cutoff: {len(rows)}; rows included below: {what}\n{body}"
-        )
+        what = f"latest {len(keep)} of {n}" if len(keep) < n else f"{n} of {n}"
+        body = _csv(columns, keep)
+        sections.append(f"### {name}\nRows visible at the cutoff: {n}; rows included below: {what}\n{body}")
     images = "\n".join(f"- {p}" for p in question.image_paths) or "NONE"
     text = (
         f"{question.question_text or ''}\n<ehr_context>\n" + "\n\n".join(sections) + "\n</ehr_context>\n"

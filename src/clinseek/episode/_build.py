@@ -1,64 +1,59 @@
-"""Building a sealed episode: count what the policy lets the key see, seal, load tables on first use."""
+"""Building a sealed episode: read the inventory through the policy, take a sealed database, load tables on first use."""
 
 from __future__ import annotations
 
-import os
+import datetime as dt
 import re
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeAlias, TypeVar
+from typing import TypeAlias
 
 import duckdb
 import pyarrow as pa
 
 from ..errors import EpisodeError
 from ..policy import EpisodeKey, Policy, get_policy
-from ..schema import get_table, tables
-from ..store import Store, damage_error, is_damage, table_ddl
+from ..schema import Table, get_table, tables
+from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
-from ._source import StoreSnapshot, store_snapshot
-
-_T = TypeVar("_T")
+from ._reader import StoreReader, TableInventory, open_store
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
-_SEALED_CONFIG: dict[str, str | int | bool] = {
-    "threads": 1,
-    "autoload_known_extensions": False,
-    "autoinstall_known_extensions": False,
-    "allow_community_extensions": False,
-    "python_enable_replacements": False,
-    "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
-}
+DEFAULT_MEMORY_LIMIT = "1GB"
+"""DuckDB ``memory_limit`` of an episode database unless the build asks for another."""
 
 
 def build_episode(
-    store: Store | Path | str,
+    store: StoreReader | Store | Path | str,
     key: EpisodeKey,
     *,
     candidates: Mapping[str, CandidateSource] | None = None,
-    memory_limit: str = "1GB",
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
 ) -> Episode:
-    """Build the sealed episode for ``key`` from a store.
+    """Build the sealed episode for ``key``.
 
-    Creates a new in-memory DuckDB database holding the schemas of the tables the key may see
-    and the candidate lists (``candidates.<task>_candidates``), sets ``search_path`` so bare
-    names work, and seals it: nothing attached (the store never is), external access disabled,
-    Python replacement scans off, configuration locked. Label-source (``never``) tables are
-    absent. The table inventory (rows per visible table) is counted at build time, in one
-    statement on the store's shared read-only reader
-    (:meth:`~clinseek.policy.Policy.visible_counts_select`).
+    Reads the key's table inventory (rows and event times of every patient table it may see) through
+    the policy in one statement (:meth:`~clinseek.policy.Policy.visible_inventory_select`), takes an
+    empty sealed in-memory DuckDB database from the reader (a new one, or one a closed episode gave
+    back, wiped and checked empty; see :mod:`clinseek.episode._sealed`) and adds the candidate lists
+    (``candidates.<task>_candidates``). The database is sealed: nothing attached (the store never is),
+    external access disabled, Python replacement scans off, configuration locked, ``search_path``
+    set so bare names work. Label-source (``never``) tables are absent.
 
-    Each table's rows are loaded into the sealed database when a query first names it (see
-    :class:`Episode`): exactly what ``get_policy(key.policy).visible_select`` gives on the
-    store for that table (same schema and name as the store), copied as Arrow from the reader;
-    the dictionaries are views over the store's shared read-only Arrow tables. Cost follows the
-    patient's own rows and the tables an agent reads: every read is filtered by ``subject_id``
-    (parents of inherited times too), and the store is sorted by it.
+    Each table's rows are loaded when a query that reads it first runs (see :class:`Episode`):
+    exactly what ``get_policy(key.policy).visible_select`` gives on the store for that table (same
+    schema and name as the store), copied as Arrow from the reader; the dictionaries are views over
+    the reader's read-only Arrow tables. Cost follows the patient's own rows and the tables an agent
+    reads: every read is filtered by ``subject_id`` (parents of inherited times too), and the store is
+    sorted by it.
 
     Args:
-        store: a :class:`~clinseek.store.Store` or the path of a store file.
+        store: an open :class:`~clinseek.episode.StoreReader` (:func:`~clinseek.episode.open_store`;
+            the caller closes it after its episodes), or a store (file path): the episode then opens a
+            reader of its own and closes it with itself (each such build reads the store's catalog again).
         key: patient, cutoff, policy version, hidden encounters, linked CXR ids.
         candidates: candidate tables by task name (``"diagnoses_ccs"`` or
             ``"diagnoses_ccs_candidates"``), loaded as ``candidates.<task>_candidates``: a list of
@@ -71,113 +66,140 @@ def build_episode(
             ``memory_limit`` is invalid, a candidate table has a column that could hold patient data,
             or the store cannot be read.
         StoreError: the store file is missing, is not a clinseek store, or is truncated or damaged
-            (also raised later, by a query whose table load reads a damaged block).
+            (also raised later, by a query whose table load reads a damaged block); the reader is closed
+            or belongs to another process.
         PolicyError: ``key.policy`` is unknown.
     """
-    path = Path(store.path if isinstance(store, Store) else store).resolve()
-    policy = get_policy(key.policy)
-    snap = store_snapshot(path)
-    cands = _candidate_tables(candidates or {})
-    counts = _read(snap, key, lambda: _visible_counts(snap, policy, key))
-    if counts.get("hosp.patients", 1) == 0:
-        raise EpisodeError(f"{snap.path}: subject_id {key.subject_id} is not in hosp.patients")
-    counts.update({name: data.num_rows for name, data in snap.dictionaries.items()})
-    schemas = {name.split(".")[0] for name in counts} | ({CANDIDATE_SCHEMA} if cands else set())
+    if isinstance(store, StoreReader):
+        return _build(store, key, candidates or {}, memory_limit, owned=False)
+    reader = open_store(store)
     try:
-        con = duckdb.connect(":memory:", config={**_SEALED_CONFIG, "memory_limit": memory_limit})
-    except duckdb.Error as err:
-        raise EpisodeError(f"memory_limit {memory_limit!r}: expected a size such as '1GB' ({err})") from err
-    try:
-        con.execute("".join(f"CREATE SCHEMA {schema};" for schema in sorted(schemas)))
-        _add_candidates(con, cands)
-        _seal(con, schemas)
+        return _build(reader, key, candidates or {}, memory_limit, owned=True)
     except BaseException:
-        con.close()
+        reader.close()
         raise
-    ordered = {n: counts[n] for n in sorted(counts, key=_registry_order)}
-    return Episode(key, con, ordered, tuple(sorted(cands)), loader=_Loader(snap, policy, key).load)
 
 
-def _read(
-    snap: StoreSnapshot, key: EpisodeKey, read: Callable[[], _T], what: str = "build the episode"
-) -> _T:
+def _build(
+    reader: StoreReader,
+    key: EpisodeKey,
+    candidates: Mapping[str, CandidateSource],
+    memory_limit: str,
+    *,
+    owned: bool,
+) -> Episode:
+    reader.check_open()
+    policy = get_policy(key.policy)
+    cands = _candidate_tables(candidates)
+    inventory = reader.inventory(policy, key)
+    if "hosp.patients" in inventory and inventory["hosp.patients"].rows == 0:
+        raise EpisodeError(f"{reader.location}: subject_id {key.subject_id} is not in hosp.patients")
+    inventory.update({name: TableInventory(rows, None) for name, rows in reader.dictionary_rows().items()})
+    sealed = reader.sealed.acquire(memory_limit)
     try:
-        return read()
-    except duckdb.Error as err:
-        if is_damage(err):  # the file, not this episode: one StoreError naming it
-            raise damage_error(snap.path, err) from err
-        raise EpisodeError(f"{snap.path}: cannot {what} of subject_id {key.subject_id}: {err}") from err
+        _add_candidates(sealed.con, cands)
+    except BaseException:
+        reader.sealed.release(sealed)
+        raise
 
+    def give_back(_: duckdb.DuckDBPyConnection) -> None:
+        reader.sealed.release(sealed)
+        if owned:
+            reader.close()
 
-def _encounters(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
-    """Visible encounter ids by owning table (one statement; read once per episode)."""
-    selects = policy.encounter_selects(key, present=snap.present)
-    if not selects:
-        return {}
-    union = " UNION ALL ".join(
-        f"SELECT '{owner}' AS owner, * FROM ({sql})" for owner, (sql, _) in selects.items()
+    ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
+    loader = _Loader(reader, policy, key, sealed.dictionaries)
+    return Episode(
+        key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
+        watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
     )
-    out: dict[str, list[int]] = {owner: [] for owner in selects}
-    for owner, encounter_id in snap.fetchall(union, next(iter(selects.values()))[1], reuse=True):
-        out[owner].append(encounter_id)
-    return out
-
-
-def _visible_counts(snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> dict[str, int]:
-    query = policy.visible_counts_select(key, present=snap.present)
-    return {} if query is None else {name: n for name, n in snap.fetchall(*query, reuse=True)}
 
 
 class _Loader:
-    """Loads one table of an episode into its sealed database, on first use (calls are serialised)."""
+    """Loads one table of an episode into its sealed database, on first use (calls are serialised), and
+    reads tables as timelines for it (see :meth:`Episode.timeline`)."""
 
-    def __init__(self, snap: StoreSnapshot, policy: Policy, key: EpisodeKey) -> None:
-        self.snap = snap
+    def __init__(self, reader: StoreReader, policy: Policy, key: EpisodeKey, dictionaries: set[str]) -> None:
+        self.reader = reader
         self.policy = policy
         self.key = key
+        self.dictionaries = dictionaries
+        """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
         self._encounters: dict[str, list[int]] | None = None
+        self._lock = threading.Lock()
+
+    def encounters(self) -> dict[str, list[int]]:
+        """The key's visible encounter ids (read once per episode)."""
+        with self._lock:
+            if self._encounters is None:
+                self._encounters = self.reader.encounters(self.policy, self.key)
+            return self._encounters
+
+    def timeline(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> pa.Table:
+        """``name`` as a timeline in [since, until) (:meth:`StoreReader.timeline`), with its dictionary labels."""
+        data = self.reader.timeline(
+            self.policy, self.key, name, encounters=self.encounters(), since=since, until=until
+        )
+        return _with_labels(self.reader, get_table(name), data)
 
     def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
-        """Create ``name`` in ``con``: a dictionary view, or the visible rows of a patient table.
+        """Create ``name`` in ``con``: a dictionary (whole), or the visible rows of a patient table.
 
         Raises:
             EpisodeError: the store cannot be read, it no longer gives the rows counted at build,
                 or the rows do not fit in the episode database (``memory_limit``).
+            StoreError: the reader is closed, belongs to another process, or the store is damaged.
         """
-        # built before a fork: read through this process's own reader (never drop the parent's, see _source)
-        snap = self.snap if self.snap.pid == os.getpid() else store_snapshot(self.snap.path)
-        data = snap.dictionaries.get(name)
-        if data is not None:
-            view = "_dict_" + name.replace(".", "_")
-            con.register(view, data)
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM {view}")
+        table = get_table(name)
+        if table.visibility == "dictionary":
+            _copy(con, name, self.reader.dictionary(name), what=f"the dictionary {name}", where=self.reader.location)
+            self.dictionaries.add(name)
             return
         if expected_rows == 0:
             # nothing visible: the registry's columns and types (what a load gives; tests/episode/
             # test_lazy.py checks both), without a read of the store (a third of a typical episode's tables)
-            con.execute(table_ddl(get_table(name)))
+            con.execute(table_ddl(table))
             return
-        if self._encounters is None:  # read once, on the first table load with rows
-            self._encounters = _read(
-                snap, self.key, lambda: _encounters(snap, self.policy, self.key), f"load {name}"
-            )
-        query = self.policy.visible_select(
-            get_table(name), self.key, present=self.snap.present, encounters=self._encounters
-        )
-        assert query is not None, name  # only tables the counts statement listed are loaded
-        data = _read(snap, self.key, lambda: snap.to_arrow(*query), f"load {name}")
+        data = self.reader.rows(self.policy, self.key, name, encounters=self.encounters())
         if data.num_rows != expected_rows:
             raise EpisodeError(
-                f"{snap.path}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
+                f"{self.reader.location}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
-        try:
-            con.from_arrow(data).create(name)  # an unnamed Arrow scan: nothing left in the catalog
-        except duckdb.Error as err:  # e.g. out of memory: the episode failed, not the query that named it
-            raise EpisodeError(
-                f"{snap.path}: cannot load {name} of subject_id {self.key.subject_id} ({data.num_rows} rows) "
-                f"into the episode database (its memory_limit?): {err}"
-            ) from err
+        _copy(con, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
+
+
+def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
+    """``data`` (rows of ``table``) with the labels of its dictionary joins that are not its own columns
+    (``label`` of ``d_labitems``, ``long_title`` of an ICD dictionary; NULL where the code is not listed)."""
+    for join in table.dict_joins:
+        if join.table not in reader.present or not data.num_rows:
+            continue
+        labels = [label for label in join.labels if label not in table.column_names and label not in data.column_names]
+        if not labels:
+            continue
+        index = reader.dictionary_index(join.table, tuple(join.keys))
+        keys = zip(*(data.column(c).to_pylist() for c in join.columns), strict=True)
+        rows = pa.array([index.get(key) for key in keys], pa.int64())
+        dictionary = reader.dictionary(join.table)
+        for label in labels:
+            data = data.append_column(label, dictionary.column(label).take(rows))
+    return data
+
+
+def _copy(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table, *, what: str, where: str) -> None:
+    """Create table ``name`` in ``con`` holding ``data`` (an unnamed Arrow scan: nothing left in the catalog).
+
+    Raises:
+        EpisodeError: the rows do not fit in the episode database (its ``memory_limit``): the episode
+            failed, not the query that named the table.
+    """
+    try:
+        con.from_arrow(data).create(name)
+    except duckdb.Error as err:
+        raise EpisodeError(
+            f"{where}: cannot load {what} ({data.num_rows} rows) into the episode database (its memory_limit?): {err}"
+        ) from err
 
 
 CandidateSource: TypeAlias = Sequence[str] | pa.Table
@@ -254,13 +276,3 @@ def _registry_positions() -> dict[str, int]:
 
 def _registry_order(name: str) -> int:
     return _registry_positions().get(name, len(_registry_positions()))
-
-
-def _seal(con: duckdb.DuckDBPyConnection, schemas: set[str]) -> None:
-    """Cut every way out: search_path for bare names, then no external access, then lock."""
-    order = [s for s in ("hosp", "icu", "ed", "note", "cxr", CANDIDATE_SCHEMA) if s in schemas]
-    path = f"SET search_path = '{','.join(order)}';" if order else ""
-    con.execute(f"{path}SET enable_external_access = false;SET lock_configuration = true")
-    attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
-    if attached != {"memory", "system", "temp"}:
-        raise EpisodeError(f"episode database is not sealed: attached databases {sorted(attached)}")

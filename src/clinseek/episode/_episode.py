@@ -2,40 +2,40 @@
 
 from __future__ import annotations
 
-import re
+import datetime as dt
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import EpisodeKey, Policy, get_policy
+from ._reader import TableInventory
 from ._result import QueryResult
+from ._sealed import CANDIDATE_SCHEMA
+from ._watchdog import Watchdog
 
 Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
 """Creates one table (qualified name) with its expected row count in an episode's database."""
 
-CANDIDATE_SCHEMA = "candidates"
-"""Schema of the candidate tables (``candidates.<task>_candidates(candidate VARCHAR)``)."""
+Timeline = Callable[[str, dt.datetime | None, dt.datetime | None], pa.Table]
+"""Reads one table (qualified name) as a timeline in [since, until), through the episode's policy."""
 
-_WORD = re.compile(r"[a-z_][a-z0-9_$]*")
-_CATALOG_WORDS = frozenset(
-    {"information_schema", "show", "summarize", "describe", "pragma", "sqlite_master", "query", "query_table"}
-)
-"""Words after which every table is loaded first: the query lists the catalog (``DESCRIBE`` alone
-lists every table) or may name a table in a string built at run time (``query_table('x' || 'y')``)."""
-_CATALOG_PREFIXES = ("duckdb_", "pg_", "pragma_", "sqlite_", "json_execute")
-
+__all__ = ["CANDIDATE_SCHEMA", "Episode", "Loader"]
 
 _PARSED_PER_THREAD = 256
 _parse_cache = threading.local()
 
 
 def _parsed(con: duckdb.DuckDBPyConnection, sql: str) -> list[duckdb.Statement]:
-    """``con.extract_statements(sql)``, kept per thread by text: tools send the same SQL text again
-    and again with other parameters, and DuckDB's parser costs ~0.5 ms for a tool's query."""
+    """DuckDB's own parse of ``sql`` (``extract_statements``), kept per thread by text.
+
+    A parse holds no data: the same text parses the same way in every episode. Tools send the same
+    texts again and again with other parameters, and DuckDB's parser costs ~0.5 ms for a tool's query.
+    """
     cache: dict[str, list[duckdb.Statement]] | None = getattr(_parse_cache, "statements", None)
     if cache is None:
         cache = _parse_cache.statements = {}
@@ -57,15 +57,12 @@ class Episode:
     access (files, network, extensions) is disabled, Python replacement scans are off and the
     configuration is locked. Only single read-only queries run on it.
 
-    Tables are loaded on first use: before a query runs, every not-yet-loaded table whose name
-    (bare, as a word, case-insensitive) appears anywhere in its text is loaded by the builder's
-    loader (which reads the store through the policy, never through this database); a query
-    that reads the catalog (``information_schema``, ``duckdb_*()``, ``pg_*``, ``SHOW``,
-    ``DESCRIBE``, ``SUMMARIZE``, ``PRAGMA``) or can name a table in a string built at run time
-    (``query``, ``query_table``, ``json_execute_serialized_sql``) loads every table first, and a
-    query that fails on an unknown table while tables are still unloaded loads them all and runs
-    once more. A table is therefore complete whenever a query can see it, and
-    :meth:`table_counts` (counted at build) always matches it.
+    Its table inventory (rows and event times of every visible table) is read at build, in one
+    statement; a table's rows are copied in when a query that reads it first runs. The caller says
+    which tables a query reads (``execute(..., tables=...)``; ``ehr.run_sql_query`` passes the tables
+    its SQL guard found in the parse tree); a query whose tables the caller does not name loads every
+    table first. A table is therefore complete whenever a query can see it, and :meth:`table_counts`
+    always matches it.
 
     Thread-safe: queries from several threads are serialised on the episode's connection.
     """
@@ -74,27 +71,38 @@ class Episode:
         self,
         key: EpisodeKey,
         con: duckdb.DuckDBPyConnection,
-        counts: dict[str, int],
+        inventory: Mapping[str, TableInventory],
         candidates: tuple[str, ...],
         *,
-        loader: Loader | None = None,
+        loader: Loader,
+        timeline: Timeline,
+        watchdog: Watchdog,
+        on_close: Callable[[duckdb.DuckDBPyConnection], None],
+        loaded: Collection[str] = (),
     ) -> None:
         self._key = key
-        self._con = con
-        self._counts = dict(counts)
+        self._con: duckdb.DuckDBPyConnection | None = con
+        self._inventory = dict(inventory)
+        self._counts = {name: inv.rows for name, inv in self._inventory.items()}
         self._candidates = candidates
-        self._loader = loader
-        self._pending = set(counts) if loader is not None else set()
+        self._loader: Loader | None = loader
+        self._timeline: Timeline | None = timeline
+        self._watchdog = watchdog
+        self._on_close: Callable[[duckdb.DuckDBPyConnection], None] | None = on_close
+        self._pending = set(self._counts) - set(loaded)
         self._lock = threading.Lock()
         self._irq_lock = threading.Lock()
-        self._running = False
+        self._running: object | None = None
         self._closed = False
-        names = [*counts, *candidates]
+        names = [*self._counts, *candidates]
         self._by_name = {n: n for n in names}
         bare: dict[str, list[str]] = {}
         for name in names:
             bare.setdefault(name.split(".", 1)[1], []).append(name)
         self._by_name.update({b: q[0] for b, q in bare.items() if len(q) == 1})
+        self.signature = (frozenset(self._counts), candidates)
+        """What the SQL guard's verdict on a text depends on besides the text and the cutoff: the episode's
+        table names and candidate tables (the same for every episode with the same tables)."""
 
     @property
     def key(self) -> EpisodeKey:
@@ -116,6 +124,7 @@ class Episode:
         sql: str,
         params: Sequence[Any] | None = None,
         *,
+        tables: Collection[str] | None = None,
         max_rows: int = 200,
         timeout_s: float = 10.0,
     ) -> QueryResult:
@@ -124,27 +133,25 @@ class Episode:
         Args:
             sql: exactly one SELECT / WITH / VALUES / DESCRIBE / SHOW query (DuckDB dialect).
             params: positional ``?`` (or ``$n``) parameters.
+            tables: the tables the query reads (qualified or bare names of this episode); those not
+                loaded yet are loaded first. ``None``: every table is loaded first (for a query whose
+                tables the caller cannot name: the catalog, ``DESCRIBE``, a table named in a string).
             max_rows: at most this many rows are returned; one more is fetched to set ``truncated``.
-            timeout_s: wall-clock limit in seconds; a timer interrupts the query when it passes.
+            timeout_s: wall-clock limit in seconds; the reader's watchdog interrupts the query when it passes.
 
         Raises:
             EpisodeTimeout: the query ran past ``timeout_s`` and was interrupted.
             EpisodeQueryError: ``kind="read_only"``: not exactly one read-only query.
-            EpisodeError: the episode is closed.
+            EpisodeError: the episode is closed, or a table could not be loaded.
             duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
         """
         with self._lock:
-            if self._closed:
+            if self._closed or self._con is None:
                 raise EpisodeError("the episode is closed")
-            statement = self._read_only_statement(sql)
-            self._load_named(sql)
-            try:
-                rows, desc = self._run(statement, params, max_rows, timeout_s)
-            except duckdb.CatalogException as err:
-                if not self._pending or "Table with name" not in str(err):
-                    raise
-                self._load(set(self._pending))  # a name the word scan could not see: load all, run again
-                rows, desc = self._run(statement, params, max_rows, timeout_s)
+            statement = self._read_only_statement(self._con, sql)
+            if self._pending:
+                self._load(self._pending if tables is None else self._named(tables))
+            rows, desc = self._run(self._con, statement, params, max_rows, timeout_s)
         cut = len(rows) > max_rows
         return QueryResult(
             columns=tuple(d[0] for d in desc),
@@ -154,31 +161,44 @@ class Episode:
             row_count=None if cut else len(rows),
         )
 
+    def _named(self, tables: Collection[str]) -> set[str]:
+        found = set()
+        for name in tables:
+            qualified = self._by_name.get(name.strip().lower())
+            if qualified is not None and qualified in self._pending:
+                found.add(qualified)
+        return found
+
     def _run(
-        self, statement: duckdb.Statement, params: Sequence[Any] | None, max_rows: int, timeout_s: float
+        self,
+        con: duckdb.DuckDBPyConnection,
+        statement: duckdb.Statement,
+        params: Sequence[Any] | None,
+        max_rows: int,
+        timeout_s: float,
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
-        """Rows (at most ``max_rows + 1``) and description of one query, under the timer."""
-        timer = threading.Timer(timeout_s, self._interrupt)
-        timer.daemon = True
+        """Rows (at most ``max_rows + 1``) and description of one query, under the time limit."""
+        token = object()
         with self._irq_lock:
-            self._running = True
-        timer.start()
+            self._running = token
+        watch = self._watchdog.watch(timeout_s, lambda: self._interrupt(token))
         try:
-            cur = self._con.execute(statement, list(params) if params is not None else None)
+            cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
             desc = cur.description or []
             cur.abort()  # drop the unread rest: the connection is free for the next load/query
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
         finally:
+            Watchdog.done(watch)
             with self._irq_lock:
-                self._running = False
-            timer.cancel()
+                self._running = None
         return rows, desc
 
-    def _read_only_statement(self, sql: str) -> duckdb.Statement:
+    @staticmethod
+    def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
         """The one read-only statement of ``sql``, parsed (and run as parsed: one parse per query)."""
-        statements = _parsed(self._con, sql)
+        statements = _parsed(con, sql)
         if len(statements) != 1:
             raise EpisodeQueryError(
                 "read_only", f"exactly one statement runs on an episode, got {len(statements)}"
@@ -190,30 +210,54 @@ class Episode:
             )
         return statements[0]
 
-    def _load_named(self, sql: str) -> None:
-        """Load the pending tables ``sql`` names (all of them if it reads the catalog)."""
-        if not self._pending or self._loader is None:
-            return
-        words = set(_WORD.findall(sql.lower()))
-        if words & _CATALOG_WORDS or any(w.startswith(_CATALOG_PREFIXES) for w in words):
-            self._load(set(self._pending))
-        else:
-            self._load({name for name in self._pending if name.split(".", 1)[1] in words})
-
-    def _load(self, names: set[str]) -> None:
-        assert self._loader is not None
+    def _load(self, names: Collection[str]) -> None:
+        assert self._loader is not None and self._con is not None
         for name in sorted(names):
             self._loader(self._con, name, self._counts[name])
             self._pending.discard(name)
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, token: object | None = None) -> None:
+        """Interrupt the running query (only the one ``token`` names, when given)."""
         with self._irq_lock:
-            if self._running:
+            if self._running is not None and (token is None or self._running is token) and self._con is not None:
                 self._con.interrupt()
 
     def table_counts(self) -> dict[str, int]:
         """Rows per visible table (qualified name), dictionaries included, candidate tables not."""
         return dict(self._counts)
+
+    def event_times(self, name: str) -> pa.TimestampArray | None:
+        """The event times of a visible table's rows, ascending (``None``: the table has no event time).
+
+        The registry's event time (parent times included), the instant the policy decided the row's
+        visibility by and the tools' time windows use; read with the inventory at build.
+        """
+        found = self._inventory.get(self.qualify(name) or "")
+        return None if found is None else found.times
+
+    def timeline(
+        self, name: str, *, since: dt.datetime | None = None, until: dt.datetime | None = None
+    ) -> pa.Table:
+        """A visible table's rows with event time in [``since``, ``until``) (``None``: unbounded), oldest first,
+        with their event time and dictionary labels.
+
+        The policy's :meth:`~clinseek.policy.Policy.timeline_select` for this episode's key, read through its
+        store reader (the table is not loaded into the episode database): the rows of :meth:`execute`'s table
+        whose ``_event_time`` (as in :meth:`event_times`) lies in the window, plus the labels its
+        dictionary joins add. Curated Input reads the most recent part of a record this way.
+
+        Raises:
+            EpisodeError: the episode is closed, or the table is not one of its visible tables.
+            StoreError: the store cannot be read.
+        """
+        qualified = self.qualify(name)
+        if qualified is None or qualified not in self._counts:
+            raise EpisodeError(f"no visible table {name!r} in this episode")
+        with self._lock:
+            if self._closed or self._timeline is None:
+                raise EpisodeError("the episode is closed")
+            read = self._timeline
+        return read(qualified, since, until)
 
     def qualify(self, name: str) -> str | None:
         """The qualified name of a visible or candidate table given qualified or bare; ``None`` if absent."""
@@ -228,13 +272,16 @@ class Episode:
         return self._candidates
 
     def close(self) -> None:
-        """Interrupt any running query and free the database. Idempotent."""
+        """Interrupt any running query and free the database (back to its reader for reuse). Idempotent."""
         self._closed = True
         self._interrupt()
         with self._lock:
-            self._con.close()
-            self._loader = None  # the loader holds the store's reader: a closed episode keeps no file open
+            con, self._con = self._con, None
+            on_close, self._on_close = self._on_close, None
+            self._loader = self._timeline = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
+        if con is not None and on_close is not None:
+            on_close(con)
 
     def __enter__(self) -> Episode:
         return self

@@ -96,7 +96,7 @@ class ImagingSession:
     def _linked_images(self, episode: Episode) -> tuple[LinkedImage, ...]:
         if not episode.has_table("cxr.metadata"):
             return ()
-        rows = episode.execute(_IMAGES_SQL, max_rows=10_000).rows
+        rows = episode.execute(_IMAGES_SQL, tables=("cxr.metadata",), max_rows=10_000).rows
         out = []
         for dicom_id, study_id, subject_id, view, date, time in rows:
             path = self.locator.image(subject_id, study_id, dicom_id)
@@ -107,7 +107,7 @@ class ImagingSession:
     def _linked_reports(self, episode: Episode) -> tuple[LinkedReport, ...]:
         if not episode.has_table("cxr.reports"):
             return ()
-        return tuple(LinkedReport(s, t) for s, t in episode.execute(_REPORTS_SQL, max_rows=10_000).rows if t)
+        return tuple(LinkedReport(s, t) for s, t in episode.execute(_REPORTS_SQL, tables=("cxr.reports",), max_rows=10_000).rows if t)
 
     def image_list(self) -> str:
         """One line per linked image: ``dicom_id`` (study, view, time) and the path to pass to image tools."""

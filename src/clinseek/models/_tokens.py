@@ -34,21 +34,27 @@ clinical terms split finer)."""
 MESSAGE_OVERHEAD_TOKENS = 8
 """Tokens added per message for the chat template's role markers and separators."""
 
-_PIECES = re.compile(r"([A-Za-z]+)|([0-9])|(\n)|([ \t\r\f\v]+)|([\x21-\x7e])|(.)", re.DOTALL)
 _LONE_SPACES = re.compile(r"[ \t]+(?=[0-9])|[ \t]{2,}(?![ \t]*[0-9])")
 """Blanks that are tokens of their own: before a digit (digits are split from what precedes them),
 and runs of two or more (column alignment)."""
 
 
+_LETTERS = re.compile(r"[A-Za-z]+")
+_BLANKS = " \t\r\f\v"
+
+
 def estimate_tokens(text: str) -> int:
     """A conservative token count of ``text`` for any BPE tokenizer (see the module docstring)."""
-    total = len(_LONE_SPACES.findall(text))
-    for letters, _digit, _newline, space, _punct, _other in _PIECES.findall(text):
-        if letters:
-            total += -(-len(letters) // LETTERS_PER_TOKEN)
-        elif not space:
-            total += 1
-    return total
+    runs = _LETTERS.findall(text)
+    letters = sum(map(len, runs))
+    blanks = sum(map(text.count, _BLANKS))
+    # every character that is neither a letter nor a blank is one token (digits, punctuation, line
+    # breaks, anything else); a run of letters is one token per LETTERS_PER_TOKEN letters, rounded up
+    return (
+        len(_LONE_SPACES.findall(text))
+        + len(text) - letters - blanks
+        + sum(-(-len(run) // LETTERS_PER_TOKEN) for run in runs)
+    )
 
 
 @runtime_checkable

@@ -10,9 +10,11 @@ It produces SQL for a store connection: :meth:`Policy.visible_select` (what an e
 from ._doc import policy_markdown
 from ._key import EpisodeKey
 from ._policy import POLICIES, Policy, get_policy
+from ._sql import EVENT_TIME, render_sql
 from ._versions import MM_POLICY, POLICY_VERSIONS, TEXT_POLICY
 
 __all__ = [
+    "EVENT_TIME",
     "MM_POLICY",
     "POLICIES",
     "POLICY_VERSIONS",
@@ -21,4 +23,5 @@ __all__ = [
     "Policy",
     "get_policy",
     "policy_markdown",
+    "render_sql",
 ]

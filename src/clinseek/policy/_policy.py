@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import PolicyError
 from ..schema import Table, tables
 from ._key import EpisodeKey
-from ._sql import encounter_sqls, future_sql, visible_counts_sql, visible_sql
+from ._sql import encounter_sqls, future_sql, timeline_sql, visible_inventory_sql, visible_sql
 from ._versions import MM_POLICY, TEXT_POLICY
 
 
@@ -102,17 +102,50 @@ class Policy:
             encounters=encounters,
         )
 
-    def visible_counts_select(
+    def timeline_select(
+        self,
+        table: Table,
+        key: EpisodeKey,
+        *,
+        present: Collection[str] | None = None,
+        encounters: Mapping[str, Collection[int]] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> tuple[str, list[Any]] | None:
+        """What an episode sees of ``table`` as a timeline: :meth:`visible_select`'s rows with their event time,
+        with event time in [``since``, ``until``) (``None``: unbounded), oldest first.
+
+        The columns are the registry's, then ``_event_time`` (the row's event time, parent times included:
+        the instant of :meth:`visible_inventory_select`'s ``times``; event tables only). Rows whose event
+        time is outside the window are left out *after* the policy chose the visible rows (a collapse
+        over several rows sees all of them); ordered by event time, then the table's key. For Curated
+        Input, which shows the most recent rows without copying whole tables.
+
+        Returns:
+            ``(sql, params)``; ``None`` when the table is never visible (as :meth:`visible_select`).
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        return timeline_sql(
+            table, key, op=self.operator, linked_only=self.cxr_linked_only, present=present,
+            encounters=encounters, since=since, until=until,
+        )
+
+    def visible_inventory_select(
         self, key: EpisodeKey, *, present: Collection[str] | None = None
     ) -> tuple[str, list[Any]] | None:
-        """One statement giving how many rows an episode sees of every patient table, at once.
+        """One statement giving how many rows an episode sees of every patient table, and when they happened.
 
-        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT)`` per ``event``
-        and ``static`` table of the registry that :meth:`visible_select` would give rows for
-        (present in ``present``, parent present, not hidden by the key), in registry order: the
-        count of exactly the rows :meth:`visible_select` returns (same FROM / WHERE / QUALIFY;
-        only the projection differs). One statement instead of one per table: an episode knows
-        its table inventory without copying the rows.
+        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT, times TIMESTAMP[])``
+        per ``event`` and ``static`` table of the registry that :meth:`visible_select` would give rows
+        for (present in ``present``, parent present, not hidden by the key), in registry order: ``n``
+        counts exactly the rows :meth:`visible_select` returns (same FROM / WHERE / QUALIFY; only the
+        projection differs) and ``times`` lists their event times ascending (the registry's event time,
+        inherited parent times included; NULL for the ``static`` table). One statement instead of one
+        per table: an episode knows its table inventory, and how its rows spread over time, without
+        copying any row.
 
         Returns:
             ``(sql, params)``; ``None`` when no such table is present.
@@ -121,7 +154,7 @@ class Policy:
             PolicyError: ``key.policy`` is not this policy's version.
         """
         self._check(key)
-        return visible_counts_sql(
+        return visible_inventory_sql(
             tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present
         )
 

@@ -105,8 +105,9 @@ def visible_sql(
     linked_only: bool,
     present: Collection[str] | None,
     encounters: Mapping[str, Collection[int]] | None = None,
+    event_time: bool = False,
 ) -> tuple[str, list[Any]] | None:
-    """See :meth:`clinseek.policy.Policy.visible_select`."""
+    """See :meth:`clinseek.policy.Policy.visible_select` (``event_time``: add ``_event_time`` last)."""
     if table.visibility == "never" or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE):
         return None
     if table.visibility == "dictionary":
@@ -114,13 +115,54 @@ def visible_sql(
         return f"SELECT {cols} FROM {table.qualified} t", []
     q = _Query(key, op, frozenset(present) if present is not None else None, encounters)
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers the lateral instants
+    if event_time and table.event_time is not None:
+        select += f", {_instant(table)} AS {EVENT_TIME}"
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
         return None
     return f"SELECT {select}{rows}", q.params
 
 
-def visible_counts_sql(
+EVENT_TIME = "_event_time"
+"""The column of a row's event time in :func:`timeline_sql`'s rows."""
+
+
+def _instant(table: Table) -> str:
+    """The row's event time (the registry's, parent time included) as a TIMESTAMP, over a visible select's FROM."""
+    assert table.event_time is not None
+    return f"CAST({table.event_time.expr} AS TIMESTAMP)"
+
+
+def timeline_sql(
+    table: Table,
+    key: EpisodeKey,
+    *,
+    op: str,
+    linked_only: bool,
+    present: Collection[str] | None,
+    encounters: Mapping[str, Collection[int]] | None,
+    since: Any | None,
+    until: Any | None,
+) -> tuple[str, list[Any]] | None:
+    """See :meth:`clinseek.policy.Policy.timeline_select`."""
+    base = visible_sql(
+        table, key, op=op, linked_only=linked_only, present=present, encounters=encounters, event_time=True
+    )
+    if base is None:
+        return None
+    sql, params = base
+    timed = table.visibility == "event" and table.event_time is not None
+    bounds = []
+    for value, op in ((since, ">="), (until, "<")):
+        if value is not None and timed:
+            params = [*params, value]
+            bounds.append(f"_v.{EVENT_TIME} {op} ${len(params)}")
+    where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
+    order = ", ".join([*([f"_v.{EVENT_TIME}"] if timed else []), *(f"_v.{quote(c)}" for c in table.key)]) or "1"
+    return f"SELECT * FROM ({sql}) AS _v{where} ORDER BY {order}", params
+
+
+def visible_inventory_sql(
     tables: Iterable[Table],
     key: EpisodeKey,
     *,
@@ -128,7 +170,7 @@ def visible_counts_sql(
     linked_only: bool,
     present: Collection[str] | None,
 ) -> tuple[str, list[Any]] | None:
-    """See :meth:`clinseek.policy.Policy.visible_counts_select`."""
+    """See :meth:`clinseek.policy.Policy.visible_inventory_select`."""
     params: list[Any] = []
     scope = frozenset(present) if present is not None else None
     parts = []
@@ -140,9 +182,27 @@ def visible_counts_sql(
         ):
             continue
         rows = _visible_rows(table, _Query(key, op, scope, params=params), linked_only)
-        if rows is not None:
-            parts.append(f"SELECT '{table.qualified}' AS table_name, count(*) AS n FROM (SELECT 1{rows})")
+        if rows is None:
+            continue
+        instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
+        times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
+        parts.append(
+            f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times "
+            f"FROM (SELECT {instant} AS e{rows}) AS _e"
+        )
     return (" UNION ALL ".join(parts), params) if parts else None
+
+
+def render_sql(sql: str, dialect: str) -> str:
+    """The policy's SQL (DuckDB dialect, ``$n`` parameters) written for another SQL dialect.
+
+    ``"duckdb"`` returns ``sql`` itself; any other name is a sqlglot dialect (``"postgres"``: ``QUALIFY``
+    becomes a filtered subquery, ``list_contains`` becomes ``= ANY``, intervals are quoted, parameters
+    become ``%(n)s``). A source reader of that dialect runs what this returns.
+    """
+    if dialect == "duckdb":
+        return sql
+    return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
 
 
 def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio.to_thread
 
 from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
-from ..episode import CandidateSource, EpisodeKey, build_episode
+from ..episode import CandidateSource, EpisodeKey, StoreReader, build_episode, open_store
 from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
 from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
@@ -84,6 +84,9 @@ class Executor:
     (:func:`store_identity` of ``store``) and each question's :func:`question_hash` go in every row;
     ``notes`` (qid -> what an explicit flag allowed) go in its rows' ``input_warnings``.
     ``counter`` counts tokens for the budgets (compaction, the Curated Input budget).
+
+    Episodes are built from one store reader per executor (:meth:`reader`: opened by the first build,
+    shared by every job of the run); :meth:`close` closes it once the run's jobs are done.
     """
 
     def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
@@ -104,6 +107,26 @@ class Executor:
         self.digest = digest
         self.settings = settings
         self.tools = tools
+        self._reader: StoreReader | None = None
+        self._reader_lock = threading.Lock()
+
+    def reader(self) -> StoreReader:
+        """The run's store reader (opened on first use, from any worker thread).
+
+        Raises:
+            StoreError: the store cannot be opened (the job asking becomes an infra-error row).
+        """
+        with self._reader_lock:
+            if self._reader is None:
+                self._reader = open_store(self.store)
+            return self._reader
+
+    def close(self) -> None:
+        """Close the store reader (after every job's episode is closed). Idempotent."""
+        with self._reader_lock:
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
 
     def _config(self, job: Job) -> Any:
         seed = self.settings.generate.seed
@@ -119,7 +142,7 @@ class Executor:
 
     async def _episode(self, question: Question) -> Episode:
         return await anyio.to_thread.run_sync(
-            lambda: build_episode(self.store, episode_key(question), candidates=self.candidates(question)))
+            lambda: build_episode(self.reader(), episode_key(question), candidates=self.candidates(question)))
 
     async def _agent(self, job: Job) -> AgentOutcome:
         question: Question = job.question
@@ -148,7 +171,8 @@ class Executor:
             return None, []
         root = self.settings.cxr_root
         if root is None:  # no images configured: the reports still come from the episode
-            rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id").rows \
+            rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id",
+                                       tables=("cxr.reports",)).rows \
                 if ctx.episode.has_table("cxr.reports") else []
             return LinkedEvidence(reports=tuple((s, t) for s, t in rows if t),
                                   reports_hidden=question.hide_cxr_reports), []
@@ -207,10 +231,11 @@ class Executor:
     async def _render(self, question: Question) -> str:
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
 
-        render = functools.partial(render_curated, question, self.store,
-                                   budget_tokens=self.settings.budget.curated_budget_tokens, counter=self.counter)
-        rendered = await anyio.to_thread.run_sync(render)
-        return rendered.text
+        def render() -> str:  # in a worker thread: the first build opens the run's reader there
+            return render_curated(question, self.reader(), budget_tokens=self.settings.budget.curated_budget_tokens,
+                                  counter=self.counter).text
+
+        return await anyio.to_thread.run_sync(render)
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""

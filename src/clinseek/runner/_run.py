@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
@@ -347,6 +348,7 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
                                            concurrency=settings.concurrency, progress=progress)
     finally:
         results.close()
+        await anyio.to_thread.run_sync(executor.close)
         if shared.knowledge is not None:  # the web cache's counts after the run
             write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                                     len(questions), shared))

@@ -31,6 +31,7 @@ def _candidates(ctx: ToolContext, table_name: str) -> tuple[str, list[str]]:
         ctx,
         f"SELECT DISTINCT candidate FROM {ref.qualified} WHERE candidate IS NOT NULL ORDER BY candidate",
         max_rows=_ALL,
+        tables=(),  # candidate tables exist from the build
     ).rows
     return ref.qualified, [r[0] for r in rows]
 
@@ -45,7 +46,7 @@ def _as_list(value: str | list[str], field: str) -> list[str]:
 
 def _text_columns(ctx: ToolContext, qualified: str) -> list[str]:
     """The text columns of a candidate table, ``candidate`` first (codes and titles follow)."""
-    shape = run_query(ctx, f"SELECT * FROM {qualified} LIMIT 0")
+    shape = run_query(ctx, f"SELECT * FROM {qualified} LIMIT 0", tables=())
     text = [c for c, t in zip(shape.columns, shape.types, strict=True) if t == "VARCHAR" and c != "candidate"]
     return ["candidate", *text]
 
@@ -71,7 +72,7 @@ def get_candidates_by_keyword(ctx: ToolContext, table_name: str, keyword: str) -
         f"SELECT candidate, count(*) OVER () AS _total FROM (SELECT DISTINCT candidate FROM {ref.qualified} "
         f"WHERE candidate IS NOT NULL AND ({match})) c ORDER BY candidate"
     )
-    result = run_query(ctx, sql, [keyword.strip().lower()])
+    result = run_query(ctx, sql, [keyword.strip().lower()], tables=())
     total = result.rows[0][-1] if result.rows else 0
     rows = Rows(("candidate",), [r[:1] for r in result.rows], total, result.truncated, unit="candidate")
     narrow = "use a more specific keyword."

@@ -36,7 +36,7 @@ def load_ehr(ctx: ToolContext, subject_id: SubjectArg = None, timestamp: str | N
     rule = "at or before" if policy.inclusive else "before"
     tables = ehr_tables(ctx)
     cands = {
-        name: run_query(ctx, f"SELECT count(*) FROM {name}").rows[0][0] for name in candidate_tables(ctx)
+        name: run_query(ctx, f"SELECT count(*) FROM {name}", tables=()).rows[0][0] for name in candidate_tables(ctx)
     }
     lines = [
         f"EHR loaded: subject_id {key.subject_id}, prediction_time {key.prediction_time.isoformat(sep=' ')} "
@@ -88,7 +88,7 @@ def get_column_names(ctx: ToolContext, table_name: str, subject_id: SubjectArg =
     check_subject(ctx, subject_id)
     ref = resolve_table(ctx, table_name)
     if ref.table is None:
-        shape = run_query(ctx, f"SELECT * FROM {ref.qualified} LIMIT 0")
+        shape = run_query(ctx, f"SELECT * FROM {ref.qualified} LIMIT 0", tables=())  # a candidate table
         cols: list[tuple[str, str]] = list(zip(shape.columns, shape.types, strict=True))
     else:
         view = table_view(ctx, ref.table)
@@ -175,7 +175,7 @@ def get_unique_values(
         f'SELECT v."{column}" AS value, count(*) AS "rows", count(*) OVER () AS _total FROM ({view.sql}) v '
         f'WHERE v."{column}" IS NOT NULL GROUP BY v."{column}" ORDER BY count(*) DESC, v."{column}"'
     )
-    result = run_query(ctx, sql, max_rows=ctx.limits.max_unique_values)
+    result = run_query(ctx, sql, max_rows=ctx.limits.max_unique_values, tables=view.tables)
     total = result.rows[0][-1] if result.rows else 0
     rows = Rows(("value", "rows"), [r[:2] for r in result.rows], total, result.truncated, unit="value")
     narrow = "filter with ehr.get_records_by_keyword or ehr.run_sql_query (WHERE ... LIKE, GROUP BY, LIMIT/OFFSET)."

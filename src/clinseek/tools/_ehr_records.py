@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 from typing import Any
 
+import numpy as np
+
 from ..errors import ToolError
-from ..schema import get_table
 from ._context import ToolContext
 from ._ehr_meta import SubjectArg, column_named
 from ._pin import check_subject
@@ -51,14 +51,14 @@ def _rows(
 ) -> ToolResult:
     limit = ctx.limits.max_rows + 1
     if costly_filter:  # evaluate the filter once: the total comes from a window over the matches
-        result = run_query(ctx, view.select(where, limit=limit, with_total=True), params)
+        result = run_query(ctx, view.select(where, limit=limit, with_total=True), params, tables=view.tables)
         total = result.rows[0][-1] if result.rows else 0
         rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
         return table_result(title, rows, ctx.limits, narrow=narrow)
-    result = run_query(ctx, view.select(where, limit=limit), params)
+    result = run_query(ctx, view.select(where, limit=limit), params, tables=view.tables)
     total = result.row_count
     if total is None:  # cut: count them all (cheaper than a window when the filter is cheap)
-        total = run_query(ctx, view.count(where), params).rows[0][0]
+        total = run_query(ctx, view.count(where), params, tables=view.tables).rows[0][0]
     return table_result(
         title, Rows(view.columns, result.rows, total, result.truncated), ctx.limits, narrow=narrow
     )
@@ -110,10 +110,7 @@ def get_event_counts_by_time(
     """
     check_subject(ctx, subject_id)
     start, end = parse_window(start_time, end_time)
-    counts = {
-        name: bisect.bisect_left(times, end) - bisect.bisect_left(times, start)
-        for name, times in event_times(ctx).items()
-    }
+    counts = {name: _between(times, start, end) for name, times in event_times(ctx).items()}
     busy = {k: v for k, v in sorted(counts.items()) if v}
     lines = [f"Events in [{_fmt(start)}, {_fmt(end)}):", *(f"- {k}: {v}" for k, v in busy.items())]
     empty = [k for k, v in sorted(counts.items()) if not v]
@@ -125,33 +122,23 @@ def get_event_counts_by_time(
     return ToolResult(ok=True, content="\n".join(lines), data=data)
 
 
-_EVENT_TIMES = "ehr.event_times"
+def event_times(ctx: ToolContext) -> dict[str, np.ndarray]:
+    """Sorted event times (``datetime64[us]``) of every visible row, per timed EHR table (empty tables included).
 
-
-def event_times(ctx: ToolContext) -> dict[str, list[dt.datetime]]:
-    """Sorted event times of every visible row, per timed EHR table (empty tables included).
-
-    Read once per episode (one query) and kept in ``ctx.state``: an episode never changes.
+    From the episode's inventory (:meth:`~clinseek.episode.Episode.event_times`): no table is loaded.
     """
-    cached: dict[str, list[dt.datetime]] | None = ctx.state.get(_EVENT_TIMES)
-    if cached is not None:
-        return cached
-    out: dict[str, list[dt.datetime]] = {}
-    parts: list[str] = []
-    for name, n_rows in sorted(ehr_tables(ctx).items()):
-        view = table_view(ctx, get_table(name), labels=False)
-        if view.timed:
-            out[name] = []
-            if n_rows:
-                parts.append(f"SELECT '{name}' AS t, v.{EVENT_TIME} FROM ({view.sql}) v")
-    if parts:
-        total = sum(ehr_tables(ctx)[t] for t in out)
-        rows = run_query(ctx, " UNION ALL ".join(parts) + " ORDER BY 2", max_rows=total).rows
-        for name, when in rows:
-            if when is not None:
-                out[name].append(when)
-    ctx.state[_EVENT_TIMES] = out
+    out: dict[str, np.ndarray] = {}
+    for name in sorted(ehr_tables(ctx)):
+        times = ctx.episode.event_times(name)
+        if times is not None:
+            out[name] = times.to_numpy(zero_copy_only=False)
     return out
+
+
+def _between(times: np.ndarray, start: dt.datetime, end: dt.datetime) -> int:
+    """How many of the sorted ``times`` lie in [start, end)."""
+    lo, hi = np.searchsorted(times, [np.datetime64(start, "us"), np.datetime64(end, "us")])
+    return max(int(hi) - int(lo), 0)
 
 
 @tool("ehr.get_latest_records")
@@ -164,14 +151,9 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
     """
     check_subject(ctx, subject_id)
     ref, view = _ehr_view(ctx, table_name, timed=True)
-    assert ref.table is not None
-    times = ctx.state.get(_EVENT_TIMES, {}).get(ref.qualified)
-    if times is not None:  # the episode's time index is already read: no extra scan
-        where, params = f"v.{EVENT_TIME} = ?", [times[-1] if times else None]
-    else:
-        bare = table_view(ctx, ref.table, labels=False)
-        where, params = f"v.{EVENT_TIME} = (SELECT max(w.{EVENT_TIME}) FROM ({bare.sql}) w)", []
-    return _rows(ctx, f"{ref.qualified} latest", view, where, params, _NARROW_SQL)
+    times = ctx.episode.event_times(ref.qualified)
+    latest = times[len(times) - 1].as_py() if times is not None and len(times) else None
+    return _rows(ctx, f"{ref.qualified} latest", view, f"v.{EVENT_TIME} = ?", [latest], _NARROW_SQL)
 
 
 @tool("ehr.get_records_by_keyword")
@@ -231,7 +213,7 @@ def get_records_by_value(
     if type_ == "VARCHAR":
         where, param = f'trim(v."{column}") = ?', value.strip()
     else:
-        cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()]).rows[0][0]
+        cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()], tables=()).rows[0][0]
         if cast is None:
             raise ToolError(
                 "bad_argument", f"value {echo(value)} is not a {type_} (the type of {ref.qualified}.{column})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -16,11 +17,11 @@ from ._query import run_query
 from ._registry import tool
 from ._render import Rows, table_result
 from ._result import ToolResult
-from ._sqlguard import guard_sql
-from ._sqlite_dialect import SqliteDialect, hint_for
-from ._tables import available, resolve
+from ._sqlcache import guard_verdict
+from ._sqlguard import GuardedQuery
+from ._sqlite_dialect import hint_for
 
-_REJECTED = ("Binder Error", "Parser Error", "Catalog Error")
+_REJECTED = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
 """DuckDB errors raised before a query runs: such a query is read once more as SQLite."""
 
 
@@ -51,45 +52,43 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
-    now = ctx.episode.key.prediction_time
-    guard = functools.partial(
-        guard_sql, sql_query, functools.partial(resolve, ctx), available=available(ctx), prediction_time=now
-    )
-    dialect = SqliteDialect(now)
-    sql = guard(dialect=dialect)
+    episode = ctx.episode
+    verdict = guard_verdict(sql_query, episode.key.prediction_time, episode.signature)
+    query = verdict.checked()
     try:
-        result = run_query(ctx, sql, from_model=True)
+        result = run_query(ctx, query.sql, tables=query.tables, from_model=True)
     except ToolError as err:
-        if dialect.translation is not None or err.kind != "sql_error" or not err.message.startswith(_REJECTED):
-            raise _explained(err, dialect) from None
-        retry = SqliteDialect(now, force=True)  # DuckDB rejected it: read it as SQLite once
-        try:
-            again = guard(dialect=retry)
-            if retry.translation is None or again == sql:
-                raise err
-            result = run_query(ctx, again, from_model=True)
+        if verdict.note is not None or not isinstance(err.__cause__, _REJECTED):
+            raise _explained(err, verdict.note) from None
+        retry = guard_verdict(sql_query, episode.key.prediction_time, episode.signature, sqlite=True)
+        if retry.query is None or retry.note is None or retry.query.sql == query.sql:
+            raise _explained(err, verdict.note) from None
+        try:  # DuckDB rejected it before running: read it as SQLite once
+            result = run_query(ctx, retry.query.sql, tables=retry.query.tables, from_model=True)
         except ToolError:
-            raise _explained(err, dialect) from None  # DuckDB's complaint about what was written
-        dialect, sql = retry, again
-    note = dialect.translation.note() + "\n" if dialect.translation is not None else ""
-    extra = {"dialect": "sqlite"} if dialect.translation is not None else {}
+            raise _explained(err, verdict.note) from None  # DuckDB's complaint about what was written
+        verdict, query = retry, retry.query
+    note = verdict.note + "\n" if verdict.note is not None else ""
+    extra = {"dialect": "sqlite"} if verdict.note is not None else {}
+    types = {"types": list(result.types)}
     if not result.rows:
         return ToolResult(
             ok=True,
             content=note + "The query ran and returned no rows.",
-            data={"columns": list(result.columns), "rows": [], "row_count": 0, **extra},
+            data={"columns": list(result.columns), **types, "rows": [], "row_count": 0, **extra},
         )
-    total = result.row_count if result.row_count is not None else _count_rows(ctx, sql)
+    total = result.row_count if result.row_count is not None else _count_rows(ctx, query)
     rows = Rows(tuple(result.columns), result.rows, total, result.truncated)
-    limit, offset = _paging(sql)
-    out = table_result("Query result", rows, ctx.limits, narrow=functools.partial(_next_page, ctx, limit, offset))
-    return out.model_copy(update={"content": note + out.content, "data": {**out.data, **extra}})
+    out = table_result(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
+    return out.model_copy(update={"content": note + out.content, "data": {**out.data, **types, **extra}})
 
 
-def _count_rows(ctx: ToolContext, sql: str) -> int | None:
-    """How many rows ``sql`` gives in all (it was cut at the row cap); ``None`` when counting fails or times out."""
+def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:
+    """How many rows the query gives in all (it was cut at the row cap); ``None`` when counting fails or times out."""
     try:
-        counted = run_query(ctx, f"SELECT count(*) FROM ({sql}) AS _counted", max_rows=1, from_model=True)
+        counted = run_query(
+            ctx, f"SELECT count(*) FROM ({query.sql}) AS _counted", max_rows=1, tables=query.tables, from_model=True
+        )
     except ToolError:
         return None
     return int(counted.rows[0][0]) if counted.rows else None
@@ -119,17 +118,18 @@ def _literal(node: exp.Expr | None) -> int | None:
     return None
 
 
-def _next_page(ctx: ToolContext, limit: int | None, offset: int | str, shown: int) -> str:
+def _next_page(ctx: ToolContext, sql: str, shown: int) -> str:
     """Exactly how to ask for the rows after the ``shown`` ones: the next OFFSET, and the LIMIT left."""
+    limit, offset = _paging(sql)
     start = offset + shown if isinstance(offset, int) else f"{offset} + {shown}"
     size = ctx.limits.max_rows if limit is None else limit - shown
     return f"add WHERE conditions, or page with LIMIT/OFFSET: the next rows are LIMIT {size} OFFSET {start}."
 
 
-def _explained(err: ToolError, dialect: SqliteDialect) -> ToolError:
+def _explained(err: ToolError, note: str | None) -> ToolError:
     """``err`` with the DuckDB form of any SQLite construct it names, and what a translation changed."""
     message = err.message
-    if dialect.translation is not None:
-        message = f"{dialect.translation.note().removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
+    if note is not None:
+        message = f"{note.removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
     hint = hint_for(err.message)
     return ToolError(err.kind, f"{message} (DuckDB: {hint})" if hint else message)

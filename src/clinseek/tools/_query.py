@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -19,6 +19,7 @@ def run_query(
     sql: str,
     params: Sequence[Any] | None = None,
     *,
+    tables: Collection[str] | None,
     max_rows: int | None = None,
     from_model: bool = False,
 ) -> QueryResult:
@@ -28,17 +29,19 @@ def run_query(
         ctx: the tool context.
         sql: one query over the episode's tables.
         params: positional ``?`` parameters.
+        tables: the episode tables the query reads (loaded first when not yet); ``None`` loads every table.
         max_rows: row cap (default ``ctx.limits.max_rows``); one more row is fetched to detect a cut.
         from_model: the SQL was written by the model; DuckDB errors then become
             ``ToolError("sql_error")`` instead of propagating as infrastructure errors.
 
     Raises:
         ToolError: ``"timeout"`` when the query ran past ``sql_timeout_s`` (it is interrupted);
-            ``"sql_error"`` (or the episode's ``"read_only"``) for a failing model-written query.
+            ``"sql_error"`` (or the episode's ``"read_only"``) for a failing model-written query; the
+            DuckDB exception is its ``__cause__`` (``duckdb.BinderException``: rejected before running).
     """
     limit = ctx.limits.max_rows if max_rows is None else max_rows
     try:
-        return ctx.episode.execute(sql, params, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s)
+        return ctx.episode.execute(sql, params, tables=tables, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s)
     except (EpisodeTimeout, duckdb.InterruptException):
         raise ToolError(
             "timeout",
@@ -52,7 +55,7 @@ def run_query(
     except duckdb.Error as err:
         if not from_model:
             raise
-        raise ToolError("sql_error", _first_line(str(err))) from None  # DuckDB's text names its kind
+        raise ToolError("sql_error", _first_line(str(err))) from err  # DuckDB's text names its kind
 
 
 def _first_line(message: str) -> str:

@@ -84,24 +84,27 @@ def _format_text(text: str, max_chars: int) -> str:
     return text
 
 
-def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> tuple[str, bool]:
-    """Render ``rows`` under ``title`` as ``col|col`` lines; returns (text, truncated).
+def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow) -> tuple[str, bool]:
+    """Render ``rows`` as ``col|col`` lines under ``title``; returns (text, truncated).
 
-    Columns that are NULL in every shown row are listed once (``NULL in all rows shown: ...``)
-    and, when there are several rows, columns with the same value in every shown row once
-    (``same in all rows shown: subject_id=..., ...``); the grid holds the rest. When rows were cut (row cap or character
-    cap) the text ends with a notice giving the total (when known) and ``narrow``, the way to
-    ask for fewer rows (a callable gets how many rows the output shows: the next page starts there).
+    With a ``title`` the text starts with ``<title>: <N rows>``; without one (``ehr.run_sql_query``) it
+    starts with the header (an empty result is then ``No rows.``). Columns that are NULL in every shown
+    row are listed once (``NULL in all rows shown: ...``) and, when there are several rows, columns with
+    the same value in every shown row once (``same in all rows shown: subject_id=..., ...``), each only
+    when that is shorter than keeping them in the grid; the grid holds the rest. When rows were cut (row
+    cap or character cap) the text ends with a notice giving the total (when known) and ``narrow``, the
+    way to ask for fewer rows (a callable gets how many rows the output shows: the next page starts there).
     """
     if not rows.rows:
-        return f"{title}: no rows.", False
-    keep, same, nulls = _split_columns(rows)
+        return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
-    lines = [f"{title}: {_count(rows)}"]
+    fmt = [_minutes if _whole_minutes(rows.rows, i) else format_value for i in range(len(rows.columns))]
+    keep, same, nulls = _split_columns(rows, cap)
+    lines = [f"{title}: {_count(rows)}"] if title is not None else []
     if same:
         lines.append(
             "same in all rows shown: "
-            + ", ".join(f"{rows.columns[i]}={format_value(rows.rows[0][i], cap)}" for i in same)
+            + ", ".join(f"{rows.columns[i]}={fmt[i](rows.rows[0][i], cap)}" for i in same)
         )
     if nulls:
         lines.append(f"NULL in all rows shown: {', '.join(rows.columns[i] for i in nulls)}")
@@ -112,11 +115,11 @@ def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> tu
         if cut:
             lines.append(_notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), cut
-    lines.append("|".join(rows.columns[i] for i in keep))
+    lines.append("|".join(_header(rows.columns[i]) for i in keep))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     shown = 0
     for row in rows.rows:
-        line = "|".join([format_value(row[i], cap) for i in keep])
+        line = "|".join([fmt[i](row[i], cap) for i in keep])
         budget -= len(line) + 1
         if budget < 0 and shown:
             break
@@ -128,24 +131,64 @@ def render_rows(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> tu
     return "\n".join(lines), cut
 
 
-def _split_columns(rows: Rows) -> tuple[list[int], list[int], list[int]]:
-    """Column indexes: (shown in the grid, same non-NULL value in every row, NULL in every row)."""
-    keep: list[int] = []
-    same: list[int] = []
-    nulls: list[int] = []
+def _whole_minutes(rows: Sequence[tuple[Any, ...]], i: int) -> bool:
+    """Whether column ``i`` holds timestamps only (NULLs aside), every one on a whole minute."""
+    found = False
+    for row in rows:
+        value = row[i]
+        if value is None:
+            continue
+        if type(value) is not dt.datetime or value.second or value.microsecond:
+            return False
+        found = True
+    return found
+
+
+def _minutes(value: Any, max_chars: int) -> str:
+    """A timestamp of a whole-minute column as ``YYYY-MM-DD HH:MM`` (the seconds are all zero)."""
+    return "" if value is None else f"{value:%Y-%m-%d %H:%M}"
+
+
+def _header(name: str) -> str:
+    return name.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "\\n") if ("|" in name or "\n" in name) else name
+
+
+_SAME = len("same in all rows shown: ") + 1
+_NULLS = len("NULL in all rows shown: ") + 1
+
+
+def _split_columns(rows: Rows, cap: int) -> tuple[list[int], list[int], list[int]]:
+    """Column indexes: (shown in the grid, same non-NULL value in every row, NULL in every row).
+
+    A uniform column leaves the grid only when listing it once is shorter: its cells (a value and a
+    separator per row) and its header cost more than ``name=value, `` on the shared line, that line's
+    prefix counted once per group.
+    """
+    n = len(rows.rows)
     first = rows.rows[0]
-    for i in range(len(rows.columns)):
+    keep: list[int] = []
+    same: list[tuple[int, int]] = []  # (index, characters saved)
+    nulls: list[tuple[int, int]] = []
+    for i, name in enumerate(rows.columns):
         value = first[i]
-        uniform = all(r[i] == value and type(r[i]) is type(value) for r in rows.rows)
-        if uniform and value is None:
-            nulls.append(i)
-        elif uniform and len(rows.rows) > 1:
-            same.append(i)
+        if not all(r[i] == value and type(r[i]) is type(value) for r in rows.rows):
+            keep.append(i)
+            continue
+        if value is None:
+            nulls.append((i, (n + len(name) + 1) - (len(name) + 2)))
+        elif n > 1:
+            width = len(format_value(value, cap))
+            same.append((i, (n * (width + 1) + len(name) + 1) - (len(name) + width + 3)))
         else:
             keep.append(i)
+    if len(nulls) == len(rows.columns):  # every column NULL: the caller says so in one line
+        return [], [], [i for i, _ in nulls]
+    listed_same = [i for i, saved in same if saved > 0] if sum(max(s, 0) for _, s in same) > _SAME else []
+    listed_nulls = [i for i, saved in nulls if saved > 0] if sum(max(s, 0) for _, s in nulls) > _NULLS else []
+    keep = sorted({*keep, *(i for i, _ in same if i not in listed_same), *(i for i, _ in nulls if i not in listed_nulls)})
     if not keep:  # keep at least one column in the grid so the rows stay visible
-        keep, same = same[:1], same[1:]  # (stays empty when every column is NULL)
-    return keep, same, nulls
+        keep, listed_same = listed_same[:1], listed_same[1:]
+    return keep, listed_same, listed_nulls
 
 
 def _count(rows: Rows) -> str:
@@ -161,7 +204,7 @@ def _notice(shown: int, rows: Rows, narrow: Narrow, *, chars_cut: bool) -> str:
     return f"[TRUNCATED: showing the first {shown} of {total} {rows.unit}s ({why}). To see the rest, {how}]"
 
 
-def table_result(title: str, rows: Rows, limits: Limits, *, narrow: Narrow) -> ToolResult:
+def table_result(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow) -> ToolResult:
     """A successful :class:`ToolResult` holding ``rows`` rendered and as structured data."""
     text, cut = render_rows(title, rows, limits, narrow=narrow)
     data = {

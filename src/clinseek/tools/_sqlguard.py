@@ -11,6 +11,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import cast
 
 import sqlglot
@@ -101,6 +102,20 @@ def _denied(name: str) -> bool:
     return name in _DENY_EXACT or name.startswith(_DENY_PREFIX) or name.endswith(_DENY_SUFFIX)
 
 
+@dataclass(frozen=True, slots=True)
+class GuardedQuery:
+    """A query the guard let through.
+
+    Attributes:
+        sql: the DuckDB SQL to run (the checked parse tree, written out; table names qualified).
+        tables: the qualified names (``hosp.labevents``) of every episode table the query reads, from the
+            same parse tree: the episode loads exactly these before running it.
+    """
+
+    sql: str
+    tables: frozenset[str]
+
+
 def guard_sql(
     sql: str,
     resolve: Resolver,
@@ -110,6 +125,21 @@ def guard_sql(
     dialect: GuardHook | None = None,
 ) -> str:
     """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run.
+
+    :func:`check_sql`'s ``sql`` (same arguments, same refusals).
+    """
+    return check_sql(sql, resolve, available=available, prediction_time=prediction_time, dialect=dialect).sql
+
+
+def check_sql(
+    sql: str,
+    resolve: Resolver,
+    *,
+    available: str,
+    prediction_time: dt.datetime | None = None,
+    dialect: GuardHook | None = None,
+) -> GuardedQuery:
+    """Check that ``sql`` is one read-only query over known tables; the DuckDB SQL to run and the tables it reads.
 
     Table names are rewritten to their qualified form (``labevents`` -> ``hosp.labevents``).
     Any failure to parse or analyse the text (sqlglot errors, ``RecursionError`` on deeply
@@ -169,7 +199,7 @@ def _quiet_sqlglot() -> Iterator[None]:
 
 def _guard(
     sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None, dialect: GuardHook
-) -> str:
+) -> GuardedQuery:
     try:
         statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except SqlglotError:
@@ -188,8 +218,8 @@ def _guard(
         raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first[:40]}")
     query = cast(exp.Expression, tree)
     _check_nodes(query, prediction_time)
-    _qualify_tables(query, resolve, available)
-    return query.sql(dialect="duckdb")
+    read = _qualify_tables(query, resolve, available)
+    return GuardedQuery(query.sql(dialect="duckdb"), frozenset(read))
 
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
@@ -220,8 +250,21 @@ def _refuse_clock(what: str, prediction_time: dt.datetime | None) -> None:
     )
 
 
-def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> None:
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+def _ctes_in_scope(node: exp.Expression) -> set[str]:
+    """Lower-case names of the CTEs a table reference at ``node`` can mean (the WITH clauses around it)."""
+    names: set[str] = set()
+    parent = node.parent
+    while parent is not None:
+        with_ = parent.args.get("with") or parent.args.get("with_")
+        if isinstance(with_, exp.With):
+            names.update(cte.alias_or_name.lower() for cte in with_.expressions)
+        parent = parent.parent
+    return names
+
+
+def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> set[str]:
+    """Qualify every table of the tree in place; the qualified names read (CTEs and table functions aside)."""
+    read: set[str] = set()
     for table in list(tree.find_all(exp.Table)):
         if isinstance(table.this, exp.Func):
             name = function_name(table.this)
@@ -236,7 +279,7 @@ def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> 
         if table.catalog:
             raise ToolError("unknown_table", f"{table.sql(dialect='duckdb')}: no other database is reachable")
         db, name = table.db or None, table.name
-        if db is None and name.lower() in ctes:
+        if db is None and name.lower() in _ctes_in_scope(table):
             continue
         target = resolve(db.lower() if db else None, name.lower())
         if target is None:
@@ -244,3 +287,5 @@ def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> 
             raise ToolError("unknown_table", f"no table {shown!r} in this episode; available: {available}")
         table.set("db", exp.to_identifier(target[0]))
         table.set("this", exp.to_identifier(target[1]))
+        read.add(f"{target[0]}.{target[1]}")
+    return read

@@ -51,22 +51,34 @@ def candidate_tables(ctx: ToolContext) -> tuple[str, ...]:
 
 def resolve(ctx: ToolContext, db: str | None, name: str) -> tuple[str, str] | None:
     """(schema, table) that ``db.name`` or bare ``name`` means in this episode, or None."""
+    return resolve_in(frozenset(ehr_tables(ctx)), candidate_tables(ctx), db, name)
+
+
+def resolve_in(
+    tables: frozenset[str], candidates: tuple[str, ...], db: str | None, name: str
+) -> tuple[str, str] | None:
+    """(schema, table) that ``db.name`` or bare ``name`` means among an episode's EHR ``tables`` and
+    ``candidates`` (qualified names), or None."""
     name, db = name.strip().strip('"').lower(), (db or "").strip().strip('"').lower() or None
-    cands = candidate_tables(ctx)
-    if db in (None, CANDIDATE_SCHEMA) and f"{CANDIDATE_SCHEMA}.{name}" in cands:
+    if db in (None, CANDIDATE_SCHEMA) and f"{CANDIDATE_SCHEMA}.{name}" in candidates:
         return CANDIDATE_SCHEMA, name
     try:
         table = get_table(f"{db}.{name}" if db else name)
     except RegistryError:
         return None
-    if table.qualified not in ehr_tables(ctx):
+    if table.qualified not in tables:
         return None
     return table.module, table.name
 
 
 def available(ctx: ToolContext) -> str:
     """The episode's tables as a comma list, for error messages."""
-    return ", ".join([*sorted(ehr_tables(ctx)), *candidate_tables(ctx)])
+    return available_in(frozenset(ehr_tables(ctx)), candidate_tables(ctx))
+
+
+def available_in(tables: frozenset[str], candidates: tuple[str, ...]) -> str:
+    """An episode's EHR ``tables`` and ``candidates`` as a comma list, for error messages."""
+    return ", ".join([*sorted(tables), *candidates])
 
 
 def resolve_table(ctx: ToolContext, table_name: str, *, candidates: bool | None = None) -> TableRef:

@@ -24,6 +24,8 @@ class View:
         types: DuckDB type of each shown column.
         timed: the table has an event time (``_event_time`` is present).
         order_by: ORDER BY clause over the view's columns (oldest first).
+        tables: the episode tables the view reads (the table, its joined dictionaries, the parent of an
+            inherited time): what a query over it loads.
     """
 
     sql: str
@@ -31,6 +33,7 @@ class View:
     types: tuple[str, ...]
     timed: bool
     order_by: str
+    tables: frozenset[str]
 
     def select(self, where: str = "TRUE", *, limit: int | None = None, with_total: bool = False) -> str:
         """``SELECT <shown columns> FROM view v WHERE <where> ORDER BY <order> [LIMIT n]``.
@@ -55,6 +58,7 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
     types = [c.type for c in table.columns]
     select = [f't."{c}"' for c in names]
     joins: list[str] = []
+    read = {table.qualified}
     present = ehr_tables(ctx)
     for i, dj in enumerate(table.dict_joins if labels else ()):
         if dj.table not in present:
@@ -62,12 +66,15 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
         dtable = get_table(dj.table)
         on = " AND ".join(f'd{i}."{k}" = t."{c}"' for c, k in zip(dj.columns, dj.keys, strict=True))
         joins.append(f"LEFT JOIN {dj.table} d{i} ON {on}")
+        read.add(dj.table)
         for label in dj.labels:
             shown = label if label not in names else f"{dtable.name}_{label}"
             select.append(f'd{i}."{label}" AS "{shown}"')
             names.append(shown)
             types.append(dtable.column(label).type)
     source, time_expr = _time_source(table)
+    if table.visibility == "event" and table.event_time is not None and table.event_time.parent is not None:
+        read.add(table.event_time.parent.table)
     timed = time_expr is not None
     if time_expr is not None:
         select.append(f"{time_expr} AS {EVENT_TIME}")
@@ -80,7 +87,7 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
     for col in (*table.sort_columns, *table.key):  # the key breaks ties: the same call, the same order
         if col != "subject_id" and f'"{col}"' not in order:
             order.append(f'"{col}"')
-    return View(sql, tuple(names), tuple(types), timed, ", ".join(f"v.{c}" for c in order) or "1")
+    return View(sql, tuple(names), tuple(types), timed, ", ".join(f"v.{c}" for c in order) or "1", frozenset(read))
 
 
 def _time_source(table: Table) -> tuple[str, str | None]:
