@@ -17,6 +17,7 @@ from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
 from ._pg import PG_SCHEMAS, is_postgres_url, redact_url
 from ._pgindex import PgIndex, pg_index
+from ._pgsource import PgSource
 from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
@@ -25,6 +26,7 @@ __all__ = [
     "PG_SCHEMAS",
     "IngestReport",
     "PgIndex",
+    "PgSource",
     "RecordSpan",
     "Store",
     "StoreInfo",

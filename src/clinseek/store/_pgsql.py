@@ -7,6 +7,7 @@ only what the source needs:
 - every registry table becomes its relation read as the registry types it (:func:`registry_select`:
   ``(SELECT ... FROM "mimiciv_hosp"."labevents") AS t``), so every comparison, mask and value is
   computed on what ingest would store;
+- text in ``ORDER BY`` sorts by bytes (``COLLATE "C"``), as DuckDB sorts it, whatever the database's collation;
 - ``QUALIFY`` (which PostgreSQL lacks) becomes a boolean column of the same query, filtered by an outer
   query (the window functions see exactly the rows they saw before);
 - column names the registry spells with capitals (``StudyDate``) are quoted as spelled;
@@ -33,6 +34,16 @@ _ID_LIST = re.compile(r"\bIN \((-?\d+(?:, -?\d+)*)\)")
 so that one rendering serves every patient."""
 _KEEP = "_clinseek_keep"
 _QUALIFIED = "_clinseek_q"
+
+
+@lru_cache(maxsize=1)
+def _text_columns() -> frozenset[str]:
+    """Column names that are VARCHAR in every registry table that has them (ordered byte-wise, as DuckDB does)."""
+    types: dict[str, set[str]] = {}
+    for table in tables():
+        for col in table.columns:
+            types.setdefault(col.name, set()).add(col.type)
+    return frozenset(name for name, found in types.items() if found == {"VARCHAR"})
 
 
 @lru_cache(maxsize=1)
@@ -111,6 +122,10 @@ class PgRenderer:
                     parts.set(arg, exp.cast(parts.args[arg], "INT"))
             if parts.args.get("sec") is not None:
                 parts.set("sec", exp.cast(parts.args["sec"], "DOUBLE"))
+        for ordered in list(tree.find_all(exp.Ordered)):  # text sorts by bytes, as in DuckDB, whatever the collation
+            term = ordered.this
+            if isinstance(term, exp.Column) and term.name in _text_columns():
+                ordered.set("this", exp.Collate(this=term.copy(), expression=exp.Identifier(this="C", quoted=True)))
         for i, sub in enumerate(tree.find_all(exp.Subquery)):
             if not sub.alias and isinstance(sub.parent, exp.From | exp.Join):
                 sub.set("alias", exp.TableAlias(this=exp.to_identifier(f"_clinseek_s{i}")))  # PostgreSQL < 16 needs one
