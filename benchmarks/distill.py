@@ -35,7 +35,7 @@ def make_runs(root: Path) -> Path:
     import anyio
 
     from clinseek.bench import build_benchmark, load_questions
-    from clinseek.runner import RunSettings, run_benchmark
+    from clinseek.runner import RunOptions, RunSettings, run_benchmark
     from clinseek.store import synthesize
 
     synthesize(out=root / "s.duckdb", patients=40, seed=7)
@@ -43,7 +43,7 @@ def make_runs(root: Path) -> Path:
     build_benchmark(root / "s.duckdb", tasks=tasks, per_task=6, seed=42, out=root / "bench")
     questions = load_questions(root / "bench")
     anyio.run(lambda: run_benchmark(questions, root / "s.duckdb", "agent", "baseline:evidence", root / "runs",
-                                    settings=RunSettings(concurrency=4)))
+                                    settings=RunSettings(run=RunOptions(concurrency=4))))
     return next((root / "runs").rglob("results.jsonl"))
 
 

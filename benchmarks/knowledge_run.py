@@ -19,7 +19,7 @@ import anyio
 
 from clinseek.bench import build_benchmark, load_questions
 from clinseek.knowledge import KnowledgeConfig
-from clinseek.runner import RunSettings, run_benchmark
+from clinseek.runner import RunOptions, RunSettings, Sources, run_benchmark
 from clinseek.store import synthesize
 
 TASKS = ["Inpatient_Mortality", "ICU_Mortality_7day", "labevents", "prescriptions", "transfers", "diagnoses_icd"]
@@ -45,11 +45,11 @@ def main() -> None:
         build_benchmark(store, tasks=TASKS, per_task=args.per_task, seed=3, out=root / "bench")
         questions = [q for q in load_questions(root / "bench") if q.task_type != "multimodal"]
         config = KnowledgeConfig(cache_dir=root / "kb", store=store)
-        _timed("knowledge off", questions, store, root / "off", RunSettings(concurrency=4))
+        _timed("knowledge off", questions, store, root / "off", RunSettings(run=RunOptions(concurrency=4)))
         _, cold = _timed("offline index, cold (builds it)", questions, store, root / "cold",
-                         RunSettings(concurrency=4, knowledge=config))
+                         RunSettings(run=RunOptions(concurrency=4), sources=Sources(knowledge=config)))
         _, warm = _timed("offline index, warm (cached load)", questions, store, root / "warm",
-                         RunSettings(concurrency=4, knowledge=config))
+                         RunSettings(run=RunOptions(concurrency=4), sources=Sources(knowledge=config)))
         print(f"cold minus warm (the index build): {cold - warm:.2f} CPU s")
 
 

@@ -211,15 +211,15 @@ def bench_sql(store: Path, data: Path, tmp: Path, repeats: int, out: dict[str, A
                       f"clinseek episode build {build_ms:.1f} ms")
                 for name, ours_sql, ref_sql in SQL_QUERIES:
                     ref_sql = ref_sql or ours_sql
-                    first, first_ms = cpu_ms(lambda ours_sql=ours_sql: sql_tool(ctx, sql_query=ours_sql))
+                    first, first_ms = cpu_ms(lambda ctx=ctx, ours_sql=ours_sql: sql_tool(ctx, sql_query=ours_sql))
                     assert first.ok, (name, first.content)
                     ref_text = reference.run_sql_query(ref_tables, ref_sql)
                     assert not ref_text.startswith(("SQL Execution Error", "Error")), (name, ref_text)
                     ours_ms, ref_ms = [], []
                     for _ in range(repeats):
-                        result, ms = cpu_ms(lambda ours_sql=ours_sql: sql_tool(ctx, sql_query=ours_sql))
+                        result, ms = cpu_ms(lambda ctx=ctx, ours_sql=ours_sql: sql_tool(ctx, sql_query=ours_sql))
                         ours_ms.append(ms)
-                        _, ms = cpu_ms(lambda ref_sql=ref_sql: reference.run_sql_query(ref_tables, ref_sql))
+                        _, ms = cpu_ms(lambda t=ref_tables, ref_sql=ref_sql: reference.run_sql_query(t, ref_sql))
                         ref_ms.append(ms)
                     pairs.append({
                         "patient": subject_id, "query": name, "ours_ms": statistics.median(ours_ms),
@@ -279,7 +279,7 @@ def bench_questions(store: Path, out: dict[str, Any]) -> None:
                 for name, args in FIRST_CALLS:
                     with build(source, key_of(q)) as ep:
                         ctx = ToolContext(ep)
-                        result, ms = cpu_ms(lambda ctx=ctx, name=name, args=args, q=q:
+                        _, ms = cpu_ms(lambda ctx=ctx, name=name, args=args, q=q:
                                             get_tool(name).fn(ctx, **fill(args, q.prediction_time)))
                         first.setdefault(name, []).append(ms)
     finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clinseek.agent import CallRecord, ToolRecord, UsageTotals
-from clinseek.report import build_report, load_inputs
+from clinseek.reporting import build_report, load_inputs
 from clinseek.runner import ResultRow, RunManifest, model_slug
 from clinseek.scoring import score_path, write_scores
 

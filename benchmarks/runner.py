@@ -55,6 +55,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -79,10 +80,53 @@ _TIMEOUT_S = 30.0
 _BASELINES = ("gather", "pool", "post")
 
 
+AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
+    # the recorded script of benchmarks/question.py in three turns of parallel calls, then ehr.finish
+    [("ehr.load_ehr", {}), ("ehr.get_event_counts_by_time", {"start_time": "{week_before}", "end_time": "{cutoff}"}),
+     ("ehr.get_column_names", {"table_name": "labevents"})],
+    [("ehr.run_sql_query", {"sql_query": "SELECT l.charttime, d.label, l.valuenum, l.valueuom, l.flag FROM labevents l "
+                                         "JOIN d_labitems d USING (itemid) WHERE l.charttime >= TIMESTAMP "
+                                         "'{two_days_before}' ORDER BY l.charttime DESC LIMIT 50"}),
+     ("ehr.get_records_by_time", {"table_name": "prescriptions", "start_time": "{two_days_before}",
+                                  "end_time": "{cutoff}"}),
+     ("ehr.get_latest_records", {"table_name": "admissions"})],
+    [("ehr.run_sql_query", {"sql_query": "SELECT hadm_id, icd_code, icd_version FROM diagnoses_icd "
+                                         "ORDER BY hadm_id DESC, seq_num LIMIT 20"}),
+     ("ehr.get_records_by_keyword", {"table_name": "emar", "keyword": "insulin"})],
+    [("ehr.finish", {"response": '["no"]'})],
+]
+"""What the loopback model answers in agent mode, turn by turn (the turn is the number of its earlier replies)."""
+
+
+def _agent_reply(body: bytes) -> bytes:
+    """The scripted tool calls of the request's turn, with times relative to its 'Current Time'."""
+    request = json.loads(body)
+    turn = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    prompt = "\n".join(str(m.get("content")) for m in request["messages"])
+    found = re.search(r"Current Time: (\S+ \S+)", prompt)
+    cutoff = dt.datetime.fromisoformat(found.group(1)) if found else dt.datetime(2150, 1, 1)
+    values = {"cutoff": cutoff.isoformat(sep=" "), "week_before": (cutoff - dt.timedelta(days=7)).isoformat(sep=" "),
+              "two_days_before": (cutoff - dt.timedelta(days=2)).isoformat(sep=" ")}
+    wire = {re.sub(r"[^a-z0-9]", "", t["function"]["name"].lower()): t["function"]["name"] for t in request["tools"]}
+    calls = []
+    for i, (name, args) in enumerate(AGENT_TURNS[min(turn, len(AGENT_TURNS) - 1)]):
+        filled = {k: json.loads(v) if v.startswith("[") else v.format(**values) for k, v in args.items()}
+        calls.append({"id": f"call_{turn}_{i}", "type": "function",
+                      "function": {"name": wire[re.sub(r"[^a-z0-9]", "", name)], "arguments": json.dumps(filled)}})
+    reply = json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 1_700_000_000, "model": "bench-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None,
+                     "message": {"role": "assistant", "content": None, "tool_calls": calls}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
+    }).encode()
+    return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + str(len(reply)).encode() + b"\r\n\r\n" + reply
+
+
 def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str) -> None:
     """A minimal asyncio HTTP/1.1 keep-alive server answering every POST after ``latency_s``.
 
-    The first request body it receives is written to ``sample`` (the baseline replays it).
+    The first request body it receives is written to ``sample`` (the baseline replays it). A request that
+    offers tools gets the scripted calls of :data:`AGENT_TURNS`; any other, the fixed curated answer.
     """
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -97,7 +141,7 @@ def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str) -> 
                 if not os.path.exists(sample):
                     Path(sample).write_bytes(body)
                 await asyncio.sleep(latency_s)
-                writer.write(_REPLY)
+                writer.write(_agent_reply(body) if b'"tools"' in body else _REPLY)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
@@ -216,10 +260,9 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) ->
     import anyio
 
     from clinseek.models import GenerateConfig
-    from clinseek.runner import RunSettings, read_results, run_benchmark
+    from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S),
-                           progress=progress)
+    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)), run=RunOptions(concurrency=concurrency, progress=progress))
     qs = _questions(n)
     with tempfile.TemporaryDirectory() as out:  # a fresh results folder each round (else it would resume)
         cpu0, started = time.process_time(), time.perf_counter()
@@ -327,6 +370,73 @@ def report(r: dict[str, Any]) -> None:
           f" load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
+def _demo_questions(store: Path, n: int) -> list[Any]:
+    """``n`` risk questions over the store's patients (admittime + 1 s, inside the stay, discharge + 1 s), no package."""
+    from clinseek.bench import Question
+    from clinseek.store import connect_store
+
+    con = connect_store(store)
+    try:
+        stays = con.execute("SELECT subject_id, hadm_id, admittime, dischtime FROM hosp.admissions "
+                            "WHERE dischtime > admittime ORDER BY hash(hadm_id)").fetchall()
+    finally:
+        con.close()
+    out = []
+    for subject_id, hadm_id, admit, disch in stays:
+        inside = admit + min(dt.timedelta(hours=24), (disch - admit) / 2)
+        for label, cutoff in (("a", admit + dt.timedelta(seconds=1)), ("i", inside), ("d", disch + dt.timedelta(seconds=1))):
+            out.append(Question(
+                qid=f"{hadm_id}_{label}", benchmark="clinseek-bench-text", source="clinseek-build",
+                task="Inpatient_Mortality", task_type="risk_prediction", category="mortality", subject_id=subject_id,
+                hadm_id=hadm_id, prediction_time=cutoff, policy="clinseek-text-v1", candidates=("yes", "no"),
+                label=("no",), instruction="Please predict whether the patient will die during hospitalization."))
+    return out[:n]
+
+
+def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mode: str) -> tuple[float, float, int]:
+    """One run of real questions (episodes built from ``store``, tools or rendered packages); (wall, CPU, model calls)."""
+    import anyio
+
+    from clinseek.models import GenerateConfig
+    from clinseek.runner import RunSettings, read_results, run_benchmark
+
+    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S),
+                           progress=False)
+    with tempfile.TemporaryDirectory() as out:
+        cpu0, started = time.process_time(), time.perf_counter()
+        summary = anyio.run(lambda: run_benchmark(qs, store, mode, "openai:bench-model", Path(out), settings=settings))
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+        rows = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows
+    bad = [r for r in rows if r.status != "answered"]
+    assert not bad, (bad[0].status, bad[0].error)
+    return wall, cpu, sum(len(r.calls) for r in rows)
+
+
+def measure_real(store: Path, questions: int, concurrency: int, latency_s: float) -> None:
+    """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU."""
+    receive, send = mp.Pipe(duplex=False)
+    stop = mp.Event()
+    qs = _demo_questions(store, questions)
+    with tempfile.TemporaryDirectory() as tmp:
+        server = mp.Process(target=_serve, args=(latency_s, send, stop, str(Path(tmp) / "request.json")), daemon=True)
+        server.start()
+        base_url = f"http://127.0.0.1:{receive.recv()}/v1"
+        try:
+            for mode in ("curated", "agent"):
+                _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
+                wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
+                per_question = calls / len(qs)
+                ideal = math.ceil(len(qs) / concurrency) * per_question * latency_s
+                print(f"real episodes, {mode}: {len(qs)} questions x {per_question:.0f} model calls of {latency_s:g} s at "
+                      f"concurrency {concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
+                      f"{ideal / wall:.3f} x ideal (target >= 0.9); harness CPU per question {1000 * cpu / len(qs):.1f} ms"
+                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results)")
+        finally:
+            stop.set()
+            server.join(5)
+    print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=512)
@@ -336,7 +446,13 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true",
                         help="the harness shows its progress display, as 'clinseek run' does by default (a live bar on"
                              " a terminal, else a plain line per tenth of the run)")
+    parser.add_argument("--real", type=Path, default=None, metavar="STORE",
+                        help="instead: real episodes of STORE (e.g. the ingested MIMIC-IV demo) with tools (agent mode, "
+                             "the scripted calls of AGENT_TURNS) and rendered Curated Input")
     args = parser.parse_args()
+    if args.real is not None:
+        measure_real(args.real, args.questions, args.concurrency, args.latency)
+        return
     report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress))
 
 

@@ -261,7 +261,7 @@ def test_everything_the_demo_writes_has_the_modes_of_the_users_umask(demo: DemoR
     import os
     import stat
 
-    from clinseek.report import write_report
+    from clinseek.reporting import write_report
     from clinseek.scoring import score_path, write_scores
 
     umask = os.umask(0o022)

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from _agent_helpers import make_question, store_admissions
 
-from clinseek.bench import Question
+from clinseek.bench import Question, episode_key
 from clinseek.episode import build_episode
-from clinseek.runner import episode_key
 from clinseek.tools import ToolContext
 
 SECRET = "sk-agent-test-SECRET-0a1b2c3d4e5f"

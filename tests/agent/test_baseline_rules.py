@@ -63,7 +63,22 @@ def test_risk_points_follow_the_documented_rules() -> None:
 
 
 def test_rendered_query_results_are_parsed_with_escaped_pipes() -> None:
-    content = "Query result: 2 rows\ncand_name|cand_n|cand_latest\nA\\|B|3|1\nC|1|0\n(all NULL in these rows: cand_last)"
+    content = "cand_name|cand_n|cand_latest\nA\\|B|3|1\nC|1|0"
     assert parse_table(content) == [{"cand_name": "A|B", "cand_n": "3", "cand_latest": "1"},
                                     {"cand_name": "C", "cand_n": "1", "cand_latest": "0"}]
-    assert parse_table("Error (timeout): stopped") == []
+    assert parse_table("No rows.") == [] and parse_table("The query ran and returned no rows.") == []
+
+
+def test_columns_listed_once_come_back_in_every_row() -> None:
+    content = ("Note: read as SQLite and run as DuckDB (ifnull -> coalesce).\nsame in all rows shown: unit=mg/dL, k=2\n"
+               "NULL in all rows shown: last\nname|n\nA|3\nB|1\n[TRUNCATED: showing the first 2 of 9 rows]")
+    assert parse_table(content) == [{"unit": "mg/dL", "k": "2", "last": "", "name": "A", "n": "3"},
+                                    {"unit": "mg/dL", "k": "2", "last": "", "name": "B", "n": "1"}]
+
+
+def test_rendered_results_parse_back_to_their_rows() -> None:
+    from clinseek.tools import Limits, Rows, render_rows
+
+    rows = [(f"x{i}", i, "same", None) for i in range(40)]
+    text, _ = render_rows(None, Rows(("name", "n", "unit", "gone"), rows, 40, False), Limits(), narrow="")
+    assert parse_table(text) == [{"name": f"x{i}", "n": str(i), "unit": "same", "gone": ""} for i in range(40)]

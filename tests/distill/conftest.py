@@ -25,12 +25,12 @@ def distill_runs(distill_bench, synthetic_store: Path, tmp_path_factory: pytest.
     """The evidence baseline in both modes on ``distill_bench`` (the runner's real results layout)."""
     import anyio
 
-    from clinseek.runner import RunSettings, run_benchmark
+    from clinseek.runner import RunOptions, RunSettings, run_benchmark
 
     _, questions = distill_bench
     out = tmp_path_factory.mktemp("distill_runs")
     anyio.run(lambda: run_benchmark(questions, synthetic_store, "both", "baseline:evidence", out,
-                                    settings=RunSettings(concurrency=4)))
+                                    settings=RunSettings(run=RunOptions(concurrency=4))))
     return out
 
 

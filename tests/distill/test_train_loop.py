@@ -31,7 +31,7 @@ from clinseek.distill import (
     render_dataset,
     train_sft,
 )
-from clinseek.runner import RunSettings, read_results, run_benchmark
+from clinseek.runner import RunOptions, RunSettings, read_results, run_benchmark
 
 pytest.importorskip("trl", reason="the [distill] extra (TRL) is not installed")
 pytest.importorskip("torch", reason="the [distill] extra (torch) is not installed")
@@ -45,7 +45,7 @@ def small_export(distill_bench, synthetic_store: Path, tmp_path_factory: pytest.
     _, questions = distill_bench
     risk = [q for q in questions if q.task_type == "risk_prediction"]
     runs = tmp_path_factory.mktemp("loop_runs")
-    settings = RunSettings(concurrency=2, tools=TOOLS, budget=AgentBudget(max_tool_chars=300))
+    settings = RunSettings(run=RunOptions(concurrency=2, tools=TOOLS), budget=AgentBudget(max_tool_chars=300))
     anyio.run(lambda: run_benchmark(risk, synthetic_store, "agent", "baseline:evidence", runs, settings=settings))
     return export_dataset([runs], tmp_path_factory.mktemp("loop") / "ds", ExportFilters(include_baselines=True, min_f1=0.0)).out
 

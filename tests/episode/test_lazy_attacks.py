@@ -31,7 +31,7 @@ from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
 from clinseek.tools import ToolContext, call_tool
-from policy.crafted import OTHER, S, T, build_crafted_store
+from policy.crafted import S, T, build_crafted_store
 
 # ---------------------------------------------------------------- helpers
 

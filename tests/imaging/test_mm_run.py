@@ -130,11 +130,11 @@ def test_tool_pictures_reach_the_model_and_missing_weights_do_not_stop_the_run(
 
     from clinseek.bench import load_questions
     from clinseek.imaging import store_cxr_root
-    from clinseek.runner import RunSettings, run_benchmark
+    from clinseek.runner import RunOptions, RunSettings, Sources, run_benchmark
 
     question = next(q for q in load_questions(mm_bench) if q.category == "cxr_finding_presence")
     model = ScriptedVision()
-    settings = RunSettings(concurrency=1, cxr_root=store_cxr_root(synthetic_store))
+    settings = RunSettings(run=RunOptions(concurrency=1), sources=Sources(cxr_root=store_cxr_root(synthetic_store)))
     summary = anyio.run(lambda: run_benchmark([question], synthetic_store, "agent", model, tmp_path, settings=settings))
     row = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows[0]
     assert row.status == "answered" and row.answer == ["yes"]
@@ -150,12 +150,12 @@ def test_a_missing_linked_image_is_that_rows_clear_error(mm_bench: Path, synthet
     import anyio
 
     from clinseek.bench import load_questions
-    from clinseek.runner import RunSettings, run_benchmark
+    from clinseek.runner import RunOptions, RunSettings, Sources, run_benchmark
 
     questions = [q for q in load_questions(mm_bench) if q.category == "cxr_finding_presence"]
     empty = tmp_path / "no_images"
     empty.mkdir()
-    settings = RunSettings(concurrency=1, cxr_root=empty)
+    settings = RunSettings(run=RunOptions(concurrency=1), sources=Sources(cxr_root=empty))
     summary = anyio.run(lambda: run_benchmark(questions, synthetic_store, "curated", "baseline:evidence", tmp_path,
                                               settings=settings))
     rows = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows

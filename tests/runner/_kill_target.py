@@ -8,13 +8,13 @@ from pathlib import Path
 import anyio
 from _runner_helpers import HashModel, curated_questions  # on PYTHONPATH, given by the test
 
-from clinseek.runner import RetryPolicy, RunSettings, run_benchmark
+from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, run_benchmark
 
 
 def main() -> None:
     out = Path(sys.argv[1])
     delay = float(sys.argv[2])
-    settings = RunSettings(concurrency=8, retry=RetryPolicy(max_attempts=1))
+    settings = RunSettings(model=ModelSettings(retry=RetryPolicy(max_attempts=1)), run=RunOptions(concurrency=8))
     anyio.run(lambda: run_benchmark(curated_questions(200), out / "no-store.duckdb", "curated",
                                     HashModel(delay_s=delay), out, settings=settings))
 

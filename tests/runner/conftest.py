@@ -45,12 +45,12 @@ def synthetic_runs(synthetic_bench, synthetic_store, tmp_path_factory: pytest.Te
     """Both baselines run in both modes on ``synthetic_bench`` (once per session)."""
     import anyio
 
-    from clinseek.runner import RunSettings, run_benchmark
+    from clinseek.runner import RunOptions, RunSettings, run_benchmark
 
     _, questions = synthetic_bench
     out = tmp_path_factory.mktemp("synthetic_runs")
     summaries = {}
     for model in ("baseline:null", "baseline:evidence"):
         summaries[model] = anyio.run(lambda m=model: run_benchmark(questions, synthetic_store, "both", m, out,
-                                                                   settings=RunSettings(concurrency=4)))
+                                                                   settings=RunSettings(run=RunOptions(concurrency=4))))
     return out, questions, summaries

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from clinseek.bench import build_benchmark, load_questions, question_candidates
 from clinseek.cli import app
-from clinseek.report._tables import agentehr_table
+from clinseek.reporting._tables import agentehr_table
 from clinseek.runner import read_results
 from clinseek.scoring import AGENTEHR_BENCHMARKS, score_path, table3_rows
 

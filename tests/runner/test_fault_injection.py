@@ -13,10 +13,10 @@ from pathlib import Path
 import anyio
 from _runner_helpers import HashModel, curated_questions, expected_answer
 
-from clinseek.runner import RetryPolicy, RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, read_results, run_benchmark
 
 HERE = Path(__file__).parent
-SETTINGS = RunSettings(concurrency=16, retry=RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002))
+SETTINGS = RunSettings(model=ModelSettings(retry=RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.002)), run=RunOptions(concurrency=16))
 
 
 def _results(out: Path) -> Path:

@@ -9,7 +9,7 @@ import anyio
 from PIL import Image
 
 from clinseek.models import Message, ModelResponse, Usage
-from clinseek.runner import RunSettings, read_results, run_benchmark
+from clinseek.runner import RunOptions, RunSettings, Sources, read_results, run_benchmark
 
 
 class Recorder:
@@ -34,7 +34,7 @@ def test_images_are_attached_by_path(synthetic_bench, synthetic_store: Path, tmp
     image.parent.mkdir(parents=True)
     Image.new("L", (8, 8)).save(image, format="PNG")
     model = Recorder()
-    settings = RunSettings(concurrency=1, cxr_root=root)
+    settings = RunSettings(run=RunOptions(concurrency=1), sources=Sources(cxr_root=root))
     summary = anyio.run(lambda: run_benchmark([question], synthetic_store, "curated", model, tmp_path / "out",
                                               settings=settings))
     assert [i.path for i in model.seen[1].images] == [str(image)]

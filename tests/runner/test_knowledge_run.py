@@ -21,7 +21,7 @@ from clinseek.cli import app
 from clinseek.errors import ClinseekError
 from clinseek.knowledge import Knowledge, KnowledgeConfig
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
-from clinseek.runner import RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RunOptions, RunSettings, Sources, read_results, run_benchmark
 from clinseek.tools import BROWSER_TOOLS, EHR_SEMANTIC_TOOL, EHR_TOOLS
 from fakes.llm_servers import OpenAIFake, RecordedRequest, Reply
 
@@ -72,8 +72,7 @@ def test_model_browses_the_offline_index_over_real_http(
     openai_server: OpenAIFake,
 ) -> None:
     openai_server.responder = _browse_and_finish(openai_server)
-    settings = RunSettings(concurrency=1, knowledge=kb_config, base_url=openai_server.url,
-                           generate=GenerateConfig(timeout_s=5.0))
+    settings = RunSettings(model=ModelSettings(base_url=openai_server.url, generate=GenerateConfig(timeout_s=5.0)), run=RunOptions(concurrency=1), sources=Sources(knowledge=kb_config))
     run = anyio.run(lambda: run_benchmark(risk_questions[:1], synthetic_store, "agent", "openai:gpt-test", tmp_path,
                                           settings=settings)).runs[0]
     (row,) = read_results(Path(run.out_dir) / "results.jsonl").rows
@@ -140,7 +139,7 @@ def test_concurrent_episodes_keep_separate_browsers(risk_questions, synthetic_st
     first, second = risk_questions[0], next(q for q in risk_questions if q.subject_id != risk_questions[0].subject_id)
     terms = {first.subject_id: "potassium reference range", second.subject_id: "septicemia CCS category"}
     model = _TwoSearches(terms)
-    settings = RunSettings(concurrency=2, knowledge=kb)
+    settings = RunSettings(run=RunOptions(concurrency=2), sources=Sources(knowledge=kb))
     run = anyio.run(lambda: run_benchmark([first, second], synthetic_store, "agent", model, tmp_path,
                                           settings=settings)).runs[0]
     rows = read_results(Path(run.out_dir) / "results.jsonl").rows
@@ -204,7 +203,7 @@ def test_clinseek_run_offline_uses_the_cached_index(synthetic_bench, synthetic_s
 
 def test_browser_tools_without_a_knowledge_source_are_refused(risk_questions, synthetic_store: Path,
                                                               tmp_path: Path) -> None:
-    settings = RunSettings(tools=(*EHR_TOOLS, "browser.search"))
+    settings = RunSettings(run=RunOptions(tools=(*EHR_TOOLS, "browser.search")))
     with pytest.raises(ClinseekError, match="no knowledge source"):
         anyio.run(lambda: run_benchmark(risk_questions[:1], synthetic_store, "agent", "baseline:null", tmp_path,
                                         settings=settings))
@@ -214,7 +213,7 @@ def test_knowledge_changes_the_configuration_hash(risk_questions, synthetic_stor
                                                   tmp_path: Path) -> None:
     def run(knowledge: Knowledge | None) -> str:
         summary = anyio.run(lambda: run_benchmark(risk_questions[:1], synthetic_store, "agent", "baseline:null",
-                                                  tmp_path / str(knowledge is None), settings=RunSettings(knowledge=knowledge)))
+                                                  tmp_path / str(knowledge is None), settings=RunSettings(sources=Sources(knowledge=knowledge))))
         return read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows[0].config_hash
 
     assert run(kb) != run(None)

@@ -17,7 +17,7 @@ from clinseek.agent import AgentBudget
 from clinseek.cli import app
 from clinseek.errors import ModelError
 from clinseek.models import GenerateConfig, preflight
-from clinseek.runner import RetryPolicy, RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, read_results, run_benchmark
 from fakes.llm_servers import OpenAIFake, RecordedRequest, Reply
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.02)
@@ -121,8 +121,7 @@ def test_every_attempt_is_recorded_and_failed_calls_are_kept(demo_bench, demo_st
         server.script(server.server_error(503), server.slow(server.text("late"), 2.0),
                       server.text("<answer>\nno\n</answer>"),
                       server.server_error(500), server.server_error(502), server.server_error(503))
-        settings = RunSettings(concurrency=1, retry=FAST, base_url=server.url,
-                               generate=GenerateConfig(timeout_s=0.5))
+        settings = RunSettings(model=ModelSettings(retry=FAST, base_url=server.url, generate=GenerateConfig(timeout_s=0.5)), run=RunOptions(concurrency=1))
         summary = anyio.run(lambda: run_benchmark(_risk(questions, 2), demo_store, "curated", "openai:qwen",
                                                   tmp_path, settings=settings))
     rows = {r.status: r for r in read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows}
@@ -144,7 +143,7 @@ def test_a_priced_model_s_failed_calls_cost_zero(demo_bench, demo_store: Path, t
     prices.write_text(json.dumps({"models": {"openai:qwen": {"input": "1", "output": "2"}}}))
     with OpenAIFake() as server:
         server.responder = lambda request: server.error(400, "bad request")
-        settings = RunSettings(concurrency=1, retry=FAST, base_url=server.url, price_table=prices)
+        settings = RunSettings(model=ModelSettings(retry=FAST, base_url=server.url, price_table=prices), run=RunOptions(concurrency=1))
         summary = anyio.run(lambda: run_benchmark(_risk(questions, 1), demo_store, "curated", "openai:qwen",
                                                   tmp_path / "runs", settings=settings))
     [row] = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows
@@ -182,8 +181,7 @@ def test_the_curated_budget_is_in_tokens_of_the_servers_tokenizer(demo_bench, de
 
     with OpenAIFake(profile="vllm") as server:
         server.responder = respond
-        settings = RunSettings(concurrency=1, retry=FAST, base_url=server.url, preflight=True,
-                               budget=AgentBudget(curated_budget_tokens=1200))
+        settings = RunSettings(model=ModelSettings(retry=FAST, base_url=server.url, preflight=True), run=RunOptions(concurrency=1), budget=AgentBudget(curated_budget_tokens=1200))
         anyio.run(lambda: run_benchmark(qs, demo_store, "curated", "openai:Qwen/Qwen3-8B", tmp_path,
                                         settings=settings))
     packages = [text.split("\n\n<task_instruction>")[0] for text in seen[1:]]  # after the probe

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from clinseek.cli import app
 from clinseek.errors import ClinseekError
 from clinseek.refformat import finish_answer, reference_model_name
-from clinseek.runner import RunSettings, export_reference, read_results, run_benchmark
+from clinseek.runner import RunOptions, RunSettings, export_reference, read_results, run_benchmark
 from clinseek.runner._reflayout import REFERENCE_CODEC
 from clinseek.scoring import score_path
 
@@ -31,7 +31,7 @@ def reference_run(synthetic_bench, synthetic_store, tmp_path_factory: pytest.Tem
     _, questions = synthetic_bench
     out = tmp_path_factory.mktemp("reference_layout")
     anyio.run(lambda: run_benchmark(questions, synthetic_store, "both", "baseline:evidence", out,
-                                    settings=RunSettings(concurrency=4, layout="reference")))
+                                    settings=RunSettings(run=RunOptions(concurrency=4, layout="reference"))))
     return out
 
 
@@ -71,7 +71,7 @@ def test_score_reads_the_reference_layout_with_identical_per_question_f1(referen
 def test_resume_reads_the_reference_rows_back(reference_run: Path, synthetic_bench, synthetic_store) -> None:
     _, questions = synthetic_bench
     summary = anyio.run(lambda: run_benchmark(questions, synthetic_store, "both", "baseline:evidence", reference_run,
-                                              settings=RunSettings(concurrency=4, layout="reference")))
+                                              settings=RunSettings(run=RunOptions(concurrency=4, layout="reference"))))
     assert all(run.ran == 0 and run.resumed == run.total for run in summary.runs)
     for path in reference_run.rglob("results.jsonl"):
         report = read_results(path, REFERENCE_CODEC.decode)

@@ -16,11 +16,18 @@ import pytest
 from typer.testing import CliRunner
 
 from clinseek.cli import app
-from clinseek.runner import RunSettings, question_hash, read_results, run_benchmark, store_identity
+from clinseek.runner import (
+    RunOptions,
+    RunSettings,
+    question_hash,
+    read_results,
+    run_benchmark,
+    store_identity,
+)
 
 TASKS = ("Inpatient_Mortality", "ED_Hospitalization", "omr")  # as demo_bench (tests/runner/conftest.py)
 
-SETTINGS = RunSettings(concurrency=4)
+SETTINGS = RunSettings(run=RunOptions(concurrency=4))
 
 
 def _run(questions, store: Path, out: Path, mode: str = "agent", model: str = "baseline:null"):

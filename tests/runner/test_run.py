@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from clinseek.agent import PROMPT_VERSION
-from clinseek.runner import RunSettings, read_results, run_benchmark
+from clinseek.runner import RunOptions, RunSettings, read_results, run_benchmark
 
-SETTINGS = RunSettings(concurrency=4)
+SETTINGS = RunSettings(run=RunOptions(concurrency=4))
 
 
 def _run(questions, store: Path, mode: str, model: str, out: Path, settings: RunSettings = SETTINGS):
@@ -78,7 +78,7 @@ def test_a_rerun_resumes_without_duplicates(synthetic_runs, text_questions, synt
 def test_more_runs_per_question_adds_only_the_new_runs(text_questions, synthetic_store: Path, tmp_path: Path) -> None:
     qs = [q for q in text_questions if q.task_type == "risk_prediction"][:2]
     _run(qs, synthetic_store, "agent", "baseline:null", tmp_path)
-    more = _run(qs, synthetic_store, "agent", "baseline:null", tmp_path, RunSettings(runs_per_question=2)).runs[0]
+    more = _run(qs, synthetic_store, "agent", "baseline:null", tmp_path, RunSettings(run=RunOptions(runs_per_question=2))).runs[0]
     rows = read_results(_folder(tmp_path, "agent", "baseline_null") / "results.jsonl").rows
     assert more.ran == 2 and sorted((r.qid, r.run_index) for r in rows) == sorted((q.qid, i) for q in qs for i in (0, 1))
 
@@ -89,7 +89,7 @@ def test_a_rerun_with_other_settings_names_what_differs(text_questions, syntheti
     qs = [q for q in text_questions if q.task_type == "risk_prediction"][:1]
     _run(qs, synthetic_store, "agent", "baseline:null", tmp_path)
     with pytest.raises(ClinseekError, match=r"another run configuration .*differs: seed 0 -> 1"):
-        _run(qs, synthetic_store, "agent", "baseline:null", tmp_path, RunSettings(seed=1))
+        _run(qs, synthetic_store, "agent", "baseline:null", tmp_path, RunSettings(run=RunOptions(seed=1)))
 
 
 def test_an_unknown_subject_is_an_infra_error_row_not_a_crash(text_questions, synthetic_store: Path, tmp_path: Path) -> None:

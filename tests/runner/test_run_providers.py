@@ -8,7 +8,7 @@ import anyio
 from _runner_helpers import SECRET
 
 from clinseek.models import GenerateConfig
-from clinseek.runner import RetryPolicy, RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, read_results, run_benchmark
 from fakes.llm_servers import AnthropicFake, OpenAIFake, RecordedRequest, Reply
 
 FAST = RetryPolicy(max_attempts=5, base_delay_s=0.01, max_delay_s=0.05)
@@ -21,8 +21,10 @@ def _answer_openai(server: OpenAIFake):
     return respond
 
 
-def _run(questions, store: Path, out: Path, model: str, url: str, concurrency: int = 4, **kw):
-    settings = RunSettings(concurrency=concurrency, retry=FAST, base_url=url, generate=GenerateConfig(timeout_s=1.0), **kw)
+def _run(questions, store: Path, out: Path, model: str, url: str, concurrency: int = 4, cache_dir: Path | None = None):
+    settings = RunSettings(run=RunOptions(concurrency=concurrency),
+                           model=ModelSettings(retry=FAST, base_url=url, generate=GenerateConfig(timeout_s=1.0),
+                                               cache_dir=cache_dir))
     return anyio.run(lambda: run_benchmark(questions, store, "curated", model, out, settings=settings)).runs[0]
 
 

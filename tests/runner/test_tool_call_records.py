@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 
 from clinseek.models import GenerateConfig
-from clinseek.runner import RetryPolicy, RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, read_results, run_benchmark
 from fakes.llm_servers import OpenAIFake
 
 
@@ -23,8 +23,7 @@ def test_arguments_are_recorded_as_sent(demo_bench, demo_store: Path, tmp_path: 
         s.tool_calls([("ehr__think", "[1, 2]")]),  # JSON, but not an object
         s.tool_calls([("ehr__finish", {"response": ["no"]})]),
     )
-    settings = RunSettings(concurrency=1, base_url=s.url, retry=RetryPolicy(max_attempts=1),
-                           generate=GenerateConfig(timeout_s=5.0))
+    settings = RunSettings(model=ModelSettings(base_url=s.url, retry=RetryPolicy(max_attempts=1), generate=GenerateConfig(timeout_s=5.0)), run=RunOptions(concurrency=1))
     summary = anyio.run(lambda: run_benchmark([question], demo_store, "agent", "openai:gpt-test", tmp_path,
                                               settings=settings)).runs[0]
     (row,) = read_results(Path(summary.out_dir) / "results.jsonl").rows

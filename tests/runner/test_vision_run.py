@@ -15,7 +15,7 @@ import pytest
 
 from clinseek.imaging import store_cxr_root
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
-from clinseek.runner import RunSettings, read_results, run_benchmark
+from clinseek.runner import ModelSettings, RunOptions, RunSettings, Sources, read_results, run_benchmark
 
 
 class _LooksAtTheFilm:
@@ -49,7 +49,7 @@ def mm_question(synthetic_bench):
 
 
 def _run(questions, store: Path, out: Path, mode: str, model) -> Path:
-    settings = RunSettings(concurrency=1, cxr_root=store_cxr_root(store), vision=False)
+    settings = RunSettings(model=ModelSettings(vision=False), run=RunOptions(concurrency=1), sources=Sources(cxr_root=store_cxr_root(store)))
     summary = anyio.run(lambda: run_benchmark(questions, store, mode, model, out, settings=settings))  # type: ignore[arg-type]
     return Path(summary.runs[0].out_dir)
 

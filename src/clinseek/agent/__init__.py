@@ -20,7 +20,8 @@ from ._budget import AgentBudget
 from ._curated import run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
 from ._extract import PARSE_MODES, STRICT_PARSE_MODES, Extracted, ParseMode, extract_answer
-from ._loop import FINISH_TOOL, default_tools, run_agent
+from ._linked import linked_evidence
+from ._loop import FINISH_TOOL, default_tools, run_agent, task_messages
 from ._outcome import AgentOutcome
 from ._prompts import (
     ANSWER_FORMAT,
@@ -38,6 +39,8 @@ from ._prompts import (
     images_note,
 )
 from ._records import CallRecord, ToolRecord, Transcript, UsageTotals
+from ._session import EpisodeSession, ToolInfo, ToolReply, offered_tools, open_question_session, open_session
+from ._sources import Sources
 
 __all__ = [
     "ANSWER_FORMAT",
@@ -55,12 +58,16 @@ __all__ = [
     "AgentOutcome",
     "AnswerFormatError",
     "CallRecord",
+    "EpisodeSession",
     "EvidenceBaseline",
     "Extracted",
     "LinkedEvidence",
     "NullBaseline",
     "ParseMode",
+    "Sources",
+    "ToolInfo",
     "ToolRecord",
+    "ToolReply",
     "Transcript",
     "UsageTotals",
     "agent_messages_text",
@@ -72,7 +79,11 @@ __all__ = [
     "history_sql",
     "images_note",
     "is_scripted_baseline",
+    "linked_evidence",
     "normalise_item",
+    "offered_tools",
+    "open_question_session",
+    "open_session",
     "parse_answer_block",
     "parse_table",
     "rank_candidates",
@@ -81,6 +92,7 @@ __all__ = [
     "risk_threshold",
     "run_agent",
     "run_curated",
+    "task_messages",
     "validate_answer",
     "verbatim_package",
 ]

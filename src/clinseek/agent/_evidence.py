@@ -23,6 +23,7 @@ from ._baselines import (
 )
 
 _PIPE = re.compile(r"(?<!\\)\|")
+_SQL_TOOL = "ehr.run_sql_query"
 _INVENTORY = re.compile(r"^- (?:\w+\.)?(\w+): (\d+)", re.M)
 _DICT_ICU = "JOIN icu.d_items d ON e.itemid = d.itemid"
 # table -> (FROM clause, name expression, time expression)
@@ -114,18 +115,39 @@ def history_sql(table: str) -> str | None:
     )
 
 
+_LISTED_SAME = "same in all rows shown: "
+_LISTED_NULL = "NULL in all rows shown: "
+
+
 def parse_table(content: str) -> list[dict[str, str]]:
-    """Rows of a rendered ``Query result`` (``col|col`` lines); ``[]`` for errors or no rows."""
+    """Rows of a rendered ``ehr.run_sql_query`` result as ``{column: text}`` (NULL is ``""``); ``[]`` for no rows.
+
+    The result's lines: an optional ``Note: ...`` (the query was read as SQLite), optional lines listing
+    columns that are the same (``same in all rows shown: a=1, b=x``) or NULL in every row, the ``col|col``
+    header, one ``value|value`` line per row, and a closing ``[TRUNCATED ...]`` notice when rows were cut.
+    Every row gets the listed columns back.
+    """
     lines = content.splitlines()
-    if len(lines) < 2 or not lines[0].startswith("Query result"):
+    if lines and lines[0].startswith("Note: "):
+        lines = lines[1:]
+    listed: dict[str, str] = {}
+    while lines and lines[0].startswith((_LISTED_SAME, _LISTED_NULL)):
+        line = lines.pop(0)
+        if line.startswith(_LISTED_SAME):
+            for item in line.removeprefix(_LISTED_SAME).split(", "):
+                name, _, value = item.partition("=")
+                listed[name] = value
+        else:
+            listed.update(dict.fromkeys(line.removeprefix(_LISTED_NULL).split(", "), ""))
+    if len(lines) < 2 or lines[0] == "No rows.":
         return []
-    header = _PIPE.split(lines[1])
+    header = [c.replace("\\|", "|") for c in _PIPE.split(lines[0])]
     rows = []
-    for line in lines[2:]:
-        if line.startswith(("(", "[")):
+    for line in lines[1:]:
+        if line.startswith(("[TRUNCATED", "(")):
             break
         cells = [c.replace("\\|", "|") for c in _PIPE.split(line)]
-        rows.append(dict(zip(header, cells, strict=False)))
+        rows.append({**listed, **dict(zip(header, cells, strict=False))})
     return rows
 
 
@@ -196,10 +218,11 @@ class EvidenceBaseline:
 
     def _decide(self, messages: Sequence[Message], facts: PromptFacts) -> list[str]:
         outputs = [m.content for m in messages if m.role == "tool" and not m.is_error]
+        tables = [m.content for m in messages if m.role == "tool" and not m.is_error and m.name == _SQL_TOOL]
         spec = task_for(facts)
         if facts.is_yes_no:
             features: dict[str, float | None] = {}
-            for content in outputs:
+            for content in tables:
                 for row in parse_table(content)[:1]:
                     for col, value in row.items():
                         if col in _FEATURE_NAMES:
@@ -209,7 +232,7 @@ class EvidenceBaseline:
         if spec is not None and spec.name == "next_event":
             counts = [(name, float(n)) for content in outputs for name, n in _INVENTORY.findall(content)]
             return rank_candidates(counts, facts.candidates, 3)
-        rows = [row for content in outputs for row in parse_table(content) if "cand_name" in row]
+        rows = [row for content in tables for row in parse_table(content) if "cand_name" in row]
         history, latest = _weights(rows, facts.prediction_time)
         # AgentEHR-Bench: the history is already named by the candidate table, in the query's order
         candidates = facts.candidates or tuple(dict.fromkeys(name for name, _ in history if name))

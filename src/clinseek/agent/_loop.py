@@ -35,16 +35,7 @@ from ..models import (
     messages_tokens,
     price_known,
 )
-from ..tools import (
-    Limits,
-    ToolContext,
-    ToolResult,
-    available_tools,
-    call_tool,
-    strip_ansi,
-    tool_names,
-    tool_schemas,
-)
+from ..tools import Limits, ToolContext, ToolResult, available_tools, strip_ansi, tool_names, tool_schemas
 from ._answer import finish_items, validate_answer
 from ._budget import AgentBudget
 from ._extract import ParseMode, extract_answer
@@ -52,20 +43,19 @@ from ._outcome import AgentOutcome, StopReason
 from ._prompts import (
     FINISH_NOW,
     INVALID_ANSWER,
-    PICTURES_NOT_SHOWN,
     PROMPT_VERSION,
     REMINDER,
     LinkedEvidence,
     agent_messages_text,
 )
 from ._records import CallRecord, ToolRecord, Transcript
+from ._toolturn import call_offered, cap_output, tool_turn_text
 
 if TYPE_CHECKING:
     from ..bench import Question
     from ..models import ChatModel
 
 FINISH_TOOL = "ehr.finish"
-_CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
 _COMPACTED = "[older tool output compacted to save context: {chars} characters from {name}; call the tool again if needed]"
 
 
@@ -74,6 +64,24 @@ def default_tools(limits: Limits | None = None) -> tuple[str, ...]:
     under ``limits`` (default ``Limits()``): the semantic candidate tool only when its model and
     extra are there (:func:`clinseek.tools.semantic_available`)."""
     return available_tools(tool_names("ehr"), limits or Limits())
+
+
+def task_messages(question: Question, tools: Sequence[str], *, images: Sequence[ImageRef] = (),
+                  linked: LinkedEvidence | None = None, vision: bool = True) -> list[Message]:
+    """The system and task turns an agent run starts with (never the gold label).
+
+    Args:
+        question: the question (its ``benchmark`` field picks the task prompt).
+        tools: the tools offered (the browser tools add the browser part of the system prompt).
+        images: images attached to the task turn by reference; without ``vision`` they are not attached
+            and the task turn says how many were not shown.
+        linked: what the multimodal ``<run_context>`` lists.
+        vision: the model is sent images.
+    """
+    withheld = 0 if vision or question.benchmark == "clinseek-bench-mm" else len(images)
+    system, user = agent_messages_text(question, linked, vision=vision,
+                                       browser=any(t.startswith("browser.") for t in tools), images_withheld=withheld)
+    return [Message.system(strip_ansi(system)), Message.user(strip_ansi(user), list(images) if vision else [])]
 
 
 class _Run:
@@ -90,16 +98,11 @@ class _Run:
         self.budget = budget
         self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
         self.schemas = tool_schemas(tools)
+        self.offered = frozenset(tools)
         self.vision = vision
         self.images_sent = len(images) if vision else 0
         self.images_not_sent = 0 if vision else len(images)
-        system, user = agent_messages_text(
-            question, linked, vision=vision, browser=any(t.startswith("browser.") for t in tools),
-            images_withheld=self.images_not_sent if question.benchmark != "clinseek-bench-mm" else 0,
-        )
-        self.messages: list[Message] = [
-            Message.system(strip_ansi(system)), Message.user(strip_ansi(user), list(images) if vision else [])
-        ]
+        self.messages: list[Message] = task_messages(question, tools, images=images, linked=linked, vision=vision)
         self.transcript = Transcript(priced=price_known(model))
         self.turn = 0
         self.reminders = 0
@@ -202,7 +205,7 @@ class _Run:
             raise crashes[0]
         done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
         for call, result in done:
-            content = self.cap(result.content)
+            content = cap_output(result.content, self.budget.max_tool_chars)
             message = self.tool_message(call, result, content)
             self.messages.append(message)
             self.transcript.tools.append(
@@ -216,8 +219,7 @@ class _Run:
         """The tool turn; pictures a tool made go back by reference to a model that takes images, else a note."""
         if result.images and not self.vision:
             self.images_not_sent += len(result.images)
-            content += "\n" + PICTURES_NOT_SHOWN.format(count=len(result.images))
-        message = Message.tool(call, strip_ansi(content), is_error=not result.ok)
+        message = Message.tool(call, tool_turn_text(content, result, vision=self.vision), is_error=not result.ok)
         if result.images and self.vision:
             self.images_sent += len(result.images)
             message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})
@@ -226,15 +228,7 @@ class _Run:
     async def run_tool(self, call: ToolCall) -> ToolResult:
         if call.error_kind is not None:  # decided by the provider's name map / JSON parser; never repaired
             return ToolResult.failed(call.error_kind, call.error or "the call could not be read")
-        if call.name not in {s["function"]["name"] for s in self.schemas}:
-            return ToolResult.failed("unknown_tool", f"{call.name!r} is not one of the tools offered in this run")
-        return await call_tool(self.ctx, call.name, call.arguments)
-
-    def cap(self, content: str) -> str:
-        limit = self.budget.max_tool_chars
-        if len(content) <= limit:
-            return content
-        return content[:limit] + _CUT_NOTICE.format(limit=limit, total=len(content))
+        return await call_offered(self.ctx, self.offered, call.name, call.arguments)
 
     # -- finish --------------------------------------------------------------------------------
     def vocabulary(self) -> Sequence[str]:

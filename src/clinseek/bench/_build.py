@@ -24,9 +24,9 @@ from typing import Any, Literal
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
 from .._atomic import staging_dir
 from .._suggest import did_you_mean
+from .._version import __version__
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store

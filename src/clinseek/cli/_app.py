@@ -37,6 +37,6 @@ def _root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks for
 @app.command("version")
 def version_cmd() -> None:
     """Print the clinseek version."""
-    from .. import __version__
+    from .._version import __version__
 
     typer.echo(__version__)

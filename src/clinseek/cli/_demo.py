@@ -123,7 +123,7 @@ def demo_cmd(
     settings = DemoSettings(patients=patients, per_task=per_task, seed=seed, concurrency=concurrency, progress=progress)
     result = anyio.run(lambda: run_demo(out, settings=settings, store=store, tasks=tasks, on_stage=console.print))
     _print_result(result, console)
-    from ..report import write_report
+    from ..reporting import write_report
 
     console.print(f"\nHTML report (open in a browser, no network needed):\n  {write_report([result.out], result.out / 'report.html')}",
                   soft_wrap=True, highlight=False, markup=False)

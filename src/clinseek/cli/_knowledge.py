@@ -12,7 +12,7 @@ import typer
 from ._app import app
 
 if TYPE_CHECKING:
-    from ..knowledge import Knowledge, KnowledgeConfig
+    from ..knowledge import Knowledge
 
 knowledge_app = typer.Typer(
     help="Knowledge for the browser tools: build the offline index, search it or a web backend.",
@@ -30,14 +30,6 @@ def _default_cache() -> Path:
     return Path(os.environ.get("CLINSEEK_CACHE_DIR") or Path.home() / ".cache" / "clinseek") / "knowledge"
 
 
-def open_config(config: KnowledgeConfig, tasks: bool = True) -> Knowledge:
-    """``config`` opened as a run opens it: the offline index gets the benchmark task definitions."""
-    from ..bench import TEXT_TASKS
-    from ..knowledge import open_knowledge, task_documents
-
-    return open_knowledge(config, task_documents(TEXT_TASKS) if tasks and config.backend == "offline" else ())
-
-
 def _open(backend: str, cache_dir: Path | None, store: Path | None, folders: list[Path] | None,
           base_url: str | None = None, cache_mode: str = "read_write", tasks: bool = True) -> Knowledge:
     from ..knowledge import KnowledgeConfig
@@ -48,7 +40,9 @@ def _open(backend: str, cache_dir: Path | None, store: Path | None, folders: lis
         base_url=base_url, cache_dir=cache_dir or _default_cache(), cache_mode=cache_mode,  # type: ignore[arg-type]
         store=store, folders=tuple(folders or ()),
     )
-    return open_config(config, tasks)
+    from ..runner import open_knowledge_source
+
+    return open_knowledge_source(config, tasks=tasks)
 
 
 @knowledge_app.command("build")

@@ -21,10 +21,10 @@ def report_cmd(
     title: Annotated[str, typer.Option("--title", help="Title of the page.")] = "clinseek report",
 ) -> None:
     """Write a self-contained HTML report: headline tables, figures, question browser, trajectories, manifests."""
-    from ..report import build_report, load_inputs
+    from ..api import report
 
     check_out(out, "file")
-    stats = build_report(load_inputs(dirs), out, image_roots=image_root or [], title=title)
+    stats = report(dirs, out, image_roots=image_root or [], title=title)
     typer.echo(f"{stats.runs} runs, {stats.question_rows} question rows, {stats.trajectories} trajectories, "
                f"{stats.size_bytes / 1e6:.1f} MB")
     typer.echo(str(stats.path))

@@ -1,11 +1,11 @@
-"""``clinseek run``: run a benchmark with a model in agent and/or curated mode (thin shell over ``run_benchmark``)."""
+"""``clinseek run``: run a benchmark with a model in agent and/or curated mode (thin shell over ``clinseek.run``)."""
 
 from __future__ import annotations
 
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -13,8 +13,8 @@ from ._app import app
 from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
-    from ..bench import InvalidRow
     from ..knowledge import KnowledgeConfig
+    from ..runner import RunSummary
 
 
 class _Mode(StrEnum):
@@ -80,6 +80,14 @@ def _layout(layout: str, split: str | None) -> Literal["clinseek", "reference"]:
     return "reference" if layout == "reference" else "clinseek"
 
 
+_MODEL, _RUN, _BUDGET, _SOURCES = "Model", "Run", "Budget", "Sources"
+"""Help panels of ``clinseek run``: the groups of ``RunSettings`` (the tool limits keep their defaults)."""
+
+
+def _opt(*names: str, panel: str, **kwargs: Any) -> Any:
+    return typer.Option(*names, rich_help_panel=panel, **kwargs)
+
+
 @app.command("run")
 def run_cmd(
     bench: Annotated[Path, typer.Option("--bench", help="A manifest file or a benchmark directory.")],
@@ -87,42 +95,42 @@ def run_cmd(
     model: Annotated[str, typer.Option("--model", help="provider:model, e.g. openai:gpt-5.1 or baseline:evidence.")],
     out: Annotated[Path, typer.Option("--out", help="Results root: OUT/<benchmark>/<mode>/<model-slug>/.")],
     mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
-    runs_per_question: Annotated[int, typer.Option("--runs-per-question", min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Question runs in flight at once.")] = 8,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="On-disk response cache (reruns are free).")] = None,
-    requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", min=0.001, help="Request rate cap per provider (> 0).")] = None,
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
-    max_output_tokens: Annotated[int, typer.Option("--max-output-tokens", min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
-    context_window: Annotated[int, typer.Option("--context-window", min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
-    curated_budget: Annotated[int, typer.Option("--curated-budget", min=256, help="Tokens of a Curated Input package rendered from the store (newest event blocks first).")] = 16_000,
-    request_timeout: Annotated[float, typer.Option("--request-timeout", min=1.0, help="Seconds one model request may take before it is retried.")] = 180.0,
-    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1, help="Attempts per model call (the first included) on rate limits, 5xx, timeouts.")] = 6,
-    preflight: Annotated[bool, typer.Option("--preflight/--no-preflight", help="Check the endpoint, model and tool support with one small request before the first question.")] = True,
-    temperature: Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature, >= 0 (default: the provider's).")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
-    cxr_root: Annotated[Path | None, typer.Option("--cxr-root", help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
-    imaging_weights: Annotated[Path | None, typer.Option("--imaging-weights", help="Folder of imaging model weights (docs/imaging.md).")] = None,
-    imaging_device: Annotated[str, typer.Option("--imaging-device", help="torch device of the imaging models.")] = "cpu",
-    tool_protocol: Annotated[str, typer.Option("--tool-protocol", help="native, or text for endpoints without tool calling.")] = "native",
-    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")] = None,
-    prices: Annotated[Path | None, typer.Option("--prices", help="Price-table override (JSON or TOML).")] = None,
-    knowledge: Annotated[_Knowledge | None, typer.Option("--knowledge", help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools). Default: offline; off for baseline:* models, which never browse.")] = None,
-    search_backend: Annotated[_SearchBackend | None, typer.Option("--search-backend", help="Web backend for --knowledge web.")] = None,
-    search_url: Annotated[str | None, typer.Option("--search-url", help="Endpoint of the web backend (required for searxng).")] = None,
-    knowledge_cache: Annotated[Path | None, typer.Option("--knowledge-cache", help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
-    docs: Annotated[list[Path] | None, typer.Option("--docs", help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable).")] = None,
-    search_replay: Annotated[bool, typer.Option("--search-replay", help="Web searches and pages only from the response cache (network off).")] = False,
-    browser_max_calls: Annotated[int, typer.Option("--browser-max-calls", min=1, help="Browser calls per question run.")] = 40,
-    vision: Annotated[bool | None, typer.Option("--vision/--no-vision", help="Send images to the model (default: the model's declared capability).")] = None,
-    allow_outside_record: Annotated[bool, typer.Option("--allow-outside-record", help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
-    allow_missing_cxr: Annotated[bool, typer.Option("--allow-missing-cxr", help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
-    layout: Annotated[str, typer.Option("--layout", help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
-    split: Annotated[str | None, typer.Option("--split", help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
-    candidate_tables: Annotated[Path | None, typer.Option("--candidate-tables", help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
+    base_url: Annotated[str | None, _opt("--base-url", panel=_MODEL, help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
+    tool_protocol: Annotated[str, _opt("--tool-protocol", panel=_MODEL, help="native, or text for endpoints without tool calling.")] = "native",
+    api_key_env: Annotated[str | None, _opt("--api-key-env", panel=_MODEL, help="Environment variable holding the key.")] = None,
+    prices: Annotated[Path | None, _opt("--prices", panel=_MODEL, help="Price-table override (JSON or TOML).")] = None,
+    temperature: Annotated[float | None, _opt("--temperature", panel=_MODEL, min=0.0, help="Sampling temperature, >= 0 (default: the provider's).")] = None,
+    request_timeout: Annotated[float, _opt("--request-timeout", panel=_MODEL, min=1.0, help="Seconds one model request may take before it is retried.")] = 180.0,
+    max_attempts: Annotated[int, _opt("--max-attempts", panel=_MODEL, min=1, help="Attempts per model call (the first included) on rate limits, 5xx, timeouts.")] = 6,
+    requests_per_s: Annotated[float | None, _opt("--requests-per-s", panel=_MODEL, min=0.001, help="Request rate cap per provider (> 0).")] = None,
+    cache_dir: Annotated[Path | None, _opt("--cache-dir", panel=_MODEL, help="On-disk response cache (reruns are free).")] = None,
+    vision: Annotated[bool | None, _opt("--vision/--no-vision", panel=_MODEL, help="Send images to the model (default: the model's declared capability).")] = None,
+    preflight: Annotated[bool, _opt("--preflight/--no-preflight", panel=_MODEL, help="Check the endpoint, model and tool support with one small request before the first question.")] = True,
+    runs_per_question: Annotated[int, _opt("--runs-per-question", panel=_RUN, min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
+    concurrency: Annotated[int, _opt("--concurrency", panel=_RUN, min=1, help="Question runs in flight at once.")] = 8,
+    seed: Annotated[int, _opt("--seed", panel=_RUN, help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
+    progress: Annotated[bool, _opt("--progress/--no-progress", panel=_RUN, help="Show a progress bar on stderr.")] = True,
+    layout: Annotated[str, _opt("--layout", panel=_RUN, help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
+    split: Annotated[str | None, _opt("--split", panel=_RUN, help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
+    allow_outside_record: Annotated[bool, _opt("--allow-outside-record", panel=_RUN, help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
+    allow_missing_cxr: Annotated[bool, _opt("--allow-missing-cxr", panel=_RUN, help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
+    max_turns: Annotated[int, _opt("--max-turns", panel=_BUDGET, min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
+    max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
+    context_window: Annotated[int, _opt("--context-window", panel=_BUDGET, min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
+    curated_budget: Annotated[int, _opt("--curated-budget", panel=_BUDGET, min=256, help="Tokens of a Curated Input package rendered from the store (newest event blocks first).")] = 16_000,
+    knowledge: Annotated[_Knowledge | None, _opt("--knowledge", panel=_SOURCES, help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools). Default: offline; off for baseline:* models, which never browse.")] = None,
+    search_backend: Annotated[_SearchBackend | None, _opt("--search-backend", panel=_SOURCES, help="Web backend for --knowledge web.")] = None,
+    search_url: Annotated[str | None, _opt("--search-url", panel=_SOURCES, help="Endpoint of the web backend (required for searxng).")] = None,
+    knowledge_cache: Annotated[Path | None, _opt("--knowledge-cache", panel=_SOURCES, help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
+    docs: Annotated[list[Path] | None, _opt("--docs", panel=_SOURCES, help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable).")] = None,
+    search_replay: Annotated[bool, _opt("--search-replay", panel=_SOURCES, help="Web searches and pages only from the response cache (network off).")] = False,
+    browser_max_calls: Annotated[int, _opt("--browser-max-calls", panel=_SOURCES, min=1, help="Browser calls per question run.")] = 40,
+    cxr_root: Annotated[Path | None, _opt("--cxr-root", panel=_SOURCES, help="MIMIC-CXR root for linked images (default: the store's own image folder, if any).")] = None,
+    imaging_weights: Annotated[Path | None, _opt("--imaging-weights", panel=_SOURCES, help="Folder of imaging model weights (docs/imaging.md).")] = None,
+    imaging_device: Annotated[str, _opt("--imaging-device", panel=_SOURCES, help="torch device of the imaging models.")] = "cpu",
+    candidate_tables: Annotated[Path | None, _opt("--candidate-tables", panel=_SOURCES, help="AgentEHR's candidate_table.db, or its data folder (DIR/database/candidate_table.db), for AgentEHR-Bench questions (default: each task's table built from the store's dictionaries).")] = None,
 ) -> None:
     """Run a benchmark; resumes an interrupted run in the same OUT (same configuration).
 
@@ -131,38 +139,40 @@ def run_cmd(
     when rows with infrastructure errors remain (kept; rerunning resumes and redoes them), else 4
     when invalid_input rows were recorded.
     """
-    import anyio
-
     from ..agent import AgentBudget
-    from ..bench import load_agentehr_tables, prepare_run
+    from ..api import run
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
-    from ..runner import RetryPolicy, RunSettings, run_benchmark
+    from ..runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources
     from ..tools import PageBrowserLimits
 
     settings = RunSettings(
-        runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, cache_dir=cache_dir,
-        requests_per_s=requests_per_s, base_url=base_url, progress=progress,
-        cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
-        imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
-        tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
+        model=ModelSettings(
+            base_url=base_url, tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
+            generate=GenerateConfig(temperature=temperature, timeout_s=request_timeout, max_output_tokens=max_output_tokens),
+            retry=RetryPolicy(max_attempts=max_attempts), requests_per_s=requests_per_s, cache_dir=cache_dir,
+            vision=vision, preflight=preflight),
+        run=RunOptions(runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, progress=progress,
+                       layout=_layout(layout, split), split=split, allow_outside_record=allow_outside_record,
+                       allow_missing_cxr=allow_missing_cxr),
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens,
                            context_window_tokens=context_window, curated_budget_tokens=curated_budget),
-        generate=GenerateConfig(temperature=temperature, timeout_s=request_timeout, max_output_tokens=max_output_tokens),
-        retry=RetryPolicy(max_attempts=max_attempts), preflight=preflight, vision=vision,
-        knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
-                                    knowledge_cache, docs, search_replay, store),
-        browser=PageBrowserLimits(max_calls=browser_max_calls), layout=_layout(layout, split), split=split,
-        candidate_tables=candidate_tables,
+        sources=Sources(
+            knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
+                                        knowledge_cache, docs, search_replay, store),
+            browser=PageBrowserLimits(max_calls=browser_max_calls),
+            cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
+            imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device), candidate_tables=candidate_tables),
     )
-    if candidate_tables is not None:  # a wrong path or table is one error now, not an infra error per question
-        load_agentehr_tables(candidate_tables)
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
-    prepared = prepare_run(bench, store, outside_record_ok=allow_outside_record, missing_cxr_ok=allow_missing_cxr)
-    summary = anyio.run(lambda: run_benchmark(prepared.questions, store, mode.value, model, out, settings=settings,
-                                              limit=limit, tasks=tasks, invalid=prepared.invalid, notes=prepared.notes))
+    _print_summary(run(bench, store, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
+
+
+def _print_summary(summary: RunSummary) -> None:
+    """One line per (benchmark, mode), the invalid rows' reasons; exit code 3 when infrastructure errors
+    remain, else 4 when invalid_input rows were recorded."""
     for run in summary.runs:
         cost = "unknown (no price for the model)" if run.cost_usd is None else f"${run.cost_usd:.4f}"
         modes = ", ".join(f"{k} {v}" for k, v in run.parse_modes.items())
@@ -172,7 +182,7 @@ def run_cmd(
                    f"of {run.total} (resumed {run.resumed}"
                    f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
-    _report_invalid(prepared.invalid, tasks)
+    _report_invalid(summary.invalid_reasons)
     failed = sum(run.infra_errors for run in summary.runs)
     if failed:
         typer.echo(f"{failed} question runs ended in infrastructure errors; rerun the same command to redo only "
@@ -185,12 +195,11 @@ def run_cmd(
 _SHOWN_INVALID = 20
 
 
-def _report_invalid(invalid: list[InvalidRow], tasks: list[str] | None) -> None:
+def _report_invalid(reasons: list[str]) -> None:
     """One line per manifest row that could not run (the first 20), with its reason, on stderr."""
-    rows = [r for r in invalid if not tasks or r.task in set(tasks)]
-    for row in rows[:_SHOWN_INVALID]:
-        typer.echo(f"invalid input: {row.reason}", err=True)
-    more = f" ({len(rows) - _SHOWN_INVALID} more in the results' error fields)" if len(rows) > _SHOWN_INVALID else ""
-    if rows:
-        typer.echo(f"{len(rows)} manifest rows could not run and are recorded as invalid_input results{more}; "
+    for reason in reasons[:_SHOWN_INVALID]:
+        typer.echo(f"invalid input: {reason}", err=True)
+    more = f" ({len(reasons) - _SHOWN_INVALID} more in the results' error fields)" if len(reasons) > _SHOWN_INVALID else ""
+    if reasons:
+        typer.echo(f"{len(reasons)} manifest rows could not run and are recorded as invalid_input results{more}; "
                    f"exit code {EXIT_INVALID_INPUT}", err=True)

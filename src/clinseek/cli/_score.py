@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -122,19 +121,6 @@ def _table3(report: scoring.ScoreReport) -> Table | None:
     return table
 
 
-async def _judge(
-    scored: scoring.ScoredResults, name: str, base_url: str | None, concurrency: int
-) -> scoring.ScoredResults:
-    from ..models import get_model
-
-    model = get_model(name, base_url=base_url)
-    try:
-        judge = scoring.chat_model_judge(model)
-        return await scoring.judge_scored(scored, judge, judge_name=name, concurrency=concurrency)
-    finally:
-        await model.aclose()
-
-
 def _print_scores(scored: scoring.ScoredResults, written: list[Path]) -> None:
     console = table_console()
     report = scored.report
@@ -240,21 +226,12 @@ def score_cmd(
 
         rules = scoring.ReferenceRules(embed=load_encoder(str(reference_vocab_model)),
                                        embed_name=reference_vocab_model.name)
-    expected = scoring.read_expected(manifest) if manifest else ()
-    scored = scoring.score_path(
-        results,
-        layout=_layout(layout),
-        score_infra_errors=score_infra_errors,
-        expected=expected,
-        n_resamples=resamples,
-        seed=seed,
-        strict=strict,
-        scorer=chosen,
-        reference_rules=rules,
-    )
-    if judge:
-        scored = anyio.run(_judge, scored, judge, judge_base_url, judge_concurrency)
-    _print_scores(scored, scoring.write_scores(scored, target))
+    from ..api import score
+
+    scored = score(results, out=target, manifest=manifest, layout=_layout(layout), scorer=chosen,
+                   reference_rules=rules, score_infra_errors=score_infra_errors, strict=strict, n_resamples=resamples,
+                   seed=seed, judge=judge or None, judge_base_url=judge_base_url, judge_concurrency=judge_concurrency)
+    _print_scores(scored, list(scored.files))
 
 
 @app.command("compare")

@@ -1,22 +1,16 @@
-"""``clinseek tool ...``: run one tool in a fresh episode and print its output (debugging, audits)."""
+"""``clinseek tool ...``: run one tool in a fresh episode (``clinseek.open_episode``) and print its output."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from ._app import app
 from ._run import _Knowledge, _knowledge_config, _SearchBackend
-
-if TYPE_CHECKING:
-    from ..episode import EpisodeKey
-    from ..imaging import ImagingConfig
-    from ..knowledge import KnowledgeConfig
-    from ..tools import Limits, ToolResult
 
 
 def parse_tool_args(items: list[str]) -> dict[str, Any]:
@@ -60,46 +54,6 @@ def _parse_time(text: str) -> dt.datetime:
         raise typer.BadParameter(
             f"{text!r}: expected 'YYYY-MM-DD HH:MM:SS'", param_hint="--prediction-time"
         ) from None
-
-
-def run_one_tool(
-    store: Path,
-    key: EpisodeKey,
-    name: str,
-    arguments: dict[str, Any],
-    *,
-    limits: Limits,
-    candidates: dict[str, list[str]] | None = None,
-    knowledge: KnowledgeConfig | None = None,
-    cxr_root: Path | None = None,
-    imaging: ImagingConfig | None = None,
-) -> ToolResult:
-    """Build the episode for ``key`` from ``store``, run tool ``name`` once, close the episode.
-
-    ``knowledge`` gives the episode the ``browser.*`` tools (opened as a run opens it), ``cxr_root``
-    the ``image.*`` tools on its linked chest X-rays (with ``imaging``'s weights and device); without
-    them those tools answer ``unavailable``, as in a run without them.
-    """
-    import anyio
-
-    from ..episode import build_episode
-    from ..imaging import CxrLocator
-    from ..tools import ToolContext, attach_browser, attach_imaging, call_tool
-    from ._knowledge import open_config
-
-    source = open_config(knowledge) if knowledge is not None else None
-    try:
-        with build_episode(store, key, candidates=candidates) as episode:
-            ctx = ToolContext(episode, limits, candidates or {})
-            if source is not None:
-                attach_browser(ctx, source)
-            if cxr_root is not None:
-                attach_imaging(ctx, CxrLocator((cxr_root,)), imaging)
-            return anyio.run(call_tool, ctx, name, arguments)
-    finally:
-        close = getattr(source.backend, "close", None) if source is not None else None
-        if callable(close):
-            close()
 
 
 def _tool_name(name: str) -> str:
@@ -162,22 +116,22 @@ def tool_cmd(
     --knowledge says otherwise; the image.* tools read the episode's linked chest X-rays from
     --cxr-root (or the store's own image folder).
     """
-    from ..episode import EpisodeKey
+    from ..api import open_episode
     from ..imaging import ImagingConfig, store_cxr_root
+    from ..runner import Sources
     from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits
 
     _tool_name(name)
-    key = EpisodeKey(subject_id, _parse_time(prediction_time), policy, target_hadm_id, target_stay_id,
-                     tuple(study_id or ()), tuple(dicom_id or ()), hide_cxr_reports)
-    limits = Limits(max_rows=max_rows, sql_timeout_s=sql_timeout_s)
-    cands = _read_candidates(candidates or [])
     source = knowledge or (_Knowledge.offline if name in BROWSER_TOOLS else _Knowledge.off)
-    result = run_one_tool(
-        store, key, name, parse_tool_args(arg or []), limits=limits, candidates=cands,
+    sources = Sources(
         knowledge=_knowledge_config(source, search_backend, search_url, knowledge_cache, docs, False, store),
         cxr_root=(cxr_root or store_cxr_root(store)) if name in IMAGE_TOOLS else None,
-        imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device),
-    )
-    typer.echo(result.model_dump_json(indent=2) if as_json else result.content)
-    if not result.ok:
+        imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device))
+    with open_episode(store, subject_id, _parse_time(prediction_time), policy=policy, target_hadm_id=target_hadm_id,
+                      target_stay_id=target_stay_id, study_ids=study_id or (), dicom_ids=dicom_id or (),
+                      hide_cxr_reports=hide_cxr_reports, candidates=_read_candidates(candidates or []), tools=[name],
+                      limits=Limits(max_rows=max_rows, sql_timeout_s=sql_timeout_s), sources=sources) as episode:
+        reply = episode.call_tool(name, parse_tool_args(arg or []))
+    typer.echo(reply.result.model_dump_json(indent=2) if as_json else reply.text)
+    if not reply.ok:
         raise typer.Exit(1)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ..api import run_async
 from ..bench import BuildManifest, Question, build_benchmark, load_questions, requested_tasks
 from ..errors import ClinseekError
-from ..runner import ModeSummary, RunSettings, run_benchmark
+from ..runner import ModeSummary, RunOptions, RunSettings, Sources
 from ..scoring import ScoredResults, ScoreReport, score_path, write_scores
 from ..store import open_store, synthesize
 from ._config import DEMO_MODELS, DemoConfig, DemoSettings, check_config, write_config
@@ -160,12 +161,13 @@ def _cxr_root(store: Path) -> Path | None:
 async def _run(questions: Sequence[Question], store: Path, runs: Path, settings: DemoSettings,
                say: StageCallback) -> tuple[list[ModeSummary], Stage]:
     started = time.perf_counter()
-    run_settings = RunSettings(concurrency=settings.concurrency, seed=settings.seed, progress=settings.progress,
-                               cxr_root=_cxr_root(store))
+    run_settings = RunSettings(run=RunOptions(concurrency=settings.concurrency, seed=settings.seed,
+                                              progress=settings.progress),
+                               sources=Sources(cxr_root=_cxr_root(store)))
     summaries: list[ModeSummary] = []
     for model in DEMO_MODELS:
         say(f"run: {model}, agent and curated mode, {len(questions)} questions -> {runs}")
-        summary = await run_benchmark(questions, store, "both", model, runs, settings=run_settings)
+        summary = await run_async(questions, store, model, runs, mode="both", settings=run_settings)
         summaries += summary.runs
     reused = all(s.ran == 0 for s in summaries)
     return summaries, Stage("run", time.perf_counter() - started, reused)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ClinseekError
 from ._card import card_markdown, prompt_records, refusal_counts, token_stats
 from ._convert import wire_tools

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ClinseekError, MissingExtraError
 from ._render import RenderReport
 from ._tokenizer import TOKENIZER_FILE_PREFIXES, tokenizer_sha256

@@ -6,52 +6,38 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
 
-from ..agent import AgentOutcome, LinkedEvidence, run_agent, run_curated, verbatim_package
-from ..episode import CandidateSource, EpisodeKey, StoreReader, build_episode, open_store
-from ..imaging import CxrLocator, ImagingSession, LinkedImage, fit_for_model, parse_cxr_path
+from ..agent import (
+    AgentOutcome,
+    EpisodeSession,
+    linked_evidence,
+    open_question_session,
+    run_agent,
+    run_curated,
+    verbatim_package,
+)
+from ..bench import episode_key
+from ..episode import StoreReader, build_episode, open_store
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
-from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, ToolContext, attach_browser, attach_imaging
+from ..tools import BROWSER_TOOLS, ToolContext
 from ._engine import Job
 from ._identity import question_hash
 from ._rows import ResultRow
 
 if TYPE_CHECKING:
     from ..bench import InvalidRow, Question
-    from ..episode import Episode
     from ..knowledge import Knowledge
-    from ._run import RunSettings
+    from ._settings import RunSettings
 
 _MANIFEST_SKIP = {
     "qid", "benchmark", "task", "task_type", "category", "subject_id", "hadm_id", "prediction_time",
     "candidates", "label", "label_aliases", "answer_type", "label_raw", "curated_text", "question_text", "schema_version",
 }
-
-
-def episode_key(question: Question) -> EpisodeKey:
-    """The sealed-episode key of ``question``: patient, cutoff, policy, hidden encounters, CXR links."""
-    return EpisodeKey(
-        subject_id=question.subject_id, prediction_time=question.prediction_time, policy=question.policy,
-        target_hadm_id=question.target_hadm_id, target_stay_id=question.target_stay_id,
-        study_ids=tuple(question.study_ids), dicom_ids=tuple(question.dicom_ids),
-        hide_cxr_reports=question.hide_cxr_reports,
-    )
-
-
-def candidate_lists(question: Question) -> dict[str, list[str]]:
-    """The question's own candidate list as the episode's ``candidates.<task>_candidates`` table.
-
-    Only decision-making questions get one (a yes/no list is not a vocabulary); the table is named
-    after the task in lower case with non-word characters as ``_``. :meth:`Executor.candidates` adds the
-    AgentEHR-Bench tables of questions without a list.
-    """
-    if not question.candidates or question.task_type == "risk_prediction":
-        return {}
-    return {re.sub(r"\W", "_", question.task.lower()): list(question.candidates)}
 
 
 def message_record(message: Message) -> dict[str, Any]:
@@ -129,62 +115,26 @@ class Executor:
             reader.close()
 
     def _config(self, job: Job) -> Any:
-        seed = self.settings.generate.seed
-        base = self.settings.seed if seed is None else seed
-        return self.settings.generate.model_copy(update={"seed": base * 1000 + job.run_index})
+        seed = self.settings.model.generate.seed
+        base = self.settings.run.seed if seed is None else seed
+        return self.settings.model.generate.model_copy(update={"seed": base * 1000 + job.run_index})
 
-    def candidates(self, question: Question) -> dict[str, CandidateSource]:
-        """The episode's candidate tables: the question's list, else (AgentEHR-Bench) its task's table from
-        ``settings.candidate_tables`` or the store (``clinseek.bench.question_candidates``)."""
-        from ..bench import question_candidates
-
-        return question_candidates(question, self.store, self.settings.candidate_tables)
-
-    async def _episode(self, question: Question) -> Episode:
-        return await anyio.to_thread.run_sync(
-            lambda: build_episode(self.reader(), episode_key(question), candidates=self.candidates(question)))
+    def _open(self, job: Job) -> EpisodeSession:
+        """The agent job's session (its own sealed episode, tools, task turns, linked images); blocking."""
+        browser = self.knowledge if any(t in BROWSER_TOOLS for t in self.tools) else None
+        return open_question_session(
+            self.reader(), job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
+            sources=replace(self.settings.sources, knowledge=browser), artifact_dir=self._artifacts(job),
+            fitted_dir=self._image_dir() / "fitted", vision=self.vision)
 
     async def _agent(self, job: Job) -> AgentOutcome:
-        question: Question = job.question
-        episode = await self._episode(question)
-        try:
-            ctx = ToolContext(episode=episode, limits=self.settings.limits, candidates=candidate_lists(question))
-            if self.knowledge is not None and any(t in BROWSER_TOOLS for t in self.tools):
-                attach_browser(ctx, self.knowledge, self.settings.browser)  # this episode's own pages and budgets
-            linked, images = await anyio.to_thread.run_sync(self._linked, ctx, job)
-            return await run_agent(self.model, ctx, question, budget=self.settings.budget, config=self._config(job),
-                                   tools=self.tools, images=images, linked=linked, vision=self.vision,
-                                   counter=self.counter)
+        session = await anyio.to_thread.run_sync(self._open, job)
+        try:  # ImagingError (a linked image without a file) is raised above: the row becomes an infra error
+            return await run_agent(self.model, session.context, job.question, budget=self.settings.budget,
+                                   config=self._config(job), tools=session.tool_names, images=session.images,
+                                   linked=session.linked, vision=self.vision, counter=self.counter)
         finally:
-            await anyio.to_thread.run_sync(episode.close)
-
-    def _linked(self, ctx: ToolContext, job: Job) -> tuple[LinkedEvidence | None, list[ImageRef]]:
-        """The linked evidence of a multimodal question: visible images (attached, and the imaging session
-        the image tools read) and visible reports (inlined unless hidden). Runs in a worker thread.
-
-        Raises:
-            ImagingError: a visible linked image has no file under ``settings.cxr_root`` (the row
-                becomes an infra error naming the file; an image is never dropped silently).
-        """
-        question: Question = job.question
-        if question.task_type != "multimodal":
-            return None, []
-        root = self.settings.cxr_root
-        if root is None:  # no images configured: the reports still come from the episode
-            rows = ctx.episode.execute("SELECT study_id, text FROM cxr.reports ORDER BY study_id",
-                                       tables=("cxr.reports",)).rows \
-                if ctx.episode.has_table("cxr.reports") else []
-            return LinkedEvidence(reports=tuple((s, t) for s, t in rows if t),
-                                  reports_hidden=question.hide_cxr_reports), []
-        run_dir = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', question.qid)}__run_{job.run_index}"
-        session = attach_imaging(ctx, CxrLocator((Path(root),)), self.settings.imaging,
-                                 self._image_dir() / "artifacts" / run_dir)
-        chosen = self._chosen(question, session)
-        evidence = LinkedEvidence(images=tuple((i.dicom_id, str(i.path)) for i in chosen),
-                                  reports=tuple((r.study_id, r.text) for r in session.reports),
-                                  reports_hidden=question.hide_cxr_reports,
-                                  imaging_tools=any(t in IMAGE_TOOLS for t in self.tools))
-        return evidence, self._refs(chosen)
+            await session.aclose()
 
     def _image_dir(self) -> Path:
         if self.image_dir is None:  # a bare Executor (tests): a private temporary folder
@@ -193,31 +143,24 @@ class Executor:
             self.image_dir = Path(tempfile.mkdtemp(prefix="clinseek_images_"))
         return self.image_dir
 
-    def _chosen(self, question: Question, session: ImagingSession) -> list[LinkedImage]:
-        """Visible linked images in the manifest's ``image_paths`` order (others after), at most ``max_images``."""
-        order: dict[str, int] = {}
-        for n, path in enumerate(question.image_paths):
-            ref = parse_cxr_path(path)
-            if ref is not None and ref.dicom_id is not None:
-                order.setdefault(ref.dicom_id, n)
-        ranked = sorted(session.images, key=lambda i: order.get(i.dicom_id, len(order)))
-        return ranked[: self.settings.max_images]
+    def _artifacts(self, job: Job) -> Path:
+        """The folder the imaging tools of one (question, run) write to."""
+        return self._image_dir() / "artifacts" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', job.qid)}__run_{job.run_index}"
 
-    def _refs(self, images: Sequence[LinkedImage]) -> list[ImageRef]:
-        """References to model-ready copies (long edge <= 1568 px; JPG/PNG within it are used as they are)."""
-        cache = self._image_dir() / "fitted"
-        return [ImageRef(path=str(fit_for_model(i.path, cache))) for i in images]
+    def _curated_images_blocking(self, job: Job) -> list[ImageRef]:
+        question: Question = job.question
+        sources = self.settings.sources
+        with build_episode(self.reader(), episode_key(question)) as episode:
+            _, images = linked_evidence(ToolContext(episode), question, cxr_root=sources.cxr_root,
+                                        imaging=sources.imaging, max_images=sources.max_images,
+                                        artifact_dir=self._artifacts(job), fitted_dir=self._image_dir() / "fitted")
+        return images
 
     async def _curated_images(self, job: Job) -> list[ImageRef]:
         question: Question = job.question
-        if question.task_type != "multimodal" or self.settings.cxr_root is None:
+        if question.task_type != "multimodal" or self.settings.sources.cxr_root is None:
             return []
-        episode = await self._episode(question)
-        try:
-            _, images = await anyio.to_thread.run_sync(self._linked, ToolContext(episode=episode), job)
-            return images
-        finally:
-            await anyio.to_thread.run_sync(episode.close)
+        return await anyio.to_thread.run_sync(self._curated_images_blocking, job)
 
     async def _curated(self, job: Job) -> AgentOutcome:
         question: Question = job.question
@@ -246,7 +189,7 @@ class Executor:
     def _base(self, job: Job) -> dict[str, Any]:
         q: Question = job.question
         return dict(
-            qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.runs_per_question,
+            qid=q.qid, run_index=job.run_index, runs_per_question=self.settings.run.runs_per_question,
             session_id=f"{q.qid}__run_{job.run_index}__{self.digest[:8]}", benchmark=self.benchmark,
             task=q.task, task_type=q.task_type, category=q.category, mode=self.mode, model=self.model.name,
             config_hash=self.digest, question_hash=question_hash(q), store_id=self.store_id, policy_version=q.policy, gold=list(q.label),
@@ -284,7 +227,7 @@ class Executor:
 
         now = _now()
         return ResultRow(
-            qid=bad.qid, run_index=run_index, runs_per_question=self.settings.runs_per_question,
+            qid=bad.qid, run_index=run_index, runs_per_question=self.settings.run.runs_per_question,
             session_id=f"{bad.qid}__run_{run_index}__{self.digest[:8]}", benchmark=self.benchmark, task=bad.task,
             task_type=bad.task_type, category=bad.category, mode=self.mode, model=self.model.name,
             config_hash=self.digest, store_id=self.store_id, prompt_version=PROMPT_VERSION,

@@ -12,31 +12,38 @@ from ..knowledge import Knowledge, KnowledgeConfig, open_knowledge
 from ..tools import BROWSER_TOOLS
 
 if TYPE_CHECKING:
-    from ._run import RunSettings
+    from ._settings import RunSettings
 
 _NOT_IN_HASH = frozenset({"cache", "corpus_problems", "index_dir", "folders", "store"})
 """Fields of the manifest entry that do not change answers (paths and counters; the corpus version covers the content)."""
 
 
 def wants_browser(settings: RunSettings) -> bool:
-    """True when agent runs offer the browser tools: a knowledge source is set and ``settings.tools``
+    """True when agent runs offer the browser tools: a knowledge source is set and ``settings.run.tools``
     is either the default or names a ``browser.*`` tool.
 
     Raises:
-        ClinseekError: ``settings.tools`` names a browser tool but no knowledge source is set.
+        ClinseekError: ``settings.run.tools`` names a browser tool but no knowledge source is set.
     """
-    named = settings.tools is not None and any(t in BROWSER_TOOLS for t in settings.tools)
-    if named and settings.knowledge is None:
+    tools, knowledge = settings.run.tools, settings.sources.knowledge
+    named = tools is not None and any(t in BROWSER_TOOLS for t in tools)
+    if named and knowledge is None:
         raise ClinseekError("the browser tools are among the tools but the run has no knowledge source "
-                            "(set RunSettings.knowledge, or drop --knowledge off)")
-    return settings.knowledge is not None and (settings.tools is None or named)
+                            "(set RunSettings.sources.knowledge, or drop --knowledge off)")
+    return knowledge is not None and (tools is None or named)
 
 
-def _open_blocking(config: KnowledgeConfig) -> Knowledge:
+def open_knowledge_source(config: KnowledgeConfig, *, tasks: bool = True) -> Knowledge:
+    """``config`` opened as a run opens it (blocking): the offline index gets the benchmark task definitions
+    (unless ``tasks`` is False).
+
+    Raises:
+        ClinseekError: an unknown backend, a missing key or URL, or a damaged cached index.
+    """
     from ..bench import TEXT_TASKS
     from ..knowledge import task_documents
 
-    extra = task_documents(TEXT_TASKS) if config.backend == "offline" else ()
+    extra = task_documents(TEXT_TASKS) if tasks and config.backend == "offline" else ()
     return open_knowledge(config, extra)
 
 
@@ -50,7 +57,7 @@ async def open_run_knowledge(source: KnowledgeConfig | Knowledge) -> tuple[Knowl
     """
     if isinstance(source, Knowledge):
         return source, False
-    return await anyio.to_thread.run_sync(_open_blocking, source), True
+    return await anyio.to_thread.run_sync(open_knowledge_source, source), True
 
 
 def close_knowledge(knowledge: Knowledge) -> None:

@@ -21,16 +21,14 @@ from typing import TYPE_CHECKING, Literal
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
-from ..agent import PROMPT_VERSION, AgentBudget, default_tools
+from .._version import __version__
+from ..agent import PROMPT_VERSION, offered_tools
 from ..bench import select_questions
 from ..errors import ClinseekError
-from ..imaging import ImagingConfig
-from ..knowledge import Knowledge, KnowledgeConfig
+from ..knowledge import Knowledge
 from ..models import (
     ESTIMATE,
     ChatModel,
-    GenerateConfig,
     PreflightReport,
     TokenCounter,
     accepts_images,
@@ -38,7 +36,7 @@ from ..models import (
     preflight,
 )
 from ..refformat import reference_results_dir
-from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits, PageBrowserLimits
+from ..tools import BROWSER_TOOLS
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
@@ -56,7 +54,8 @@ from ._manifest import RunManifest, config_hash, git_commit, package_versions, s
 from ._progress import Progress
 from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
-from ._retry import ProviderLimiter, ResilientModel, RetryPolicy
+from ._retry import ProviderLimiter, ResilientModel
+from ._settings import RunSettings
 from ._store_check import check_store_subjects
 
 if TYPE_CHECKING:
@@ -107,6 +106,9 @@ class RunSummary(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     runs: list[ModeSummary]
+    invalid_reasons: list[str] = Field(default_factory=list)
+    """Why each manifest row of this call's tasks recorded as ``invalid_input`` could not run (file, row,
+    field and what was expected), in manifest order."""
 
     @property
     def infra_errors(self) -> int:
@@ -119,70 +121,6 @@ class RunSummary(BaseModel):
         return sum(r.invalid_input for r in self.runs)
 
 
-@dataclass(frozen=True, slots=True)
-class RunSettings:
-    """Settings of one run besides questions, store, mode and model (all recorded in the manifest)."""
-
-    runs_per_question: int = 1
-    concurrency: int = 8
-    budget: AgentBudget = field(default_factory=AgentBudget)
-    limits: Limits = field(default_factory=Limits)
-    generate: GenerateConfig = field(default_factory=GenerateConfig)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    seed: int = 0
-    requests_per_s: float | None = None
-    """Steady request rate per provider (``None`` = only the concurrency cap)."""
-    cache_dir: Path | None = None
-    """On-disk response cache (``None`` = off)."""
-    base_url: str | None = None
-    tools: tuple[str, ...] | None = None
-    """Tools offered in agent mode (``None`` = every ``ehr.*`` tool)."""
-    progress: bool = False
-    cxr_root: Path | None = None
-    """MIMIC-CXR root the questions' ``image_paths`` are relative to; existing images are attached by
-    reference to the task turn (``None`` = no images)."""
-    max_images: int = 4
-    """Images attached per question at most (the reference's cap)."""
-    imaging: ImagingConfig = field(default_factory=ImagingConfig)
-    """Imaging model weights and device for the ``image.*`` tools (offered in multimodal agent runs
-    when ``cxr_root`` is set); without weights the model tools return a structured error."""
-    tool_protocol: Literal["native", "text"] = "native"
-    """``text`` for endpoints without native tool calling (the models layer's strict text protocol)."""
-    api_key_env: str | None = None
-    """Environment variable holding the API key (``None`` = the provider's default)."""
-    credentials_file: Path | None = None
-    """A user file with a ``[keys]`` table, read when the variable is unset."""
-    price_table: Path | None = None
-    """A price-table override merged over the shipped one."""
-    knowledge: KnowledgeConfig | Knowledge | None = None
-    """Source of the browser tools (``browser.search``/``open``/``find``) offered in agent mode: a
-    ``KnowledgeConfig`` (opened once per ``run_benchmark`` call in a worker thread; the offline index
-    is cached under its ``cache_dir`` and gets the benchmark task definitions), an opened
-    ``Knowledge`` (shared as is, e.g. across calls), or ``None`` (no browser tools). The CLI
-    defaults to the offline index; the Python default is ``None``."""
-    browser: PageBrowserLimits = field(default_factory=PageBrowserLimits)
-    """Per-episode budgets of the browser tools (calls, characters, view size)."""
-    vision: bool | None = None
-    """Send images to the model (``None`` = the model's declared ``supports_vision``). Without
-    vision, images are not attached, a text note says how many, and the row counts them."""
-    preflight: bool = False
-    """Check the endpoint once before the first question (``clinseek.models.preflight``: reachable,
-    model served, tool calls accepted, tokenizer endpoint); a failure raises ``ModelError`` before
-    any row is written. ``clinseek run`` turns it on (``--no-preflight`` off)."""
-    token_counter: TokenCounter | None = None
-    """What token budgets count with (compaction, the Curated Input budget); ``None`` = the server's
-    tokenizer found by the pre-flight, else the conservative estimate."""
-    layout: Literal["clinseek", "reference"] = "clinseek"
-    """``reference``: write ``OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/
-    results.jsonl`` with rows in the reference's shape, clinseek's fields beside (``_reflayout``)."""
-    split: str | None = None
-    """The split folder of the reference layout (default: ``full<N>`` for a whole benchmark, else
-    ``smoke<N>``, N the questions run)."""
-    candidate_tables: Path | None = None
-    """AgentEHR's ``candidate_table.db`` (or its data root) for AgentEHR-Bench questions without candidates
-    (``None`` = each task's table is built from the store's dictionaries; ``clinseek.bench.question_candidates``)."""
-
-
 def model_slug(name: str) -> str:
     """A directory name for ``provider:model`` (``openai:Qwen/Qwen3.5`` → ``openai_qwen_qwen3.5``)."""
     return re.sub(r"[^a-z0-9._-]+", "_", name.lower()).strip("_")
@@ -190,20 +128,21 @@ def model_slug(name: str) -> str:
 
 def _config(mode: str, model: ChatModel, settings: RunSettings, tools: Sequence[str], policies: list[str],
             knowledge: dict[str, object] | None = None) -> dict[str, object]:
-    generate = settings.generate.model_dump(mode="json", exclude={"seed", "max_output_tokens"})
+    generate = settings.model.generate.model_dump(mode="json", exclude={"seed", "max_output_tokens"})
     browser = mode == "agent" and any(t in BROWSER_TOOLS for t in tools)
     return {
         "vision": _vision(model, settings),
-        "knowledge": knowledge_identity(knowledge, asdict(settings.browser)) if browser else None,
-        "mode": mode, "model": model.name, "base_url": safe_base_url(settings.base_url),
+        "knowledge": knowledge_identity(knowledge, asdict(settings.sources.browser)) if browser else None,
+        "mode": mode, "model": model.name, "base_url": safe_base_url(settings.model.base_url),
         "prompt_version": PROMPT_VERSION, "policies": policies, "budget": settings.budget.as_dict(),
         "limits": settings.limits.as_dict() if mode == "agent" else None, "generate": generate,
-        "tools": list(tools) if mode == "agent" else [], "seed": settings.seed,
-        "images": str(settings.cxr_root) if settings.cxr_root else None, "max_images": settings.max_images,
-        "imaging": settings.imaging.as_dict() if settings.cxr_root else None,
-        "tool_protocol": settings.tool_protocol,
+        "tools": list(tools) if mode == "agent" else [], "seed": settings.run.seed,
+        "images": str(settings.sources.cxr_root) if settings.sources.cxr_root else None,
+        "max_images": settings.sources.max_images,
+        "imaging": settings.sources.imaging.as_dict() if settings.sources.cxr_root else None,
+        "tool_protocol": settings.model.tool_protocol,
         # only when set, so that runs without it keep their configuration hash
-        **({"candidate_tables": str(settings.candidate_tables)} if settings.candidate_tables else {}),
+        **({"candidate_tables": str(settings.sources.candidate_tables)} if settings.sources.candidate_tables else {}),
     }
 
 
@@ -221,7 +160,7 @@ def _summary(benchmark: str, mode: str, model: str, out_dir: Path, total: int, r
 
 def _vision(model: ChatModel, settings: RunSettings) -> bool:
     """Whether images are sent: the override, else the model's declared capability."""
-    return accepts_images(model) if settings.vision is None else settings.vision
+    return accepts_images(model) if settings.model.vision is None else settings.model.vision
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,12 +194,12 @@ async def _run_mode(group: _Group, store: Path, mode: Literal["agent", "curated"
     questions = group.questions
     browser = shared.knowledge is not None
     kinds = {q.task_type for q in questions} | {r.task_type for r in group.invalid}
-    tools = tuple(settings.tools or _default_tools(kinds, settings, browser=browser)) if mode == "agent" else ()
+    tools = tuple(settings.run.tools or _default_tools(kinds, settings, browser=browser)) if mode == "agent" else ()
     policies = sorted({q.policy for q in questions} | {r.policy for r in group.invalid})
     digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
     out_dir = out / benchmark / mode / model_slug(model.name)
-    if settings.layout == "reference":
-        split = settings.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
+    if settings.run.layout == "reference":
+        split = settings.run.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
         task_type = questions[0].task_type if questions else group.invalid[0].task_type
         out_dir = reference_results_dir(out, benchmark, mode, split, model.name, task_type)
     with RunLock(out_dir):
@@ -273,15 +212,16 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
     browser = shared.knowledge is not None and any(t in BROWSER_TOOLS for t in tools)
     record = shared.knowledge.describe() if browser and shared.knowledge else None
     return RunManifest(
-        benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.base_url),
+        benchmark=benchmark, mode=mode, model=model.name, base_url=safe_base_url(settings.model.base_url),
         config_hash=digest, prompt_version=PROMPT_VERSION, policy_versions=policies, code_version=__version__,
-        git_commit=git_commit(), seed=settings.seed, runs_per_question=settings.runs_per_question,
-        questions=questions, store_id=shared.store_id, concurrency=settings.concurrency, budget=settings.budget.as_dict(),
-        limits=settings.limits.as_dict(), generate=settings.generate.model_dump(mode="json", exclude={"max_output_tokens"}),
-        retry=settings.retry.as_dict(), tools=list(tools), response_cache=settings.cache_dir is not None,
+        git_commit=git_commit(), seed=settings.run.seed, runs_per_question=settings.run.runs_per_question,
+        questions=questions, store_id=shared.store_id, concurrency=settings.run.concurrency, budget=settings.budget.as_dict(),
+        limits=settings.limits.as_dict(),
+        generate=settings.model.generate.model_dump(mode="json", exclude={"max_output_tokens"}),
+        retry=settings.model.retry.as_dict(), tools=list(tools), response_cache=settings.model.cache_dir is not None,
         packages=package_versions(), vision=_vision(model, settings),
         knowledge={**(shared.record or {}), **(record or {})} if browser else None,
-        browser=asdict(settings.browser) if browser else None,
+        browser=asdict(settings.sources.browser) if browser else None,
         preflight=shared.preflight.model_dump(mode="json") if shared.preflight else None,
         token_counter=shared.counter.name,
     )
@@ -307,9 +247,9 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     questions = group.questions
-    results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.layout))
+    results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.run.layout))
     wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
-    keys = {(q.qid, i) for q in questions for i in range(settings.runs_per_question)}
+    keys = {(q.qid, i) for q in questions for i in range(settings.run.runs_per_question)}
     try:
         resumable = results.prepare_resume(digest, wanted)
     except ClinseekError as err:  # another configuration: say which recorded settings differ
@@ -325,27 +265,27 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
     manifest_path = out_dir / "run_manifest.json"
     write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                             len(questions), shared))
-    jobs = [Job(q.qid, i, q) for i in range(settings.runs_per_question) for q in questions
+    jobs = [Job(q.qid, i, q) for i in range(settings.run.runs_per_question) for q in questions
             if (q.qid, i) not in finished]
     executor = Executor(store=store, mode=mode, model=model, benchmark=benchmark, digest=digest,
                         store_id=shared.store_id,
                         settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
                         vision=_vision(model, settings), counter=shared.counter, notes=group.notes)
     started = time.perf_counter()
-    total = (len(questions) + len(group.invalid)) * settings.runs_per_question
+    total = (len(questions) + len(group.invalid)) * settings.run.runs_per_question
     results.open()
     try:
-        with Progress(total, f"{benchmark} {mode} {model.name}", enabled=settings.progress) as progress:
+        with Progress(total, f"{benchmark} {mode} {model.name}", enabled=settings.run.progress) as progress:
             progress.resumed(resumed.rows)
             invalid = RowCounts()
             for bad in group.invalid:  # recorded at once, every run: they cost nothing and the manifest may change
-                for run_index in range(settings.runs_per_question):
+                for run_index in range(settings.run.runs_per_question):
                     row = executor.invalid_row(bad, run_index)
                     results.append(row)
                     invalid.add(row)
                     progress.update(row)
             ran = invalid + await run_jobs(jobs, executor.execute, executor.error_row, results,
-                                           concurrency=settings.concurrency, progress=progress)
+                                           concurrency=settings.run.concurrency, progress=progress)
     finally:
         results.close()
         await anyio.to_thread.run_sync(executor.close)
@@ -359,8 +299,8 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
 def _default_tools(task_types: set[str], settings: RunSettings, *, browser: bool) -> tuple[str, ...]:
     """Every ``ehr.*`` tool, the three ``browser.*`` tools when the run has a knowledge source, and the
     ``image.*`` tools for multimodal questions when images are configured (the reference's 16 + 3 + 6)."""
-    multimodal = settings.cxr_root is not None and "multimodal" in task_types
-    return default_tools(settings.limits) + (BROWSER_TOOLS if browser else ()) + (IMAGE_TOOLS if multimodal else ())
+    multimodal = settings.sources.cxr_root is not None and "multimodal" in task_types
+    return offered_tools(settings.limits, browser=browser, imaging=multimodal)
 
 
 def _select(questions: Sequence[Question], invalid: Sequence[InvalidRow], tasks: Sequence[str] | None,
@@ -387,16 +327,16 @@ def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> N
 
 
 def _model(name: str, settings: RunSettings) -> ChatModel:
-    return get_model(name, base_url=settings.base_url, tool_protocol=settings.tool_protocol,
-                     api_key_env=settings.api_key_env, credentials_file=settings.credentials_file,
-                     price_table=settings.price_table)
+    model = settings.model
+    return get_model(name, base_url=model.base_url, tool_protocol=model.tool_protocol, api_key_env=model.api_key_env,
+                     credentials_file=model.credentials_file, price_table=model.price_table)
 
 
 def _wrap(model: ChatModel, settings: RunSettings) -> ChatModel:
-    limiter = ProviderLimiter(max_concurrent=max(1, settings.concurrency), requests_per_s=settings.requests_per_s)
-    wrapped: ChatModel = ResilientModel(model, limiter, settings.retry)
-    if settings.cache_dir is not None:
-        wrapped = CachedModel(wrapped, ResponseCache(settings.cache_dir))
+    limiter = ProviderLimiter(max_concurrent=max(1, settings.run.concurrency), requests_per_s=settings.model.requests_per_s)
+    wrapped: ChatModel = ResilientModel(model, limiter, settings.model.retry)
+    if settings.model.cache_dir is not None:
+        wrapped = CachedModel(wrapped, ResponseCache(settings.model.cache_dir))
     return wrapped
 
 
@@ -417,7 +357,7 @@ async def run_benchmark(
     """Run ``questions`` in ``mode`` with ``model`` and write results under ``out``.
 
     Layout: ``out/<benchmark>/<mode>/<model-slug>/{results.jsonl, run_manifest.json}``; with
-    ``settings.layout = "reference"``, the reference's ``out/<ehr_bench|mm_bench|agent_ehr_bench>/
+    ``settings.run.layout = "reference"``, the reference's ``out/<ehr_bench|mm_bench|agent_ehr_bench>/
     <agentic|oneshot>/<split>/<snake model>/`` with rows in its shape (``clinseek.refformat``). A rerun
     with the same configuration resumes: rows already done (any status but ``infra_error``) are
     kept, infra errors and rows lost to a kill are redone, nothing is duplicated. A row is reused
@@ -430,7 +370,7 @@ async def run_benchmark(
         questions: benchmark questions (``clinseek.bench.load_questions``).
         store: the DuckDB store the episodes are built from.
         mode: ``agent`` (ClinSeekAgent loop), ``curated`` (one-shot Curated Input) or ``both``.
-        model: ``provider:model`` (built with ``get_model``; ``settings.base_url`` applies) or a
+        model: ``provider:model`` (built with ``get_model``; ``settings.model.base_url`` applies) or a
             ``ChatModel`` instance.
         out: the results root.
         benchmark: directory name of the benchmark (default: each question's ``benchmark`` field, so
@@ -450,7 +390,7 @@ async def run_benchmark(
             questions' patients (one that lacks only some logs a warning), a results directory of another
             configuration, or one another run is writing; browser tools named without a knowledge
             source, or a knowledge source that cannot be opened (unknown backend, missing key).
-        ModelError: an unknown provider or a missing API key; with ``settings.preflight``, an endpoint
+        ModelError: an unknown provider or a missing API key; with ``settings.model.preflight``, an endpoint
             that cannot serve the run (unreachable, unknown model, tool calls refused).
     """
     settings = settings or RunSettings()
@@ -472,7 +412,8 @@ async def run_benchmark(
     try:
         with frozen_heap():
             totals = Counter(benchmark or q.benchmark for q in questions)
-            return await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
+            summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
+            return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
         if owned:
             await base.aclose()
@@ -488,32 +429,33 @@ async def _run_modes(groups: dict[str, _Group], store: Path,
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
     finally:
-        if shared.knowledge is not None and not isinstance(settings.knowledge, Knowledge):
+        if shared.knowledge is not None and not isinstance(settings.sources.knowledge, Knowledge):
             close_knowledge(shared.knowledge)
     return RunSummary(runs=runs)
 
 
 async def _preflight(model: ChatModel, settings: RunSettings, agent: bool) -> tuple[PreflightReport | None, TokenCounter]:
-    """The pre-flight (when ``settings.preflight``) and the token counter the budgets use."""
+    """The pre-flight (when ``settings.model.preflight``) and the token counter the budgets use."""
     report: PreflightReport | None = None
     counter: TokenCounter = ESTIMATE
-    if settings.preflight:
+    if settings.model.preflight:
         tools = agent and model.supports_native_tools
-        report, counter = await preflight(model, tools=tools, timeout_s=settings.generate.timeout_s)
+        report, counter = await preflight(model, tools=tools, timeout_s=settings.model.generate.timeout_s)
         if report is not None and report.server_context_window is not None and \
                 report.server_context_window < settings.budget.context_window_tokens:
             logger.warning("%s serves a context of %d tokens, smaller than the run's context window %d; set "
                            "--context-window %d", report.endpoint, report.server_context_window,
                            settings.budget.context_window_tokens, report.server_context_window)
-    return report, settings.token_counter or counter
+    return report, settings.model.token_counter or counter
 
 
 async def _open_shared(settings: RunSettings, agent: bool) -> _Shared:
     """Open the knowledge source once for the whole call when agent runs offer the browser tools."""
-    if not agent or not wants_browser(settings) or settings.knowledge is None:
+    source = settings.sources.knowledge
+    if not agent or not wants_browser(settings) or source is None:
         return _Shared()
-    knowledge, _ = await open_run_knowledge(settings.knowledge)
-    return _Shared(knowledge, knowledge_record(knowledge, settings.knowledge))
+    knowledge, _ = await open_run_knowledge(source)
+    return _Shared(knowledge, knowledge_record(knowledge, source))
 
 
 def now_iso() -> str:

@@ -38,6 +38,8 @@ class ScoredResults:
     """The rows that were scored (what an optional judge looks at)."""
     reference: ReferenceScorer | None = None
     """The reference's rules, when they ran (``scorer="reference"``)."""
+    files: tuple[Path, ...] = ()
+    """The files :func:`write_scores` wrote for it (set by ``clinseek.score`` with ``out``)."""
 
 
 def find_results(root: Path, layout: Layout = "auto", *, formats: Collection[SourceFormat] | None = None) -> list[Path]:

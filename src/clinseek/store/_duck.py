@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from .. import __version__
+from .._version import __version__
 from ..errors import StoreError
 from ..schema import MODULES, Table, get_table, tables
 from ._damage import check_complete, damage_error, is_damage

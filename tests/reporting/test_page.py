@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from _report_helpers import write_fabricated
 
-import clinseek.report as report_pkg
-from clinseek.report import (
+import clinseek.reporting as report_pkg
+from clinseek.reporting import (
     BLOB_TYPE,
     OUTCOMES,
     ReportStats,
@@ -152,7 +152,7 @@ def test_unreadable_result_rows_are_noted_not_fatal(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_nothing_behind(tmp_path: Path, fabricated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import clinseek.report._write as write_module
+    import clinseek.reporting._write as write_module
 
     def boom(*_args: object) -> None:
         raise RuntimeError("disk full")
@@ -224,7 +224,7 @@ def test_scripted_baselines_are_not_called_clinseekagent_and_empty_usage_is_not_
 
 
 def test_scripted_agent_titles_in_the_question_browser_index(tmp_path: Path) -> None:
-    from clinseek.report._plots import mode_name
+    from clinseek.reporting._plots import mode_name
 
     assert mode_name("agent", "openai:gpt-5.1") == "ClinSeekAgent"
     assert mode_name("agent", "baseline:null") == "Agent mode (scripted baseline)"

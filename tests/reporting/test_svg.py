@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from clinseek.report._svg import (
+from clinseek.reporting._svg import (
     ForestRow,
     Series,
     bars,

@@ -9,7 +9,7 @@ from pathlib import Path
 from _report_helpers import result_row
 from PIL import Image
 
-from clinseek.report import THUMBNAIL_PX, ImageTable, SharedTexts, row_payload, trajectory_steps
+from clinseek.reporting import THUMBNAIL_PX, ImageTable, SharedTexts, row_payload, trajectory_steps
 
 
 def test_steps_follow_the_messages_with_call_and_tool_accounting() -> None:

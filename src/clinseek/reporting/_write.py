@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from .. import __version__
 from .._atomic import atomic_writer
+from .._version import __version__
 from ._assets import CSS, JS
 from ._assets_store import ImageTable, SharedTexts
 from ._blobs import blob_element, json_for_html

@@ -13,7 +13,7 @@ import pytest
 from _report_helpers import write_fabricated
 from PIL import Image
 
-from clinseek.report import ReportStats, build_report, load_inputs
+from clinseek.reporting import ReportStats, build_report, load_inputs
 from clinseek.scoring import score_path, write_scores
 
 DEMO_TASKS = ["ED_Hospitalization", "labevents", "cxr_finding_presence"]

@@ -9,7 +9,7 @@ import pytest
 from _report_helpers import write_fabricated
 
 from clinseek.errors import ReportError
-from clinseek.report import build_report, load_inputs, load_source
+from clinseek.reporting import build_report, load_inputs, load_source
 from clinseek.scoring import score_path, write_scores
 
 

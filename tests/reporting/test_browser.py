@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from _report_helpers import open_offline
 
-from clinseek.report import ReportStats
+from clinseek.reporting import ReportStats
 from clinseek.scoring import ScoreReport, pct
 
 

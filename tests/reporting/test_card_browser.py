@@ -12,7 +12,7 @@ import pytest
 from _reference_tree import GLM, OPUS, TEXT_ORDER, build_tree
 from _report_helpers import open_offline
 
-from clinseek.report import build_report, load_inputs
+from clinseek.reporting import build_report, load_inputs
 from clinseek.scoring import (
     ScoreReport,
     card_tables,

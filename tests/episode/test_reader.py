@@ -1,0 +1,213 @@
+"""The store reader a caller opens, passes and closes: reused databases show nothing of earlier episodes,
+the inventory's event times are the tools' event times, timelines are the episode's rows, time limits hold."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, _sealed, build_episode, open_store
+from clinseek.errors import StoreError
+from clinseek.policy import EVENT_TIME, MM_POLICY, TEXT_POLICY
+from clinseek.schema import get_table
+from clinseek.store import connect_store
+from clinseek.tools import ToolContext, get_tool
+from policy.crafted import OTHER, S, T
+
+
+def _keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
+    """Admissions of many patients, cutoffs inside and after the stay, both policies, targets hidden or not."""
+    con = connect_store(store)
+    try:
+        stays = con.execute(
+            "SELECT subject_id, hadm_id, admittime, dischtime FROM hosp.admissions WHERE dischtime > admittime "
+            "ORDER BY subject_id, hadm_id"
+        ).fetchall()
+    finally:
+        con.close()
+    rng = random.Random(seed)
+    keys = []
+    for i, (subject_id, hadm_id, admit, disch) in enumerate(rng.sample(stays, n)):
+        cutoff = admit + (disch - admit) * rng.random() if i % 3 else disch + timedelta(seconds=1)
+        keys.append(EpisodeKey(subject_id, cutoff, (TEXT_POLICY, MM_POLICY)[i % 2],
+                               target_hadm_id=hadm_id if i % 4 == 1 else None))
+    return keys
+
+
+def _catalog(ep: Episode) -> set[tuple[str, str, str]]:
+    return {
+        tuple(r)
+        for r in ep.execute(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() UNION ALL "
+            "SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal",
+            max_rows=10_000,
+            tables=(),
+        ).rows
+    }
+
+
+def _everything(ep: Episode) -> dict[str, list[str]]:
+    """Every table of the episode, every row (loads all), as sorted reprs."""
+    out = {}
+    for name in [*ep.table_counts(), *ep.candidate_tables()]:
+        rows = ep.execute(f"SELECT * FROM {name}", max_rows=10**7).rows
+        out[name] = sorted(map(repr, rows))
+    return out
+
+
+def test_a_reused_database_shows_nothing_of_the_episode_before(demo_store: Path) -> None:
+    """Patient A's episode loads everything and has a candidate list; patient B's episode then gets the same
+    database: it holds exactly what a fresh database would, and answers the same."""
+    a, b = _keys(demo_store, 2, seed=1)
+    assert a.subject_id != b.subject_id
+    fresh = build_episode(demo_store, b, candidates={"labevents": ["Creatinine"]})  # its own reader and database
+    with fresh:
+        expected_rows = _everything(fresh)
+        expected_catalog = _catalog(fresh)
+    with open_store(demo_store) as reader:
+        with build_episode(reader, a, candidates={"diagnoses_ccs": ["Sepsis", "Shock"]}) as first:
+            _everything(first)
+            used = first._con
+        with build_episode(reader, b, candidates={"labevents": ["Creatinine"]}) as second:
+            assert second._con is used  # the same database, wiped
+            assert _catalog(second) <= expected_catalog  # dictionaries kept, nothing else
+            assert _everything(second) == expected_rows
+            assert _catalog(second) == expected_catalog
+            for name in second.table_counts():
+                if get_table(name).is_patient_table:
+                    found = second.execute(f"SELECT DISTINCT subject_id FROM {name}", max_rows=10).rows
+                    assert found in ([], [(b.subject_id,)]), name
+
+
+def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
+    small_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(small_store) as reader:
+        with build_episode(reader, EpisodeKey(S, T)) as first:
+            first.execute("SELECT count(*) FROM labevents", tables=["labevents"])
+            used = first._con
+            monkeypatch.setattr(_sealed, "leftovers", lambda con: [("memory", "hosp", "labevents", "TABLE")])
+        monkeypatch.undo()
+        with pytest.raises(duckdb.ConnectionException):
+            used.execute("SELECT 1")  # closed
+        with build_episode(reader, EpisodeKey(OTHER, T)) as second:
+            assert second._con is not used
+            assert second.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows == [(OTHER,)]
+
+
+def test_the_reader_is_the_callers(small_store: Path) -> None:
+    reader = open_store(small_store)
+    with build_episode(reader, EpisodeKey(S, T)) as ep:
+        assert ep.execute("SELECT count(*) FROM patients", tables=["patients"]).rows == [(1,)]
+    assert not reader.closed  # building and closing episodes leaves it open
+    reader.close()
+    reader.close()  # idempotent
+    with pytest.raises(StoreError, match="closed"):
+        build_episode(reader, EpisodeKey(S, T))
+    with pytest.raises(StoreError, match="no such store file"):
+        open_store(small_store.with_name("missing.duckdb"))
+
+
+def test_queries_past_their_time_limit_are_interrupted_by_the_watchdog(small_store: Path) -> None:
+    with open_store(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        slow = "SELECT count(*) FROM range(100000000000) a"
+        for _ in range(3):  # one watchdog thread serves every query of the reader
+            with pytest.raises(EpisodeTimeout):
+                ep.execute(slow, tables=(), timeout_s=0.2)
+            assert ep.execute("SELECT 42", tables=(), timeout_s=0.2).rows == [(42,)]  # the next query is not hit
+        threads = [t for t in __import__("threading").enumerate() if t.name == "clinseek-query-watchdog"]
+        assert len(threads) >= 1
+
+
+def _view_times(ctx: ToolContext, name: str) -> list[datetime]:
+    """The event times the record tools filter by (the view's ``_event_time``), computed in the episode."""
+    from clinseek.tools._views import table_view
+
+    view = table_view(ctx, get_table(name), labels=False)
+    rows = ctx.episode.execute(
+        f"SELECT v._event_time FROM ({view.sql}) v ORDER BY 1", tables=view.tables, max_rows=10**7
+    ).rows
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("which", ["demo", "synthetic"])
+def test_the_inventorys_event_times_are_the_record_tools_times(which: str, request: pytest.FixtureRequest) -> None:
+    """``get_event_counts_by_time`` reads the inventory (store side, no load); ``get_records_by_time`` the episode's
+    view: both give every table the same times, for many keys of both policies."""
+    store = request.getfixturevalue(f"{which}_store")
+    with open_store(store) as reader:
+        for key in _keys(store, 10, seed=7):
+            with build_episode(reader, key) as ep:
+                ctx = ToolContext(ep)
+                for name in ep.table_counts():
+                    times = ep.event_times(name)
+                    if times is None:
+                        continue
+                    assert times.to_pylist() == _view_times(ctx, name), (key, name)
+
+
+def test_event_counts_match_the_records_tool_in_every_window(demo_store: Path) -> None:
+    counts_tool = get_tool("ehr.get_event_counts_by_time").fn
+    records_tool = get_tool("ehr.get_records_by_time").fn
+    with open_store(demo_store) as reader:
+        for key in _keys(demo_store, 4, seed=9):
+            with build_episode(reader, key) as ep:
+                ctx = ToolContext(ep)
+                for days in (1, 30, 3650):
+                    start = (key.prediction_time - timedelta(days=days)).isoformat(sep=" ")
+                    end = key.prediction_time.isoformat(sep=" ")
+                    counts = counts_tool(ctx, start_time=start, end_time=end).data["counts"]
+                    for name, n in counts.items():
+                        got = records_tool(ctx, table_name=name, start_time=start, end_time=end).data["row_count"]
+                        assert got == n, (key, name, days)
+
+
+def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None:
+    with open_store(demo_store) as reader:
+        for key in _keys(demo_store, 4, seed=5):
+            with build_episode(reader, key) as ep:
+                for name, rows in ep.table_counts().items():
+                    table = get_table(name)
+                    if not rows or table.visibility != "event":
+                        continue
+                    times = ep.event_times(name)
+                    assert times is not None
+                    since = times[len(times) // 2].as_py()
+                    until = times[len(times) - 1].as_py()
+                    data = ep.timeline(name, since=since, until=until)
+                    own = [c for c in data.column_names if c in table.column_names]
+                    assert own == list(table.column_names)
+                    got = sorted(map(repr, zip(*(data.column(c).to_pylist() for c in own), strict=True)))
+                    ctx = ToolContext(ep)
+                    from clinseek.tools._views import table_view
+
+                    view = table_view(ctx, table, labels=False)
+                    cols = ", ".join(f'v."{c}"' for c in table.column_names)
+                    expected = ep.execute(
+                        f"SELECT {cols} FROM ({view.sql}) v WHERE v._event_time >= ? AND v._event_time < ?",
+                        [since, until], tables=view.tables, max_rows=10**7,
+                    ).rows
+                    assert got == sorted(map(repr, expected)), (key, name)
+                    assert data.column(EVENT_TIME).to_pylist() == sorted(data.column(EVENT_TIME).to_pylist())
+
+
+def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
+    key = _keys(demo_store, 1, seed=2)[0]
+    with open_store(demo_store) as reader, build_episode(reader, key) as ep:
+        data = ep.timeline("labevents")
+        labels = ep.execute(
+            "SELECT l.labevent_id, d.label FROM labevents l LEFT JOIN d_labitems d USING (itemid)",
+            tables=["labevents", "d_labitems"], max_rows=10**7,
+        ).rows
+        assert dict(zip(data.column("labevent_id").to_pylist(), data.column("label").to_pylist(), strict=True)) == dict(labels)
+
+
+def test_a_closed_episode_refuses_timelines(small_store: Path) -> None:
+    ep = build_episode(small_store, EpisodeKey(S, T))
+    ep.close()
+    with pytest.raises(Exception, match="closed"):
+        ep.timeline("labevents")
