@@ -61,9 +61,9 @@ def test_a_partitioned_table_is_indexed_on_every_partition(pg_scratch: PgDatabas
     assert indexed == [("chartevents",), ("chartevents_01",), ("chartevents_02",)]
 
 
-def test_the_read_only_role_cannot_index_and_is_told_who_can(pg_demo: PgDatabase) -> None:
-    with pytest.raises(StoreError) as caught:
-        pg_index(pg_demo.reader_url)
+def test_the_read_only_role_cannot_index_and_is_told_who_can(pg_scratch: PgDatabase) -> None:
+    with pytest.raises(StoreError) as caught:  # the scratch copy is not indexed yet: there is something to create
+        pg_index(pg_scratch.reader_url)
     assert str(caught.value).endswith("#mimiciv_hosp.patients: role 'clinseek_reader' may not create an index on "
                                       "mimiciv_hosp.patients (must be owner of table patients); run pg-index as the "
                                       "role that owns the MIMIC tables")
