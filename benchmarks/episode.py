@@ -191,9 +191,8 @@ def _postgres_twins(stores: list[Path], tmp: Path) -> tuple[Any, dict[Path, str]
     """A throwaway PostgreSQL server (``tests/pgserver.py``) holding each store in the mimic-code layout,
     indexed by ``clinseek data pg-index``; the reader URL of each."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from pgserver import PgServer, create_reader, load_store, skip_reason
-
     from clinseek.store import pg_index
+    from pgserver import PgServer, create_reader, load_store, skip_reason
 
     reason = skip_reason()
     if reason is not None:

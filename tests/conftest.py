@@ -187,9 +187,8 @@ def pg_scratch(pg_server: PgServer, pg_demo_template: PgDatabase) -> Iterator[Pg
 def pg_synthetic(pg_server: PgServer, synthetic_store: Path) -> PgDatabase:
     """The 40-patient synthetic store in a mimic-code-shaped database with every module (``mimiciv_note``,
     ``mimiciv_cxr`` too) and ``chartevents`` partitioned by ``itemid`` ranges."""
-    from pgserver import create_reader, load_store
-
     from clinseek.store import pg_index
+    from pgserver import create_reader, load_store
 
     admin = pg_server.create_database("synthetic")
     counts = load_store(admin, synthetic_store)
