@@ -262,7 +262,8 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) ->
     from clinseek.models import GenerateConfig
     from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)), run=RunOptions(concurrency=concurrency, progress=progress))
+    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)),
+                           run=RunOptions(concurrency=concurrency, progress=progress))
     qs = _questions(n)
     with tempfile.TemporaryDirectory() as out:  # a fresh results folder each round (else it would resume)
         cpu0, started = time.process_time(), time.perf_counter()
@@ -398,10 +399,10 @@ def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mod
     import anyio
 
     from clinseek.models import GenerateConfig
-    from clinseek.runner import RunSettings, read_results, run_benchmark
+    from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(concurrency=concurrency, base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S),
-                           progress=False)
+    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)),
+                           run=RunOptions(concurrency=concurrency, progress=False))
     with tempfile.TemporaryDirectory() as out:
         cpu0, started = time.process_time(), time.perf_counter()
         summary = anyio.run(lambda: run_benchmark(qs, store, mode, "openai:bench-model", Path(out), settings=settings))
@@ -430,7 +431,8 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                 print(f"real episodes, {mode}: {len(qs)} questions x {per_question:.0f} model calls of {latency_s:g} s at "
                       f"concurrency {concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
                       f"{ideal / wall:.3f} x ideal (target >= 0.9); harness CPU per question {1000 * cpu / len(qs):.1f} ms"
-                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results)")
+                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results)"
+                      f" [load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}]")
         finally:
             stop.set()
             server.join(5)

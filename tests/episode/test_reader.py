@@ -211,3 +211,24 @@ def test_a_closed_episode_refuses_timelines(small_store: Path) -> None:
     ep.close()
     with pytest.raises(Exception, match="closed"):
         ep.timeline("labevents")
+
+
+def test_two_readers_of_one_store_share_nothing(small_store: Path) -> None:
+    """No process-wide state: each reader has its own databases, dictionaries and watchdog; closing one
+    leaves the other's episodes answering, and the closed one's open episode loads nothing more."""
+    first, second = open_store(small_store), open_store(small_store)
+    try:
+        kept = build_episode(second, EpisodeKey(S, T))
+        orphan = build_episode(first, EpisodeKey(S, T))
+        orphan.execute("SELECT count(*) FROM patients", tables=["patients"])
+        first.close()
+        with pytest.raises(StoreError, match="closed"):
+            orphan.execute("SELECT count(*) FROM labevents", tables=["labevents"])
+        orphan.close()
+        with kept:
+            assert kept.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows == [(S,)]
+        with build_episode(second, EpisodeKey(OTHER, T)) as other:
+            assert other.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows == [(OTHER,)]
+    finally:
+        first.close()
+        second.close()

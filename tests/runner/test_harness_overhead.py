@@ -9,16 +9,15 @@ overhead itself.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _runner_helpers import HashModel, curated_questions
+from _runner_helpers import curated_questions
 
-from clinseek.models import GenerateConfig, Message, ModelResponse
+from clinseek.models import GenerateConfig, Message
 from clinseek.runner import (
     Job,
     ProviderLimiter,
@@ -26,7 +25,6 @@ from clinseek.runner import (
     ResultsFile,
     RowCounts,
     read_results,
-    run_benchmark,
     run_jobs,
 )
 
@@ -181,40 +179,3 @@ def test_credentials_are_looked_up_once_per_file_not_per_row(tmp_path: Path, mon
     assert len(lookups) == 1
     text = (tmp_path / "results.jsonl").read_text()
     assert secret not in text and text.count("[redacted]") == 5
-
-
-class _FreezeProbe(HashModel):
-    """Records the collector's permanent generation size at each call."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.frozen: list[int] = []
-
-    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
-                       config: GenerateConfig | None = None) -> ModelResponse:
-        self.frozen.append(gc.get_freeze_count())
-        return await super().generate(messages, tools, config)
-
-
-def _run(tmp_path: Path, model: HashModel) -> None:
-    summary = anyio.run(lambda: run_benchmark(curated_questions(4), tmp_path / "none.duckdb", "curated", model,
-                                              tmp_path / "out"))
-    assert summary.runs[0].answered + summary.runs[0].no_answer == 4
-
-
-def test_the_pre_run_heap_is_frozen_only_while_the_run_lasts(tmp_path: Path) -> None:
-    assert gc.get_freeze_count() == 0
-    model = _FreezeProbe()
-    _run(tmp_path, model)
-    assert len(model.frozen) == 4 and min(model.frozen) > 0
-    assert gc.get_freeze_count() == 0
-
-
-def test_a_heap_the_caller_froze_stays_frozen(tmp_path: Path) -> None:
-    gc.freeze()
-    try:
-        before = gc.get_freeze_count()
-        _run(tmp_path, _FreezeProbe())
-        assert before > 0 and gc.get_freeze_count() > 0  # not unfrozen by the run (frees lower the count)
-    finally:
-        gc.unfreeze()

@@ -43,7 +43,6 @@ from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
 from ._engine import Job, run_jobs
 from ._execute import Executor
-from ._heap import frozen_heap
 from ._identity import question_hash, store_identity
 from ._knowledge import (
     close_knowledge,
@@ -422,10 +421,9 @@ async def run_benchmark(
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
-        with frozen_heap():
-            totals = Counter(benchmark or q.benchmark for q in questions)
-            summary = await _run_modes(groups, _store_source(store), modes, wrapped, Path(out), settings, dict(totals))
-            return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
+        totals = Counter(benchmark or q.benchmark for q in questions)
+        summary = await _run_modes(groups, _store_source(store), modes, wrapped, Path(out), settings, dict(totals))
+        return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
         if owned:
             await base.aclose()
