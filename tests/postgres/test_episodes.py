@@ -122,7 +122,8 @@ def _fingerprint(ep: Episode, name: str) -> tuple[object, ...]:
     return head.columns, head.types, body.rows[0]
 
 
-@pytest.mark.slow  # ~300 pairs, every table loaded from both sources: ~4 min of one CPU
+@pytest.mark.slow  # 300 pairs, every table loaded from both sources: ~5 min of one CPU
+@pytest.mark.timeout(1800)
 def test_every_demo_patient_at_three_cutoffs(pg_reader: StoreReader, duck_reader: StoreReader,
                                              demo_store: Path) -> None:
     keys = _every_patient_keys(demo_store)
