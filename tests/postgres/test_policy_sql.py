@@ -62,9 +62,9 @@ def _check_keys(store: Path, source: PgSource, keys: list[EpisodeKey], *, blank_
         for i, key in enumerate(keys):
             policy = get_policy(key.policy)
             present = source.present
-            counts = policy.visible_counts_select(key, present=present)
-            assert counts is not None
-            assert sorted(con.execute(*counts).fetchall()) == sorted(source.tuples(*counts, what="test"))
+            inventory = policy.visible_inventory_select(key, present=present)  # rows and event times per table
+            assert inventory is not None
+            assert sorted(con.execute(*inventory).fetchall()) == sorted(source.tuples(*inventory, what="test"))
             encounters: dict[str, list[int]] = {}
             for owner, (sql, params) in policy.encounter_selects(key, present=present).items():
                 ids = sorted(r[0] for r in con.execute(sql, params).fetchall())
