@@ -25,7 +25,8 @@ SHARED_DATA_SKIP = "open MIMIC-IV demo not found at"
 """Start of the skip reason of every test that needs the shared data (the session summary counts them)."""
 EXTRA_OF_MODULE = {"torch": "imaging", "torchxrayvision": "imaging", "torchvision": "imaging",
                    "transformers": "dev", "playwright": "dev", "pypdf": "dev", "trafilatura": "dev",
-                   "openai": "dev", "anthropic": "dev", "httpx2": "dev", "psycopg": "dev", "psycopg_pool": "dev"}
+                   "openai": "dev", "anthropic": "dev", "httpx2": "dev", "ray": "dev", "psycopg": "dev",
+                   "psycopg_pool": "dev"}
 """Which extra of the README's test command brings a module that a test imports or skips without."""
 
 
