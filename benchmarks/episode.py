@@ -21,8 +21,10 @@ or ``.venv/bin/python benchmarks/episode.py --store path/to/store.duckdb``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clinseek.episode import MM_POLICY, TEXT_POLICY, Episode, EpisodeKey, build_episode
+from clinseek.episode import MM_POLICY, TEXT_POLICY, Episode, EpisodeKey, build_episode, open_store
 from clinseek.store import connect_store, synthesize
 
 QUERIES: dict[str, str] = {
@@ -56,16 +58,19 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
+def _keys(store: Path | str, n: int, seed: int) -> list[EpisodeKey]:
     rng = random.Random(seed)
-    con = connect_store(store)
-    try:
-        stays = con.execute(
-            "SELECT subject_id, admittime, dischtime FROM hosp.admissions WHERE dischtime > admittime "
-            "ORDER BY hash(subject_id), admittime"
-        ).fetchall()
-    finally:
-        con.close()
+    sql = "SELECT subject_id, admittime, dischtime FROM hosp.admissions WHERE dischtime > admittime"
+    if isinstance(store, Path):
+        con = connect_store(store)
+        try:
+            stays = con.execute(sql).fetchall()
+        finally:
+            con.close()
+    else:
+        with open_store(store) as reader:
+            stays = reader.source.tuples(sql, [], what="admissions")  # type: ignore[attr-defined]
+    stays.sort(key=lambda r: (r[0], r[1]))
     by_subject: dict[int, tuple[datetime, datetime]] = {}
     for subject_id, admit, disch in stays:
         by_subject.setdefault(subject_id, (admit, disch))
@@ -84,46 +89,87 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
     return out, (time.perf_counter() - wall) * 1e3, (time.thread_time() - cpu) * 1e3
 
 
-def bench_store(store: Path, episodes: int, seed: int) -> dict[str, float]:
-    """Print build and query figures for one store; return the build p50s (ms)."""
-    keys = _keys(store, episodes, seed)
-    build_episode(store, keys[0]).close()  # warm: dictionaries cached, store opened
-    walls, cpus, eps = [], [], []
-    rows = []
-    for key in keys[1:]:
-        ep, wall, cpu = _timed(lambda key=key: build_episode(store, key))
-        walls.append(wall)
-        cpus.append(cpu)
-        rows.append(sum(n for name, n in ep.table_counts().items() if "d_" not in name))
-        eps.append(ep)
-    print(
-        f"\n{store.name}: {store.stat().st_size / 1e6:.0f} MB, {len(eps)} episodes, "
-        f"median {statistics.median(rows):.0f} patient rows per episode"
-    )
-    print(
-        f"  episode build      wall p50 {_pct(walls, 0.5):7.1f} ms  p95 {_pct(walls, 0.95):7.1f} ms"
-        f"   thread-CPU p50 {_pct(cpus, 0.5):7.1f} ms  p95 {_pct(cpus, 0.95):7.1f} ms"
-    )
-    first = [_timed(lambda ep=ep: ep.execute("SELECT count(*) FROM labevents"))[1:] for ep in eps]
-    every = [_timed(lambda ep=ep: _read_every_table(ep))[1:] for ep in eps]
-    for label, figures in (
-        ("first query of labevents", first),
-        ("then every other table", every),
-    ):
+def bench_store(store: Path | str, keys: list[EpisodeKey], server: ServerCpu | None = None) -> dict[str, float]:
+    """Print build and query figures for one store (a DuckDB file or a ``postgresql://`` URL); return the
+    p50s (ms) of the build and of the whole episode (build, then every table read once)."""
+    with open_store(store) as reader:
+        build_episode(reader, keys[0]).close()  # warm: dictionaries cached, store opened
+        walls, cpus, eps = [], [], []
+        rows = []
+        server_ms = server.ms() if server else 0.0
+        for key in keys[1:]:
+            ep, wall, cpu = _timed(lambda key=key: build_episode(reader, key))
+            walls.append(wall)
+            cpus.append(cpu)
+            rows.append(sum(n for name, n in ep.table_counts().items() if "d_" not in name))
+            eps.append(ep)
+        server_build = (server.ms() - server_ms) / len(eps) if server else 0.0
+        size = f"{Path(store).stat().st_size / 1e6:.0f} MB" if isinstance(store, Path) else "PostgreSQL"
         print(
-            f"  {label:<26} wall p50 {_pct([w for w, _ in figures], 0.5):7.2f} ms"
-            f"  thread-CPU p50 {_pct([c for _, c in figures], 0.5):6.2f} ms   (loads the tables it names)"
+            f"\n{_name(store)}: {size}, {len(eps)} episodes, "
+            f"median {statistics.median(rows):.0f} patient rows per episode"
         )
-    for label, sql in QUERIES.items():
-        qw, qc = [], []
+        print(
+            f"  episode build      wall p50 {_pct(walls, 0.5):7.1f} ms  p95 {_pct(walls, 0.95):7.1f} ms"
+            f"   thread-CPU p50 {_pct(cpus, 0.5):7.1f} ms  p95 {_pct(cpus, 0.95):7.1f} ms"
+            + (f"   server CPU mean {server_build:6.1f} ms" if server else "")
+        )
+        server_ms = server.ms() if server else 0.0
+        first = [_timed(lambda ep=ep: ep.execute("SELECT count(*) FROM labevents"))[1:] for ep in eps]
+        every = [_timed(lambda ep=ep: _read_every_table(ep))[1:] for ep in eps]
+        server_load = (server.ms() - server_ms) / len(eps) if server else 0.0
+        for label, figures in (
+            ("first query of labevents", first),
+            ("then every other table", every),
+        ):
+            print(
+                f"  {label:<26} wall p50 {_pct([w for w, _ in figures], 0.5):7.2f} ms"
+                f"  thread-CPU p50 {_pct([c for _, c in figures], 0.5):6.2f} ms   (loads the tables it names)"
+            )
+        whole = [b + f[0] + e[0] for b, f, e in zip(walls, first, every, strict=True)]
+        whole_cpu = [b + f[1] + e[1] for b, f, e in zip(cpus, first, every, strict=True)]
+        print(
+            f"  whole episode      wall p50 {_pct(whole, 0.5):7.1f} ms  p95 {_pct(whole, 0.95):7.1f} ms"
+            f"   thread-CPU p50 {_pct(whole_cpu, 0.5):7.1f} ms"
+            + (f"   server CPU mean {server_build + server_load:6.1f} ms" if server else "")
+            + "   (build + every table read)"
+        )
+        for label, sql in QUERIES.items():
+            qw, qc = [], []
+            for ep in eps:
+                _, wall, cpu = _timed(lambda ep=ep, sql=sql: ep.execute(sql))
+                qw.append(wall)
+                qc.append(cpu)
+            print(f"  {label:<26} wall p50 {_pct(qw, 0.5):7.2f} ms  thread-CPU p50 {_pct(qc, 0.5):6.2f} ms")
         for ep in eps:
-            _, wall, cpu = _timed(lambda ep=ep, sql=sql: ep.execute(sql))
-            qw.append(wall)
-            qc.append(cpu)
-        print(f"  {label:<26} wall p50 {_pct(qw, 0.5):7.2f} ms  thread-CPU p50 {_pct(qc, 0.5):6.2f} ms")
-    for ep in eps:
-        ep.close()
-    return {"wall": _pct(walls, 0.5), "cpu": _pct(cpus, 0.5)}
+            ep.close()
+    return {"wall": _pct(walls, 0.5), "cpu": _pct(cpus, 0.5), "whole": _pct(whole, 0.5),
+            "whole_cpu": _pct(whole_cpu, 0.5)}
+
+
+def _name(store: Path | str) -> str:
+    return store.name if isinstance(store, Path) else str(store).rsplit("/", 1)[-1] + " (PostgreSQL)"
+
+
+class ServerCpu:
+    """CPU time (user + system) of a PostgreSQL server's processes, from ``/proc`` (Linux): the postmaster's
+    children, the backends that run the episode reads, included."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def ms(self) -> float:
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid = int(stat.parent.name)
+            if pid == self._postmaster or int(fields[1]) == self._postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total * 1e3 / self._tick
 
 
 def _read_every_table(ep: Episode) -> None:
@@ -141,6 +187,39 @@ def _store_for(patients: int, keep: Path | None, tmp: Path) -> Path:
     return out
 
 
+def _postgres_twins(stores: list[Path], tmp: Path) -> tuple[Any, dict[Path, str], ServerCpu]:
+    """A throwaway PostgreSQL server (``tests/pgserver.py``) holding each store in the mimic-code layout,
+    indexed by ``clinseek data pg-index``; the reader URL of each."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from clinseek.store import pg_index
+    from pgserver import PgServer, create_reader, load_store, skip_reason
+
+    reason = skip_reason()
+    if reason is not None:
+        raise SystemExit(f"--postgres: {reason}")
+    server = PgServer()
+    server.start()
+    urls = {}
+    for i, store in enumerate(stores):
+        started = time.perf_counter()
+        admin = server.create_database(f"bench_{i}")
+        load_store(admin, store, partition_chartevents=True)
+        create_reader(admin)
+        pg_index(admin)
+        urls[store] = server.database(f"bench_{i}", {}).reader_url
+        print(f"loaded {store.name} into PostgreSQL (mimic-code layout, pg-index) in "
+              f"{time.perf_counter() - started:.0f} s")
+    return server, urls, ServerCpu(server.data)
+
+
+def _ratio(label: str, num: dict[str, float], den: dict[str, float], target: str = "") -> None:
+    print(
+        f"{label}: build p50 wall {num['wall'] / den['wall']:.2f}, thread-CPU {num['cpu'] / den['cpu']:.2f}; "
+        f"whole episode p50 wall {num['whole'] / den['whole']:.2f}, thread-CPU {num['whole_cpu'] / den['whole_cpu']:.2f}"
+        f"{target}"
+    )
+
+
 def main() -> None:
     """Parse arguments, build or open the stores, print the figures and the target checks."""
     parser = argparse.ArgumentParser(
@@ -148,23 +227,52 @@ def main() -> None:
     )
     parser.add_argument("--patients", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--episodes", type=int, default=40)
-    parser.add_argument("--store", type=Path, nargs="*", default=None, help="existing stores instead")
+    parser.add_argument("--store", nargs="*", default=None,
+                        help="existing stores instead: DuckDB files or postgresql://user:password@host:port/db URLs "
+                        "(a URL after a DuckDB store is benched with that store's keys, as a ratio to it)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="also load each store into a throwaway PostgreSQL server and bench it in the same run")
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep (and reuse) built stores")
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as tmp:
-        stores = args.store or [_store_for(n, args.keep, Path(tmp)) for n in args.patients]
-        results = [bench_store(store, args.episodes, args.seed) for store in stores]
+        given = [s if s.startswith("postgresql://") else Path(s) for s in args.store or []]
+        stores = [s for s in given if isinstance(s, Path)] or ([] if given else [
+            _store_for(n, args.keep, Path(tmp)) for n in args.patients])
+        external = [s for s in given if isinstance(s, str)]
+        server = None
+        if args.postgres:
+            server, urls, server_cpu = _postgres_twins(stores, Path(tmp))
+        try:
+            results, pg_results = [], []
+            if external and not stores:
+                for url in external:
+                    results.append(bench_store(url, _keys(url, args.episodes, args.seed)))
+                return
+            for store in stores:
+                keys = _keys(store, args.episodes, args.seed)
+                results.append(bench_store(store, keys))
+                if server is not None:
+                    pg_results.append(bench_store(urls[store], keys, server_cpu))
+                    _ratio(f"PostgreSQL / DuckDB on {store.name}", pg_results[-1], results[-1])
+            for url in external:  # the same database as the first store, in PostgreSQL
+                keys = _keys(stores[0], args.episodes, args.seed)
+                _ratio(f"{_name(url)} / {stores[0].name}", bench_store(url, keys), results[0])
+        finally:
+            if server is not None:
+                server.close()
+        print()
         if len(results) >= 2:
-            small, large = results[0], results[-1]
-            print(
-                f"\nbuild p50 ratio {stores[-1].name} / {stores[0].name}: wall {large['wall'] / small['wall']:.2f}, "
-                f"thread-CPU {large['cpu'] / small['cpu']:.2f}   (target <= 1.5)"
-            )
+            _ratio(f"{stores[-1].name} / {stores[0].name}", results[-1], results[0], "   (target <= 1.5)")
+            if pg_results:
+                _ratio(f"{stores[-1].name} / {stores[0].name} in PostgreSQL", pg_results[-1], pg_results[0],
+                       "   (cost follows the patient)")
         last = results[-1]
         print(
             f"build p50 on {stores[-1].name}: wall {last['wall']:.1f} ms, thread-CPU {last['cpu']:.1f} ms   (target <= 50 ms)"
         )
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -11,18 +11,22 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from fakes.llm_servers import AnthropicFake, OpenAIFake
+
+if TYPE_CHECKING:
+    from pgserver import PgDatabase, PgServer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA_SKIP = "open MIMIC-IV demo not found at"
 """Start of the skip reason of every test that needs the shared data (the session summary counts them)."""
 EXTRA_OF_MODULE = {"torch": "imaging", "torchxrayvision": "imaging", "torchvision": "imaging",
                    "transformers": "dev", "playwright": "dev", "pypdf": "dev", "trafilatura": "dev",
-                   "openai": "dev", "anthropic": "dev", "httpx2": "dev", "ray": "dev",
-                   "inspect_ai": "dev"}
+                   "openai": "dev", "anthropic": "dev", "httpx2": "dev", "ray": "dev", "psycopg": "dev",
+                   "psycopg_pool": "dev", "inspect_ai": "dev"}
 """Which extra of the README's test command brings a module that a test imports or skips without."""
 
 
@@ -127,6 +131,71 @@ def synthetic_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("synthetic_store") / "synthetic.duckdb"
     synthesize(out=out, patients=40, seed=7)
     return out
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A throwaway PostgreSQL server for the session (``tests/pgserver.py``): started from the machine's
+    server binaries (as user ``nobody`` under root), stopped and removed at the end; skipped, with the
+    reason, when there are none."""
+    from pgserver import PgServer, skip_reason
+
+    reason = skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    pytest.importorskip("psycopg")
+    with PgServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def pg_demo_template(pg_server: PgServer, shared_data: Path) -> PgDatabase:
+    """The MIMIC-IV demo 2.2 and MIMIC-IV-ED demo 2.2 loaded into a mimic-code-shaped database (schemas
+    ``mimiciv_hosp``, ``mimiciv_icu``, ``mimiciv_ed``; read-only role ``clinseek_reader``), never connected
+    to: the demo databases of tests are copies of it."""
+    from pgserver import create_reader, load_csv_dirs
+
+    admin = pg_server.create_database("mimiciv_demo_template")
+    counts = load_csv_dirs(admin, {"hosp": shared_data / "mimic-iv-demo-2.2" / "hosp",
+                                   "icu": shared_data / "mimic-iv-demo-2.2" / "icu",
+                                   "ed": shared_data / "mimic-iv-ed-demo-2.2" / "ed"})
+    create_reader(admin)
+    return pg_server.database("mimiciv_demo_template", counts)
+
+
+@pytest.fixture(scope="session")
+def pg_demo(pg_server: PgServer, pg_demo_template: PgDatabase) -> PgDatabase:
+    """The demo database every test reads and none changes (a copy of :func:`pg_demo_template`, indexed by
+    ``clinseek data pg-index``)."""
+    from clinseek.store import pg_index
+
+    database = pg_server.database("mimiciv_demo", pg_demo_template.counts, template=pg_demo_template.name)
+    pg_index(database.admin_url)
+    return database
+
+
+@pytest.fixture
+def pg_scratch(pg_server: PgServer, pg_demo_template: PgDatabase) -> Iterator[PgDatabase]:
+    """A copy of the demo database for one test to change (dropped after it)."""
+    import uuid
+
+    name = f"scratch_{uuid.uuid4().hex[:8]}"
+    yield pg_server.database(name, pg_demo_template.counts, template=pg_demo_template.name)
+    pg_server.drop_database(name)
+
+
+@pytest.fixture(scope="session")
+def pg_synthetic(pg_server: PgServer, synthetic_store: Path) -> PgDatabase:
+    """The 40-patient synthetic store in a mimic-code-shaped database with every module (``mimiciv_note``,
+    ``mimiciv_cxr`` too) and ``chartevents`` partitioned by ``itemid`` ranges."""
+    from clinseek.store import pg_index
+    from pgserver import create_reader, load_store
+
+    admin = pg_server.create_database("synthetic")
+    counts = load_store(admin, synthetic_store)
+    create_reader(admin)
+    pg_index(admin)
+    return pg_server.database("synthetic", counts)
 
 
 @pytest.fixture

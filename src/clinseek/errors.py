@@ -53,10 +53,11 @@ class StoreError(ClinseekError):
 
 
 class IngestError(StoreError):
-    """A source file could not be ingested.
+    """A source file (or PostgreSQL relation) could not be ingested.
 
     Attributes:
-        path: the source file.
+        path: the source file (for a PostgreSQL source: its location, ``postgresql://user@host:port/db#schema.table``,
+            as given in the message; ``Path`` collapses its ``//``).
         line: 1-based line number in the file of the first offending row (header = line 1),
             or ``None`` when the problem is not tied to a line.
         column: the offending column, or ``None``.
@@ -70,7 +71,7 @@ class IngestError(StoreError):
         self.line = line
         self.column = column
         self.problem = problem
-        where = str(self.path)
+        where = str(path)
         if line is not None:
             where += f":{line}"
         if column is not None:

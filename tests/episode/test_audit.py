@@ -23,7 +23,7 @@ import pytest
 from oracle import instants as _instants
 from oracle import raw_sql as _oracle_sql
 
-from clinseek.episode import Episode, EpisodeKey, build_episode
+from clinseek.episode import Episode, EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY, Policy, get_policy
 from clinseek.schema import ENCOUNTER_IDS, Table, tables
 from clinseek.store import connect_store
@@ -120,14 +120,18 @@ def _render(row: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(repr(v) for v in row)
 
 
-def audit(store: Path, key: EpisodeKey) -> int:
-    """Build the episode for ``key`` and check every table against the oracle; returns rows checked."""
+def audit(store: Path, key: EpisodeKey, source: StoreReader | None = None) -> int:
+    """Build the episode for ``key`` and check every table against the oracle; returns rows checked.
+
+    ``source``: build from this reader (a PostgreSQL database holding the same data) instead of ``store``;
+    the oracle always reads ``store``.
+    """
     policy = get_policy(key.policy)
     checked = 0
     con = connect_store(store)
     try:
         present = {r[0] for r in con.execute("SELECT table_name FROM clinseek_meta.table_info").fetchall()}
-        with build_episode(store, key) as ep:
+        with build_episode(store if source is None else source, key) as ep:
             _check_catalog(ep, present)
             _check_encounters_and_cultures(ep, present)
             for table in tables():

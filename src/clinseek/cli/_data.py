@@ -30,6 +30,11 @@ def ingest_cmd(
         Path | None,
         typer.Option("--cxr", help="MIMIC-CXR(-JPG) directory with mimic-cxr-2.0.0-*.csv.gz.", **_DIR),
     ] = None,
+    postgres: Annotated[
+        str | None,
+        typer.Option("--postgres", metavar="URL", help="A mimic-code PostgreSQL database "
+                     "(postgresql://user:password@host:port/db): its mimiciv_* schemas, for the modules whose files are not given."),
+    ] = None,
     memory_limit: Annotated[
         str | None, typer.Option(help="DuckDB memory limit (default 1.5GB); it spills beyond it.")
     ] = None,
@@ -37,7 +42,8 @@ def ingest_cmd(
     temp_dir: Annotated[Path | None, typer.Option(help="Spill directory (default: <out>.tmp).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a per-table progress bar on stderr.")] = True,
 ) -> None:
-    """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files into a typed DuckDB store; re-running resumes."""
+    """Ingest MIMIC-IV (+ ED, Note, CXR) CSV files, or a mimic-code PostgreSQL database, into a typed DuckDB
+    store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
     check_out(out, "file")
@@ -46,7 +52,8 @@ def ingest_cmd(
     limits = StoreLimits(threads=threads, temp_directory=temp_dir)
     if memory_limit is not None:
         limits = dataclasses.replace(limits, memory_limit=memory_limit)
-    report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, limits=limits, progress=progress)
+    report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, postgres=postgres, limits=limits,
+                    progress=progress)
     from ._data_render import print_ingest_report
 
     print_ingest_report(report)
@@ -86,3 +93,28 @@ def synth_cmd(
         f"{report.path}: {report.patients} patients, {len(report.rows)} tables, {total:,} rows, "
         f"{report.images} CXR images in {report.cxr_root} ({report.seconds:.1f} s)"
     )
+
+
+@data_app.command("pg-index")
+def pg_index_cmd(
+    url: Annotated[str, typer.Argument(metavar="URL", help="The mimic-code PostgreSQL database "
+                                       "(postgresql://user:password@host:port/db), as a role that owns its tables.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the CREATE INDEX statements; change nothing.")] = False,
+) -> None:
+    """Index subject_id on every patient table of a mimic-code PostgreSQL database, and (subject_id, key) where
+    the policy looks rows up by key (emar_id, poe_id, note_id, ...): per-patient reads of a live
+    --store postgresql://... source scan whole tables without them. Indexes already there are left alone."""
+    from ..store import PgIndex, pg_index
+
+    def show(entry: PgIndex) -> None:
+        if entry.status == "planned":
+            typer.echo(f"{entry.sql};")
+        elif entry.status == "exists":
+            typer.echo(f"{entry.relation} ({', '.join(entry.columns)}): already indexed ({entry.name})")
+        else:
+            typer.echo(f"{entry.relation} ({', '.join(entry.columns)}): created {entry.name} ({entry.seconds:.1f} s)")
+
+    done = pg_index(url, dry_run=dry_run, on_table=show)
+    created = sum(e.status == "created" for e in done)
+    if not dry_run:
+        typer.echo(f"{created} index(es) created, {len(done) - created} already there")

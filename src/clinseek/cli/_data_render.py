@@ -25,6 +25,8 @@ def print_ingest_report(report: IngestReport) -> None:
     out.print(grid)
     if report.absent_tables:
         out.print(f"absent optional tables: {', '.join(report.absent_tables)}")
+    if report.absent_modules:
+        out.print(f"modules the database has no schema for: {', '.join(report.absent_modules)}")
     out.print(
         f"{len(report.ingested)} ingested, {len(report.skipped)} already done, "
         f"{report.rows:,} rows, {report.seconds:.1f} s"

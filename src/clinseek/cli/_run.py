@@ -37,7 +37,7 @@ class _SearchBackend(StrEnum):
 
 
 def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_url: str | None, cache: Path | None,
-                      docs: list[Path] | None, replay: bool, store: Path) -> KnowledgeConfig | None:
+                      docs: list[Path] | None, replay: bool, store: Path | None) -> KnowledgeConfig | None:
     """The browser tools' source: the offline index (cached under ``cache``), a web backend, or none.
     Serper / Brave keys come from ``SERPER_API_KEY`` / ``BRAVE_API_KEY`` (only the CLI reads the environment)."""
     from ..knowledge import KnowledgeConfig
@@ -53,7 +53,7 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
     return KnowledgeConfig(
         backend=name, api_key=os.environ.get(env) if env else None, base_url=search_url,  # type: ignore[arg-type]
         cache_dir=cache or _default_cache(), cache_mode="replay" if replay else "read_write",
-        store=store if name == "offline" and store.is_file() else None, folders=tuple(docs or ()),
+        store=store if name == "offline" else None, folders=tuple(docs or ()),
     )
 
 
@@ -97,7 +97,7 @@ def _opt(*names: str, panel: str, **kwargs: Any) -> Any:
 @app.command("run")
 def run_cmd(
     bench: Annotated[Path, typer.Option("--bench", help="A manifest file or a benchmark directory.")],
-    store: Annotated[Path, typer.Option("--store", help="The DuckDB store episodes are built from.")],
+    store: Annotated[str, typer.Option("--store", help="The DuckDB store episodes are built from, or a mimic-code PostgreSQL database (postgresql://user:password@host:port/db; a read-only role suffices).")],
     model: Annotated[str, typer.Option("--model", help="provider:model, e.g. openai:gpt-5.1 or baseline:evidence.")],
     out: Annotated[Path, typer.Option("--out", help="Results root: OUT/<benchmark>/<mode>/<model-slug>/.")],
     mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
@@ -155,8 +155,11 @@ def run_cmd(
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources
+    from ..store import is_postgres_url
     from ..tools import PageBrowserLimits
 
+    source: Path | str = store if is_postgres_url(store) else Path(store)
+    file = source if isinstance(source, Path) and source.is_file() else None
     settings = RunSettings(
         model=ModelSettings(
             base_url=base_url[0] if base_url else None, endpoints=tuple(base_url[1:] if base_url else ()), tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
@@ -171,15 +174,15 @@ def run_cmd(
                            context_window_tokens=context_window, curated_budget_tokens=curated_budget),
         sources=Sources(
             knowledge=_knowledge_config(knowledge or _default_knowledge(model), search_backend, search_url,
-                                        knowledge_cache, docs, search_replay, store),
+                                        knowledge_cache, docs, search_replay, file),
             browser=PageBrowserLimits(max_calls=browser_max_calls),
-            cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
+            cxr_root=cxr_root or (store_cxr_root(file) if file else None),
             imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device), candidate_tables=candidate_tables),
     )
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
-    _print_summary(run(bench, store, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
+    _print_summary(run(bench, source, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
 
 
 def _print_summary(summary: RunSummary) -> None:

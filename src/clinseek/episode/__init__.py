@@ -12,6 +12,7 @@ from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import CandidateSource, build_episode, check_candidate_table
 from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
+from ._pgreader import PostgresStoreReader
 from ._reader import DuckDBStoreReader, StoreReader, TableInventory, open_store
 from ._result import QueryResult
 
@@ -28,6 +29,7 @@ __all__ = [
     "EpisodeKey",
     "EpisodeQueryError",
     "EpisodeTimeout",
+    "PostgresStoreReader",
     "QueryResult",
     "StoreReader",
     "TableInventory",

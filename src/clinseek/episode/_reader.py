@@ -34,7 +34,7 @@ import pyarrow as pa
 from ..errors import EpisodeError, StoreError
 from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy
 from ..schema import get_table, tables
-from ..store import META_SCHEMA, Store, check_complete, damage_error, is_damage
+from ..store import META_SCHEMA, Store, check_complete, damage_error, is_damage, is_postgres_url
 from ._sealed import SealedPool
 from ._watchdog import Watchdog
 
@@ -384,13 +384,22 @@ class DuckDBStoreReader(StoreReader):
 def open_store(store: Store | Path | str) -> StoreReader:
     """Open a clinseek store for building episodes: the caller passes it to builds and closes it.
 
-    Checks that the file is a complete clinseek store whose tables have the registry's columns and
-    types. Use as a context manager: ``with open_store(path) as reader: build_episode(reader, key)``.
+    ``store`` is a clinseek DuckDB store file (:class:`DuckDBStoreReader`), or a
+    ``postgresql://user:password@host:port/db`` URL of a mimic-code PostgreSQL database
+    (:class:`~clinseek.episode.PostgresStoreReader`). Checks that the file is a complete clinseek store
+    whose tables have the registry's columns and types (a database: that it answers and holds the
+    required tables, columns and grants). Use as a context manager: ``with open_store(path) as reader:
+    build_episode(reader, key)``.
 
     Raises:
         StoreError: the file is missing, is not a clinseek store, is truncated, or its tables do not
-            match the registry.
+            match the registry; the database cannot be reached or lacks a table, column or grant.
+        MissingExtraError: a PostgreSQL URL without the ``postgres`` extra installed.
     """
+    if is_postgres_url(store):
+        from ._pgreader import PostgresStoreReader
+
+        return PostgresStoreReader(str(store))
     path = Path(store.path if isinstance(store, Store) else store).resolve()
     if not path.is_file():
         raise StoreError(f"{path}: no such store file")

@@ -158,7 +158,10 @@ def timeline_sql(
             params = [*params, value]
             bounds.append(f"_v.{EVENT_TIME} {op} ${len(params)}")
     where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
-    order = ", ".join([*([f"_v.{EVENT_TIME}"] if timed else []), *(f"_v.{quote(c)}" for c in table.key)]) or "1"
+    # a total order (event time, key, then every other column): the same rows come back in the same order
+    # from any source, whatever order it stores them in
+    ties = [*table.key, *(c for c in table.column_names if c not in table.key)]
+    order = ", ".join([*([f"_v.{EVENT_TIME}"] if timed else []), *(f"_v.{quote(c)}" for c in ties)])
     return f"SELECT * FROM ({sql}) AS _v{where} ORDER BY {order}", params
 
 

@@ -98,7 +98,7 @@ class Executor:
     shared by every job of the run); :meth:`close` closes it once the run's jobs are done.
     """
 
-    def __init__(self, *, store: Path, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
+    def __init__(self, *, store: Path | str, mode: Literal["agent", "curated"], model: ChatModel, benchmark: str,
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
                  store_id: str | None = None, counter: TokenCounter = ESTIMATE,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from ..errors import ClinseekError
-from ..store import META_SCHEMA, connect_store, damage_error, is_damage
+from ..store import META_SCHEMA, connect_store, damage_error, is_damage, is_postgres_url, redact_url
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -45,7 +45,7 @@ def question_hash(question: Question) -> str:
     return _digest(record)
 
 
-def store_identity(store: Path) -> str | None:
+def store_identity(store: Path | str) -> str | None:
     """SHA-256 (hex) of what a store holds, independent of where it lies or when it was built.
 
     Made of the store's ``clinseek_meta.store_info`` (kind, format, seed...) without creation
@@ -53,12 +53,18 @@ def store_identity(store: Path) -> str | None:
     SHA-256 and source version from ``clinseek_meta.table_info``. Two ingests of the same files
     (or two syntheses with the same seed and size) get the same identity.
 
+    A PostgreSQL source (``postgresql://...``) is identified by its URL without the password (host,
+    port, database, user): a live database has no build record to hash.
+
     Returns:
         The identity, or ``None`` when ``store`` is not a file (runs that never read the store).
 
     Raises:
         ClinseekError: the file is not a readable clinseek store.
     """
+    if is_postgres_url(store):
+        return hashlib.sha256(f"postgresql {redact_url(str(store))}".encode()).hexdigest()
+    store = Path(store)
     if not store.is_file():
         return None
     con = connect_store(store, read_only=True)

@@ -81,7 +81,7 @@ class RayExecutor:
     Use :meth:`start`, then :meth:`run_jobs` per (benchmark, mode), then :meth:`close`.
     """
 
-    def __init__(self, model: str | ChatModel, settings: RunSettings, store: Path, store_id: str | None) -> None:
+    def __init__(self, model: str | ChatModel, settings: RunSettings, store: Path | str, store_id: str | None) -> None:
         self._ray = import_optional("ray", "--executor ray", "ray")
         self.model = model
         self.settings = settings
@@ -99,7 +99,7 @@ class RayExecutor:
 
     # --- lifecycle -------------------------------------------------------------------------------
     @classmethod
-    async def start(cls, model: str | ChatModel, settings: RunSettings, store: Path,
+    async def start(cls, model: str | ChatModel, settings: RunSettings, store: Path | str,
                     store_id: str | None) -> RayExecutor:
         """Join or start Ray, start the limiter, stage the store if asked.
 
@@ -128,11 +128,11 @@ class RayExecutor:
             name=f"clinseek-{self.run_id}-limiter", namespace=NAMESPACE, num_cpus=0, max_concurrency=100_000,
         ).remote(max(1, settings.run.concurrency), settings.model.requests_per_s)
         staged = None
-        if settings.run.stage_store and store.is_file() and store_id is not None:
+        if settings.run.stage_store and isinstance(store, Path) and store.is_file() and store_id is not None:
             size, chunks = await anyio.to_thread.run_sync(stage_chunks, store, ray.put)
             staged = StagedStore(name=store.name, size=size, store_id=store_id, chunks=chunks)
             logger.info("staged %s (%.1f MB in %d objects) for the Ray workers", store, size / 1e6, len(chunks))
-        self._spec = WorkerSpec(model=model, settings=worker_settings(settings), store=str(store.resolve()),
+        self._spec = WorkerSpec(model=model, settings=worker_settings(settings), store=str(store.resolve()) if isinstance(store, Path) else store,  # a URL: every worker reads the server
                                 store_id=store_id, limiter=self._limiter, staged=staged)
         return self
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._version import __version__
 from ..agent import PROMPT_VERSION, offered_tools
 from ..bench import select_questions
+from ..episode import open_store
 from ..errors import ClinseekError
 from ..knowledge import Knowledge
 from ..models import (
@@ -37,6 +38,7 @@ from ..models import (
 )
 from ..records import RunManifest
 from ..refformat import reference_results_dir
+from ..store import is_postgres_url
 from ..tools import BROWSER_TOOLS
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
@@ -193,7 +195,7 @@ class _Group:
     notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-async def _run_mode(group: _Group, store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+async def _run_mode(group: _Group, store: Path | str, mode: Literal["agent", "curated"], model: ChatModel,
                     out: Path, benchmark: str, settings: RunSettings, shared: _Shared) -> ModeSummary:
     questions = group.questions
     browser = shared.knowledge is not None
@@ -249,7 +251,7 @@ def _differences(path: Path, new: RunManifest) -> str:
     return f"; differs: {', '.join(diffs)}" if diffs else ""
 
 
-async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curated"], model: ChatModel,
+async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "curated"], model: ChatModel,
                       out_dir: Path, benchmark: str, settings: RunSettings, tools: tuple[str, ...],
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     questions = group.questions
@@ -324,11 +326,20 @@ def _select(questions: Sequence[Question], invalid: Sequence[InvalidRow], tasks:
     return select_questions(questions, wanted or None, limit)
 
 
-def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> None:
-    """Fail fast on a missing store (rather than one infra-error row per question)."""
+def _store_source(store: Path | str) -> Path | str:
+    """A ``postgresql://`` URL as given (a path would fold its ``//``); anything else as a path."""
+    return store if is_postgres_url(store) else Path(store)
+
+
+def _check_store(store: Path | str, questions: Sequence[Question], mode: RunMode) -> None:
+    """Fail fast on a missing store or an unusable PostgreSQL source (rather than one infra-error row per question)."""
     from ..agent import verbatim_package
 
     needs = mode != "curated" or any(verbatim_package(q)[0] is None for q in questions)
+    if needs and isinstance(store, str):  # the server answers, the login, schemas, tables, columns and grants
+        open_store(store).close()  # missing patients: their rows become infra errors, as a lost server's
+        return
+    store = Path(store)
     if needs and not store.is_file():
         raise ClinseekError(f"{store}: no such store file (build one with 'clinseek data ...')")
     if needs:
@@ -384,7 +395,8 @@ async def run_benchmark(
 
     Args:
         questions: benchmark questions (``clinseek.bench.load_questions``).
-        store: the DuckDB store the episodes are built from.
+        store: the DuckDB store the episodes are built from, or a ``postgresql://`` URL of a mimic-code
+            database (:func:`~clinseek.episode.open_store`).
         mode: ``agent`` (ClinSeekAgent loop), ``curated`` (one-shot Curated Input) or ``both``.
         model: ``provider:model`` (built with ``get_model``; ``settings.model.base_url`` applies) or a
             ``ChatModel`` instance.
@@ -415,7 +427,7 @@ async def run_benchmark(
     if not chosen and not bad:
         raise ClinseekError("no questions to run (check --tasks / --limit)")
     if chosen:
-        _check_store(Path(store), chosen, mode)
+        _check_store(_store_source(store), chosen, mode)
     groups: dict[str, _Group] = {}
     for q in chosen:  # one results directory per benchmark (text and multimodal rows never mix)
         groups.setdefault(benchmark or q.benchmark, _Group(notes=notes or {})).questions.append(q)
@@ -430,7 +442,7 @@ async def run_benchmark(
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         totals = Counter(benchmark or q.benchmark for q in questions)
-        summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals),
+        summary = await _run_modes(groups, _store_source(store), modes, wrapped, Path(out), settings, dict(totals),
                                    source=model if isinstance(model, str) else base)
         return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
@@ -438,7 +450,7 @@ async def run_benchmark(
             await base.aclose()
 
 
-async def _run_modes(groups: dict[str, _Group], store: Path,
+async def _run_modes(groups: dict[str, _Group], store: Path | str,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
                      settings: RunSettings, totals: dict[str, int] | None = None,
                      source: str | ChatModel | None = None) -> RunSummary:

@@ -15,12 +15,18 @@ from ._duck import (
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
+from ._pg import PG_SCHEMAS, is_postgres_url, redact_url
+from ._pgindex import PgIndex, pg_index
+from ._pgsource import PgSource
 from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
     "META_SCHEMA",
+    "PG_SCHEMAS",
     "IngestReport",
+    "PgIndex",
+    "PgSource",
     "RecordSpan",
     "Store",
     "StoreInfo",
@@ -36,9 +42,12 @@ __all__ = [
     "ingest",
     "init_store",
     "is_damage",
+    "is_postgres_url",
     "open_store",
+    "pg_index",
     "record_spans",
     "record_table",
+    "redact_url",
     "store_info",
     "synthesize",
     "table_ddl",

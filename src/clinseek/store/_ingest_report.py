@@ -41,8 +41,11 @@ class IngestReport(BaseModel):
         store: path of the DuckDB store file.
         tables: one entry per table found in the sources, in registry order.
         absent_tables: optional tables of the given modules whose files were not found
-            (e.g. ``icu.chartevents`` in the MIMIC-IV demo copy), not an error.
+            (e.g. ``icu.chartevents`` in the MIMIC-IV demo copy), or that the PostgreSQL
+            database lacks; not an error.
         seconds: wall time of the whole run, seconds.
+        absent_modules: optional modules (ed, note, cxr) with no schema in the PostgreSQL database
+            (``ingest --postgres``); not an error.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -51,6 +54,7 @@ class IngestReport(BaseModel):
     tables: tuple[TableIngest, ...]
     absent_tables: tuple[str, ...]
     seconds: float
+    absent_modules: tuple[str, ...] = ()
 
     @property
     def rows(self) -> int:
