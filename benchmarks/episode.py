@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clinseek.episode import MM_POLICY, TEXT_POLICY, Episode, EpisodeKey, build_episode, open_store
+from clinseek.episode import MM_POLICY, TEXT_POLICY, Episode, EpisodeKey, build_episode, open_store_reader
 from clinseek.store import connect_store, synthesize
 
 QUERIES: dict[str, str] = {
@@ -68,7 +68,7 @@ def _keys(store: Path | str, n: int, seed: int) -> list[EpisodeKey]:
         finally:
             con.close()
     else:
-        with open_store(store) as reader:
+        with open_store_reader(store) as reader:
             stays = reader.source.tuples(sql, [], what="admissions")  # type: ignore[attr-defined]
     stays.sort(key=lambda r: (r[0], r[1]))
     by_subject: dict[int, tuple[datetime, datetime]] = {}
@@ -92,7 +92,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 def bench_store(store: Path | str, keys: list[EpisodeKey], server: ServerCpu | None = None) -> dict[str, float]:
     """Print build and query figures for one store (a DuckDB file or a ``postgresql://`` URL); return the
     p50s (ms) of the build and of the whole episode (build, then every table read once)."""
-    with open_store(store) as reader:
+    with open_store_reader(store) as reader:
         build_episode(reader, keys[0]).close()  # warm: dictionaries cached, store opened
         walls, cpus, eps = [], [], []
         rows = []

@@ -135,8 +135,8 @@ def pct(values: list[float], q: float) -> float:
 
 @contextmanager
 def open_source(store: Path) -> Iterator[Any]:
-    """A store reader when this clinseek has one (``clinseek.episode.open_store``), else the path."""
-    opener = getattr(episodes, "open_store", None)
+    """A store reader when this clinseek has one (``clinseek.episode.open_store_reader``), else the path."""
+    opener = getattr(episodes, "open_store_reader", None)
     if opener is None:
         yield store
         return

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store
+from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -97,7 +97,7 @@ def _pending(ep: Episode) -> set[str]:
 
 def test_a_query_loads_the_tables_its_caller_names_and_no_list_loads_all(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=3)[0]
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         with build_episode(reader, key) as ep:
             everything = set(ep.table_counts())
             assert _pending(ep) == everything  # nothing copied at build (a fresh reader: no dictionary either)
@@ -114,7 +114,7 @@ def test_a_query_loads_the_tables_its_caller_names_and_no_list_loads_all(demo_st
 
 def test_the_tool_loads_the_tables_of_its_parse(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=3)[0]
-    with open_store(demo_store) as reader, build_episode(reader, key) as ep:
+    with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:
         everything = set(ep.table_counts())
         ctx = ToolContext(ep)
         for sql, loaded in (

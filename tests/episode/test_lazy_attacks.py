@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store
+from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
 from clinseek.errors import EpisodeError, StoreError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
@@ -176,7 +176,7 @@ def test_a_table_the_caller_did_not_name_is_refused_never_seen_in_part(
 def test_the_guard_names_every_table_a_query_reads(demo_store: Path, demo_key: EpisodeKey, sql: str) -> None:
     """Through ``ehr.run_sql_query`` a fresh episode (only the guard's tables loaded) answers as one with
     every table loaded: the parse the guard checks lists every table DuckDB reads."""
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         with build_episode(reader, demo_key) as full:
             full.execute("SELECT 1")  # every table
             expected = asyncio.run(call_tool(ToolContext(episode=full), "ehr.run_sql_query", {"sql_query": sql}))
@@ -291,7 +291,7 @@ def test_fresh_episodes_of_many_patients_from_threads_and_asyncio(demo_store: Pa
         with build_episode(demo_store, key) as ep:  # fresh readers and databases
             serial[key] = _fingerprint(ep)
 
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
 
         def one(key: EpisodeKey) -> list[Any]:
             with build_episode(reader, key) as ep:
@@ -350,7 +350,7 @@ def test_one_episode_first_named_by_many_threads_at_once(demo_store: Path, demo_
 def test_a_reader_is_refused_in_a_forked_child_which_opens_its_own(small_store: Path) -> None:
     """No fork hook: a child forked while the parent holds a reader (and one of its threads the reader's
     lock) gets a clear error from the inherited reader and builds with a reader of its own."""
-    with open_store(small_store) as reader:
+    with open_store_reader(small_store) as reader:
         with build_episode(reader, EpisodeKey(S, T)) as ep:
             ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
         reader._lock.acquire()  # what a parent thread reading a dictionary holds during the fork
@@ -361,7 +361,7 @@ def test_a_reader_is_refused_in_a_forked_child_which_opens_its_own(small_store: 
                     build_episode(reader, EpisodeKey(S, T))
                 except StoreError as err:
                     refused = str(err)
-                with open_store(small_store) as own, build_episode(own, EpisodeKey(S, T)) as mine:
+                with open_store_reader(small_store) as own, build_episode(own, EpisodeKey(S, T)) as mine:
                     rows = mine.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows
                 return refused, rows
 
@@ -421,7 +421,7 @@ def test_a_store_replaced_on_disk_while_episodes_are_open(tmp_path: Path) -> Non
             assert new.execute("SELECT count(*) FROM labevents").rows == [(0,)]
         assert old_counts["hosp.labevents"] > 0
         assert old.execute("SELECT count(*) FROM labevents").rows == [(old_counts["hosp.labevents"],)]
-        with open_store(path) as reader, build_episode(reader, EpisodeKey(S, T)) as fresh:
+        with open_store_reader(path) as reader, build_episode(reader, EpisodeKey(S, T)) as fresh:
             assert fresh.table_counts()["hosp.labevents"] == 0
     finally:
         old.close()
@@ -437,7 +437,7 @@ def test_a_closed_episode_or_reader_does_not_keep_the_store_open(tmp_path: Path)
     gc.collect()
     assert _store_fds(path) == []  # the closed episode object is still referenced here
     assert ep.closed
-    reader = open_store(path)
+    reader = open_store_reader(path)
     shared = build_episode(reader, EpisodeKey(S, T))
     shared.execute("SELECT count(*) FROM labevents")
     shared.close()

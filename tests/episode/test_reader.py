@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, _sealed, build_episode, open_store
+from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, _sealed, build_episode, open_store_reader
 from clinseek.errors import StoreError
 from clinseek.policy import EVENT_TIME, MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
@@ -68,7 +68,7 @@ def test_a_reused_database_shows_nothing_of_the_episode_before(demo_store: Path)
     with fresh:
         expected_rows = _everything(fresh)
         expected_catalog = _catalog(fresh)
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         with build_episode(reader, a, candidates={"diagnoses_ccs": ["Sepsis", "Shock"]}) as first:
             _everything(first)
             used = first._con
@@ -86,7 +86,7 @@ def test_a_reused_database_shows_nothing_of_the_episode_before(demo_store: Path)
 def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
     small_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with open_store(small_store) as reader:
+    with open_store_reader(small_store) as reader:
         with build_episode(reader, EpisodeKey(S, T)) as first:
             first.execute("SELECT count(*) FROM labevents", tables=["labevents"])
             used = first._con
@@ -100,7 +100,7 @@ def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
 
 
 def test_the_reader_is_the_callers(small_store: Path) -> None:
-    reader = open_store(small_store)
+    reader = open_store_reader(small_store)
     with build_episode(reader, EpisodeKey(S, T)) as ep:
         assert ep.execute("SELECT count(*) FROM patients", tables=["patients"]).rows == [(1,)]
     assert not reader.closed  # building and closing episodes leaves it open
@@ -109,11 +109,11 @@ def test_the_reader_is_the_callers(small_store: Path) -> None:
     with pytest.raises(StoreError, match="closed"):
         build_episode(reader, EpisodeKey(S, T))
     with pytest.raises(StoreError, match="no such store file"):
-        open_store(small_store.with_name("missing.duckdb"))
+        open_store_reader(small_store.with_name("missing.duckdb"))
 
 
 def test_queries_past_their_time_limit_are_interrupted_by_the_watchdog(small_store: Path) -> None:
-    with open_store(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
         slow = "SELECT count(*) FROM range(100000000000) a"
         for _ in range(3):  # one watchdog thread serves every query of the reader
             with pytest.raises(EpisodeTimeout):
@@ -139,7 +139,7 @@ def test_the_inventorys_event_times_are_the_record_tools_times(which: str, reque
     """``get_event_counts_by_time`` reads the inventory (store side, no load); ``get_records_by_time`` the episode's
     view: both give every table the same times, for many keys of both policies."""
     store = request.getfixturevalue(f"{which}_store")
-    with open_store(store) as reader:
+    with open_store_reader(store) as reader:
         for key in _keys(store, 10, seed=7):
             with build_episode(reader, key) as ep:
                 ctx = ToolContext(ep)
@@ -153,7 +153,7 @@ def test_the_inventorys_event_times_are_the_record_tools_times(which: str, reque
 def test_event_counts_match_the_records_tool_in_every_window(demo_store: Path) -> None:
     counts_tool = get_tool("ehr.get_event_counts_by_time").fn
     records_tool = get_tool("ehr.get_records_by_time").fn
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         for key in _keys(demo_store, 4, seed=9):
             with build_episode(reader, key) as ep:
                 ctx = ToolContext(ep)
@@ -167,7 +167,7 @@ def test_event_counts_match_the_records_tool_in_every_window(demo_store: Path) -
 
 
 def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None:
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         for key in _keys(demo_store, 4, seed=5):
             with build_episode(reader, key) as ep:
                 for name, rows in ep.table_counts().items():
@@ -197,7 +197,7 @@ def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None
 
 def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=2)[0]
-    with open_store(demo_store) as reader, build_episode(reader, key) as ep:
+    with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:
         data = ep.timeline("labevents")
         labels = ep.execute(
             "SELECT l.labevent_id, d.label FROM labevents l LEFT JOIN d_labitems d USING (itemid)",
@@ -216,7 +216,7 @@ def test_a_closed_episode_refuses_timelines(small_store: Path) -> None:
 def test_two_readers_of_one_store_share_nothing(small_store: Path) -> None:
     """No process-wide state: each reader has its own databases, dictionaries and watchdog; closing one
     leaves the other's episodes answering, and the closed one's open episode loads nothing more."""
-    first, second = open_store(small_store), open_store(small_store)
+    first, second = open_store_reader(small_store), open_store_reader(small_store)
     try:
         kept = build_episode(second, EpisodeKey(S, T))
         orphan = build_episode(first, EpisodeKey(S, T))

@@ -19,7 +19,7 @@ from clinseek.episode import (
     PostgresStoreReader,
     StoreReader,
     build_episode,
-    open_store,
+    open_store_reader,
 )
 from clinseek.store import connect_store
 from pgserver import PgDatabase
@@ -32,13 +32,13 @@ PAIRS = 8
 
 @pytest.fixture(scope="module")
 def pg_reader(pg_demo: PgDatabase) -> Iterator[StoreReader]:
-    with open_store(pg_demo.reader_url) as reader:
+    with open_store_reader(pg_demo.reader_url) as reader:
         yield reader
 
 
 @pytest.fixture(scope="module")
 def duck_reader(demo_store: Path) -> Iterator[StoreReader]:
-    with open_store(demo_store) as reader:
+    with open_store_reader(demo_store) as reader:
         yield reader
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store
+from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
 from clinseek.tools import ToolContext, call_tool
 from clinseek.tools._sqlcache import guard_verdict
 from policy.crafted import OTHER, S, T, build_crafted_store
@@ -28,7 +28,7 @@ def small_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def episodes(small_store: Path) -> Iterator[dict[str, Episode]]:
     """Two patients at the same cutoff, one of them also a day earlier, and one with a candidate table."""
-    with open_store(small_store) as reader:
+    with open_store_reader(small_store) as reader:
         made = {
             "s": build_episode(reader, EpisodeKey(S, T)),
             "other": build_episode(reader, EpisodeKey(OTHER, T)),

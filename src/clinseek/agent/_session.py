@@ -196,7 +196,7 @@ def open_session(
     """Build the sealed episode of ``key`` from ``store`` and offer tools on it (blocking: DuckDB work).
 
     Args:
-        store: an open store reader (``clinseek.episode.open_store``; the caller closes it after its
+        store: an open store reader (``clinseek.episode.open_store_reader``; the caller closes it after its
             sessions), or the store file (the episode opens a reader of its own and closes it with itself).
         key: patient, cutoff, policy, hidden encounters, linked CXR ids.
         candidates: candidate tables by task name (``clinseek.episode.build_episode``).

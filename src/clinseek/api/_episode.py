@@ -48,7 +48,7 @@ async def open_episode_async(
 
     Args:
         store: the store file (the session opens a reader of it and closes it with itself), or an open
-            :class:`~clinseek.episode.StoreReader` (:func:`clinseek.episode.open_store`) shared by many
+            :class:`~clinseek.episode.StoreReader` (:func:`clinseek.episode.open_store_reader`) shared by many
             sessions: the caller closes it after them.
         subject_id: the patient (``hosp.patients.subject_id``).
         prediction_time: the cutoff, naive on MIMIC's shifted clock (a ``datetime`` or ``"YYYY-MM-DD HH:MM:SS"``).

@@ -1,6 +1,6 @@
 """The sealed per-question snapshot: one patient, one cutoff, one policy, no way out.
 
-A caller opens a :class:`StoreReader` (:func:`open_store`), passes it to :func:`build_episode` for
+A caller opens a :class:`StoreReader` (:func:`open_store_reader`), passes it to :func:`build_episode` for
 every question, and closes it. :func:`build_episode` reads what :mod:`clinseek.policy` lets an
 :class:`EpisodeKey` see through the reader into a sealed in-memory DuckDB database; :class:`Episode`
 runs read-only SQL on it under a time limit and a row cap. The tools, the curated renderers and
@@ -13,7 +13,7 @@ from ._build import CandidateSource, build_episode, check_candidate_table
 from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._pgreader import PostgresStoreReader
-from ._reader import DuckDBStoreReader, StoreReader, TableInventory, open_store
+from ._reader import DuckDBStoreReader, StoreReader, TableInventory, open_store_reader
 from ._result import QueryResult
 
 __all__ = [
@@ -36,5 +36,5 @@ __all__ = [
     "build_episode",
     "check_candidate_table",
     "clock_names",
-    "open_store",
+    "open_store_reader",
 ]

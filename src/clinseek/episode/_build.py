@@ -18,7 +18,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
-from ._reader import StoreReader, TableInventory, open_store
+from ._reader import StoreReader, TableInventory, open_store_reader
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -51,7 +51,7 @@ def build_episode(
     sorted by it.
 
     Args:
-        store: an open :class:`~clinseek.episode.StoreReader` (:func:`~clinseek.episode.open_store`;
+        store: an open :class:`~clinseek.episode.StoreReader` (:func:`~clinseek.episode.open_store_reader`;
             the caller closes it after its episodes), or a store (file path): the episode then opens a
             reader of its own and closes it with itself (each such build reads the store's catalog again).
         key: patient, cutoff, policy version, hidden encounters, linked CXR ids.
@@ -72,7 +72,7 @@ def build_episode(
     """
     if isinstance(store, StoreReader):
         return _build(store, key, candidates or {}, memory_limit, owned=False)
-    reader = open_store(store)
+    reader = open_store_reader(store)
     try:
         return _build(reader, key, candidates or {}, memory_limit, owned=True)
     except BaseException:

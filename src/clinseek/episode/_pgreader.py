@@ -11,7 +11,7 @@ from ._reader import StoreReader
 
 
 class PostgresStoreReader(StoreReader):
-    """A mimic-code PostgreSQL database as a source of sealed episodes (``open_store("postgresql://...")``).
+    """A mimic-code PostgreSQL database as a source of sealed episodes (``open_store_reader("postgresql://...")``).
 
     Every read is the policy's SQL written for PostgreSQL (:class:`~clinseek.store.PgSource`): one
     patient's rows, masked and cut at the key's cutoff on the server, over a pool of read-only

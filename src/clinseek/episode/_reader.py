@@ -1,7 +1,7 @@
 """Store readers: the source a sealed episode reads one patient's rows from, opened and closed by the caller.
 
 A :class:`StoreReader` is opened once per run (or per worker process), passed to every
-:func:`~clinseek.episode.build_episode`, and closed by whoever opened it (``with open_store(path) as
+:func:`~clinseek.episode.build_episode`, and closed by whoever opened it (``with open_store_reader(path) as
 reader: ...``). It holds only what every episode of the source shares: which tables the source
 has, the dictionary tables (read once, on first use; they hold no patient data), the per-query
 time-limit watchdog, and sealed episode databases ready for reuse (see :class:`SealedPool`). It
@@ -56,9 +56,9 @@ class TableInventory:
 class StoreReader(ABC):
     """A read-only source of sealed episodes: one patient's rows at a time, through the temporal policy.
 
-    Open one with :func:`open_store` (a clinseek DuckDB store file), pass it to every
+    Open one with :func:`open_store_reader` (a clinseek DuckDB store file), pass it to every
     :func:`~clinseek.episode.build_episode` of a run (any number of threads at once), close it when the
-    run ends (``with open_store(path) as reader:``). Episodes built from it must be closed before it.
+    run ends (``with open_store_reader(path) as reader:``). Episodes built from it must be closed before it.
     It may be used only in the process that opened it: a forked child opens its own.
 
     Attributes:
@@ -107,7 +107,7 @@ class StoreReader(ABC):
         if os.getpid() != self._pid:
             raise StoreError(
                 f"{self._location}: this store reader was opened in process {self._pid}; "
-                "a forked process must open its own (clinseek.episode.open_store)"
+                "a forked process must open its own (clinseek.episode.open_store_reader)"
             )
 
     def dictionary(self, name: str) -> pa.Table:
@@ -381,14 +381,14 @@ class DuckDBStoreReader(StoreReader):
             self._con.close()
 
 
-def open_store(store: Store | Path | str) -> StoreReader:
+def open_store_reader(store: Store | Path | str) -> StoreReader:
     """Open a clinseek store for building episodes: the caller passes it to builds and closes it.
 
     ``store`` is a clinseek DuckDB store file (:class:`DuckDBStoreReader`), or a
     ``postgresql://user:password@host:port/db`` URL of a mimic-code PostgreSQL database
     (:class:`~clinseek.episode.PostgresStoreReader`). Checks that the file is a complete clinseek store
     whose tables have the registry's columns and types (a database: that it answers and holds the
-    required tables, columns and grants). Use as a context manager: ``with open_store(path) as reader:
+    required tables, columns and grants). Use as a context manager: ``with open_store_reader(path) as reader:
     build_episode(reader, key)``.
 
     Raises:

@@ -22,7 +22,7 @@ from ..agent import (
     verbatim_package,
 )
 from ..bench import episode_key
-from ..episode import StoreReader, build_episode, open_store
+from ..episode import StoreReader, build_episode, open_store_reader
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
 from ..records import ResultRow, Status
 from ..tools import BROWSER_TOOLS, ToolContext
@@ -127,7 +127,7 @@ class Executor:
         """
         with self._reader_lock:
             if self._reader is None:
-                self._reader = open_store(self.store)
+                self._reader = open_store_reader(self.store)
             return self._reader
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._version import __version__
 from ..agent import PROMPT_VERSION, offered_tools
 from ..bench import select_questions
-from ..episode import open_store
+from ..episode import open_store_reader
 from ..errors import ClinseekError
 from ..knowledge import Knowledge
 from ..models import (
@@ -337,7 +337,7 @@ def _check_store(store: Path | str, questions: Sequence[Question], mode: RunMode
 
     needs = mode != "curated" or any(verbatim_package(q)[0] is None for q in questions)
     if needs and isinstance(store, str):  # the server answers, the login, schemas, tables, columns and grants
-        open_store(store).close()  # missing patients: their rows become infra errors, as a lost server's
+        open_store_reader(store).close()  # missing patients: their rows become infra errors, as a lost server's
         return
     store = Path(store)
     if needs and not store.is_file():
@@ -396,7 +396,7 @@ async def run_benchmark(
     Args:
         questions: benchmark questions (``clinseek.bench.load_questions``).
         store: the DuckDB store the episodes are built from, or a ``postgresql://`` URL of a mimic-code
-            database (:func:`~clinseek.episode.open_store`).
+            database (:func:`~clinseek.episode.open_store_reader`).
         mode: ``agent`` (ClinSeekAgent loop), ``curated`` (one-shot Curated Input) or ``both``.
         model: ``provider:model`` (built with ``get_model``; ``settings.model.base_url`` applies) or a
             ``ChatModel`` instance.
