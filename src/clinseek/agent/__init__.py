@@ -17,6 +17,7 @@ from ._baselines import (
     risk_threshold,
 )
 from ._budget import AgentBudget
+from ._channel import ToolChannel, ToolTransport
 from ._curated import run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
 from ._extract import PARSE_MODES, STRICT_PARSE_MODES, Extracted, ParseMode, extract_answer
@@ -65,9 +66,11 @@ __all__ = [
     "NullBaseline",
     "ParseMode",
     "Sources",
+    "ToolChannel",
     "ToolInfo",
     "ToolRecord",
     "ToolReply",
+    "ToolTransport",
     "Transcript",
     "UsageTotals",
     "agent_messages_text",

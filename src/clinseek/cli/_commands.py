@@ -13,6 +13,7 @@ from . import (
     _distill,  # noqa: F401
     _export,  # noqa: F401
     _knowledge,  # noqa: F401
+    _mcp,  # noqa: F401
     _report,  # noqa: F401
     _run,  # noqa: F401
     _score,  # noqa: F401

@@ -67,6 +67,10 @@ class RunManifest(BaseModel):
     server context length, tools checked, token counter, probe latency, notes); ``None`` when none ran."""
     token_counter: str | None = None
     """What the token budgets counted with (``server:llama.cpp /tokenize``, ``estimate:…``)."""
+    tool_transport: dict[str, Any] | None = None
+    """The route of the agent runs' tool calls (``RunOptions.tool_transport.describe()``: ``kind``
+    ``mcp-memory`` or ``mcp-stdio``, and ``external``: each external MCP server's URL and the tools it
+    offered beside ours); ``None``: the tools were called in process."""
     python: str = Field(default_factory=platform.python_version)
     packages: dict[str, str] = Field(default_factory=dict)
     started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))

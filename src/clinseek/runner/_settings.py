@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..agent import AgentBudget, Sources
+from ..agent import AgentBudget, Sources, ToolTransport
 from ..models import GenerateConfig, TokenCounter
 from ..tools import Limits
 from ._retry import RetryPolicy
@@ -78,6 +78,10 @@ class RunOptions:
         allow_missing_cxr: run multimodal questions whose linked CXR studies or images are not in the store
             (recorded likewise); refused by default. Both are read where a manifest is checked against the
             store (``clinseek.run`` with a manifest path; ``clinseek.bench.prepare_run``).
+        tool_transport: the route of agent runs' tool calls (``None``: in process). An MCP client of each
+            run's own episode (``clinseek.mcpserver.McpTransport``: in memory, or a ``clinseek mcp serve``
+            subprocess, optionally with an external server's tools beside ours) gives the same tool outputs;
+            its ``describe()`` goes in the run manifest and the configuration hash.
     """
 
     runs_per_question: int = 1
@@ -89,6 +93,7 @@ class RunOptions:
     split: str | None = None
     allow_outside_record: bool = False
     allow_missing_cxr: bool = False
+    tool_transport: ToolTransport | None = None
 
 
 @dataclass(frozen=True, slots=True)
