@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -13,8 +14,9 @@ from ._app import app
 from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
+    from ..agent import ToolTransport
     from ..knowledge import KnowledgeConfig
-    from ..runner import RunSummary
+    from ..runner import RunSettings, RunSummary
 
 
 class _Mode(StrEnum):
@@ -116,6 +118,7 @@ def run_cmd(
     split: Annotated[str | None, _opt("--split", panel=_RUN, help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
     allow_outside_record: Annotated[bool, _opt("--allow-outside-record", panel=_RUN, help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
     allow_missing_cxr: Annotated[bool, _opt("--allow-missing-cxr", panel=_RUN, help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
+    tools: Annotated[list[str] | None, _opt("--tools", panel=_RUN, help="Route of the agent's tool calls: direct (default: in process), mcp (an in-memory MCP client of each run's episode), mcp-stdio (a `clinseek mcp serve` subprocess per run), and mcp+URL (an external MCP server's tools offered beside ours; repeatable). Same tool outputs on every route; the route is recorded in the run manifest.")] = None,
     max_turns: Annotated[int, _opt("--max-turns", panel=_BUDGET, min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
     max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
     context_window: Annotated[int, _opt("--context-window", panel=_BUDGET, min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
@@ -164,10 +167,35 @@ def run_cmd(
             cxr_root=cxr_root or (store_cxr_root(store) if store.is_file() else None),
             imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device), candidate_tables=candidate_tables),
     )
+    if tools:
+        settings = replace(settings, run=replace(settings.run, tool_transport=_tool_transport(tools, store, settings)))
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
     _print_summary(run(bench, store, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
+
+
+def _tool_transport(values: list[str], store: Path, settings: RunSettings) -> ToolTransport | None:
+    """``--tools`` as the route of the agent's tool calls (``None``: in process).
+
+    Raises:
+        typer.BadParameter: an unknown value, or both ``mcp`` and ``mcp-stdio``.
+    """
+    routes = {"direct": "direct", "mcp": "memory", "mcp-stdio": "stdio"}
+    unknown = [v for v in values if v not in routes and not v.startswith("mcp+")]
+    if unknown:
+        raise typer.BadParameter(f"{unknown[0]!r}: expected direct, mcp, mcp-stdio or mcp+URL", param_hint="--tools")
+    chosen = {routes[v] for v in values if v in routes} or {"direct"}
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"one route for our tools, got {sorted(v for v in values if v in routes)}",
+                                 param_hint="--tools")
+    external = tuple(v.removeprefix("mcp+") for v in values if v.startswith("mcp+"))
+    route = chosen.pop()
+    if route == "direct" and not external:
+        return None
+    from ..mcpserver import McpTransport
+
+    return McpTransport(route=route, external=external, store=store, sources=settings.sources)  # type: ignore[arg-type]
 
 
 def _print_summary(summary: RunSummary) -> None:
