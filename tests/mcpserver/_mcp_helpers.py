@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sys
-from collections.abc import Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +160,50 @@ async def http_client(url: str, token: str | None) -> Any:
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
             Client(streamable_http_client(url, http_client=http)) as client:
         yield client
+
+
+def pick_cases(store: Path, n: int) -> list[Case]:
+    """``n`` cases of different patients: each patient's admission with the most lab rows, cut halfway
+    through, the patients with the most lab rows first (the first is ``pick_case``'s)."""
+    from clinseek.store import connect_store
+
+    con = connect_store(store)
+    try:
+        rows = con.execute(
+            "SELECT subject_id, hadm_id, admittime, dischtime FROM (SELECT a.*, row_number() OVER ("
+            "PARTITION BY a.subject_id ORDER BY n DESC, a.hadm_id) AS rank, max(n) OVER (PARTITION BY a.subject_id) AS "
+            "best FROM (SELECT a.subject_id, a.hadm_id, a.admittime, a.dischtime, (SELECT count(*) FROM "
+            "hosp.labevents l WHERE l.hadm_id = a.hadm_id) AS n FROM hosp.admissions a "
+            "WHERE a.dischtime > a.admittime + INTERVAL 2 DAY) a) WHERE rank = 1 ORDER BY best DESC, hadm_id LIMIT ?",
+            [n]).fetchall()
+    finally:
+        con.close()
+    return [Case(store, int(s), (admit + (disch - admit) / 2).replace(microsecond=0), int(h))
+            for s, h, admit, disch in rows]
+
+
+@contextmanager
+def http_server(app: Any) -> Iterator[str]:
+    """Serve the ASGI ``app`` with uvicorn on a free loopback port in a thread; yields its MCP URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the HTTP server did not start")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
