@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import typing
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -101,7 +102,9 @@ _EPISODE_NAMES = [p.name for p in _EPISODE_OPTIONS]
 def _with_episode_options(fn: _F) -> _F:
     """Add the episode options to a command whose signature ends with ``**episode``."""
     sig = inspect.signature(fn)
-    own = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    hints = typing.get_type_hints(fn, include_extras=True)  # this module's annotations are strings
+    own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD]
     fn.__signature__ = sig.replace(parameters=own + _EPISODE_OPTIONS)  # type: ignore[attr-defined]
     return fn
 
