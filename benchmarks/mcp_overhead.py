@@ -22,6 +22,7 @@ the ``[mcp]`` extra; without ``--store`` a 200-patient synthetic store is built 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import socket
 import statistics
@@ -92,8 +93,8 @@ async def in_process(spec: EpisodeSpec, calls: int) -> tuple[list[dict[str, Any]
         cpu: dict[str, list[float]] = {"direct": [], "mcp-memory": []}
         for i in range(calls):
             name, args = CALLS[i % len(CALLS)]
-            routes = [("direct", lambda: session.call_tool_async(name, args)),
-                      ("mcp-memory", lambda: client.call_tool(name, args))]
+            routes = [("direct", functools.partial(session.call_tool_async, name, args)),
+                      ("mcp-memory", functools.partial(client.call_tool, name, args))]
             for route, call in routes if i % 2 == 0 else routes[::-1]:  # alternate which goes first
                 cpu_started = time.process_time()
                 wall[route].append(await _timed(call))
@@ -133,7 +134,7 @@ async def _concurrent(clients: int, calls: int, make: Callable[[int], Any]) -> t
             await call(*CALLS[0])  # connect and warm
             for j in range(each):
                 name, args = CALLS[j % len(CALLS)]
-                ms.append(await _timed(lambda: call(name, args)))
+                ms.append(await _timed(functools.partial(call, name, args)))
 
     started = time.perf_counter()
     async with anyio.create_task_group() as tg:
