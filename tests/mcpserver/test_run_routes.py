@@ -16,10 +16,12 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 from typer.testing import CliRunner
 
+import clinseek
 from clinseek.bench import Question, build_benchmark, load_questions
-from clinseek.mcpserver import McpTransport
+from clinseek.mcpserver import TASK_PROMPT, EpisodeSpec, McpTransport, open_spec, session_server
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
 from clinseek.runner import ResultRow, RunOptions, RunSettings, read_results, run_benchmark
 
@@ -112,3 +114,26 @@ def test_cli_tools_option_is_checked(small_bench: Any, demo_store: Path, tmp_pat
         assert result.exit_code == 2, result.output
         said = " ".join(result.output.replace("│", " ").split())
         assert (message or "one route for our tools") in said, said
+
+
+def test_a_benchmark_question_is_served_with_its_task_never_its_label(small_bench: Any, demo_store: Path) -> None:
+    bench, questions = small_bench
+    question = next(q for q in questions if q.task == "omr")
+
+    async def main() -> None:
+        async with await open_spec(EpisodeSpec(store=demo_store, bench=bench, qid=question.qid)) as served, \
+                await clinseek.open_question_episode_async(bench, question.qid, demo_store) as direct, \
+                Client(session_server(served)) as client:
+            system = next(m.content for m in direct.messages if m.role == "system")
+            assert client.server_info is not None and client.instructions == system
+            assert [p.name for p in (await client.list_prompts()).prompts] == [TASK_PROMPT]
+            prompt = await client.get_prompt(TASK_PROMPT)
+            text = prompt.messages[0].content.text
+            assert text == "\n\n".join(m.content for m in direct.messages if m.content)
+            assert question.instruction in text
+            loaded = (await client.call_tool("ehr.load_ehr", {})).structured_content["data"]
+            assert (loaded["subject_id"], loaded["prediction_time"]) == (
+                question.subject_id, question.prediction_time.isoformat(sep=" "))
+            assert "label" not in text.lower() + json.dumps(loaded)  # the turns of an agent run: never the label
+
+    anyio.run(main)
