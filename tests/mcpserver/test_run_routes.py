@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 import clinseek
 from clinseek.bench import Question, build_benchmark, load_questions
+from clinseek.errors import ClinseekError
 from clinseek.mcpserver import TASK_PROMPT, EpisodeSpec, McpTransport, open_spec, session_server
 from clinseek.models import GenerateConfig, Message, ModelResponse, ToolCall, Usage
 from clinseek.runner import ResultRow, RunOptions, RunSettings, read_results, run_benchmark
@@ -137,3 +138,61 @@ def test_a_benchmark_question_is_served_with_its_task_never_its_label(small_benc
             assert "label" not in text.lower() + json.dumps(loaded)  # the turns of an agent run: never the label
 
     anyio.run(main)
+
+
+class _AsksTheGuideline:
+    """Calls the external ``guidelines.lookup`` tool once, then finishes."""
+
+    name = "fake:guideline"
+    supports_native_tools = True
+
+    def __init__(self) -> None:
+        self.offered: list[str] = []
+
+    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
+                       config: GenerateConfig | None = None) -> ModelResponse:
+        self.offered = [t["function"]["name"] for t in tools]
+        turn = sum(1 for m in messages if m.role == "assistant")
+        call = (ToolCall(id="g", name="guidelines.lookup", arguments={"term": "sepsis"}) if turn == 0 else
+                ToolCall(id="done", name="ehr.finish", arguments={"response": ["yes"]}))
+        return ModelResponse(model=self.name, message=Message(role="assistant", content="", tool_calls=[call]),
+                             usage=Usage(input_tokens=10, output_tokens=5), cost_usd=Decimal("0"), latency_s=0.0,
+                             stop_reason="tool_calls")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_an_external_servers_tools_are_offered_beside_ours_and_recorded(small_bench: Any, demo_store: Path,
+                                                                         tmp_path: Path) -> None:
+    from _mcp_helpers import http_server
+    from mcp.server.mcpserver import MCPServer
+
+    external = MCPServer("guidelines")
+
+    @external.tool(name="guidelines.lookup", description="A guideline's summary for a term.")
+    def lookup(term: str) -> str:
+        return f"Guideline for {term}: start antibiotics within the hour."
+
+    _, questions = small_bench
+    question = next(q for q in questions if q.task_type == "risk_prediction")
+    model = _AsksTheGuideline()
+    with http_server(external.streamable_http_app()) as url:
+        transport = McpTransport(route="memory", external=(url,))
+        settings = RunSettings(run=RunOptions(concurrency=1, tool_transport=transport))
+        summary = anyio.run(lambda: run_benchmark([question], demo_store, "agent", model, tmp_path,
+                                                  settings=settings)).runs[0]
+        clash = MCPServer("clash")
+        clash.tool(name="ehr.think")(lookup)
+        with http_server(clash.streamable_http_app()) as clash_url:
+            bad = RunSettings(run=RunOptions(tool_transport=McpTransport(route="memory", external=(url, clash_url))))
+            with pytest.raises(ClinseekError, match=r"tool 'ehr.think' of MCP server .* is also offered by clinseek"):
+                anyio.run(lambda: run_benchmark([question], demo_store, "agent", _AsksTheGuideline(),
+                                                tmp_path / "clash", settings=bad))
+    (row,) = read_results(Path(summary.out_dir) / "results.jsonl").rows
+    assert "guidelines.lookup" in model.offered and "ehr.run_sql_query" in model.offered
+    shown = [m["content"] for m in row.messages if m["role"] == "tool"]
+    assert shown[0] == "Guideline for sepsis: start antibiotics within the hour."
+    manifest = json.loads((Path(summary.out_dir) / "run_manifest.json").read_text())
+    assert manifest["tool_transport"] == {"kind": "mcp-memory", "external": [{"url": url, "tools": ["guidelines.lookup"]}]}
+    assert not (tmp_path / "clash").exists(), "refused before any row"

@@ -32,7 +32,7 @@ from mcp.client.stdio import stdio_client
 from ..agent import EpisodeSession, Sources
 from ..errors import ClinseekError, ModelError
 from ..models import ToolNameMap, safe_url
-from ..tools import ToolResult, tool_schemas
+from ..tools import ToolResult, tool_names, tool_schemas
 from ._names import name_map
 from ._output import tool_result
 from ._server import session_server
@@ -136,10 +136,10 @@ class McpTransport:
 
         Raises:
             ClinseekError: an external server does not answer, or lists a tool name a model cannot be
-                offered (not dotted identifiers) or that two servers share.
+                offered (not dotted identifiers), the name of a clinseek tool, or a name two servers share.
         """
         external = []
-        seen: dict[str, str] = {}
+        seen: dict[str, str] = dict.fromkeys(tool_names(), "clinseek")
         for url in self.external:
             try:
                 async with AsyncExitStack() as stack:
@@ -151,7 +151,7 @@ class McpTransport:
             names = server.names.canonical_names()
             for name in names:
                 if name in seen:
-                    raise ClinseekError(f"tool {name!r} is offered by both {seen[name]} and {safe_url(url)}")
+                    raise ClinseekError(f"tool {name!r} of MCP server {safe_url(url)} is also offered by {seen[name]}")
                 seen[name] = safe_url(url)
             external.append({"url": safe_url(url), "tools": names})
         return {"kind": _ROUTE_KIND[self.route], "external": external}
@@ -174,9 +174,11 @@ class McpTransport:
                 ours = session
             external = [await _connect(stack, Client(url)) for url in self.external]
             clash = sorted(set(session.tool_names) & {n for s in external for n in s.names.canonical_names()})
-            if clash:
-                raise ClinseekError(f"external MCP tools {clash} have the names of the episode's own tools")
-            yield McpChannel(ours, external)
+            if not clash:
+                yield McpChannel(ours, external)
+                return
+        # raised once the clients are closed (inside their task groups it would reach the row as an ExceptionGroup)
+        raise ClinseekError(f"external MCP tools {clash} have the names of the episode's own tools")
 
     async def _subprocess(self, stack: AsyncExitStack, session: EpisodeSession, question: Question) -> _Connected:
         """``clinseek mcp serve --spec FILE`` on the question's episode, with the session's tools and limits."""
