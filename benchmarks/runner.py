@@ -42,8 +42,22 @@ measured by ``benchmarks/episode.py``). Another process on the same cores moves 
 prints the share of the CPUs other processes used while it ran (``psutil``: the machine's busy time less
 this client's and the server's); read the figures when it is near 0.
 
+With ``--ray`` (the ``ray`` extra) every round also runs the harness on the Ray executor (issue 24:
+``RunOptions(executor="ray")``, ``--ray-workers`` async actors on a local Ray started once for the
+benchmark with 2 CPUs, no dashboard, a 200 MB object store), and the report gives its throughput
+against the ideal and Ray's added latency per question, as a ratio to the local executor's in the
+same rounds. Each round's wall includes starting (and ending) the run's workers: new Python processes
+that import clinseek, which the local executor does not pay; the server's log splits it off (``setup``:
+from the start of ``run_benchmark`` to the first request the server received; ``serving``: first
+request to last reply). Both executors are judged on the serving window: the workers' start is a
+one-time cost of a run (printed apart, as the imports are), seconds against a sweep's hours. A
+question's latency at full concurrency is ``concurrency x serving / questions`` (Little's law:
+questions in flight / throughput): model call, harness and, for Ray, dispatch to an actor, the
+limiter actor's grant and the row's way back to the driver.
+
 Usage: ``python benchmarks/runner.py [--questions 512] [--concurrency 64] [--latency 1.0] [--rounds 3]
-[--progress]`` (with ``--progress`` under a terminal, the live bar is drawn between the figures).
+[--progress] [--ray [--ray-workers 2]]`` (with ``--progress`` under a terminal, the live bar is drawn
+between the figures). Issue 24's figure: ``--ray --questions 2048 --concurrency 256 --rounds 2``.
 """
 
 from __future__ import annotations
@@ -79,11 +93,13 @@ _TIMEOUT_S = 30.0
 _BASELINES = ("gather", "pool", "post")
 
 
-def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str) -> None:
+def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str, log: str) -> None:
     """A minimal asyncio HTTP/1.1 keep-alive server answering every POST after ``latency_s``.
 
-    The first request body it receives is written to ``sample`` (the baseline replays it).
+    The first request body it receives is written to ``sample`` (the baseline replays it); each
+    request's arrival and reply times (``time.time()``) are appended to ``log``.
     """
+    times = open(log, "a", buffering=1)  # open for the server's whole life
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -94,11 +110,13 @@ def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str) -> 
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":", 1)[1])
                 body = await reader.readexactly(length)
+                arrived = time.time()
                 if not os.path.exists(sample):
                     Path(sample).write_bytes(body)
                 await asyncio.sleep(latency_s)
                 writer.write(_REPLY)
                 await writer.drain()
+                times.write(f"{arrived:.6f} {time.time():.6f}\n")
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
 
@@ -137,16 +155,25 @@ class Round:
     """Harness only: share of the questions' own time spent outside the model call."""
     others_pct: float = 0.0
     """CPU that other processes (neither this client nor the fake server) used meanwhile, in % of all cores."""
+    setup_s: float | None = None
+    """Harness only: from the start of ``run_benchmark`` to the first request the server received."""
+    serving_s: float | None = None
+    """Harness only: from the first request the server received in this round to its last reply."""
 
 
 def _busy_s(server_pid: int) -> tuple[float, float]:
-    """(CPU seconds of the whole machine, of this process + the server) so far."""
+    """(CPU seconds of the whole machine, of this process + the server + this process's children) so far."""
     import psutil
 
     machine = psutil.cpu_times()
     busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0.0) \
         + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
-    ours = sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in (os.getpid(), server_pid))
+    ours = 0.0
+    for process in [psutil.Process(server_pid), *psutil.Process().children(recursive=True), psutil.Process()]:
+        try:  # with --ray: the Ray processes this one started (raylet, GCS, the workers)
+            ours += sum(process.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
     return busy, ours
 
 
@@ -212,16 +239,24 @@ def _baseline(base_url: str, body: dict[str, Any], n: int, concurrency: int, kin
     return Round(kind, wall, cpu, statistics.fmean(latencies))
 
 
-def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) -> Round:
+def _harness(base_url: str, n: int, concurrency: int, progress: bool = False, log: str | None = None,
+             ray_workers: int | None = None) -> Round:
+    """One ``run_benchmark`` of ``n`` questions: on the local executor, or on Ray with ``ray_workers`` actors.
+
+    CPU is this process's (with Ray, the workers' CPU is in neither ``cpu_s`` nor ``others_pct``).
+    """
     import anyio
 
     from clinseek.models import GenerateConfig
     from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
-    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)), run=RunOptions(concurrency=concurrency, progress=progress))
+    options = RunOptions(concurrency=concurrency, progress=progress)
+    if ray_workers is not None:
+        options = replace(options, executor="ray", workers=ray_workers)
+    settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)), run=options)
     qs = _questions(n)
     with tempfile.TemporaryDirectory() as out:  # a fresh results folder each round (else it would resume)
-        cpu0, started = time.process_time(), time.perf_counter()
+        cpu0, started, clock0 = time.process_time(), time.perf_counter(), time.time()
         summary = anyio.run(lambda: run_benchmark(qs, Path(out) / "none.duckdb", "curated", "openai:bench-model",
                                                   Path(out), settings=settings))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
@@ -230,7 +265,21 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False) ->
     assert run.answered == n, run
     in_model = sum(c.latency_s for r in rows for c in r.calls)
     per_row = sum(r.latency_s for r in rows)
-    return Round("harness", wall, cpu, in_model / len(rows), 100 * (per_row - in_model) / per_row)
+    setup = serving = None
+    if log is not None:  # this round's requests in the server's log
+        spans = [(a, b) for a, b in (map(float, line.split()) for line in Path(log).read_text().splitlines())
+                 if a >= clock0]
+        setup, serving = min(a for a, _ in spans) - clock0, max(b for _, b in spans) - min(a for a, _ in spans)
+    return Round("harness" if ray_workers is None else "ray", wall, cpu, in_model / len(rows),
+                 100 * (per_row - in_model) / per_row, setup_s=setup, serving_s=serving)
+
+
+def _start_ray(workers: int) -> None:
+    """A local Ray for the benchmark: ``max(2, workers)`` CPUs (one per worker actor), no dashboard, 200 MB store."""
+    import ray
+
+    ray.init(num_cpus=max(2, workers), include_dashboard=False, configure_logging=False, log_to_driver=False,
+             object_store_memory=200 * 1024 * 1024, runtime_env={"env_vars": {"OPENAI_API_KEY": _KEY}})
 
 
 def _baseline_body(sample: Path) -> dict[str, Any]:
@@ -245,8 +294,9 @@ def _baseline_body(sample: Path) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k in known} | ({"extra_body": extra} if extra else {})
 
 
-def measure(questions: int, concurrency: int, latency_s: float, rounds: int, progress: bool = False) -> dict[str, Any]:
-    """Warm every path up, then time ``rounds`` rounds of (gather, pool, post, harness)."""
+def measure(questions: int, concurrency: int, latency_s: float, rounds: int, progress: bool = False,
+            ray_workers: int | None = None) -> dict[str, Any]:
+    """Warm every path up, then time ``rounds`` rounds of (gather, pool, post, harness[, ray])."""
     import_started = time.perf_counter()
     import openai  # noqa: F401  (a one-time process cost, reported apart from the per-question overhead)
 
@@ -256,14 +306,17 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
     receive, send = mp.Pipe(duplex=False)
     stop = mp.Event()
     with tempfile.TemporaryDirectory() as tmp:
-        sample = Path(tmp) / "request.json"
-        server = mp.Process(target=_serve, args=(latency_s, send, stop, str(sample)), daemon=True)
+        sample, log = Path(tmp) / "request.json", str(Path(tmp) / "times.log")
+        server = mp.Process(target=_serve, args=(latency_s, send, stop, str(sample), log), daemon=True)
         server.start()
         server_pid = server.pid
         assert server_pid is not None
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
             warm_started = time.perf_counter()
+            if ray_workers is not None:
+                _start_ray(ray_workers)
+                _harness(base_url, concurrency, concurrency, False, None, ray_workers)
             _harness(base_url, concurrency, concurrency, progress)
             body = _baseline_body(sample)
             for kind in _BASELINES:
@@ -273,13 +326,20 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
             for _ in range(rounds):
                 for kind in _BASELINES:
                     timed.append(_metered(server_pid, partial(_baseline, base_url, body, questions, concurrency, kind)))
-                timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, progress)))
+                timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, progress, log)))
+                if ray_workers is not None:
+                    timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, False, log,
+                                                              ray_workers)))
         finally:
             stop.set()
             server.join(5)
+            if ray_workers is not None:
+                import ray
+
+                ray.shutdown()
     return {"questions": questions, "concurrency": concurrency, "latency_s": latency_s, "rounds": timed,
             "ideal_wall_s": math.ceil(questions / concurrency) * latency_s, "import_s": import_s,
-            "warmup_s": warm_s, "request_bytes": len(json.dumps(body)), "progress": progress}
+            "warmup_s": warm_s, "request_bytes": len(json.dumps(body)), "progress": progress, "ray_workers": ray_workers}
 
 
 def _mean(rounds: list[Round], kind: str, field: str) -> float:
@@ -294,9 +354,11 @@ def report(r: dict[str, Any]) -> None:
     print(f"questions {n}  concurrency {c}  model latency {r['latency_s']:.2f} s  ideal wall {ideal:.2f} s"
           f"  ({ideal_qps:.0f} q/s)  request {r['request_bytes']} bytes"
           f"  harness progress display {'on' if r['progress'] else 'off'}")
-    per_round = len(_BASELINES) + 1
+    per_round = len(_BASELINES) + 1 + (r["ray_workers"] is not None)
     for i, x in enumerate(rounds):
         extra = "" if x.outside_model_pct is None else f"  outside model call {x.outside_model_pct:.2f} %"
+        if x.setup_s is not None and x.serving_s is not None:
+            extra += f"  setup {x.setup_s:.2f} s  serving {x.serving_s:.2f} s"
         print(f"  round {i // per_round + 1} {x.kind:8s} wall {x.wall_s:6.2f} s  throughput"
               f" {n / x.wall_s / ideal_qps:.3f} x ideal  CPU {x.cpu_s:5.2f} s ({1000 * x.cpu_s / n:.2f} ms/q)"
               f"  mean call {x.call_s_mean:.3f} s  other processes {x.others_pct:.0f} % of the CPUs{extra}")
@@ -321,10 +383,34 @@ def report(r: dict[str, Any]) -> None:
           " mean model call " + ", ".join(f"{k} {_mean(rounds, k, 'call_s_mean'):.3f} s" for k in walls)
           + " (SDK + loopback server + waiting for the event loop included)")
     print(f"one-time costs (not counted): imports {r['import_s']:.2f} s, warm-up of all paths {r['warmup_s']:.2f} s")
+    if r["ray_workers"] is not None:
+        _report_ray(r, rounds)
     others = statistics.fmean(x.others_pct for x in rounds)
     print(f"other processes used {others:.0f} % of the CPUs during the rounds (mean);"
           f" load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
+
+def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
+    """Ray's throughput against the ideal, and its latency per question against the local executor's.
+
+    Judged on the serving window (first request to last reply): starting the workers is a one-time cost
+    of each run (reported apart, as the imports are), small against a sweep's hours, large against this
+    benchmark's seconds. The whole wall, start included, is printed too.
+    """
+    n, c, ideal_qps = r["questions"], r["concurrency"], r["concurrency"] / r["latency_s"]
+    wall = {k: _mean(rounds, k, "wall_s") for k in ("harness", "ray")}
+    setup = {k: _mean(rounds, k, "setup_s") for k in wall}
+    serving = {k: _mean(rounds, k, "serving_s") for k in wall}
+    latency = {k: c * w / n for k, w in serving.items()}  # Little's law: in flight / throughput
+    print(f"RAY THROUGHPUT {n / serving['ray']:.1f} q/s = {n / serving['ray'] / ideal_qps:.3f} x ideal once the"
+          f" workers are up (target >= 0.9; {r['ray_workers']} workers); local executor"
+          f" {n / serving['harness'] / ideal_qps:.3f} x ideal in the same rounds")
+    print(f"RAY ADDED LATENCY PER QUESTION {latency['ray'] - latency['harness']:+.3f} s: {latency['ray']:.3f} s on Ray"
+          f" vs {latency['harness']:.3f} s on the local executor (ratio {latency['ray'] / latency['harness']:.3f};"
+          " concurrency x serving window / questions)")
+    print(f"  whole wall, workers' start included: Ray {wall['ray']:.2f} s ({n / wall['ray'] / ideal_qps:.3f} x ideal)"
+          f" vs local {wall['harness']:.2f} s ({n / wall['harness'] / ideal_qps:.3f} x ideal); setup before the first"
+          f" request: Ray {setup['ray']:.2f} s vs local {setup['harness']:.2f} s")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -335,8 +421,11 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true",
                         help="the harness shows its progress display, as 'clinseek run' does by default (a live bar on"
                              " a terminal, else a plain line per tenth of the run)")
+    parser.add_argument("--ray", action="store_true", help="also time the harness on the Ray executor (the [ray] extra)")
+    parser.add_argument("--ray-workers", type=int, default=2, help="with --ray: worker actors")
     args = parser.parse_args()
-    report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress))
+    report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress,
+                   args.ray_workers if args.ray else None))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA_SKIP = "open MIMIC-IV demo not found at"
 """Start of the skip reason of every test that needs the shared data (the session summary counts them)."""
 EXTRA_OF_MODULE = {"torch": "imaging", "torchxrayvision": "imaging", "torchvision": "imaging",
-                   "transformers": "dev", "playwright": "dev", "pypdf": "dev", "trafilatura": "dev"}
+                   "transformers": "dev", "playwright": "dev", "pypdf": "dev", "trafilatura": "dev",
+                   "openai": "dev", "anthropic": "dev", "httpx2": "dev", "ray": "dev"}
 """Which extra of the README's test command brings a module that a test imports or skips without."""
 
 

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
-from clinseek.bench import MM_CATEGORIES, TEXT_TASKS, load_questions
+from clinseek.bench import MM_TASKS, TEXT_TASKS, load_questions
 from clinseek.cli import app
 from clinseek.demo import (
     CONFIG_FILE,
@@ -62,7 +62,7 @@ def test_the_benchmark_has_every_buildable_text_subtask_and_every_multimodal_cat
     counts = demo.build.counts
     text = {t.name for t in TEXT_TASKS}
     assert {t for t in text if counts.get(t, 0) > 0} == text - BUILDER_SKIPS
-    assert {c.category for c in MM_CATEGORIES} <= {name for name, n in counts.items() if n > 0}
+    assert {c.category for c in MM_TASKS} <= {name for name, n in counts.items() if n > 0}
     assert set(demo.build.skipped) >= BUILDER_SKIPS
 
 

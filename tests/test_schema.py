@@ -152,3 +152,29 @@ def test_docs_policy_md_lists_every_column_with_its_class_and_reason() -> None:
         assert list(listed) == list(table.column_names), table.qualified
         for col in table.columns:
             assert listed[col.name][0] == col.known and listed[col.name][1], (table.qualified, col.name)
+
+
+def test_the_shipped_concept_maps_are_the_mit_lcp_files() -> None:
+    """Byte-for-byte the MIT-LCP mimic-code maps (as meds-etl 0.3.11 shipped them), with their license."""
+    import hashlib
+    from importlib import resources
+
+    from clinseek.schema import CONCEPT_MAP_FILES, concept_map
+
+    root = resources.files("clinseek.schema").joinpath("concept_map")
+    want = {
+        "d_labitems_to_loinc.csv": "20b2cefe2eb5a157c0c646b7f80ab595084e353d455e7cca350f381083f974da",
+        "inputevents_to_rxnorm.csv": "562c28554f33bbc8e0525ae7be5172ec05630ff3580db958243050e437267788",
+        "lab_itemid_to_loinc.csv": "2e4994fa858b55cae48286728fb6ba8dde019716080e34759fbde3d604d8ce64",
+        "meas_chartevents_main.csv": "0727964c1593c5af714a722aec3d78e308b81cb59c4a9ed8787b69c5947da76a",
+        "outputevents_to_loinc.csv": "e46a7b0e1ef4debcbd283d0c0fa8a698e761b36bd710eb69be3f1a1eed7ec103",
+        "proc_datetimeevents.csv": "3432d3d84da0744329152a7af5e17937c9dd01b8c08bef74e519c929a09e2925",
+        "proc_itemid.csv": "b77460531714501b0008f94574580dbf33724cee3de0f45186d149fe05cf04d0",
+    }
+    assert set(CONCEPT_MAP_FILES) == set(want)
+    for name, digest in want.items():
+        assert hashlib.sha256(root.joinpath(name).read_bytes()).hexdigest() == digest, name
+    assert "MIT License" in root.joinpath("LICENSE.txt").read_text(encoding="utf-8")
+    assert concept_map("d_labitems_to_loinc.csv")[0]["label"]
+    with pytest.raises(KeyError, match="not a shipped concept map"):
+        concept_map("waveforms-summary.csv")

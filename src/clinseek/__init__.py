@@ -21,9 +21,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-
 if TYPE_CHECKING:
+    from ._version import __version__
     from .agent import AgentBudget, EpisodeSession, Sources, ToolInfo, ToolReply
     from .api import (
         open_episode,
@@ -48,6 +47,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ModelSettings", "RunOptions", "RunSettings"), "clinseek.runner"),
     "Limits": "clinseek.tools",
     "ClinseekError": "clinseek.errors",
+    "__version__": "clinseek._version",  # importlib.metadata (~50 modules) only when asked
 }
 """Each front-door name and the module it is loaded from on first use."""
 

@@ -1,25 +1,36 @@
 """Every error clinseek raises on purpose.
 
-The tree is shallow; each error keeps the data it points at as attributes::
+The tree is shallow; each error keeps the data it points at as attributes. The classes defined here
+are importable from ``clinseek.errors``; the others from the package named in brackets::
 
     ClinseekError
-    ├── RegistryError        a name registered twice, or an unknown registry name
-    ├── StoreError           a store file that cannot be opened or is not a clinseek store
-    │   └── IngestError      a source file that cannot be ingested (file, line, column, problem)
-    ├── PolicyError          an unknown policy version or an invalid episode key
-    ├── EpisodeError         an episode that cannot be built (unknown subject, …)
-    │   ├── EpisodeTimeout   a query on a sealed episode ran past its time limit
+    ├── RegistryError          a name registered twice, or an unknown registry name
+    ├── StoreError             a store file that cannot be opened or is not a clinseek store
+    │   └── IngestError        a source file that cannot be ingested (file, line, column, problem)
+    ├── PolicyError            an unknown policy version or an invalid episode key
+    ├── EpisodeError           an episode that cannot be built (unknown subject, …)
+    │   ├── EpisodeTimeout     a query on a sealed episode ran past its time limit
     │   └── EpisodeQueryError  SQL a sealed episode refuses (not one read-only query)
-    ├── ToolError            a problem the *model* can fix; returned to it as a structured error
-    ├── ManifestError        a benchmark manifest row that does not validate (file, row, field)
-    ├── ModelError           a model provider that is misconfigured (unknown provider, missing key)
-    ├── MissingExtraError    an optional dependency that is not installed (names the extra) or broken
-    ├── ImagingError         a linked CXR image or report file that cannot be found or read
-    ├── ScoringError         results that cannot be scored (file, row, field)
-    └── ReportError          a report input folder with no scores or results, or runs given twice
+    ├── ToolError              a problem the *model* can fix; returned to it as a structured error
+    ├── ManifestError          a benchmark manifest row that does not validate (file, row, field)
+    ├── ModelError             a model provider that is misconfigured (unknown provider, missing key)
+    ├── ModelCallError         a model call failed (provider, model, status) [clinseek.models]
+    │   ├── RateLimited            HTTP 429 / throttling; retried after ``retry_after_s``
+    │   ├── ProviderUnavailable    HTTP 5xx / 408 / 529, connection error, timeout; retried
+    │   ├── ContextLengthExceeded  the request does not fit the context window; not retried as is
+    │   └── BadRequest             any other 4xx (parameters, auth, unknown model); never retried
+    ├── AnswerFormatError      a Curated Input reply without one well-formed <answer> block [clinseek.agent]
+    ├── MissingExtraError      an optional dependency that is not installed (names the extra) or broken
+    ├── ImagingError           a linked CXR image or report file that cannot be found or read
+    ├── BackendUnavailable     an imaging backend whose package or weights are absent [clinseek.imaging]
+    ├── ScoringError           results that cannot be scored (file, row, field)
+    ├── ReportError            a report input folder with no scores or results, or runs given twice
+    ├── ParseFailure           a <tool_call> block a chat-template parser cannot read [clinseek.distill]
+    └── MaskError              an assistant-only loss mask that cannot be computed faithfully [clinseek.distill]
 
-Only ``ToolError`` reaches the model. Any other exception raised while a question runs ends
-that run as an infrastructure error, never as a wrong answer.
+``ParseFailure`` and ``MaskError`` are also ``ValueError``. Only ``ToolError`` reaches the model. Any
+other exception raised while a question runs ends that run as an infrastructure error, never as a
+wrong answer. ``docs/errors.md`` shows the same tree with what the command line does with each.
 """
 
 from __future__ import annotations

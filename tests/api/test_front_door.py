@@ -26,10 +26,17 @@ def _question(bench: Path, task: str) -> Question:
 
 
 def test_importing_clinseek_loads_no_stage_and_no_dependency() -> None:
-    code = ("import sys, clinseek; print(sorted(m for m in sys.modules "
-            "if m.split('.')[0] in {'clinseek', 'duckdb', 'pydantic', 'anyio', 'pyarrow', 'typer'}))")
+    code = ("import sys, clinseek; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "{'clinseek', 'duckdb', 'pydantic', 'anyio', 'pyarrow', 'typer'} or m == 'importlib.metadata'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "['clinseek', 'clinseek._version']"
+    assert done.stdout.strip() == "['clinseek']"  # the version too is read on first use
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    assert clinseek.__version__ == version("clinseek")
+    assert "__version__" in dir(clinseek)
 
 
 def test_front_door_names_stay_the_functions_when_the_stages_are_imported() -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from clinseek.bench import (
     AGENTEHR_TASKS,
+    MM_ROW_TASKS,
     MM_TASKS,
     RECORD_MARGIN,
     TEXT_FILE,
@@ -68,9 +69,9 @@ def test_unknown_tasks_of_every_kind_are_refused(kind: str, tmp_path: Path) -> N
 def test_the_known_tasks_are_the_registries() -> None:
     assert known_tasks("text") == tuple(t.name for t in TEXT_TASKS)
     assert known_tasks("agentehr") == tuple(t.name for t in AGENTEHR_TASKS)
-    from clinseek.bench._mm_build import MM_BUILDERS
-
-    assert {task for _, task, _, _ in MM_BUILDERS.values()} <= set(known_tasks("multimodal")) == set(MM_TASKS)
+    assert {t.row_task for t in MM_TASKS} <= set(known_tasks("multimodal")) == set(MM_ROW_TASKS)
+    assert set(MM_ROW_TASKS) == {"ehrxqa_image", "medmod_decompensation", "medmod_in_hospital_mortality",
+                                 "medmod_phenotyping", "medmod_radiology"}
 
 
 @pytest.mark.parametrize("text", ["[]", "", "\n\n"])

@@ -10,7 +10,7 @@ import pytest
 
 from bench._bench_oracle import NEXT_BATCH_SQL, coding_sql, expected_next_event, expected_risk
 from clinseek.bench import (
-    MM_CATEGORIES,
+    MM_TASKS,
     TEXT_TASKS,
     Question,
     build_benchmark,
@@ -42,7 +42,7 @@ def test_every_task_with_a_mapping_yields_rows(synthetic_built: tuple[Path, list
     for spec in TEXT_TASKS:
         assert (spec.name in tasks) != (spec.name in NO_MAPPING), spec.name
     assert set(NO_MAPPING) <= set(skipped)
-    assert {q.category for q in qs if q.task_type == "multimodal"} == {m.category for m in MM_CATEGORIES}
+    assert {q.category for q in qs if q.task_type == "multimodal"} == {m.category for m in MM_TASKS}
 
 
 def test_synthetic_build_validates_against_its_store(

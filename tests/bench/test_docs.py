@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinseek.bench import MM_CATEGORIES, TEXT_TASKS, tasks_markdown
+from clinseek.bench import MM_TASKS, TEXT_TASKS, tasks_markdown
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -18,7 +18,7 @@ def test_every_task_has_a_section_with_a_label_definition() -> None:
     doc = tasks_markdown()
     for spec in TEXT_TASKS:
         assert f"### `{spec.name}`" in doc and spec.label_definition in doc
-    for mm in MM_CATEGORIES:
+    for mm in MM_TASKS:
         assert f"### `{mm.category}`" in doc
 
 

@@ -10,7 +10,7 @@ import pytest
 from _tool_cases import pick_case
 from typer.testing import CliRunner
 
-from clinseek.bench import MM_CATEGORIES, TEXT_TASKS
+from clinseek.bench import AGENTEHR_TASKS, MM_TASKS, TEXT_TASKS
 from clinseek.cli import app
 from clinseek.tools import tool_names
 
@@ -32,10 +32,12 @@ def test_tools_lists_every_registered_tool_with_one_line() -> None:
     assert "ehr.run_sql_query" in table and "Run one read-only SQL query" in table
 
 
-def test_tasks_lists_every_text_subtask_and_multimodal_category() -> None:
+def test_tasks_lists_every_task_of_the_registry() -> None:
     rows = json.loads(_invoke(["tasks", "--json"]).output)
-    assert [r["name"] for r in rows] == [t.name for t in TEXT_TASKS] + [c.category for c in MM_CATEGORIES]
-    by_name = {r["name"]: r for r in rows}
+    assert [r["name"] for r in rows] == [t.name for t in (*TEXT_TASKS, *MM_TASKS, *AGENTEHR_TASKS)]
+    assert [r["benchmark"] for r in rows] == ["clinseek"] * 51 + ["agentehr"] * 6
+    assert rows[-1]["description"] == "The medications that will be prescribed next"
+    by_name = {r["name"]: r for r in rows if r["benchmark"] == "clinseek"}
     assert by_name["ICU_Mortality_1day"]["description"] == "Whether the patient will die within 1 day of ICU admission"
     assert by_name["phenotype"]["kind"] == "multimodal"
 

@@ -25,7 +25,12 @@ from clinseek.distill import (
 )
 from clinseek.errors import ClinseekError
 
-pytest.importorskip("transformers", reason="the [distill] extra (transformers) is not installed")
+
+@pytest.fixture(autouse=True, scope="module")
+def _distill_extra() -> None:
+    """transformers are imported when these tests run, not when they are collected."""
+    pytest.importorskip("transformers", reason="the [distill] extra (transformers) is not installed")
+
 
 FAMILIES = ["qwen3", "qwen3.5", "llama3", "gemma4"]
 END_OF_TURN = {"qwen3": "<|im_end|>", "qwen3.5": "<|im_end|>", "llama3": "<|eot_id|>", "gemma4": "<turn|>"}

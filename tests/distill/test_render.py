@@ -18,7 +18,12 @@ from clinseek.distill import (
 )
 from clinseek.errors import ClinseekError
 
-pytest.importorskip("transformers", reason="the [distill] extra (transformers) is not installed")
+
+@pytest.fixture(autouse=True, scope="module")
+def _distill_extra() -> None:
+    """transformers are imported when these tests run, not when they are collected."""
+    pytest.importorskip("transformers", reason="the [distill] extra (transformers) is not installed")
+
 
 
 @pytest.fixture(scope="module")

@@ -33,8 +33,13 @@ from clinseek.distill import (
 )
 from clinseek.runner import RunOptions, RunSettings, read_results, run_benchmark
 
-pytest.importorskip("trl", reason="the [distill] extra (TRL) is not installed")
-pytest.importorskip("torch", reason="the [distill] extra (torch) is not installed")
+
+@pytest.fixture(autouse=True, scope="module")
+def _distill_extra() -> None:
+    """trl and torch are imported when these tests run, not when they are collected."""
+    pytest.importorskip("trl", reason="the [distill] extra (TRL) is not installed")
+    pytest.importorskip("torch", reason="the [distill] extra (torch) is not installed")
+
 
 TOOLS = ("ehr.load_ehr", "ehr.run_sql_query", "ehr.finish")
 

@@ -11,13 +11,21 @@ import pytest
 
 from clinseek.imaging import ImagingConfig, load_backend, load_image
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+
+@pytest.fixture(autouse=True, scope="module")
+def _imaging_extra() -> None:
+    """torch and transformers are imported when these tests run, not when they are collected."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+
 
 _WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "no", "acute", "effusion", "left", "small", "."]
 
 
 def _save_tiny(folder: Path) -> None:
+    import torch
+    import transformers
+
     folder.mkdir(parents=True)
     (folder / "vocab.txt").write_text("\n".join(_WORDS) + "\n")
     tokenizer = transformers.BertTokenizer(str(folder / "vocab.txt"))

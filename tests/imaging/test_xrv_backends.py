@@ -23,13 +23,19 @@ from clinseek.imaging import (
     load_image,
 )
 
-torch = pytest.importorskip("torch")
-xrv = pytest.importorskip("torchxrayvision")
+
+@pytest.fixture(autouse=True, scope="module")
+def _imaging_extra() -> None:
+    """torch and torchxrayvision are imported when these tests run, not when they are collected."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torchxrayvision")
 
 
 @pytest.fixture(scope="module")
 def stand_in_weights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A weights folder with random DenseNet and PSPNet weights in the release formats."""
+    import torch
+    import torchxrayvision as xrv
     from torchxrayvision.baseline_models.chestx_det.ptsemseg.pspnet import pspnet
 
     root = tmp_path_factory.mktemp("weights")

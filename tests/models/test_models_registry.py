@@ -130,3 +130,16 @@ def test_importing_models_imports_no_sdk() -> None:
     code = "import sys, clinseek.models; print('openai' in sys.modules, 'anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_the_offline_baselines_need_no_prior_import_of_the_agent() -> None:
+    """``baseline:*`` is registered by clinseek.agent; get_model finds it through the package's
+    ``clinseek.providers`` entry point in a fresh interpreter that imported only clinseek.models."""
+    code = ("import sys; from clinseek.models import get_model, provider_names; "
+            "assert 'clinseek.agent' not in sys.modules; assert 'baseline' in provider_names(); "
+            "print(get_model('baseline:null').name, get_model('baseline:evidence').name)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["baseline:null", "baseline:evidence"]
+    with pytest.raises(ModelError, match="unknown model provider 'nope'"):
+        get_model("nope:x")

@@ -54,3 +54,4 @@ def synthetic_runs(synthetic_bench, synthetic_store, tmp_path_factory: pytest.Te
         summaries[model] = anyio.run(lambda m=model: run_benchmark(questions, synthetic_store, "both", m, out,
                                                                    settings=RunSettings(run=RunOptions(concurrency=4))))
     return out, questions, summaries
+

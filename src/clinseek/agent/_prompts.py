@@ -90,16 +90,6 @@ Analyse the patient's records up to the current time only; do not assume events 
 the record. Call ehr.load_ehr first. Submit your final answer by calling ehr.finish; the answer \
 must be chosen only from the candidate answers below."""
 
-_AGENTEHR_ROLES: dict[str, tuple[str, str]] = {
-    "diagnoses_ccs": ("an experienced diagnostician", "the diagnoses (CCS categories) the patient will receive"),
-    "procedures_ccs": ("a surgical planner", "the procedures (CCS categories) the patient will undergo"),
-    "labevents": ("a laboratory specialist", "the laboratory tests that will be ordered next"),
-    "prescriptions": ("a clinical pharmacist", "the medications that will be prescribed next"),
-    "microbiologyevents": ("a clinical microbiologist", "the microbiology tests that will be ordered next"),
-    "transfers": ("a care coordinator", "the care units the patient will be transferred to next"),
-}
-
-
 def _patient_info(question: Question) -> str:
     lines = [f"Current Time: {question.prediction_time.isoformat(sep=' ')}", f"Patient Subject ID: {question.subject_id}"]
     return "<patient_info>\n" + "\n".join(lines) + "\n</patient_info>"
@@ -122,10 +112,15 @@ def ehr_bench_task_prompt(question: Question) -> str:
 
 
 def agentehr_task_prompt(question: Question) -> str:
-    """The AgentEHR-Bench role template for the six tasks (unknown tasks use the diagnoses one)."""
-    role, target = _AGENTEHR_ROLES.get(question.task, _AGENTEHR_ROLES["diagnoses_ccs"])
+    """The AgentEHR-Bench role template of the question's task (the registry's ``TaskSpec.role``; a task
+    without one uses the first AgentEHR-Bench task's)."""
+    from ..bench import AGENTEHR_TASKS, find_task
+
+    spec = find_task(question.task, "agentehr-bench")
+    role = spec.role if spec is not None and spec.role is not None else AGENTEHR_TASKS[0].role
+    assert role is not None
     text = (
-        f"You are {role}. Objective: from the patient's record up to the current time, predict {target}.\n"
+        f"You are {role.who}. Objective: from the patient's record up to the current time, predict {role.predicts}.\n"
         f"The allowed names are in the candidate table {question.task}_candidates; search it with the "
         "candidate tools. Submit through ehr.finish a list of several plausible official names, "
         "without codes or extra information."

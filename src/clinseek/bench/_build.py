@@ -30,27 +30,16 @@ from .._version import __version__
 from ..errors import ClinseekError, RegistryError
 from ..policy import MM_POLICY, TEXT_POLICY
 from ..store import open_store
-from ._agentehr import AGENTEHR_BUILDERS, AGENTEHR_EXCLUSIONS, agentehr_row
 from ._anchor import Anchor, BuildContext, Drawn
-from ._decision import DECISION_BUILDERS, DECISION_EXCLUSIONS, NEXT_BATCH, event_table_names
 from ._future import FutureReader
 from ._load import AGENTEHR_FILE, MM_FILE, TEXT_FILE
-from ._mm_build import MM_BUILDERS, build_mm_rows
-from ._tasks import AGENTEHR_TASKS, CATEGORIES, TEXT_TASKS, TaskSpec, get_agentehr_task, get_task
-from ._vocab import ccs_names, ccs_procedure_names
+from ._mm_build import build_mm_rows
+from ._spec import TaskSpec
+from ._tasks import BUILD_SETS, TASKS, get_category
 
 MAX_INLINE_CANDIDATES = 2000
 """Decision tasks with a larger vocabulary leave ``candidates`` empty in the row; the full list is in
 ``candidates/<task>.json`` (and the agent finds answers with the candidate tools)."""
-
-_NO_ATC = (
-    "no offline ATC mapping is available (the PyPI packages that map NDC/RxNorm to ATC, pyhealth's medcode "
-    "and medcodemap, download their tables at run time); the ATC tasks are skipped"
-)
-_SKIP = {
-    "prescriptions_atc": _NO_ATC,
-    "medrecon_atc": _NO_ATC,
-}
 
 
 class BuildManifest(BaseModel):
@@ -97,13 +86,18 @@ BenchmarkKind = Literal["clinseek", "agentehr"]
 """What ``build_benchmark`` draws: ClinSeek-Bench (45 text tasks, 6 multimodal categories) or AgentEHR-Bench."""
 
 
+def _buildable(benchmark: BenchmarkKind) -> list[TaskSpec]:
+    """The tasks one build of ``benchmark`` may draw, in build order."""
+    return [t for b in BUILD_SETS[benchmark] for t in TASKS.tasks(b)]
+
+
 def requested_tasks(tasks: Sequence[str] | None, benchmark: BenchmarkKind = "clinseek") -> list[str]:
     """The task names a build asks for (every task of ``benchmark`` when ``tasks`` is empty).
 
     Raises:
         RegistryError: an unknown task name (checked before anything is written).
     """
-    known = [t.name for t in AGENTEHR_TASKS] if benchmark == "agentehr" else [t.name for t in TEXT_TASKS] + list(MM_BUILDERS)
+    known = [t.name for t in _buildable(benchmark)]
     if not tasks:
         return known
     unknown = [f"{t!r}{did_you_mean(t, known)}" for t in tasks if t not in known]
@@ -150,6 +144,7 @@ def build_benchmark(
     if out.exists() and any(out.iterdir()):
         raise ClinseekError(f"{out}: output directory exists and is not empty")
     names = requested_tasks(tasks, benchmark)
+    specs = {t.name: t for t in _buildable(benchmark)}
     handle = open_store(store)
     present = frozenset(handle.row_counts)
     con = handle.connect()
@@ -170,24 +165,22 @@ def build_benchmark(
                 per_task,
                 pool or max(20 * per_task, 400),
             )
+            spec = specs[name]
             try:
-                if benchmark == "agentehr":
-                    rows, reason = _build_agentehr_task(ctx, get_agentehr_task(name), len(agentehr_rows))
+                if spec.benchmark == "agentehr-bench":
+                    rows, reason = _build_agentehr_task(ctx, spec, len(agentehr_rows))
                     agentehr_rows += rows
-                    if name in AGENTEHR_EXCLUSIONS and ctx.has(*get_agentehr_task(name).tables):
-                        excluded[name] = AGENTEHR_EXCLUSIONS[name](ctx)
-                        reason = _with_exclusions(reason, excluded[name], len(rows), per_task)
-                elif name in MM_BUILDERS:
-                    rows, reason = build_mm_rows(ctx, name)
+                elif spec.benchmark == "clinseek-bench-mm":
+                    rows, reason = build_mm_rows(ctx, spec, get_category(spec.category).title)
                     mm_rows += rows
                 else:
-                    rows, reason, cands = _build_text_task(ctx, get_task(name), len(text_rows))
+                    rows, reason, cands = _build_text_task(ctx, spec, len(text_rows))
                     text_rows += rows
                     if cands is not None:
                         vocab[name] = cands
-                    if name in DECISION_EXCLUSIONS and ctx.has(*get_task(name).tables):
-                        excluded[name] = DECISION_EXCLUSIONS[name](ctx)
-                        reason = _with_exclusions(reason, excluded[name], len(rows), per_task)
+                if spec.exclusions is not None and ctx.has(*spec.tables):
+                    excluded[name] = spec.exclusions(ctx)
+                    reason = _with_exclusions(reason, excluded[name], len(rows), per_task)
             except (ClinseekError, duckdb.Error) as err:  # one task's failure does not stop the build
                 rows, reason = [], f"failed: {type(err).__name__}: {err}"
             counts[name] = len(rows)
@@ -216,10 +209,10 @@ def build_benchmark(
 def _build_agentehr_task(ctx: BuildContext, spec: TaskSpec, offset: int) -> tuple[list[dict[str, Any]], str | None]:
     """Rows of one AgentEHR-Bench task and the reason it yielded fewer than asked (or none)."""
     missing = [t for t in spec.tables if t not in ctx.present]
-    if missing:
-        return [], f"the store has no {', '.join(missing)}"
-    drawn = _first_nonempty(AGENTEHR_BUILDERS[spec.name](ctx), ctx.per_task)
-    rows = [agentehr_row(spec, d.anchor, d.label, offset + i) for i, d in enumerate(drawn)]
+    if missing or spec.build is None:
+        return [], f"the store has no {', '.join(missing)}" if missing else spec.not_built
+    drawn = _first_nonempty(spec.build(ctx), ctx.per_task)
+    rows = [_agentehr_row(spec, d.anchor, d.label, offset + i) for i, d in enumerate(drawn)]
     reason = None if len(rows) >= ctx.per_task else f"the store supports only {len(rows)} of {ctx.per_task} questions"
     return rows, reason
 
@@ -229,19 +222,17 @@ def _build_text_task(
 ) -> tuple[list[dict[str, Any]], str | None, list[str] | None]:
     """Rows of one text task, the reason it yielded fewer than asked (or none), and its vocabulary."""
     answers: set[str] = set()
-    if spec.name in _SKIP:
-        return [], _SKIP[spec.name], None
+    if spec.build is None:
+        return [], spec.not_built, None
     missing = [t for t in spec.tables if t not in ctx.present]
     if missing:
         return [], f"the store has no {', '.join(missing)}", None
     if spec.task_type == "risk_prediction":
-        from ._risk import RISK_BUILDERS
-
-        drawn, answers = _balanced(RISK_BUILDERS[spec.name](ctx), ctx.per_task, ctx.rng)
+        drawn, answers = _balanced(spec.build(ctx), ctx.per_task, ctx.rng)
         cands: list[str] | None = None
     else:
-        drawn = _first_nonempty(DECISION_BUILDERS[spec.name](ctx), ctx.per_task)
-        cands = _candidates(ctx, spec.name, drawn)
+        drawn = _first_nonempty(spec.build(ctx), ctx.per_task)
+        cands = _candidates(ctx, spec, drawn)
     rows = [_text_row(spec, d, offset + i, cands) for i, d in enumerate(drawn)]
     reason = None
     if len(rows) < ctx.per_task:
@@ -297,34 +288,12 @@ def _first_nonempty(labelled: Iterable[tuple[Anchor, tuple[str, ...]]], n: int) 
     return out
 
 
-def _candidates(ctx: BuildContext, task: str, drawn: list[Drawn]) -> list[str]:
-    """The task's candidate vocabulary (always a superset of every gold label written)."""
-    if task in ("diagnoses_ccs", "diagnosis_ccs"):
-        base: set[str] = set(ccs_names())
-    elif task == "procedures_ccs":
-        base = set(ccs_procedure_names())
-    elif task == "next_event":
-        base = set(event_table_names(ctx))
-    else:
-        sql = NEXT_BATCH[task].candidates_sql() if task in NEXT_BATCH else _VOCAB_SQL[task]
-        base = {str(r[0]) for r in ctx.con.execute(sql).fetchall() if r[0] is not None}
+def _candidates(ctx: BuildContext, spec: TaskSpec, drawn: list[Drawn]) -> list[str]:
+    """The task's candidate vocabulary (its candidates rule, plus every gold label written)."""
+    base = set(spec.vocabulary(ctx)) if spec.vocabulary is not None else set()
     for d in drawn:
         base.update(d.label)
     return sorted(base)
-
-
-_VOCAB_SQL = {
-    "admissions": "SELECT DISTINCT admission_type FROM hosp.admissions",
-    "diagnoses_icd": "SELECT DISTINCT d.long_title FROM hosp.diagnoses_icd c "
-    "JOIN hosp.d_icd_diagnoses d USING (icd_code, icd_version)",
-    "procedures_icd": "SELECT DISTINCT d.long_title FROM hosp.procedures_icd c "
-    "JOIN hosp.d_icd_procedures d USING (icd_code, icd_version)",
-    "diagnosis": "SELECT DISTINCT icd_title FROM ed.diagnosis",
-    "radiology": "SELECT DISTINCT field_value FROM note.radiology_detail WHERE field_name = 'exam_name'",
-}
-"""Store-wide vocabularies (never the union of the drawn labels alone, which would give the answers away)."""
-
-_CARD_TITLE = {c.slug: c.title for c in CATEGORIES if c.split == "text"}
 
 
 def _fmt(t: dt.datetime) -> str:
@@ -349,7 +318,7 @@ def _text_row(spec: TaskSpec, drawn: Drawn, idx: int, cands: list[str] | None) -
         "latest_event_time": None,
         "task": spec.name,
         "task_type": spec.task_type,
-        "category": _CARD_TITLE[spec.category],
+        "category": get_category(spec.category).title,
         "instruction": spec.instruction,
         "candidates": inline,
         "label": label,
@@ -367,6 +336,26 @@ def _text_row(spec: TaskSpec, drawn: Drawn, idx: int, cands: list[str] | None) -
         "source_idx": idx,
         "target_hadm_id": a.target_hadm_id,
         "target_stay_id": a.target_stay_id,
+    }
+
+
+def _agentehr_row(spec: TaskSpec, anchor: Anchor, label: tuple[str, ...], index: int) -> dict[str, Any]:
+    """A row in AgentEHR-Bench's schema (``label`` as ``[{"name": ...}]``) plus clinseek's provenance fields.
+
+    ``target_hadm_id`` (a clinseek field) names the admission whose codes the episode hides; the cutoff is
+    ``prediction_time`` (AgentEHR's own rows use the same name).
+    """
+    return {
+        "qid": f"agentehr_{spec.name}_{index}",
+        "subject_id": anchor.subject_id,
+        "hadm_id": anchor.hadm_id,
+        "prediction_time": _fmt(anchor.prediction_time),
+        "task": spec.name,
+        "category": get_category(spec.category).title,
+        "label": [{"name": name} for name in label],
+        "target_hadm_id": anchor.target_hadm_id,
+        "source_file": "clinseek-build",
+        "source_idx": index,
     }
 
 

@@ -5,25 +5,13 @@ AgentEHR-Bench prompts name no answers; the agent finds them in the episode's ``
 
 1. its own ``candidates`` list (built text benchmarks inline theirs);
 2. AgentEHR's ``candidate_table.db`` when a user has it (:func:`load_agentehr_tables`);
-3. the store (:func:`store_candidate_table`), per task:
+3. the store (:func:`store_candidate_table`), as the task's ``TaskSpec.candidate_table`` declares
+   (``docs/tasks.md`` lists each task's candidates): the rows, ``candidate`` first, then dictionary
+   columns.
 
-   ============== ================================================================================
-   task           rows (``candidate`` first, then dictionary columns)
-   ============== ================================================================================
-   diagnoses_ccs  every HCUP CCS diagnosis category, with each ``hosp.d_icd_diagnoses`` code that maps
-                  to it (``icd_code``, ``icd_version``, ``long_title``); the map of :mod:`clinseek.bench._vocab`
-   procedures_ccs every HCUP CCS procedure category, with each ICD-10-PCS code of ``hosp.d_icd_procedures``
-                  that maps to it
-   labevents      ``hosp.d_labitems``: ``label`` as candidate, ``itemid``, ``fluid``, ``category``
-   microbiology-  ``test_name`` (and ``test_itemid``) of ``hosp.microbiologyevents``
-   events
-   prescriptions  ``drug`` of ``hosp.prescriptions``
-   transfers      ``careunit`` of ``hosp.transfers``
-   ============== ================================================================================
-
-The first three are dictionaries (the same for every patient). MIMIC-IV has no dictionary of
-microbiology tests, drugs or care units, so those three vocabularies are read from the store's event
-rows **of the other patients only**: a name is in patient S's table when at least one patient other
+The diagnosis and procedure CCS tables and the lab table are dictionaries (the same for every patient).
+MIMIC-IV has no dictionary of microbiology tests, drugs or care units, so those three vocabularies are
+read from the store's event rows **of the other patients only**: a name is in patient S's table when at least one patient other
 than S has it. The table of S therefore never depends on S's own records (nothing of S's future, nor
 of S's past, can be read from it). Every table, imported or built, passes the sealed episode's check
 (:func:`clinseek.episode.check_candidate_table`: no id, time or date column).
@@ -42,19 +30,11 @@ from ..episode import CandidateSource, check_candidate_table
 from ..errors import ClinseekError, EpisodeError
 from ..store import open_store
 from ._question import Question
-from ._tasks import AGENTEHR_TASKS
-from ._vocab import ccs_names, ccs_procedure_names, icd_procedure_to_ccs, icd_to_ccs
-
-AGENTEHR_TASK_NAMES = tuple(t.name for t in AGENTEHR_TASKS)
-"""The six AgentEHR-Bench tasks (BlueZeros/AgentEHR), in the order of the paper's Table 3."""
+from ._spec import CandidateTable
+from ._tasks import AGENTEHR_TASKS, find_task
 
 AGENTEHR_TABLE_NAMES: dict[str, tuple[str, ...]] = {
-    "diagnoses_ccs": ("diagnoses_ccs_candidates",),
-    "procedures_ccs": ("procedures_ccs_candidates",),
-    "labevents": ("labevents_candidates",),
-    "microbiologyevents": ("microbiologyevents_candidates",),
-    "prescriptions": ("prescriptions_candidates", "prescriptions_atc_candidates"),
-    "transfers": ("transfers_candidates",),
+    t.name: t.candidate_table.imported for t in AGENTEHR_TASKS if t.candidate_table is not None
 }
 """Table names in AgentEHR's ``candidate_table.db`` per task (its prescriptions table holds ATC names)."""
 
@@ -68,27 +48,6 @@ def table_name(task: str) -> str:
 
 
 # --- built from the store ---------------------------------------------------------------------------------
-
-_VOCABULARY_SQL = {
-    "microbiologyevents": (
-        "SELECT test_name AS candidate, min(test_itemid) AS test_itemid, count(DISTINCT subject_id) AS n, "
-        "min(subject_id) AS only FROM hosp.microbiologyevents WHERE test_name IS NOT NULL GROUP BY test_name",
-        "hosp.microbiologyevents",
-    ),
-    "prescriptions": (
-        "SELECT drug AS candidate, count(DISTINCT subject_id) AS n, min(subject_id) AS only "
-        "FROM hosp.prescriptions WHERE drug IS NOT NULL AND trim(drug) <> '' GROUP BY drug",
-        "hosp.prescriptions",
-    ),
-    "transfers": (
-        "SELECT careunit AS candidate, count(DISTINCT subject_id) AS n, min(subject_id) AS only "
-        "FROM hosp.transfers WHERE careunit IS NOT NULL GROUP BY careunit",
-        "hosp.transfers",
-    ),
-}
-"""Vocabularies without a MIMIC dictionary: each name with the number of patients who have it and, for
-names of one patient, that patient (the leave-one-patient-out rule reads only these two numbers)."""
-
 
 def _store_key(store: Path | str) -> tuple[str, int, int]:
     path = Path(store).resolve()
@@ -127,26 +86,30 @@ def _coded(names: tuple[str, ...], codes: list[tuple[str, int, str]], mapper: Ca
     })
 
 
+def _rule(task: str) -> CandidateTable:
+    spec = find_task(task, "agentehr-bench")
+    if spec is None or spec.candidate_table is None:
+        known = ", ".join(t.name for t in AGENTEHR_TASKS)
+        raise ClinseekError(f"no candidate table for task {task!r}; AgentEHR tasks: {known}")
+    return spec.candidate_table
+
+
 @lru_cache(maxsize=16)
 def _dictionary_table(store: str, mtime_ns: int, size: int, task: str) -> pa.Table:
-    """The (patient-independent) table of a dictionary task, read once per store file version."""
-    if task == "labevents":
-        sql = ("SELECT label AS candidate, itemid, fluid, category FROM hosp.d_labitems "
-               "WHERE label IS NOT NULL AND trim(label) <> '' ORDER BY label, itemid")
-        return _query(store, sql, "hosp.d_labitems")
-    dictionary = "hosp.d_icd_diagnoses" if task == "diagnoses_ccs" else "hosp.d_icd_procedures"
-    where = "" if task == "diagnoses_ccs" else " WHERE icd_version = 10"
-    found = _query(store, f"SELECT icd_code, icd_version, long_title FROM {dictionary}{where}", dictionary)
+    """The (patient-independent) table of a ``dictionary`` or ``coded`` task, read once per store file version."""
+    rule = _rule(task)
+    if rule.kind == "dictionary":
+        return _query(store, rule.sql, rule.needs)
+    assert rule.categories is not None and rule.mapper is not None
+    found = _query(store, rule.sql, rule.needs)
     codes = list(zip(*(found.column(c).to_pylist() for c in ("icd_code", "icd_version", "long_title")), strict=True))
-    if task == "diagnoses_ccs":
-        return _coded(ccs_names(), codes, icd_to_ccs)
-    return _coded(ccs_procedure_names(), codes, icd_procedure_to_ccs)
+    return _coded(rule.categories(), codes, rule.mapper)
 
 
 @lru_cache(maxsize=16)
 def _vocabulary(store: str, mtime_ns: int, size: int, task: str) -> pa.Table:
-    sql, needs = _VOCABULARY_SQL[task]
-    return _query(store, f"SELECT * FROM ({sql}) ORDER BY candidate", needs)
+    rule = _rule(task)
+    return _query(store, f"SELECT * FROM ({rule.sql}) ORDER BY candidate", rule.needs)
 
 
 def store_candidate_table(store: Path | str, task: str, subject_id: int) -> pa.Table:
@@ -154,7 +117,7 @@ def store_candidate_table(store: Path | str, task: str, subject_id: int) -> pa.T
 
     Args:
         store: a clinseek store.
-        task: one of :data:`AGENTEHR_TASK_NAMES`.
+        task: an AgentEHR-Bench task (its ``TaskSpec.candidate_table`` says how the table is made).
         subject_id: the question's patient; the vocabulary tasks leave this patient's own rows out.
 
     Returns:
@@ -163,11 +126,10 @@ def store_candidate_table(store: Path | str, task: str, subject_id: int) -> pa.T
     Raises:
         ClinseekError: an unknown task, or the store lacks the table the vocabulary comes from.
     """
+    rule = _rule(task)
     key = _store_key(store)
-    if task in ("diagnoses_ccs", "procedures_ccs", "labevents"):
+    if rule.kind != "others":
         return _dictionary_table(*key, task)
-    if task not in _VOCABULARY_SQL:
-        raise ClinseekError(f"no candidate table for task {task!r}; AgentEHR tasks: {', '.join(AGENTEHR_TASK_NAMES)}")
     table = _vocabulary(*key, task)
     n, only = table.column("n").to_pylist(), table.column("only").to_pylist()
     keep = pa.array([count > 1 or sole != subject_id for count, sole in zip(n, only, strict=True)], pa.bool_())
@@ -266,7 +228,7 @@ def question_candidates(question: Question, store: Path | str, imported: Path | 
     name = table_name(question.task)
     if question.candidates:
         return {name: list(question.candidates)}
-    if question.benchmark != "agentehr-bench" or question.task not in AGENTEHR_TASK_NAMES:
+    if question.benchmark != "agentehr-bench" or find_task(question.task, "agentehr-bench") is None:
         return {}
     if imported is not None:
         tables = load_agentehr_tables(imported)

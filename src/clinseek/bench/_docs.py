@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._tasks import AGENTEHR_TASKS, CATEGORIES, MM_CATEGORIES, TEXT_TASKS, TaskSpec, get_category
+from ._spec import TaskSpec
+from ._tasks import TASKS, get_category
 
 
 def _task_section(spec: TaskSpec) -> str:
@@ -36,20 +37,20 @@ def tasks_markdown() -> str:
         "|---|---|---|---:|---|",
     ]
     out += [
-        f"| {c.split} | {c.title} | `{c.slug}` | {c.release_rows} | {c.description} |" for c in CATEGORIES
+        f"| {c.split} | {c.title} | `{c.slug}` | {c.release_rows} | {c.description} |" for c in TASKS.categories
     ]
     for task_type, title in (
         ("risk_prediction", "Risk prediction (yes/no)"),
         ("decision_making", "Decision making"),
     ):
         out += ["", f"## Text: {title}", ""]
-        out += [_task_section(s) + "\n" for s in TEXT_TASKS if s.task_type == task_type]
+        out += [_task_section(s) + "\n" for s in TASKS.tasks("clinseek-bench-text") if s.task_type == task_type]
     out += ["", "## Multimodal categories", ""]
-    for mm in MM_CATEGORIES:
+    for mm in TASKS.tasks("clinseek-bench-mm"):
         out += [
-            f"### `{mm.category}`",
+            f"### `{mm.name}`",
             "",
-            f"- **upstream tasks**: {', '.join(f'`{t}`' for t in mm.tasks)} ({mm.source})",
+            f"- **upstream tasks**: {', '.join(f'`{t}`' for t in mm.upstream_tasks)} ({mm.label_source})",
             f"- **prediction time**: {mm.prediction_time}",
             f"- **label**: {mm.label_definition}",
             "",
@@ -58,5 +59,5 @@ def tasks_markdown() -> str:
             "`clinseek bench build --benchmark agentehr` draws these six tasks (the evaluation set has 100 of "
             "each); the paper's Table 3 averages the first five. Each episode gets its task's candidate table "
             "(`docs/benchmarks.md`).", ""]
-    out += [_task_section(s).replace("### `", "### AgentEHR `", 1) + "\n" for s in AGENTEHR_TASKS]
+    out += [_task_section(s).replace("### `", "### AgentEHR `", 1) + "\n" for s in TASKS.tasks("agentehr-bench")]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -1,4 +1,4 @@
-"""Multimodal questions from CXR studies: the six ClinSeek-Bench-MM categories, built from any store with ``cxr`` tables.
+"""The six ClinSeek-Bench-MM categories: their declarations (:data:`MM_TASKS`) and builders, for any store with ``cxr`` tables.
 
 Cutoffs follow the multimodal policy (``multimodal-strict-temporal-scope-v1``: visible iff event
 time <= cutoff; only the linked studies exist). CheXpert labels (``cxr.chexpert``, a label source
@@ -15,6 +15,7 @@ from ..policy import MM_POLICY, EpisodeKey
 from ..schema import CHEXPERT_LABELS, STUDY_TIME_SQL
 from ._anchor import Anchor, BuildContext, Drawn
 from ._rows import MM_LEAKAGE_POLICY
+from ._spec import TaskSpec
 from ._vocab import medmod_phenotypes
 
 Labelled = Iterator[tuple[Anchor, tuple[str, ...], dict[str, Any]]]
@@ -150,42 +151,25 @@ def phenotype(ctx: BuildContext) -> Labelled:
         yield anchor, labels, info
 
 
-MM_BUILDERS: dict[str, tuple[Callable[[BuildContext], Labelled], str, str, bool]] = {
-    "cxr_finding_presence": (finding_presence, "ehrxqa_image", "CXR finding presence", True),
-    "cxr_finding_enumeration": (finding_enumeration, "medmod_radiology", "CXR finding enumeration", False),
-    "cxr_change_comparison": (change_comparison, "ehrxqa_image", "CXR change comparison", False),
-    "clinical_deterioration": (decompensation, "medmod_decompensation", "Clinical deterioration", True),
-    "mm_mortality": (icu_mortality, "medmod_in_hospital_mortality", "Mortality", True),
-    "phenotype": (phenotype, "medmod_phenotyping", "Phenotype", False),
-}
-"""Category slug -> (builder, upstream task name, card title, yes/no task)."""
-
-_NEEDS = {
-    "clinical_deterioration": ("icu.icustays", "hosp.admissions"),
-    "mm_mortality": ("icu.icustays", "hosp.admissions"),
-    "phenotype": ("icu.icustays", "hosp.admissions", "hosp.diagnoses_icd"),
-}
-
-
-def build_mm_rows(ctx: BuildContext, category: str) -> tuple[list[dict[str, Any]], str | None]:
-    """Rows of one multimodal category, and why it has fewer than asked (or none)."""
-    needed = ("cxr.metadata", "cxr.chexpert", *_NEEDS.get(category, ()))
-    missing = [t for t in needed if t not in ctx.present]
+def build_mm_rows(ctx: BuildContext, spec: TaskSpec, title: str) -> tuple[list[dict[str, Any]], str | None]:
+    """Rows of one multimodal category (``title``: the card's name, written to each row), and why it has
+    fewer than asked (or none)."""
+    missing = [t for t in spec.tables if t not in ctx.present]
     if missing:
         return [], f"the store has no {', '.join(missing)}"
-    builder, task, title, binary = MM_BUILDERS[category]
+    assert spec.build is not None and spec.row_task is not None
     picked: list[tuple[Drawn, dict[str, Any]]] = []
     by_answer: dict[str, int] = {}
-    for anchor, label, info in builder(ctx):
+    for anchor, label, info in spec.build(ctx):
         if not label:
             continue
-        if binary and by_answer.get(label[0], 0) >= ctx.per_task - ctx.per_task // 2:
+        if spec.yes_no and by_answer.get(label[0], 0) >= ctx.per_task - ctx.per_task // 2:
             continue
         by_answer[label[0]] = by_answer.get(label[0], 0) + 1
         picked.append((Drawn(anchor, label), info))
         if len(picked) >= ctx.per_task:
             break
-    rows = [_mm_row(category, task, title, d, info, i) for i, (d, info) in enumerate(picked)]
+    rows = [_mm_row(spec.name, spec.row_task, title, d, info, i) for i, (d, info) in enumerate(picked)]
     reason = (
         None
         if len(rows) >= ctx.per_task
@@ -250,3 +234,51 @@ def _mm_row(
         },
         "leakage_policy_version": MM_LEAKAGE_POLICY,
     }
+
+
+_CXR = ("cxr.metadata", "cxr.chexpert")
+_IN_ICU_AT = "a CXR study time inside an ICU stay"
+_PHENO = (
+    "the MedMod phenotypes (25 HCUP CCS groups of Harutyunyan et al. 2019) of the ICU stay's admission, "
+    "from its diagnoses_icd codes (future_select at the cutoff, target_hadm_id set)"
+)
+
+
+def _mm(name: str, upstream: tuple[str, ...], row_task: str, source: str, ask: str, label: str, when: str,
+        build: Callable[[BuildContext], Labelled], *, needs: tuple[str, ...] = (), yes_no: bool = False,
+        hides_reports: bool = False) -> TaskSpec:
+    return TaskSpec(name, "clinseek-bench-mm", "multimodal", name, ask, (*_CXR, *needs), when, label, "",
+                    source, build=build, upstream_tasks=upstream, row_task=row_task, yes_no=yes_no,
+                    hides_linked_reports=hides_reports)
+
+
+MM_TASKS: tuple[TaskSpec, ...] = (
+    _mm("cxr_finding_presence", ("ehrxqa_image",), "ehrxqa_image", "EHRXQA",
+        "Is <finding> present in the linked chest X-ray study? Answer yes or no.",
+        "yes iff the CheXpert label of the asked finding is 1.0 for the linked study (0, -1, NULL = no)",
+        "the study's acquisition time (inclusive policy: the study is visible)", finding_presence,
+        yes_no=True, hides_reports=True),
+    _mm("cxr_finding_enumeration", ("ehrxqa_image", "medmod_radiology"), "medmod_radiology", "EHRXQA, MedMod",
+        "List the findings of the linked chest X-ray study. Return one finding per line.",
+        "the CheXpert observations labelled 1.0 for the linked study ('No Finding' when none)",
+        "the study's acquisition time", finding_enumeration, hides_reports=True),
+    _mm("cxr_change_comparison", ("ehrxqa_image",), "ehrxqa_image", "EHRXQA",
+        "Compared with the earlier linked study, which findings are new in the later study? Return one finding "
+        "per line, or 'none'.",
+        "the CheXpert observations positive (1.0) in the later of two linked studies and not in the "
+        "earlier one ('none' when nothing is new)",
+        "the later study's acquisition time", change_comparison, hides_reports=True),
+    _mm("clinical_deterioration", ("medmod_decompensation",), "medmod_decompensation", "MedMod",
+        "Will the patient die within the next 24 hours? Answer yes or no.",
+        "yes iff the admission's deathtime falls within 24 h after the cutoff", _IN_ICU_AT, decompensation,
+        needs=("icu.icustays", "hosp.admissions"), yes_no=True),
+    _mm("mm_mortality", ("medmod_in_hospital_mortality",), "medmod_in_hospital_mortality", "MedMod",
+        "Will the patient die during the current ICU stay? Answer yes or no.",
+        "yes iff the patient dies during the current ICU stay (deathtime <= icustays.outtime)", _IN_ICU_AT,
+        icu_mortality, needs=("icu.icustays", "hosp.admissions"), yes_no=True),
+    _mm("phenotype", ("medmod_phenotyping",), "medmod_phenotyping", "MedMod",
+        "Which acute and chronic conditions (phenotypes) apply to this ICU stay? Return one per line.",
+        _PHENO, _IN_ICU_AT, phenotype, needs=("icu.icustays", "hosp.admissions", "hosp.diagnoses_icd")),
+)
+"""The six ClinSeek-Bench-MM categories, in the card's order (each a task named by its category slug)."""
+

@@ -17,13 +17,11 @@ from ._rows import (
     TextRow,
     strip_asset_prefix,
 )
-from ._tasks import category_for_mm_task, normalise_category
+from ._spec import Benchmark, TaskType
+from ._tasks import REPORT_HIDING_CATEGORIES, REPORT_HIDING_TASKS, category_for_mm_task, normalise_category
 
 TEXT_POLICY_VERSION = TEXT_POLICY
 """Episode policy of text questions: an event is visible iff its time is strictly before the cutoff."""
-
-Benchmark = Literal["clinseek-bench-text", "clinseek-bench-mm", "agentehr-bench"]
-TaskType = Literal["risk_prediction", "decision_making", "multimodal"]
 
 
 class Question(BaseModel):
@@ -166,17 +164,12 @@ def question_from_text(row: TextRow) -> Question:
     )
 
 
-CXR_FINDING_CATEGORIES = frozenset({"cxr_finding_presence", "cxr_finding_enumeration", "cxr_change_comparison"})
-"""Categories whose answer a linked study's report states: its text is hidden by default."""
-
-_CXR_FINDING_TASKS = frozenset({"ehrxqa_image", "medmod_radiology"})
-
-
 def hides_reports(row: MultimodalRow, category: str | None) -> bool:
-    """``row.hide_linked_reports`` when set, else True for the CXR finding categories and tasks."""
+    """``row.hide_linked_reports`` when set, else True for the CXR finding categories and tasks (the
+    registry's ``TaskSpec.hides_linked_reports``)."""
     if row.hide_linked_reports is not None:
         return row.hide_linked_reports
-    return category in CXR_FINDING_CATEGORIES or row.task in _CXR_FINDING_TASKS
+    return category in REPORT_HIDING_CATEGORIES or row.task in REPORT_HIDING_TASKS
 
 
 def question_from_mm(row: MultimodalRow) -> Question:

@@ -1,8 +1,8 @@
-"""The 18 risk-prediction builders: anchors chosen from the store, yes/no labels read only from future rows.
+"""The 18 EHR-Bench risk-prediction tasks: their declarations (:data:`RISK_TASKS`) and label builders.
 
 Each builder returns ``(anchor, label)`` pairs for a shuffled pool of anchors, ``label`` being
-``True``/``False`` or ``None`` when the data cannot decide it (the anchor is dropped). The
-definitions are those of :mod:`clinseek.bench._tasks` (``TaskSpec.label_definition``).
+``True``/``False`` or ``None`` when the data cannot decide it (the anchor is dropped). Anchors are
+chosen from the store; labels are read only from future rows (``TaskSpec.label_definition`` says how).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from ..policy import TEXT_POLICY, EpisodeKey
 from ._anchor import ONE_SECOND, Anchor, BuildContext
+from ._spec import TaskSpec
 
 Labelled = Iterator[tuple[Anchor, bool | None]]
 RiskBuilder = Callable[[BuildContext], Labelled]
@@ -232,24 +233,157 @@ def icu_readmission(ctx: BuildContext) -> Labelled:
         yield anchor, bool(later)
 
 
-RISK_BUILDERS: dict[str, RiskBuilder] = {
-    "ED_Critical_Outcomes": ed_critical_outcomes,
-    "ED_Hospitalization": ed_hospitalization,
-    "ED_ICU_Tranfer_12hour": ed_icu_transfer,
-    "ED_Inpatient_Mortality": ed_inpatient_mortality,
-    "ED_Reattendance_3day": ed_reattendance,
-    "ICU_Mortality_1day": icu_mortality(1),
-    "ICU_Mortality_2day": icu_mortality(2),
-    "ICU_Mortality_3day": icu_mortality(3),
-    "ICU_Mortality_7day": icu_mortality(7),
-    "ICU_Mortality_14day": icu_mortality(14),
-    "ICU_Readmission": icu_readmission,
-    "ICU_Stay_7day": icu_stay(7),
-    "ICU_Stay_14day": icu_stay(14),
-    "Inpatient_Mortality": inpatient_mortality,
-    "LengthOfStay_3day": length_of_stay(3),
-    "LengthOfStay_7day": length_of_stay(7),
-    "Readmission_30day": readmission(30),
-    "Readmission_60day": readmission(60),
-}
-"""Builder of each risk-prediction task, by EHR-Bench name."""
+_ED = ("ed.edstays",)
+_ADM = ("hosp.admissions",)
+_ICU = ("icu.icustays", "hosp.admissions")
+AT_TRIAGE = "ED arrival (edstays.intime) + 1 s: triage is visible, nothing of the stay's outcome is"
+_AT_ADMIT = "hospital admission (admissions.admittime) + 1 s"
+_AT_ICU = "ICU admission (icustays.intime) + 4 h, for stays still open and patients alive at that time"
+_AT_DISCHARGE = "hospital discharge (admissions.dischtime) + 1 s, patients discharged alive"
+
+
+def _risk(name: str, category: str, instruction: str, tables: tuple[str, ...], when: str, label: str,
+          build: RiskBuilder) -> TaskSpec:
+    return TaskSpec(name, "clinseek-bench-text", "risk_prediction", category, instruction, tables, when, label,
+                    "yes/no", build=build)
+
+
+def _icu_mortality_task(days: int) -> TaskSpec:
+    return _risk(
+        f"ICU_Mortality_{days}day",
+        "mortality",
+        f"Please predict whether the patient will die within {days} day{'s' if days > 1 else ''} of ICU admission.",
+        _ICU,
+        _AT_ICU,
+        f"yes iff the admission's deathtime (future_select(hosp.admissions) at its admittime) is set and "
+        f"deathtime <= icustays.intime + {days} d",
+        icu_mortality(days),
+    )
+
+
+RISK_TASKS: tuple[TaskSpec, ...] = (
+    _risk(
+        "ED_Critical_Outcomes",
+        "escalation_of_care",
+        "Please predict whether the patient will die during hospitalization or will be transferred to the ICU "
+        "within 12 hours after the emergency room.",
+        (*_ED, "icu.icustays", "hosp.admissions"),
+        AT_TRIAGE,
+        "yes iff ED_Inpatient_Mortality or ED_ICU_Tranfer_12hour is yes for the same ED stay",
+        ed_critical_outcomes,
+    ),
+    _risk(
+        "ED_Hospitalization",
+        "escalation_of_care",
+        "Please predict whether the patient will be admitted to the hospital after the emergency room visit.",
+        _ED,
+        AT_TRIAGE,
+        "yes iff the ED stay led to an admission: its hadm_id (future_select(ed.edstays) at its intime) is set",
+        ed_hospitalization,
+    ),
+    _risk(
+        "ED_ICU_Tranfer_12hour",
+        "escalation_of_care",
+        "Please predict whether the patient will be transferred to the ICU within 12 hours after the emergency room.",
+        (*_ED, "icu.icustays"),
+        AT_TRIAGE,
+        "yes iff an icu.icustays row of the patient starts between the cutoff and the ED stay's outtime + 12 h",
+        ed_icu_transfer,
+    ),
+    _risk(
+        "ED_Inpatient_Mortality",
+        "mortality",
+        "Please predict whether the patient will die during the hospitalization that follows the emergency room visit.",
+        (*_ED, "hosp.admissions"),
+        AT_TRIAGE + "; ED stays that led to an admission",
+        "yes iff that admission's hospital_expire_flag = 1 or deathtime is set",
+        ed_inpatient_mortality,
+    ),
+    _risk(
+        "ED_Reattendance_3day",
+        "readmission",
+        "Please predict whether the patient will return to the emergency department within 3 days after discharge.",
+        _ED,
+        "ED departure (edstays.outtime) + 1 s",
+        "yes iff another ED stay of the patient has intime in (outtime, outtime + 72 h]",
+        ed_reattendance,
+    ),
+    _icu_mortality_task(1),
+    _icu_mortality_task(2),
+    _icu_mortality_task(3),
+    _icu_mortality_task(7),
+    _icu_mortality_task(14),
+    _risk(
+        "ICU_Readmission",
+        "readmission",
+        "Please predict whether the patient will be readmitted to the ICU during the same hospitalization.",
+        _ICU,
+        "ICU discharge (icustays.outtime) + 1 s, patients alive at ICU discharge",
+        "yes iff another ICU stay of the same hadm_id starts after this stay's outtime",
+        icu_readmission,
+    ),
+    _risk(
+        "ICU_Stay_7day",
+        "length_of_stay",
+        "Please predict whether the patient's ICU stay will last longer than 7 days.",
+        _ICU,
+        _AT_ICU,
+        "yes iff icustays.los > 7 (future_select(icu.icustays) at its intime)",
+        icu_stay(7),
+    ),
+    _risk(
+        "ICU_Stay_14day",
+        "length_of_stay",
+        "Please predict whether the patient's ICU stay will last longer than 14 days.",
+        _ICU,
+        _AT_ICU,
+        "yes iff icustays.los > 14 (future_select(icu.icustays) at its intime)",
+        icu_stay(14),
+    ),
+    _risk(
+        "Inpatient_Mortality",
+        "mortality",
+        "Please predict whether the patient will die during this hospitalization.",
+        _ADM,
+        _AT_ADMIT,
+        "yes iff hospital_expire_flag = 1 or deathtime is set (future_select(hosp.admissions) at its admittime)",
+        inpatient_mortality,
+    ),
+    _risk(
+        "LengthOfStay_3day",
+        "length_of_stay",
+        "Please predict whether the patient's hospital stay will last longer than 3 days.",
+        _ADM,
+        _AT_ADMIT,
+        "yes iff dischtime - admittime > 3 days",
+        length_of_stay(3),
+    ),
+    _risk(
+        "LengthOfStay_7day",
+        "length_of_stay",
+        "Please predict whether the patient's hospital stay will last longer than 7 days.",
+        _ADM,
+        _AT_ADMIT,
+        "yes iff dischtime - admittime > 7 days",
+        length_of_stay(7),
+    ),
+    _risk(
+        "Readmission_30day",
+        "readmission",
+        "Please predict whether the patient will be readmitted to the hospital within 30 days after discharge.",
+        _ADM,
+        _AT_DISCHARGE,
+        "yes iff another admission has admittime in (dischtime, dischtime + 30 d]",
+        readmission(30),
+    ),
+    _risk(
+        "Readmission_60day",
+        "readmission",
+        "Please predict whether the patient will be readmitted to the hospital within 60 days after discharge.",
+        _ADM,
+        _AT_DISCHARGE,
+        "yes iff another admission has admittime in (dischtime, dischtime + 60 d]",
+        readmission(60),
+    ),
+)
+"""The 18 EHR-Bench risk-prediction tasks, in EHR-Bench's order."""

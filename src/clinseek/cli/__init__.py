@@ -13,6 +13,7 @@ could not run (recorded as ``invalid_input`` rows with their reasons); 130 inter
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from ..errors import ClinseekError, is_interrupt
@@ -30,7 +31,7 @@ def main() -> None:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit here
     except SystemExit as done:
         if done.code == 130:  # typer turns a KeyboardInterrupt into a silent exit 130
-            print(INTERRUPTED, file=sys.stderr)
+            _interrupted()
         raise
     except ClinseekError as err:
         if state["debug"]:
@@ -44,8 +45,14 @@ def main() -> None:
             sys.exit(2)
         if not is_interrupt(err):
             raise
-        print(INTERRUPTED, file=sys.stderr)
+        _interrupted()
         sys.exit(130)
+
+
+def _interrupted() -> None:
+    """Say the run was interrupted; a second Ctrl-C while shutting down changes nothing (exit stays 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print(INTERRUPTED, file=sys.stderr)
 
 
 def _damaged_store(err: BaseException) -> bool:

@@ -44,20 +44,22 @@ def tool_rows() -> list[dict[str, str]]:
 
 
 def _task_description(instruction: str) -> str:
-    text = instruction.removeprefix("Please predict ").removesuffix(".")
+    text = instruction.removeprefix("Please predict ").removeprefix("Predict ").removesuffix(".")
     text = text.removesuffix(", based on the patient's records up to the current time")
     return text[:1].upper() + text[1:]
 
 
-def task_rows() -> list[dict[str, str]]:
-    """One row per task a benchmark can hold: the 45 text subtasks, then the 6 multimodal categories."""
-    from ..bench import MM_CATEGORIES, TEXT_TASKS, get_category
+_BUILD = {"clinseek-bench-text": "clinseek", "clinseek-bench-mm": "clinseek", "agentehr-bench": "agentehr"}
 
-    rows = [{"name": t.name, "kind": t.task_type, "category": t.category,
-             "description": _task_description(t.instruction)} for t in TEXT_TASKS]
-    rows += [{"name": c.category, "kind": "multimodal", "category": c.category,
-              "description": get_category(c.category).description} for c in MM_CATEGORIES]
-    return rows
+
+def task_rows() -> list[dict[str, str]]:
+    """One row per task of the registry: the 45 text subtasks, the 6 multimodal categories (``--benchmark
+    clinseek``), then the 6 AgentEHR-Bench tasks (``--benchmark agentehr``)."""
+    from ..bench import TASKS, get_category
+
+    return [{"name": t.name, "benchmark": _BUILD[t.benchmark], "kind": t.task_type, "category": t.category,
+             "description": get_category(t.category).description if t.task_type == "multimodal"
+             else _task_description(t.instruction)} for t in TASKS.tasks()]
 
 
 def _print(rows: list[dict[str, str]], columns: list[str], as_json: bool) -> None:
@@ -80,5 +82,5 @@ def tools_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print the ro
 
 @app.command("tasks")
 def tasks_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False) -> None:
-    """List every benchmark task (the names --tasks takes) with its kind and what it asks (docs/tasks.md)."""
-    _print(task_rows(), ["name", "kind", "category", "description"], as_json)
+    """List every benchmark task (the names --tasks takes, per --benchmark) with what it asks (docs/tasks.md)."""
+    _print(task_rows(), ["name", "benchmark", "kind", "category", "description"], as_json)

@@ -6,8 +6,10 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PIPED_WIDTH = 160
 """Columns when stdout is not a terminal (rich would assume 80 and cut run names and figures)."""
@@ -15,6 +17,8 @@ PIPED_WIDTH = 160
 
 def table_console() -> Console:
     """The terminal's console; for logs and pipes (no terminal) one :data:`PIPED_WIDTH` columns wide."""
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=max(console.width, PIPED_WIDTH))
 

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ._app import data_app
-from ._data_render import print_info, print_ingest_report
 from ._out import check_out
 
 _DIR = {"exists": True, "file_okay": False, "dir_okay": True}
@@ -48,6 +47,8 @@ def ingest_cmd(
     if memory_limit is not None:
         limits = dataclasses.replace(limits, memory_limit=memory_limit)
     report = ingest(out, mimic_iv=mimic_iv, ed=ed, note=note, cxr=cxr, limits=limits, progress=progress)
+    from ._data_render import print_ingest_report
+
     print_ingest_report(report)
 
 
@@ -63,6 +64,8 @@ def info_cmd(
     if as_json:
         typer.echo(info.model_dump_json(indent=2))
     else:
+        from ._data_render import print_info
+
         print_info(info)
 
 

@@ -73,6 +73,12 @@ def _protocol(value: str) -> Literal["native", "text"]:
     return "text" if value == "text" else "native"
 
 
+def _executor(value: str) -> Literal["local", "ray"]:
+    if value not in ("local", "ray"):
+        raise typer.BadParameter(f"expected 'local' or 'ray', got {value!r}", param_hint="--executor")
+    return "ray" if value == "ray" else "local"
+
+
 def _layout(layout: str, split: str | None) -> Literal["clinseek", "reference"]:
     """``--layout`` checked with ``--split`` (usage errors for bad values)."""
     if layout not in ("clinseek", "reference"):
@@ -99,7 +105,7 @@ def run_cmd(
     mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
-    base_url: Annotated[str | None, _opt("--base-url", panel=_MODEL, help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...).")] = None,
+    base_url: Annotated[list[str] | None, _opt("--base-url", panel=_MODEL, help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...). Repeat it for replicas of one model: each question goes to one of them, every turn to the same one.")] = None,
     tool_protocol: Annotated[str, _opt("--tool-protocol", panel=_MODEL, help="native, or text for endpoints without tool calling.")] = "native",
     api_key_env: Annotated[str | None, _opt("--api-key-env", panel=_MODEL, help="Environment variable holding the key.")] = None,
     prices: Annotated[Path | None, _opt("--prices", panel=_MODEL, help="Price-table override (JSON or TOML).")] = None,
@@ -118,6 +124,11 @@ def run_cmd(
     split: Annotated[str | None, _opt("--split", panel=_RUN, help="With --layout reference: the split folder (default full<N>, or smoke<N> for part of a benchmark).")] = None,
     allow_outside_record: Annotated[bool, _opt("--allow-outside-record", panel=_RUN, help="Run questions whose prediction_time is before the patient's first record or more than 24 h after the last (recorded in the row's input_warnings); refused by default.")] = False,
     allow_missing_cxr: Annotated[bool, _opt("--allow-missing-cxr", panel=_RUN, help="Run multimodal questions whose linked CXR studies or images are not in the store (recorded in the row's input_warnings); refused by default.")] = False,
+    executor: Annotated[str, _opt("--executor", panel=_RUN, help="local (this process) or ray (Ray actors on a cluster or this machine; the [ray] extra, docs/ray.md). Not part of the resume key.")] = "local",
+    ray_address: Annotated[str | None, _opt("--ray-address", panel=_RUN, help="With --executor ray: the cluster to join (auto, ray://head:10001, host:6379); default RAY_ADDRESS, else a Ray started on this machine.")] = None,
+    workers: Annotated[int | None, _opt("--workers", panel=_RUN, min=1, help="With --executor ray: worker actors (default one per node); --concurrency is shared among them.")] = None,
+    stage_store: Annotated[bool, _opt("--stage-store", panel=_RUN, help="With --executor ray: ship a copy of the store to every node (else every node reads --store at the same path).")] = False,
+    worker_gpus: Annotated[float, _opt("--worker-gpus", panel=_RUN, min=0.0, help="With --executor ray: GPUs each worker reserves when image.* tools are offered (a fraction shares one); set --imaging-device cuda.")] = 0.0,
     tools: Annotated[list[str] | None, _opt("--tools", panel=_RUN, help="Route of the agent's tool calls: direct (default: in process), mcp (an in-memory MCP client of each run's episode), mcp-stdio (a `clinseek mcp serve` subprocess per run), and mcp+URL (an external MCP server's tools offered beside ours; repeatable). Same tool outputs on every route; the route is recorded in the run manifest.")] = None,
     max_turns: Annotated[int, _opt("--max-turns", panel=_BUDGET, min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
     max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
@@ -151,13 +162,14 @@ def run_cmd(
 
     settings = RunSettings(
         model=ModelSettings(
-            base_url=base_url, tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
+            base_url=base_url[0] if base_url else None, endpoints=tuple(base_url[1:] if base_url else ()), tool_protocol=_protocol(tool_protocol), api_key_env=api_key_env, price_table=prices,
             generate=GenerateConfig(temperature=temperature, timeout_s=request_timeout, max_output_tokens=max_output_tokens),
             retry=RetryPolicy(max_attempts=max_attempts), requests_per_s=requests_per_s, cache_dir=cache_dir,
             vision=vision, preflight=preflight),
         run=RunOptions(runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, progress=progress,
                        layout=_layout(layout, split), split=split, allow_outside_record=allow_outside_record,
-                       allow_missing_cxr=allow_missing_cxr),
+                       allow_missing_cxr=allow_missing_cxr, executor=_executor(executor), ray_address=ray_address,
+                       workers=workers, stage_store=stage_store, worker_gpus=worker_gpus),
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens,
                            context_window_tokens=context_window, curated_budget_tokens=curated_budget),
         sources=Sources(

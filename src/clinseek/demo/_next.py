@@ -58,10 +58,10 @@ def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[
     steps += [
         ("rescore", f"{program} score {_q(runs)} --out {_q(out / 'scores')}"),
         ("one paired table", f"{program} compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
-        ("a real LLM (OPENAI_API_KEY)", f"{program} run --bench {_q(bench)} --store {_q(store)} "
-                                        f"--model openai:gpt-5.1 --mode both --out {_q(runs)}"),
-        ("a local server (vLLM, Ollama...)", f"{program} run --bench {_q(bench)} --store {_q(store)} "
-                                             "--model openai:MODEL --base-url http://127.0.0.1:8000/v1 "
-                                             f"--mode both --out {_q(runs)}"),
+        ("a real LLM (OPENAI_API_KEY; its SDK: pip install 'clinseek[openai]')",
+         f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:gpt-5.1 --mode both --out {_q(runs)}"),
+        ("a local server (vLLM, Ollama...; the same [openai] extra)",
+         f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:MODEL "
+         f"--base-url http://127.0.0.1:8000/v1 --mode both --out {_q(runs)}"),
     ]
     return steps

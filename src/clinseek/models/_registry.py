@@ -1,12 +1,17 @@
 """The provider registry and ``get_model``: ``provider:model`` names → ``ChatModel`` instances.
 
-Providers register a factory with ``@provider("name")`` at import time (the built-ins in
-``_builtin.py``; the offline baselines in ``clinseek.agent`` use the same decorator). A factory
-imports its SDK only when it is called, so choosing ``anthropic:…`` never imports ``openai``.
+Providers register a factory with ``@provider("name")`` when their module is imported: the built-ins
+in ``_builtin.py`` (imported with this package), any other through an entry point of the
+``clinseek.providers`` group that names its module (clinseek's own offline baselines:
+``baseline = "clinseek.agent._baselines"`` in ``pyproject.toml``). A name not registered yet is looked
+up there and its module imported, so ``get_model("baseline:null")`` works whatever was imported
+before. A factory imports its SDK only when it is called, so choosing ``anthropic:…`` never imports
+``openai``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +46,8 @@ class ProviderOptions:
 
 ProviderFactory = Callable[[str, ProviderOptions], ChatModel]
 _PROVIDERS: dict[str, ProviderFactory] = {}
+_ENTRY_POINT_GROUP = "clinseek.providers"
+"""The entry-point group of provider modules: ``name = "package.module"`` (importing it registers ``name``)."""
 
 
 def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
@@ -61,9 +68,23 @@ def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     return register
 
 
+def _plugins() -> dict[str, str]:
+    """Provider name -> module, from the installed ``clinseek.providers`` entry points."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=_ENTRY_POINT_GROUP)}
+
+
+def _factory(name: str) -> ProviderFactory | None:
+    """The factory registered as ``name``, importing its entry point's module first when needed."""
+    if name not in _PROVIDERS and name in (plugins := _plugins()):
+        importlib.import_module(plugins[name])  # its @provider registers it
+    return _PROVIDERS.get(name)
+
+
 def provider_names() -> list[str]:
-    """The registered provider names, sorted."""
-    return sorted(_PROVIDERS)
+    """The provider names: registered, or installed as ``clinseek.providers`` entry points; sorted."""
+    return sorted(set(_PROVIDERS) | set(_plugins()))
 
 
 def parse_model_name(name: str) -> tuple[str, str]:
@@ -110,7 +131,7 @@ def get_model(
         MissingExtraError: the provider needs an optional dependency that is not installed.
     """
     provider_name, model_id = parse_model_name(name)
-    factory = _PROVIDERS.get(provider_name)
+    factory = _factory(provider_name)
     if factory is None:
         raise ModelError(f"unknown model provider {provider_name!r} in {name!r}; known: {provider_names()}")
     prices = price_table if isinstance(price_table, PriceTable) else PriceTable.load(price_table)

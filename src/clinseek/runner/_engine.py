@@ -65,8 +65,9 @@ async def run_jobs(
             written.add(row)
             if progress is not None:
                 progress.update(row)
-            if row.status == "infra_error" and row.error_type == StoreError.__name__:
-                raise StoreError((row.error or "").removeprefix(f"{StoreError.__name__}: "))
+            failure = store_failure(row)
+            if failure is not None:
+                raise failure
 
     try:
         async with anyio.create_task_group() as tg:
@@ -78,6 +79,13 @@ async def run_jobs(
             raise
         raise _first(found) from None
     return written
+
+
+def store_failure(row: ResultRow) -> StoreError | None:
+    """The ``StoreError`` a row records (its store cannot be read: every later job would fail alike), else ``None``."""
+    if row.status == "infra_error" and row.error_type == StoreError.__name__:
+        return StoreError((row.error or "").removeprefix(f"{StoreError.__name__}: "))
+    return None
 
 
 def _first(group: BaseExceptionGroup[StoreError]) -> StoreError:

@@ -67,6 +67,13 @@ class RunManifest(BaseModel):
     server context length, tools checked, token counter, probe latency, notes); ``None`` when none ran."""
     token_counter: str | None = None
     """What the token budgets counted with (``server:llama.cpp /tokenize``, ``estimate:…``)."""
+    executor: dict[str, Any] | None = None
+    """Where the jobs ran: ``{"kind": "local"}`` or ``{"kind": "ray", "address", "workers", "stage_store",
+    "worker_gpus"}`` (the executor is not part of the configuration hash: a run resumes on either);
+    ``None`` in manifests written before it was recorded."""
+    endpoints: list[str] = Field(default_factory=list)
+    """Replicas of ``base_url``'s model the questions were routed among (``--base-url`` repeated), without
+    user-info or query; empty with one endpoint."""
     tool_transport: dict[str, Any] | None = None
     """The route of the agent runs' tool calls (``RunOptions.tool_transport.describe()``: ``kind``
     ``mcp-memory`` or ``mcp-stdio``, and ``external``: each external MCP server's URL and the tools it

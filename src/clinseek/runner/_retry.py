@@ -84,6 +84,20 @@ class ProviderLimiter:
         if start > now:
             await anyio.sleep(start - now)
 
+    async def acquire_for(self, borrower: object) -> None:
+        """Take a slot on behalf of ``borrower`` and wait for its turn of the rate (for callers whose
+        release comes from another task, such as the Ray executor's cluster-wide limiter)."""
+        await self._slots.acquire_on_behalf_of(borrower)
+        try:
+            await self._wait_turn()
+        except BaseException:
+            self._slots.release_on_behalf_of(borrower)
+            raise
+
+    def release_for(self, borrower: object) -> None:
+        """Give back ``borrower``'s slot (:meth:`acquire_for`)."""
+        self._slots.release_on_behalf_of(borrower)
+
     def pause(self, seconds: float) -> None:
         """Hold every new call of this provider for ``seconds`` (after a 429)."""
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)

@@ -54,11 +54,13 @@ from ._progress import Progress
 from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel
+from ._routing import EndpointRouter, routed
 from ._settings import RunSettings
 from ._store_check import check_store_subjects
 
 if TYPE_CHECKING:
     from ..bench import InvalidRow, Question
+    from ._ray import RayExecutor
 
 RunMode = Literal["agent", "curated", "both"]
 
@@ -177,6 +179,8 @@ class _Shared:
     """What the token budgets count with."""
     totals: dict[str, int] = field(default_factory=dict)
     """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
+    ray: RayExecutor | None = None
+    """The Ray executor of the call (``settings.run.executor == "ray"``), else ``None``: the local engine."""
     tool_route: dict[str, Any] | None = None
     """``RunOptions.tool_transport.describe()`` of an agent mode (``None``: tools called in process)."""
 
@@ -228,6 +232,8 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
         browser=asdict(settings.sources.browser) if browser else None,
         preflight=shared.preflight.model_dump(mode="json") if shared.preflight else None,
         token_counter=shared.counter.name, tool_transport=shared.tool_route,
+        executor=shared.ray.describe() if shared.ray is not None else {"kind": "local"},
+        endpoints=[u for u in (safe_base_url(e) for e in settings.model.endpoints) if u],
     )
 
 
@@ -288,8 +294,11 @@ async def _run_locked(group: _Group, store: Path, mode: Literal["agent", "curate
                     results.append(row)
                     invalid.add(row)
                     progress.update(row)
-            ran = invalid + await run_jobs(jobs, executor.execute, executor.error_row, results,
-                                           concurrency=settings.run.concurrency, progress=progress)
+            if shared.ray is not None:
+                ran = invalid + await shared.ray.run_jobs(jobs, executor, results, progress=progress)
+            else:
+                ran = invalid + await run_jobs(jobs, routed(executor.execute), executor.error_row, results,
+                                               concurrency=settings.run.concurrency, progress=progress)
     finally:
         results.close()
         if shared.knowledge is not None:  # the web cache's counts after the run
@@ -330,9 +339,16 @@ def _check_store(store: Path, questions: Sequence[Question], mode: RunMode) -> N
 
 
 def _model(name: str, settings: RunSettings) -> ChatModel:
+    """The model ``name`` at ``settings.model.base_url``; with ``endpoints``, a sticky router over every replica."""
     model = settings.model
-    return get_model(name, base_url=model.base_url, tool_protocol=model.tool_protocol, api_key_env=model.api_key_env,
-                     credentials_file=model.credentials_file, price_table=model.price_table)
+
+    def at(base_url: str | None) -> ChatModel:
+        return get_model(name, base_url=base_url, tool_protocol=model.tool_protocol, api_key_env=model.api_key_env,
+                         credentials_file=model.credentials_file, price_table=model.price_table)
+
+    if not model.endpoints:
+        return at(model.base_url)
+    return EndpointRouter([at(url) for url in (model.base_url, *model.endpoints)])
 
 
 def _wrap(model: ChatModel, settings: RunSettings) -> ChatModel:
@@ -409,13 +425,17 @@ async def run_benchmark(
     for r in bad:
         groups.setdefault(benchmark or r.benchmark, _Group(notes=notes or {})).invalid.append(r)
     owned = isinstance(model, str)
+    if settings.model.endpoints and not owned:
+        raise ClinseekError("ModelSettings.endpoints (--base-url repeated) needs the model as 'provider:model': each "
+                            "replica's client is built from the name")
     base = _model(model, settings) if isinstance(model, str) else model
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         with frozen_heap():
             totals = Counter(benchmark or q.benchmark for q in questions)
-            summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals))
+            summary = await _run_modes(groups, Path(store), modes, wrapped, Path(out), settings, dict(totals),
+                                       source=model if isinstance(model, str) else base)
             return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
         if owned:
@@ -424,14 +444,23 @@ async def run_benchmark(
 
 async def _run_modes(groups: dict[str, _Group], store: Path,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
-                     settings: RunSettings, totals: dict[str, int] | None = None) -> RunSummary:
+                     settings: RunSettings, totals: dict[str, int] | None = None,
+                     source: str | ChatModel | None = None) -> RunSummary:
+    """Run every (benchmark, mode); ``source`` (the model's name, or the unwrapped model) is what Ray
+    workers build their own model from."""
     checked, counter = await _preflight(model, settings, "agent" in modes)
     shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
                      totals=totals or {}, preflight=checked, counter=counter)
     try:
+        if settings.run.executor == "ray":
+            from ._ray import RayExecutor
+
+            shared = replace(shared, ray=await RayExecutor.start(source or model, settings, store, shared.store_id))
         runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
                 for name, qs in groups.items() for m in modes]
     finally:
+        if shared.ray is not None:
+            await shared.ray.close()
         if shared.knowledge is not None and not isinstance(settings.sources.knowledge, Knowledge):
             close_knowledge(shared.knowledge)
     return RunSummary(runs=runs)

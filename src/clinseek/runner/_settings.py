@@ -24,6 +24,10 @@ class ModelSettings:
 
     Attributes:
         base_url: OpenAI-compatible endpoint (vLLM, SGLang, Ollama...); ``None`` = the provider's.
+        endpoints: more replicas serving the same model as ``base_url`` (``--base-url`` repeated). Each
+            question goes to one replica of ``(base_url, *endpoints)`` chosen from its qid, and every turn
+            of it goes there too (sticky routing keeps the replica's prefix cache warm). Not part of the
+            configuration hash: replicas serve one model, so adding one never forks a run.
         tool_protocol: ``text`` for endpoints without native tool calling (the models layer's strict
             text protocol).
         api_key_env: environment variable holding the API key (``None`` = the provider's default).
@@ -44,6 +48,7 @@ class ModelSettings:
     """
 
     base_url: str | None = None
+    endpoints: tuple[str, ...] = ()
     tool_protocol: Literal["native", "text"] = "native"
     api_key_env: str | None = None
     credentials_file: Path | None = None
@@ -78,6 +83,16 @@ class RunOptions:
         allow_missing_cxr: run multimodal questions whose linked CXR studies or images are not in the store
             (recorded likewise); refused by default. Both are read where a manifest is checked against the
             store (``clinseek.run`` with a manifest path; ``clinseek.bench.prepare_run``).
+        executor: ``local`` (this process) or ``ray`` (async Ray actors, docs/ray.md; the ``ray`` extra).
+            Not part of the configuration hash: a run started on one executor resumes on the other.
+        ray_address: the Ray cluster to join (``auto``, ``ray://head:10001``, ``host:6379``); ``None`` =
+            ``RAY_ADDRESS``, else a Ray started for this run on this machine.
+        workers: Ray worker actors (``None`` = one per node of the cluster); ``concurrency`` is shared
+            among them.
+        stage_store: ship a copy of the store to every node that runs a worker (through Ray's object
+            store) instead of reading it at the same path there (a shared filesystem).
+        worker_gpus: GPUs each Ray worker reserves when the run offers ``image.*`` tools (Ray's
+            ``num_gpus``: a fraction shares a GPU); the imaging models run on ``sources.imaging.device``.
         tool_transport: the route of agent runs' tool calls (``None``: in process). An MCP client of each
             run's own episode (``clinseek.mcpserver.McpTransport``: in memory, or a ``clinseek mcp serve``
             subprocess, optionally with an external server's tools beside ours) gives the same tool outputs;
@@ -93,6 +108,11 @@ class RunOptions:
     split: str | None = None
     allow_outside_record: bool = False
     allow_missing_cxr: bool = False
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+    stage_store: bool = False
+    worker_gpus: float = 0.0
     tool_transport: ToolTransport | None = None
 
 

@@ -9,6 +9,7 @@ MIMIC-CXR / MIMIC-CXR-JPG 2.0.0. Column names are exactly as in the releases.
 """
 
 from ._classes import CLASS_REASONS, class_masks, columns_of
+from ._concept_maps import CONCEPT_MAP_FILES, CONCEPT_MAP_SOURCE, concept_map
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
 from ._describe import describe_table, tables_markdown
 from ._encounter import ENCOUNTER_IDS, encounter_mask, encounter_masks
@@ -32,6 +33,8 @@ from ._registry import check_registry, class_problems, get_table, modules, table
 __all__ = [
     "CHEXPERT_LABELS",
     "CLASS_REASONS",
+    "CONCEPT_MAP_FILES",
+    "CONCEPT_MAP_SOURCE",
     "ENCOUNTER_IDS",
     "KNOWN_AT",
     "MODULES",
@@ -51,6 +54,7 @@ __all__ = [
     "class_masks",
     "class_problems",
     "columns_of",
+    "concept_map",
     "describe_table",
     "encounter_mask",
     "encounter_masks",

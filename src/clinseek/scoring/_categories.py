@@ -1,13 +1,13 @@
 """Which card category a row reports under, and the card's order and names: the one place that decides.
 
 The categories are the dataset card's 13 text and 6 multimodal categories (ClinSeek-Bench card,
-"By category"), read from the task registry (``clinseek.bench.CATEGORIES``, ``TEXT_TASKS``),
+"By category"), read from the task registry (``clinseek.bench.TASKS``),
 never copied here. A row's category is, in order:
 
 1. its declared ``category`` (a manifest's, or the row's own) when that names a card category, by
-   slug or by the card's title (``"Laboratory & microbiology"``); the reference classifier's
-   multimodal names (``mortality_24h``, ``inpatient_mortality_mm``, ``phenotype_ccs``) are read as
-   the card's;
+   slug, by the card's title (``"Laboratory & microbiology"``) or by one of its aliases (the reference
+   classifier's multimodal names ``mortality_24h``, ``inpatient_mortality_mm``, ``phenotype_ccs``,
+   ref_data_scoring.md §1.3: ``Category.aliases``);
 2. else the registry's category of its task (the 45 EHR-Bench subtasks, AgentEHR-Bench's tasks,
    the MedMod tasks);
 3. else, for an ``ehrxqa_*`` task, the question decides (:func:`ehrxqa_category`): presence,
@@ -21,20 +21,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
-from ..bench import CATEGORIES, TEXT_TASKS, category_for_mm_task, normalise_category
+from ..bench import CATEGORIES, category_for_mm_task, find_task, normalise_category
 from ._model import TaskType
 
 CARD_ORDER: tuple[str, ...] = tuple(c.slug for c in CATEGORIES)
 """Category slugs in the card's order: the 13 text categories, then the 6 multimodal ones."""
 _TITLES = {c.slug: c.title for c in CATEGORIES}
 _SPLITS = {c.slug: c.split for c in CATEGORIES}
-_TEXT_TYPES = {t.name: t.task_type for t in TEXT_TASKS}
-_REFERENCE_NAMES = {
-    "mortality_24h": "clinical_deterioration",
-    "inpatient_mortality_mm": "mm_mortality",
-    "phenotype_ccs": "phenotype",
-}
-"""The reference classifier's multimodal L4 names (ref_data_scoring.md §1.3) → the card's slugs."""
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.S | re.I)
 _CHANGE = re.compile(
     r"\b(?:compar\w*|newly|no longer|still (?:present|absent|there|seen|visible)|resolved|improv\w*|worsen\w*|"
@@ -72,8 +65,9 @@ def task_type_for(task: str, declared: object = None) -> TaskType:
         return declared  # type: ignore[return-value]
     if declared is not None:
         raise ValueError(f"field 'task_type': expected one of {', '.join(get_args(TaskType))}, got {declared!r}")
-    if task in _TEXT_TYPES:
-        return _TEXT_TYPES[task]
+    spec = find_task(task, "clinseek-bench-text") or find_task(task, "agentehr-bench")
+    if spec is not None:
+        return spec.task_type
     if task.startswith(("ehrxqa_", "medmod_")) or category_for_mm_task(task) is not None:
         return "multimodal"
     raise ValueError(f"field 'task_type': absent, and task {task!r} is not a known task")
@@ -98,7 +92,6 @@ def category_for(task: str, declared: object = None, *, question: str | None = N
     """The category a row reports under (the rules of the module docstring), as a card slug when it is one."""
     if declared:
         slug = normalise_category(str(declared), task=task) or str(declared)
-        slug = _REFERENCE_NAMES.get(slug, slug)
         if slug in _TITLES:
             return slug
     known = normalise_category(None, task=task)

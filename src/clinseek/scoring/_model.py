@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TaskType = Literal["risk_prediction", "decision_making", "multimodal"]
+from ..bench import TaskType as TaskType
+
 Mode = Literal["agent", "curated"]
 Status = Literal["answered", "no_answer", "infra_error", "invalid_input"]
 AnswerType = Literal["yes_no", "count", "datetime", "id", "name", "list", "set", "binary"]

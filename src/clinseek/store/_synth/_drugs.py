@@ -1,7 +1,7 @@
 """Drug catalogue: what prescriptions, pharmacy, eMAR, ICU inputs, ED Pyxis and medrecon rows say.
 
 Names follow MIMIC-IV ``prescriptions.drug`` spellings; ICU item ids are MIMIC-IV ``d_items``
-ids (from the MIT-LCP ``inputevents_to_rxnorm`` map shipped with meds-etl, plus NaCl 0.9 %).
+ids (from the MIT-LCP ``inputevents_to_rxnorm`` concept map clinseek ships, plus NaCl 0.9 %).
 GSN and NDC codes are **synthetic** (derived from the drug name), not real product codes.
 """
 

@@ -1,7 +1,7 @@
 """Measured items: lab tests with reference ranges, ICU charted vitals, microbiology, imaging exams.
 
 Lab item ids, labels and units are MIMIC-IV ``d_labitems`` entries (checked against the MIT-LCP
-``d_labitems_to_loinc`` map in meds-etl); reference ranges are typical adult ranges of the kind
+``d_labitems_to_loinc`` concept map); reference ranges are typical adult ranges of the kind
 MIMIC stores in ``ref_range_lower``/``ref_range_upper``. Chart item ids are MIMIC-IV ``d_items``
 ids. Microbiology ids are the MIMIC-IV ``spec_itemid``/``test_itemid``/``org_itemid``/``ab_itemid``.
 """
@@ -140,7 +140,7 @@ ICU_SUPPLEMENT: tuple[tuple[int, str, str, str, str, str, str], ...] = (
     (226060, "Calories", "Calories", "ingredientevents", "Ingredients", "Kcal", "Ingredient"),
     (227074, "IVF ingredient", "IVF ingredient", "ingredientevents", "Ingredients", "mL", "Ingredient"),
 )
-"""MIMIC-IV d_items rows the meds-etl maps lack (itemid, label, abbreviation, linksto, category, unit, param_type)."""
+"""MIMIC-IV d_items rows the MIT-LCP concept maps lack (itemid, label, abbreviation, linksto, category, unit, param_type)."""
 
 CHART_META: dict[int, tuple[str, str, str]] = {
     220045: ("HR", "Routine Vital Signs", "bpm"),

@@ -1,0 +1,370 @@
+"""The Ray executor: the jobs of a run on async Ray actors, the rows written by the driver alone.
+
+``RunOptions.executor = "ray"`` (``clinseek run --executor ray``). The driver (the process that
+called ``run_benchmark``) joins or starts a Ray cluster and starts ``workers`` async actors
+(:class:`~._ray_worker.EpisodeWorker`), spread over the nodes, plus one
+:class:`~._ray_worker.LimiterActor` that every model call of every worker goes through. It hands
+out the jobs in (run_index, question) order, at most ``concurrency`` in flight over the cluster,
+each to the live worker with the fewest in flight; each row streams back as soon as its job is
+done and the driver appends it to ``results.jsonl``, exactly as the local engine does (same
+resume, manifest and configuration hash: the executor is not part of it).
+
+A worker that dies (its node lost, the actor killed) loses its jobs' rows, never a written one:
+each of its jobs goes back to the front of the queue and runs on another worker, and the dead
+worker is replaced. A job that was running on two workers that died is written as an
+``infra_error`` row (redone on resume) rather than tried a third time. docs/ray.md tells the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..errors import ClinseekError, import_optional
+from ..models import ChatModel
+from ..tools import IMAGE_TOOLS
+from ._counts import RowCounts
+from ._engine import Job, store_failure
+from ._execute import Executor
+from ._progress import Progress
+from ._ray_worker import EpisodeWorker, GroupSpec, LimiterActor, WorkerSpec, worker_settings
+from ._results import ResultsFile
+from ._rows import ResultRow
+from ._settings import RunSettings
+from ._stage import StagedStore, stage_chunks
+
+logger = logging.getLogger("clinseek.runner")
+
+NAMESPACE = "clinseek"
+"""Ray namespace of the actors (``ray list actors`` names them ``clinseek-<run>-worker-<i>``)."""
+MAX_DEATHS = 2
+"""Workers that may die under one job before it is written as an ``infra_error`` row."""
+READY_TIMEOUT_S = 600.0
+"""How long a new worker may take to start (an autoscaling cluster may first add a node)."""
+_CONTROL_CALLS = 4
+"""Actor calls beyond the job slots (ready, configure, close)."""
+
+
+@dataclass(slots=True)
+class _Worker:
+    handle: Any
+    name: str
+    gpus: float
+    load: int = 0
+    alive: bool = True
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What came back: a job's row, the death of its worker, or a replacement worker (``job`` None)."""
+
+    worker: _Worker
+    job: Job | None = None
+    deaths: int = 0
+    row: ResultRow | None = None
+    died: BaseException | None = None
+
+
+class RayExecutor:
+    """The Ray side of one ``run_benchmark`` call: cluster connection, workers, limiter.
+
+    Use :meth:`start`, then :meth:`run_jobs` per (benchmark, mode), then :meth:`close`.
+    """
+
+    def __init__(self, model: str | ChatModel, settings: RunSettings, store: Path, store_id: str | None) -> None:
+        self._ray = import_optional("ray", "--executor ray", "ray")
+        self.model = model
+        self.settings = settings
+        self.store = store
+        self.store_id = store_id
+        self.run_id = uuid.uuid4().hex[:8]
+        self._started_ray = False
+        self._limiter: Any = None
+        self._spec: WorkerSpec | None = None
+        self._pools: dict[float, list[_Worker]] = {}
+        self._made = 0
+        self.replaced = 0
+        self.deaths = 0
+        self._group: tuple[str, GroupSpec] | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    @classmethod
+    async def start(cls, model: str | ChatModel, settings: RunSettings, store: Path,
+                    store_id: str | None) -> RayExecutor:
+        """Join or start Ray, start the limiter, stage the store if asked.
+
+        Raises:
+            MissingExtraError: Ray is not installed (the ``ray`` extra).
+            ClinseekError: an opened knowledge source (workers need its config), a model object
+                that cannot be shipped to the workers, a cluster that cannot be reached.
+        """
+        from ..knowledge import Knowledge
+
+        if isinstance(settings.sources.knowledge, Knowledge):
+            raise ClinseekError("--executor ray opens the knowledge source in every worker: pass its KnowledgeConfig "
+                                "(RunSettings.sources.knowledge), not an opened Knowledge")
+        self = cls(model, settings, store, store_id)
+        self._connect()
+        ray = self._ray
+        if not isinstance(model, str):
+            try:
+                ray.cloudpickle.dumps(model)
+            except Exception as err:
+                raise ClinseekError(f"--executor ray ships the model to every worker, and {type(model).__name__} "
+                                    f"cannot be pickled ({type(err).__name__}: {err}); pass it as 'provider:model'"
+                                    ) from None
+        limiter_cls = ray.remote(LimiterActor)
+        self._limiter = limiter_cls.options(
+            name=f"clinseek-{self.run_id}-limiter", namespace=NAMESPACE, num_cpus=0, max_concurrency=100_000,
+        ).remote(max(1, settings.run.concurrency), settings.model.requests_per_s)
+        staged = None
+        if settings.run.stage_store and store.is_file() and store_id is not None:
+            size, chunks = await anyio.to_thread.run_sync(stage_chunks, store, ray.put)
+            staged = StagedStore(name=store.name, size=size, store_id=store_id, chunks=chunks)
+            logger.info("staged %s (%.1f MB in %d objects) for the Ray workers", store, size / 1e6, len(chunks))
+        self._spec = WorkerSpec(model=model, settings=worker_settings(settings), store=str(store.resolve()),
+                                store_id=store_id, limiter=self._limiter, staged=staged)
+        return self
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if ray.is_initialized():  # a session the caller opened (a notebook, tests): used as it is
+            return
+        address = self.settings.run.ray_address or os.environ.get("RAY_ADDRESS") or None
+        try:
+            if address is None:  # a Ray for this run on this machine: no dashboard, quiet
+                ray.init(include_dashboard=False, configure_logging=False, log_to_driver=True,
+                         namespace=NAMESPACE)
+            else:
+                ray.init(address=address, namespace=NAMESPACE, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            raise ClinseekError(f"cannot reach the Ray cluster at {address or 'a new local Ray'}: {err}") from None
+        self._started_ray = True
+
+    async def close(self) -> None:
+        """Close the workers' clients, end the actors, and Ray when this run started it."""
+        ray = self._ray
+        workers = [w for pool in self._pools.values() for w in pool if w.alive]
+        with anyio.move_on_after(30):
+            for worker in workers:
+                try:
+                    await worker.handle.close.remote()
+                except Exception as err:  # a worker that cannot close is ended all the same
+                    logger.debug("%s: close failed: %s", worker.name, err)
+        for worker in workers:
+            ray.kill(worker.handle)
+        if self._limiter is not None:
+            ray.kill(self._limiter)
+        self._pools.clear()
+        if self._started_ray:
+            ray.shutdown()
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's ``executor`` entry."""
+        run = self.settings.run
+        return {"kind": "ray", "address": run.ray_address, "workers": self._workers_wanted(),
+                "stage_store": run.stage_store, "worker_gpus": run.worker_gpus}
+
+    # --- workers ---------------------------------------------------------------------------------
+    def _workers_wanted(self) -> int:
+        wanted = self.settings.run.workers
+        if wanted is None:  # one per node that can host an actor (a CPU)
+            nodes = [n for n in self._ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0]
+            wanted = max(1, len(nodes))
+        return max(1, min(wanted, self.settings.run.concurrency))
+
+    def _slots(self) -> int:
+        """Jobs in flight per worker at most (the run's concurrency shared among the workers)."""
+        return max(1, math.ceil(self.settings.run.concurrency / self._workers_wanted()))
+
+    def _new_worker(self, gpus: float) -> _Worker:
+        ray = self._ray
+        name = f"clinseek-{self.run_id}-worker-{self._made}"
+        self._made += 1
+        options: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "max_concurrency": self._slots() + _CONTROL_CALLS,
+                                   "max_restarts": 0, "scheduling_strategy": "SPREAD"}
+        if gpus:
+            options["num_gpus"] = gpus
+        handle = ray.remote(EpisodeWorker).options(**options).remote(self._spec, name)
+        return _Worker(handle=handle, name=name, gpus=gpus)
+
+    async def _ready(self, worker: _Worker, group: tuple[str, GroupSpec] | None) -> _Worker:
+        """Wait for ``worker`` to start (and configure it for ``group``).
+
+        Raises:
+            ClinseekError: it failed to start (its error), or did not start in :data:`READY_TIMEOUT_S`.
+        """
+        try:
+            with anyio.fail_after(READY_TIMEOUT_S):
+                worker.info = await worker.handle.ready.remote()
+                if group is not None:
+                    await worker.handle.configure.remote(*group)
+        except TimeoutError:
+            self._ray.kill(worker.handle)
+            raise ClinseekError(f"Ray worker {worker.name} did not start within {READY_TIMEOUT_S:.0f} s: no node has "
+                                f"room for it{f' ({worker.gpus:g} GPU)' if worker.gpus else ''}") from None
+        except Exception as err:
+            self._ray.kill(worker.handle)
+            raise ClinseekError(f"Ray worker {worker.name} could not start: {_cause(err)}") from None
+        return worker
+
+    async def _pool(self, gpus: float) -> list[_Worker]:
+        """The workers reserving ``gpus`` GPUs each, started on first use (all of them, or an error)."""
+        if gpus not in self._pools:
+            if gpus and not self._ray.cluster_resources().get("GPU"):
+                logger.warning("the Ray cluster has no GPU now: workers asking for %g GPU wait for one to join", gpus)
+            fresh = [self._new_worker(gpus) for _ in range(self._workers_wanted())]  # they start at once
+            self._pools[gpus] = fresh
+            for worker in fresh:
+                await self._ready(worker, None)
+                gpu = f", GPU {','.join(worker.info['gpus'])}" if worker.info.get("gpus") else ""
+                logger.info("%s on %s (pid %s, store %s%s)", worker.name, worker.info.get("host"), worker.info.get("pid"),
+                            worker.info.get("store"), gpu)
+        return self._pools[gpus]
+
+    def _lost(self, worker: _Worker, err: BaseException) -> None:
+        """Mark ``worker`` dead (once): end it, free its limiter leases."""
+        if not worker.alive:
+            return
+        worker.alive = False
+        self.deaths += 1
+        logger.warning("Ray worker %s died (%s); its question runs go to other workers", worker.name, _cause(err))
+        self._ray.kill(worker.handle)
+        self._limiter.release_owner.remote(worker.name)
+
+    # --- jobs ------------------------------------------------------------------------------------
+    async def run_jobs(self, jobs: Sequence[Job], executor: Executor, results: ResultsFile, *,
+                       progress: Progress | None = None) -> RowCounts:
+        """Run ``jobs`` on the workers and append each row as it comes back (the local engine's contract).
+
+        ``executor`` is the driver's executor of this (benchmark, mode): the workers build theirs
+        from its settings; the driver uses it only for rows of jobs no worker could finish.
+
+        Returns:
+            The totals of the rows written by this call.
+
+        Raises:
+            StoreError: a row failed because the store cannot be read (written first; the other jobs stop).
+            ClinseekError: no worker could be started, or every worker died and none could replace it.
+        """
+        written = RowCounts()
+        if not jobs:
+            return written
+        gpus = self.settings.run.worker_gpus if any(t in IMAGE_TOOLS for t in executor.tools) else 0.0
+        group = GroupSpec(mode=executor.mode, benchmark=executor.benchmark, digest=executor.digest,
+                          tools=tuple(executor.tools), image_dir=str(executor.image_dir) if executor.image_dir else None,
+                          vision=executor.vision, counter=executor.counter, notes=dict(executor.notes))
+        key = f"{executor.benchmark}/{executor.mode}/{executor.digest[:12]}"
+        self._group = (key, group)
+        pool = await self._pool(gpus)
+        live = [w for w in pool if w.alive]
+        async with anyio.create_task_group() as tg:
+            for worker in live:
+                tg.start_soon(self._configure, worker, key, group)
+        return await self._dispatch(jobs, executor, results, pool, progress, written)
+
+    async def _configure(self, worker: _Worker, key: str, group: GroupSpec) -> None:
+        try:
+            await worker.handle.configure.remote(key, group)
+        except self._ray.exceptions.RayActorError as err:
+            self._lost(worker, err)
+
+    async def _dispatch(self, jobs: Sequence[Job], executor: Executor, results: ResultsFile, pool: list[_Worker],
+                        progress: Progress | None, written: RowCounts) -> RowCounts:
+        assert self._group is not None
+        key = self._group[0]
+        pending: deque[tuple[Job, int]] = deque((job, 0) for job in jobs)
+        send, receive = anyio.create_memory_object_stream[_Outcome](max_buffer_size=math.inf)
+        running = starting = 0
+        limit, slots = max(1, self.settings.run.concurrency), self._slots()
+        actor_error = self._ray.exceptions.RayActorError
+        failure: ClinseekError | None = None
+
+        async def one(worker: _Worker, job: Job, deaths: int) -> None:
+            try:
+                row: ResultRow = await worker.handle.execute.remote(key, job)
+                outcome = _Outcome(worker, job, deaths, row=row)
+            except actor_error as err:
+                outcome = _Outcome(worker, job, deaths, died=err)
+            except Exception as err:  # the row could not come back (serialization...): recorded as the engine does
+                outcome = _Outcome(worker, job, deaths, row=executor.error_row(job, err))
+            await send.send(outcome)
+
+        async def replace_worker(gpus: float) -> None:
+            fresh = self._new_worker(gpus)
+            try:
+                await self._ready(fresh, self._group)
+            except ClinseekError as err:
+                logger.warning("no replacement: %s", err)
+                fresh.alive = False
+            await send.send(_Outcome(fresh))
+
+        def pick() -> _Worker | None:
+            free = [w for w in pool if w.alive and w.load < slots]
+            return min(free, key=lambda w: w.load) if free else None
+
+        async with anyio.create_task_group() as tg:
+            while pending or running or starting:
+                while pending and running < limit and (worker := pick()) is not None:
+                    job, deaths = pending.popleft()
+                    worker.load += 1
+                    running += 1
+                    tg.start_soon(one, worker, job, deaths)
+                if not running and not starting:
+                    failure = ClinseekError(f"every Ray worker died and none could replace them; {len(pending)} "
+                                            "question runs were not run (rerun the same command to resume)")
+                    break
+                outcome = await receive.receive()
+                if outcome.job is None:  # a replacement started (or could not)
+                    starting -= 1
+                    if outcome.worker.alive:
+                        pool.append(outcome.worker)
+                    continue
+                running -= 1
+                outcome.worker.load -= 1
+                if outcome.died is not None:
+                    first = outcome.worker.alive
+                    self._lost(outcome.worker, outcome.died)
+                    if first and self.replaced < MAX_DEATHS * self._workers_wanted():
+                        self.replaced += 1
+                        starting += 1
+                        tg.start_soon(replace_worker, outcome.worker.gpus)
+                    if outcome.deaths + 1 < MAX_DEATHS:
+                        pending.appendleft((outcome.job, outcome.deaths + 1))
+                        continue
+                    outcome.row = executor.error_row(outcome.job, outcome.died)
+                assert outcome.row is not None
+                results.append(outcome.row)
+                written.add(outcome.row)
+                if progress is not None:
+                    progress.update(outcome.row)
+                failure = store_failure(outcome.row)
+                if failure is not None:
+                    break
+            tg.cancel_scope.cancel()  # jobs still out when the run stops (a StoreError) are not written
+        if failure is not None:
+            raise failure
+        return written
+
+    async def limiter_stats(self) -> dict[str, int]:
+        """The cluster limiter's counts (granted calls, most in flight at once)."""
+        stats: dict[str, int] = await self._limiter.stats.remote()
+        return stats
+
+
+def _cause(err: BaseException) -> str:
+    """The first line of the error a Ray exception carries (its cause for a task error)."""
+    cause = getattr(err, "cause", None)
+    inner = cause if isinstance(cause, BaseException) else err
+    text = str(inner).strip().splitlines()
+    return f"{type(inner).__name__}: {text[-1] if text else ''}".rstrip(": ")

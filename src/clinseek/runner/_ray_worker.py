@@ -1,0 +1,242 @@
+"""What runs inside Ray: the episode workers and the cluster-wide provider limiter.
+
+Plain classes, made Ray actors by the driver (:mod:`._ray`) with ``ray.remote(...)``, so that
+importing them never imports Ray. An :class:`EpisodeWorker` is an async actor: many question runs
+of it share one event loop (the agent loop waits on the model), each with its own sealed episode,
+built in a worker thread from the worker's own store (a path or a staged copy; the store itself is
+never shipped as a connection). Its model calls go through the one :class:`LimiterActor` of the
+run, so the provider's concurrency cap, request rate and 429 pauses hold across the cluster.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..models import ChatModel, GenerateConfig, Message, ModelResponse, TokenCounter
+from ._engine import Job
+from ._retry import ProviderLimiter, ResilientModel
+from ._routing import routed
+from ._rows import ResultRow
+from ._stage import StagedStore, check_worker_store, materialize
+
+if TYPE_CHECKING:
+    from ..knowledge import Knowledge
+    from ._execute import Executor
+    from ._settings import RunSettings
+
+
+class LimiterActor:
+    """One provider's concurrency cap and request rate for every worker of a run (a Ray actor).
+
+    A slot is a lease named by its caller (``owner``: a worker); :meth:`release_owner` frees the
+    leases of a worker that died holding them. Counts what it granted, for tests and progress.
+    """
+
+    def __init__(self, max_concurrent: int, requests_per_s: float | None) -> None:
+        self._limiter = ProviderLimiter(max_concurrent=max_concurrent, requests_per_s=requests_per_s)
+        self._leases: dict[str, set[str]] = {}
+        self._gone: set[str] = set()
+        """Owners released as dead, and leases given back before they were granted."""
+        self.granted = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def acquire(self, owner: str, lease: str) -> None:
+        """Wait for a slot and the rate's turn; the slot is ``lease``'s until :meth:`release`."""
+        await self._limiter.acquire_for(lease)
+        if owner in self._gone or lease in self._gone:  # the caller died or gave up meanwhile
+            self._gone.discard(lease)
+            self._limiter.release_for(lease)
+            return
+        self._leases.setdefault(owner, set()).add(lease)
+        self.granted += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def release(self, owner: str, lease: str) -> None:
+        """Give ``lease`` back (one not granted yet is given back as soon as it is)."""
+        held = self._leases.get(owner)
+        if held is None or lease not in held:
+            self._gone.add(lease)
+            return
+        held.discard(lease)
+        self.in_flight -= 1
+        self._limiter.release_for(lease)
+
+    def pause(self, seconds: float) -> None:
+        """Hold every new call of the provider for ``seconds`` (a 429 seen by any worker)."""
+        self._limiter.pause(seconds)
+
+    def release_owner(self, owner: str) -> int:
+        """Free every lease of ``owner`` (a dead worker); the number freed."""
+        self._gone.add(owner)
+        held = self._leases.pop(owner, set())
+        for lease in held:
+            self.in_flight -= 1
+            self._limiter.release_for(lease)
+        return len(held)
+
+    def stats(self) -> dict[str, int]:
+        """``granted`` calls, ``in_flight`` now and ``max_in_flight`` seen."""
+        return {"granted": self.granted, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+
+
+class ClusterLimiter(ProviderLimiter):
+    """A worker's view of the run's :class:`LimiterActor`: each model call holds one of its leases."""
+
+    def __init__(self, actor: Any, owner: str) -> None:
+        super().__init__()
+        self._actor = actor
+        self._owner = owner
+        self._ids = itertools.count()
+
+    async def call(self, model: ChatModel, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]],
+                   config: GenerateConfig | None) -> ModelResponse:
+        """Run one call inside the cluster-wide limits."""
+        lease = f"{self._owner}/{next(self._ids)}"
+        try:
+            await self._actor.acquire.remote(self._owner, lease)
+            return await model.generate(messages, tools, config)
+        finally:  # also when cancelled while waiting: the limiter gives the slot back once granted
+            self._actor.release.remote(self._owner, lease)
+
+    def pause(self, seconds: float) -> None:
+        """Pause the provider for every worker."""
+        self._actor.pause.remote(seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """What every worker of a run is built from (pickled to each)."""
+
+    model: str | ChatModel
+    """``provider:model`` (built in the worker, with ``settings.model``), or a picklable ``ChatModel``."""
+    settings: RunSettings
+    """The run's settings; its knowledge source is a config (each worker opens its own)."""
+    store: str
+    """The store as the worker reads it: a path (on a filesystem every node mounts)."""
+    store_id: str | None
+    """The identity the worker's store must have (``None``: the run reads no store)."""
+    limiter: Any
+    """The run's :class:`LimiterActor` (an actor handle)."""
+    staged: StagedStore | None = None
+    """The store shipped by the driver (``--stage-store``), written to each node once."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """One (benchmark, mode) of the run: what the driver's :class:`Executor` was built with."""
+
+    mode: Literal["agent", "curated"]
+    benchmark: str
+    digest: str
+    tools: tuple[str, ...]
+    image_dir: str | None
+    vision: bool
+    counter: TokenCounter
+    notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+class EpisodeWorker:
+    """A Ray async actor that runs question runs of a benchmark, many at once.
+
+    :meth:`ready` builds the model (its calls limited cluster-wide) and checks (or stages) the store;
+    :meth:`configure` prepares one (benchmark, mode); :meth:`execute` runs one job and returns its
+    row (failures inside are ``infra_error`` rows, as in the local executor). Rows are never written
+    here: the driver writes them.
+    """
+
+    def __init__(self, spec: WorkerSpec, name: str) -> None:
+        self.spec = spec
+        self.name = name
+        self.node = os.environ.get("RAY_NODE_NAME") or socket.gethostname()
+        self._store = Path(spec.store)
+        self._model: ChatModel | None = None
+        self._base: ChatModel | None = None
+        self._knowledge: Knowledge | None = None
+        self._owned_knowledge = False
+        self._executors: dict[str, Executor] = {}
+
+    async def ready(self) -> dict[str, Any]:
+        """Build the model, reach the store; ``{"name", "node", "host", "pid", "store", "gpus"}`` (the GPU ids
+        Ray gave this worker: it sets ``CUDA_VISIBLE_DEVICES`` to them).
+
+        Raises:
+            ClinseekError: the store is missing or another store on this node, a model that cannot be
+                built here (a missing key in this node's environment...).
+        """
+        import ray
+
+        from ._run import _model
+
+        spec = self.spec
+        if spec.staged is not None:
+            self._store = await materialize(spec.staged, _fetch)
+        check_worker_store(self._store, spec.store_id, self.node)
+        settings = spec.settings
+        self._base = _model(spec.model, settings) if isinstance(spec.model, str) else spec.model
+        model: ChatModel = ResilientModel(self._base, ClusterLimiter(spec.limiter, self.name), settings.model.retry)
+        if settings.model.cache_dir is not None:
+            from ._cache import CachedModel, ResponseCache
+
+            model = CachedModel(model, ResponseCache(settings.model.cache_dir))
+        self._model = model
+        context = ray.get_runtime_context()
+        return {"name": self.name, "node": context.get_node_id(), "host": self.node, "pid": os.getpid(),
+                "store": str(self._store), "gpus": [str(g) for g in ray.get_gpu_ids()]}
+
+    async def configure(self, key: str, group: GroupSpec) -> None:
+        """Prepare the executor of one (benchmark, mode), named ``key`` in :meth:`execute` calls."""
+        from ..tools import BROWSER_TOOLS
+        from ._execute import Executor
+        from ._knowledge import open_run_knowledge
+
+        assert self._model is not None, "ready() first"
+        settings = self.spec.settings
+        source = settings.sources.knowledge
+        if self._knowledge is None and source is not None and any(t in BROWSER_TOOLS for t in group.tools):
+            self._knowledge, self._owned_knowledge = await open_run_knowledge(source)
+        self._executors[key] = Executor(
+            store=self._store, mode=group.mode, model=self._model, benchmark=group.benchmark, digest=group.digest,
+            settings=settings, tools=group.tools, image_dir=Path(group.image_dir) if group.image_dir else None,
+            knowledge=self._knowledge, vision=group.vision, store_id=self.spec.store_id, counter=group.counter,
+            notes=group.notes)
+
+    async def execute(self, key: str, job: Job) -> ResultRow:
+        """Run one (question, run_index) of group ``key``; its row (an ``infra_error`` row on an escape)."""
+        executor = self._executors[key]
+        try:
+            return await routed(executor.execute)(job)
+        except Exception as exc:  # recorded, as the local engine does
+            return executor.error_row(job, exc)
+
+    async def close(self) -> None:
+        """Close the model clients and the knowledge source this worker opened."""
+        for executor in self._executors.values():
+            closer = getattr(executor, "close", None)  # executors that own a store reader close it
+            if closer is not None:
+                closer()
+        self._executors.clear()
+        if self._knowledge is not None and self._owned_knowledge:
+            from ._knowledge import close_knowledge
+
+            close_knowledge(self._knowledge)
+        if self._base is not None and isinstance(self.spec.model, str):
+            await self._base.aclose()
+
+
+async def _fetch(ref: Any) -> bytes:
+    """One staged chunk, from this node's object store (pulled there from the driver's)."""
+    data: bytes = await ref
+    return data
+
+
+def worker_settings(settings: RunSettings) -> RunSettings:
+    """The settings a worker gets: no progress display (the driver shows it)."""
+    return replace(settings, run=replace(settings.run, progress=False))
