@@ -25,6 +25,7 @@ are importable from ``clinseek.errors``; the others from the package named in br
     ├── BackendUnavailable     an imaging backend whose package or weights are absent [clinseek.imaging]
     ├── ScoringError           results that cannot be scored (file, row, field)
     ├── ReportError            a report input folder with no scores or results, or runs given twice
+    ├── PoolBusy               the MCP HTTP server's open episodes are all in use [clinseek.mcpserver]
     ├── ParseFailure           a <tool_call> block a chat-template parser cannot read [clinseek.distill]
     └── MaskError              an assistant-only loss mask that cannot be computed faithfully [clinseek.distill]
 

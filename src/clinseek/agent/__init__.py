@@ -18,6 +18,7 @@ from ._baselines import (
     risk_threshold,
 )
 from ._budget import AgentBudget
+from ._channel import ToolChannel, ToolTransport
 from ._curated import curated_messages, run_curated, verbatim_package
 from ._evidence import EvidenceBaseline, history_sql, parse_table
 from ._extract import PARSE_MODES, STRICT_PARSE_MODES, Extracted, ParseMode, extract_answer
@@ -76,8 +77,10 @@ __all__ = [
     "NullBaseline",
     "ParseMode",
     "Sources",
+    "ToolChannel",
     "ToolRecord",
     "ToolReply",
+    "ToolTransport",
     "Transcript",
     "agent_messages_text",
     "agent_system_prompt",

@@ -39,6 +39,7 @@ from ..records import CallRecord
 from ..tools import Limits, ToolContext, ToolResult, available_tools, strip_ansi, tool_names, tool_schemas
 from ._answer import finish_items
 from ._budget import AgentBudget
+from ._channel import ToolChannel
 from ._extract import ParseMode
 from ._outcome import AgentOutcome, StopReason
 from ._prompts import (
@@ -91,14 +92,15 @@ class _Run:
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
                  config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = (),
                  linked: LinkedEvidence | None = None, vision: bool = True,
-                 counter: TokenCounter = ESTIMATE) -> None:
+                 counter: TokenCounter = ESTIMATE, channel: ToolChannel | None = None) -> None:
         self.model = model
+        self.channel = channel
         self.counter = counter
         self.ctx = ctx
         self.question = question
         self.budget = budget
         self.config = config.model_copy(update={"max_output_tokens": budget.max_output_tokens})
-        self.schemas = tool_schemas(tools)
+        self.schemas = channel.schemas() if channel is not None else tool_schemas(tools)
         self.offered = frozenset(tools)
         self.vision = vision
         self.images_sent = len(images) if vision else 0
@@ -224,6 +226,8 @@ class _Run:
     async def run_tool(self, call: ToolCall) -> ToolResult:
         if call.error_kind is not None:  # decided by the provider's name map / JSON parser; never repaired
             return ToolResult.failed(call.error_kind, call.error or "the call could not be read")
+        if self.channel is not None:
+            return await self.channel.call(call.name, call.arguments)
         return await call_offered(self.ctx, self.offered, call.name, call.arguments)
 
     # -- finish --------------------------------------------------------------------------------
@@ -325,6 +329,7 @@ async def run_agent(
     linked: LinkedEvidence | None = None,
     vision: bool | None = None,
     counter: TokenCounter = ESTIMATE,
+    channel: ToolChannel | None = None,
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -343,6 +348,8 @@ async def run_agent(
             were not shown, and the outcome counts them in ``images_not_sent``.
         counter: what the compaction check counts new messages with (the server's tokenizer from the
             runner's pre-flight, else the conservative estimate).
+        channel: where the tool calls go (default: the tools of ``ctx`` in process); its ``tool_names``
+            are then the tools offered (``tools`` is not read) and its schemas what the model is given.
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
@@ -351,10 +358,10 @@ async def run_agent(
     Raises:
         ClinseekError: ``tools`` does not include ``ehr.finish`` (the run could never end).
     """
-    offered = tuple(tools) if tools is not None else default_tools(ctx.limits)
+    offered = channel.tool_names if channel is not None else tuple(tools) if tools is not None else default_tools(ctx.limits)
     if FINISH_TOOL not in offered:
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
     sees = accepts_images(model) if vision is None else vision
     run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked, sees,
-               counter)
+               counter, channel)
     return await run.run()

@@ -14,6 +14,7 @@ from . import (
     _export,  # noqa: F401
     _inspect,  # noqa: F401
     _knowledge,  # noqa: F401
+    _mcp,  # noqa: F401
     _report,  # noqa: F401
     _run,  # noqa: F401
     _score,  # noqa: F401

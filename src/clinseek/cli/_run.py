@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -13,8 +14,9 @@ from ._app import app
 from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
+    from ..agent import ToolTransport
     from ..knowledge import KnowledgeConfig
-    from ..runner import RunSummary
+    from ..runner import RunSettings, RunSummary
 
 
 class _Mode(StrEnum):
@@ -127,6 +129,7 @@ def run_cmd(
     workers: Annotated[int | None, _opt("--workers", panel=_RUN, min=1, help="With --executor ray: worker actors (default one per node); --concurrency is shared among them.")] = None,
     stage_store: Annotated[bool, _opt("--stage-store", panel=_RUN, help="With --executor ray: ship a copy of the store to every node (else every node reads --store at the same path).")] = False,
     worker_gpus: Annotated[float, _opt("--worker-gpus", panel=_RUN, min=0.0, help="With --executor ray: GPUs each worker reserves when image.* tools are offered (a fraction shares one); set --imaging-device cuda.")] = 0.0,
+    tools: Annotated[list[str] | None, _opt("--tools", panel=_RUN, help="Route of the agent's tool calls: direct (default: in process), mcp (an in-memory MCP client of each run's episode), mcp-stdio (a `clinseek mcp serve` subprocess per run), and mcp+URL (an external MCP server's tools offered beside ours; repeatable). Same tool outputs on every route; the route is recorded in the run manifest.")] = None,
     max_turns: Annotated[int, _opt("--max-turns", panel=_BUDGET, min=1, help="Model turns per agent run before it stops without an answer.")] = 40,
     max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
     context_window: Annotated[int, _opt("--context-window", panel=_BUDGET, min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
@@ -179,10 +182,40 @@ def run_cmd(
             cxr_root=cxr_root or (store_cxr_root(file) if file else None),
             imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device), candidate_tables=candidate_tables),
     )
+    if tools:
+        settings = replace(settings, run=replace(settings.run, tool_transport=_tool_transport(tools, source, settings)))
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
     _print_summary(run(bench, source, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
+
+
+def _tool_transport(values: list[str], store: Path | str, settings: RunSettings) -> ToolTransport | None:
+    """``--tools`` as the route of the agent's tool calls (``None``: in process).
+
+    Raises:
+        typer.BadParameter: an unknown value, both ``mcp`` and ``mcp-stdio``, or ``mcp-stdio`` with a
+            PostgreSQL source (its subprocesses open episodes from a store file).
+    """
+    routes = {"direct": "direct", "mcp": "memory", "mcp-stdio": "stdio"}
+    unknown = [v for v in values if v not in routes and not v.startswith("mcp+")]
+    if unknown:
+        raise typer.BadParameter(f"{unknown[0]!r}: expected direct, mcp, mcp-stdio or mcp+URL", param_hint="--tools")
+    chosen = {routes[v] for v in values if v in routes} or {"direct"}
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"one route for our tools, got {sorted(v for v in values if v in routes)}",
+                                 param_hint="--tools")
+    external = tuple(v.removeprefix("mcp+") for v in values if v.startswith("mcp+"))
+    route = chosen.pop()
+    if route == "direct" and not external:
+        return None
+    if route == "stdio" and not isinstance(store, Path):
+        raise typer.BadParameter("mcp-stdio opens episodes from a store file, not a PostgreSQL URL (use mcp)",
+                                 param_hint="--tools")
+    from ..mcpserver import McpTransport
+
+    return McpTransport(route=route, external=external, store=store if isinstance(store, Path) else None,  # type: ignore[arg-type]
+                        sources=settings.sources)
 
 
 def _print_summary(summary: RunSummary) -> None:

@@ -67,6 +67,10 @@ class RunManifest(BaseModel):
     endpoints: list[str] = Field(default_factory=list)
     """Replicas of ``base_url``'s model the questions were routed among (``--base-url`` repeated), without
     user-info or query; empty with one endpoint."""
+    tool_transport: dict[str, Any] | None = None
+    """The route of the agent runs' tool calls (``RunOptions.tool_transport.describe()``: ``kind``
+    ``mcp-memory`` or ``mcp-stdio``, and ``external``: each external MCP server's URL and the tools it
+    offered beside ours); ``None``: the tools were called in process."""
     python: str = Field(default_factory=platform.python_version)
     packages: dict[str, str] = Field(default_factory=dict)
     started_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -152,10 +153,15 @@ class Executor:
 
     async def _agent(self, job: Job) -> AgentOutcome:
         session = await anyio.to_thread.run_sync(self._open, job)
+        run = functools.partial(run_agent, self.model, session.context, job.question, budget=self.settings.budget,
+                                config=self._config(job), tools=session.tool_names, images=session.images,
+                                linked=session.linked, vision=self.vision, counter=self.counter)
         try:  # ImagingError (a linked image without a file) is raised above: the row becomes an infra error
-            return await run_agent(self.model, session.context, job.question, budget=self.settings.budget,
-                                   config=self._config(job), tools=session.tool_names, images=session.images,
-                                   linked=session.linked, vision=self.vision, counter=self.counter)
+            transport = self.settings.run.tool_transport
+            if transport is None:
+                return await run()
+            async with transport.connect(session, job.question) as channel:
+                return await run(channel=channel)
         finally:
             await session.aclose()
 

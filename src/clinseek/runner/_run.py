@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
@@ -184,6 +184,8 @@ class _Shared:
     """Questions per benchmark before ``--tasks``/``--limit`` (names the reference layout's split)."""
     ray: RayExecutor | None = None
     """The Ray executor of the call (``settings.run.executor == "ray"``), else ``None``: the local engine."""
+    tool_route: dict[str, Any] | None = None
+    """``RunOptions.tool_transport.describe()`` of an agent mode (``None``: tools called in process)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +204,10 @@ async def _run_mode(group: _Group, store: Path | str, mode: Literal["agent", "cu
     kinds = {q.task_type for q in questions} | {r.task_type for r in group.invalid}
     tools = tuple(settings.run.tools or _default_tools(kinds, settings, browser=browser)) if mode == "agent" else ()
     policies = sorted({q.policy for q in questions} | {r.policy for r in group.invalid})
-    digest = config_hash(_config(mode, model, settings, tools, policies, shared.record))
+    transport = settings.run.tool_transport if mode == "agent" else None
+    shared = replace(shared, tool_route=await transport.describe() if transport is not None else None)
+    config = _config(mode, model, settings, tools, policies, shared.record)
+    digest = config_hash({**config, "tool_transport": shared.tool_route} if shared.tool_route else config)
     out_dir = out / benchmark / mode / model_slug(model.name)
     if settings.run.layout == "reference":
         split = settings.run.split or reference_split(len(questions), shared.totals.get(benchmark, len(questions)))
@@ -229,7 +234,7 @@ def _manifest(benchmark: str, mode: Literal["agent", "curated"], model: ChatMode
         knowledge={**(shared.record or {}), **(record or {})} if browser else None,
         browser=asdict(settings.sources.browser) if browser else None,
         preflight=shared.preflight.model_dump(mode="json") if shared.preflight else None,
-        token_counter=shared.counter.name,
+        token_counter=shared.counter.name, tool_transport=shared.tool_route,
         executor=shared.ray.describe() if shared.ray is not None else {"kind": "local"},
         endpoints=[u for u in (safe_base_url(e) for e in settings.model.endpoints) if u],
     )

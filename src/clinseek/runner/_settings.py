@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..agent import AgentBudget, Sources
+from ..agent import AgentBudget, Sources, ToolTransport
 from ..models import GenerateConfig, TokenCounter
 from ..tools import Limits
 from ._retry import RetryPolicy
@@ -93,6 +93,10 @@ class RunOptions:
             store) instead of reading it at the same path there (a shared filesystem).
         worker_gpus: GPUs each Ray worker reserves when the run offers ``image.*`` tools (Ray's
             ``num_gpus``: a fraction shares a GPU); the imaging models run on ``sources.imaging.device``.
+        tool_transport: the route of agent runs' tool calls (``None``: in process). An MCP client of each
+            run's own episode (``clinseek.mcpserver.McpTransport``: in memory, or a ``clinseek mcp serve``
+            subprocess, optionally with an external server's tools beside ours) gives the same tool outputs;
+            its ``describe()`` goes in the run manifest and the configuration hash.
     """
 
     runs_per_question: int = 1
@@ -109,6 +113,7 @@ class RunOptions:
     workers: int | None = None
     stage_store: bool = False
     worker_gpus: float = 0.0
+    tool_transport: ToolTransport | None = None
 
 
 @dataclass(frozen=True, slots=True)

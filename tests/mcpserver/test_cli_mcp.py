@@ -1,0 +1,87 @@
+"""``clinseek mcp token | tokens | revoke`` and the episode options, docs/mcp.md, and the lazy import of the SDK."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _tool_cases import Case
+from typer.testing import CliRunner
+
+from clinseek.cli import app
+from clinseek.cli._mcp import _EPISODE_OPTIONS, http_cmd, revoke_cmd, token_cmd, tokens_cmd
+from clinseek.mcpserver import TOKEN_PREFIX, TokenStore
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
+
+
+def _said(output: str) -> str:
+    return " ".join(output.replace("│", " ").split())
+
+
+def test_every_option_is_documented() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    names = [p.name for p in _EPISODE_OPTIONS]
+    for command in (token_cmd, tokens_cmd, revoke_cmd, http_cmd):
+        names += [n for n in inspect.signature(command).parameters if n not in ("episode", "token_id")]
+    options = {f"--{n.replace('_', '-')}" for n in names} - {"--pictures"} | {"--pictures/--no-pictures"}
+    assert sorted(o for o in options if o not in text) == []
+
+
+def test_tokens_are_minted_listed_and_revoked(synthetic_case: Case, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.json"
+    minted = CliRunner().invoke(app, [
+        "mcp", "token", "--tokens", str(tokens), "--store", str(synthetic_case.store), "--subject-id",
+        str(synthetic_case.subject_id), "--prediction-time", synthetic_case.prediction_time.isoformat(sep=" "),
+        "--expires-in", "2h", "--note", "test"])
+    assert minted.exit_code == 0, minted.output
+    token = minted.stdout.strip().splitlines()[-1]
+    assert token.startswith(TOKEN_PREFIX) and len(token) > 40
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+    assert token not in tokens.read_text(), "only the token's hash is stored"
+    record = TokenStore(tokens).lookup(token)
+    assert record is not None and record.spec.subject_id == synthetic_case.subject_id
+    listed = CliRunner().invoke(app, ["mcp", "tokens", "--tokens", str(tokens)])
+    (line,) = [json.loads(x) for x in listed.stdout.splitlines()]
+    assert (line["id"], line["state"], line["note"]) == (record.id, "valid", "test") and token not in listed.stdout
+    revoked = CliRunner().invoke(app, ["mcp", "revoke", record.id, "--tokens", str(tokens)])
+    assert revoked.exit_code == 0 and TokenStore(tokens).lookup(token) is None
+    again = CliRunner().invoke(app, ["mcp", "revoke", record.id, "--tokens", str(tokens)])
+    assert again.exit_code != 0 and f"no token {record.id!r}" in str(again.exception)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ([], "give --store"),
+    (["--subject-id", "1"], "subject_id and prediction_time go together"),
+    (["--subject-id", "1", "--prediction-time", "2150-01-01 00:00:00", "--qid", "q", "--bench", "."],
+     "give exactly one episode"),
+])
+def test_an_episode_must_be_given_once(args: list[str], expected: str, synthetic_case: Case, tmp_path: Path) -> None:
+    store = [] if not args else ["--store", str(synthetic_case.store)]
+    result = CliRunner().invoke(app, ["mcp", "token", "--tokens", str(tmp_path / "t.json"), *store, *args])
+    assert result.exit_code == 2 and expected in _said(result.output), result.output
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_the_cli_does_not_import_the_mcp_sdk_until_an_mcp_command_runs() -> None:
+    script = ("import sys\nfrom clinseek.cli import app\nfrom typer.testing import CliRunner\n"
+              "assert CliRunner().invoke(app, ['mcp', '--help']).exit_code == 0\n"
+              "CliRunner().invoke(app, ['run', '--help'])\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'uvicorn', 'starlette')"
+              " or m.startswith('clinseek.mcpserver')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_without_the_extra_the_commands_name_it(tmp_path: Path) -> None:
+    script = ("import sys\nsys.modules['mcp'] = None\nfrom clinseek.cli import main\nsys.argv = ['clinseek', 'mcp', "
+              f"'tokens', '--tokens', {str(tmp_path / 'x.json')!r}]\nopen(sys.argv[-1], 'w').write('{{}}')\nmain()")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "pip install 'clinseek[mcp]'" in out.stdout + out.stderr, out
