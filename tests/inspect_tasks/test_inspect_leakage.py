@@ -37,7 +37,7 @@ def test_refusals_hold_through_the_inspect_tools(synthetic_store: Path, inspect_
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, get_model
 
-    from clinseek.inspect_tasks import clinseek_text, import_inspect_log, name_map
+    from clinseek.inspect_tasks import clinseek_text, import_inspect_log, inspect_name_map
 
     question = next(q for q in load_questions(inspect_bench) if q.task == "Inpatient_Mortality")
     steps, expected = _attacks(question)
@@ -49,7 +49,7 @@ def test_refusals_hold_through_the_inspect_tools(synthetic_store: Path, inspect_
     calls = {c.id: c for m in sample.messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []}
     shown = {m.tool_call_id: m for m in sample.messages if isinstance(m, ChatMessageTool)}
     assert set(expected) <= set(shown)
-    names = name_map(["ehr.load_ehr", "ehr.get_latest_records", "ehr.run_sql_query"])
+    names = inspect_name_map(["ehr.load_ehr", "ehr.get_latest_records", "ehr.run_sql_query"])
     with clinseek.open_question_episode(inspect_bench, question.qid, synthetic_store) as episode:
         for call_id, kind in expected.items():
             call, message = calls[call_id], shown[call_id]

@@ -74,14 +74,14 @@ def test_samples_are_questions_with_their_ids_and_metadata(mock_runs: MockRuns, 
 def test_tool_outputs_are_the_direct_paths(mock_runs: MockRuns, inspect_bench: Path, synthetic_store: Path) -> None:
     from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 
-    from clinseek.inspect_tasks import name_map
+    from clinseek.inspect_tasks import inspect_name_map
 
     for (kind, mode), path in mock_runs.logs.items():
         if mode != "agent":
             continue
         for sample in _samples(path):
             calls = {c.id: c for m in sample.messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []}
-            names = name_map([*(c.function.replace("__", ".") for c in calls.values())])
+            names = inspect_name_map([*(c.function.replace("__", ".") for c in calls.values())])
             with clinseek.open_question_episode(inspect_bench, str(sample.id), synthetic_store) as episode:
                 for message in (m for m in sample.messages if isinstance(m, ChatMessageTool)):
                     call = calls[message.tool_call_id or ""]

@@ -14,7 +14,7 @@ scorer. This package sits above the front door and imports inspect_ai (the ``ins
 """
 
 from ._import import ImportedRun, import_inspect_log, sample_view
-from ._messages import NAME_RULE, ImageFiles, from_inspect, name_map, to_inspect
+from ._messages import NAME_RULE, ImageFiles, from_inspect, inspect_name_map, to_inspect
 from ._model import PROVIDER, ClinseekBaselineAPI
 from ._outcome import STORE_KEY, SampleOutcome
 from ._rows import QUESTION_FIELDS, RunIdentity, SampleView, result_row, sample_outcome, score_row
@@ -52,7 +52,7 @@ __all__ = [
     "episode_tools",
     "from_inspect",
     "import_inspect_log",
-    "name_map",
+    "inspect_name_map",
     "question_sample",
     "result_row",
     "sample_outcome",

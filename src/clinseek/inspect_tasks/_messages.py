@@ -35,7 +35,7 @@ NAME_RULE = "inspect"
 """The provider key of ``clinseek.models.WIRE_NAME_RULES`` that names clinseek's tools in inspect_ai."""
 
 
-def name_map(names: Sequence[str]) -> ToolNameMap:
+def inspect_name_map(names: Sequence[str]) -> ToolNameMap:
     """The one-to-one map between canonical tool names and their inspect_ai names (``.`` → ``__``)."""
     return ToolNameMap(NAME_RULE, names)
 

@@ -25,7 +25,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from ..errors import ModelError
 from ..models import ChatModel, ModelResponse, ToolNameMap
 from ..tools import tool_names
-from ._messages import from_inspect, name_map
+from ._messages import from_inspect, inspect_name_map
 
 PROVIDER = "clinseek"
 """The inspect_ai model provider name: ``--model clinseek/<clinseek model name>``."""
@@ -50,7 +50,7 @@ class ClinseekBaselineAPI(ModelAPI):
                              "baselines (baseline:null, baseline:evidence); run other models through inspect's "
                              "own providers (openai/..., anthropic/...)")
         self.chat: ChatModel = get_model(model_name)
-        self.names: ToolNameMap = name_map(tool_names())
+        self.names: ToolNameMap = inspect_name_map(tool_names())
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
                        config: GenerateConfig) -> ModelOutput:

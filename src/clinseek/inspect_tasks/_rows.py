@@ -29,7 +29,7 @@ from ..records import CallRecord, Usage
 from ..runner import ResultRow, message_record, row_status
 from ..scoring import SampleScore, score_input_from_row, score_sample
 from ..tools import tool_names
-from ._messages import ImageFiles, from_inspect, name_map
+from ._messages import ImageFiles, from_inspect, inspect_name_map
 from ._outcome import STORE_KEY, SampleOutcome
 
 QUESTION_FIELDS = ("benchmark", "task", "task_type", "category", "question_hash", "policy_version", "gold_aliases",
@@ -115,7 +115,7 @@ def _transcript_reading(messages: Sequence[ChatMessage], candidates: list[str]) 
 
 
 def _all_names() -> ToolNameMap:
-    return name_map(tool_names())
+    return inspect_name_map(tool_names())
 
 
 def result_row(view: SampleView, run: RunIdentity, images: ImageFiles | None = None) -> ResultRow:

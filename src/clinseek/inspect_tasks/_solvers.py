@@ -50,11 +50,11 @@ from ..agent import (
 from ..api import open_question_episode_async
 from ..bench import Question, load_questions
 from ..errors import ClinseekError
-from ._messages import name_map, to_inspect
+from ._messages import inspect_name_map, to_inspect
 from ._outcome import STORE_KEY, SampleOutcome
 from ._tools import episode_tools
 
-_NO_TOOLS = name_map(())
+_NO_TOOLS = inspect_name_map(())
 _LIMIT_STOP = {"token": "token_budget", "cost": "token_budget", "message": "max_turns", "turn": "max_turns"}
 
 
@@ -128,7 +128,7 @@ class _AgentRun:
 
     def __init__(self, session: EpisodeSession, question: Question, budget: AgentBudget) -> None:
         self.session, self.question, self.budget = session, question, budget
-        self.names = name_map(session.tool_names)
+        self.names = inspect_name_map(session.tool_names)
         self.turns = self.reminders = self.corrections = 0
         self.notice_sent = False
         self.vocabulary: tuple[str, ...] = ()

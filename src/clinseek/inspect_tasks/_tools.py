@@ -17,7 +17,7 @@ from inspect_ai.tool import ToolDef, ToolError, ToolParams
 
 from ..agent import EpisodeSession, ToolReply
 from ..models import ToolNameMap
-from ._messages import image_data_uri, name_map
+from ._messages import image_data_uri, inspect_name_map
 
 ReplyHook = Callable[[ToolReply], None]
 """Called with every reply before the model sees it (the solver reads ``ehr.finish`` through it)."""
@@ -30,13 +30,13 @@ def episode_tools(session: EpisodeSession, *, on_reply: ReplyHook | None = None,
     Args:
         session: an open episode session (``clinseek.open_question_episode_async``); the tools call it.
         on_reply: called with each reply (refusals included) before the model sees it.
-        names: the name map (default: :func:`~clinseek.inspect_tasks.name_map` of the session's tools).
+        names: the name map (default: :func:`~clinseek.inspect_tasks.inspect_name_map` of the session's tools).
 
     Returns:
         One ``ToolDef`` per offered tool: name ``ehr__run_sql_query`` for ``ehr.run_sql_query``, the
         description and JSON Schema of ``session.tools()``; several calls of one turn may run at once.
     """
-    names = names or name_map(session.tool_names)
+    names = names or inspect_name_map(session.tool_names)
     return [_tool_def(session, info.name, names.to_wire(info.name), info.description, info.parameters, on_reply)
             for info in session.tools()]
 

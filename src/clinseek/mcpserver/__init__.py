@@ -22,7 +22,7 @@ import_optional("mcp", "the MCP server (clinseek mcp, --tools mcp)", "mcp")
 
 if TYPE_CHECKING:
     from ._http import HttpSettings, RateLimiter, TokenEpisodes, http_app, serve_http
-    from ._names import NAME_STYLES, NameStyle, name_map
+    from ._names import NAME_STYLES, NameStyle, mcp_name_map
     from ._output import OUTPUT_SCHEMA, call_result, tool_result
     from ._pool import EpisodePool, PoolBusy
     from ._server import (
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("HttpSettings", "RateLimiter", "TokenEpisodes", "http_app", "serve_http"), "_http"),
-    **dict.fromkeys(("NAME_STYLES", "NameStyle", "name_map"), "_names"),
+    **dict.fromkeys(("NAME_STYLES", "NameStyle", "mcp_name_map"), "_names"),
     **dict.fromkeys(("OUTPUT_SCHEMA", "call_result", "tool_result"), "_output"),
     **dict.fromkeys(("EpisodePool", "PoolBusy"), "_pool"),
     **dict.fromkeys(("INSTRUCTIONS", "TASK_PROMPT", "EpisodeSource", "OneEpisode", "Served", "tool_annotations",
@@ -105,8 +105,8 @@ __all__ = [
     "describe_record",
     "episode_server",
     "http_app",
+    "mcp_name_map",
     "mint_token",
-    "name_map",
     "open_spec",
     "parse_duration",
     "read_token_file",

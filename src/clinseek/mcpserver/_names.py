@@ -22,7 +22,7 @@ NAME_STYLES: Mapping[NameStyle, str] = {"dotted": "text", "safe": "anthropic"}
 """The provider of :data:`clinseek.models.WIRE_NAME_RULES` whose rule each style uses."""
 
 
-def name_map(style: NameStyle, names: Iterable[str]) -> ToolNameMap:
+def mcp_name_map(style: NameStyle, names: Iterable[str]) -> ToolNameMap:
     """The one-to-one map between canonical tool names and their MCP names in ``style``.
 
     Raises:

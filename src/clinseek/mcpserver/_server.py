@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from .._version import __version__
 from ..agent import EpisodeSession
 from ..models import ToolNameMap
-from ._names import NameStyle, name_map
+from ._names import NameStyle, mcp_name_map
 from ._output import OUTPUT_SCHEMA, call_result
 
 SERVER_NAME = "clinseek"
@@ -119,7 +119,7 @@ def episode_server(source: EpisodeSource, *, instructions: str | None = None) ->
         found = listings.get(served.session)
         if found is None or found.style != served.names:
             infos = served.session.tools()
-            names = name_map(served.names, [t.name for t in infos])
+            names = mcp_name_map(served.names, [t.name for t in infos])
             tools = [types.Tool(name=names.to_wire(t.name), description=t.description, input_schema=dict(t.parameters),
                                 output_schema=OUTPUT_SCHEMA, annotations=tool_annotations(t.name)) for t in infos]
             found = listings[served.session] = _Listing(served.names, names, tools)

@@ -33,7 +33,7 @@ from ..agent import EpisodeSession, Sources
 from ..errors import ClinseekError, ModelError
 from ..models import ToolNameMap, safe_url
 from ..tools import ToolResult, tool_names, tool_schemas
-from ._names import name_map
+from ._names import mcp_name_map
 from ._output import tool_result
 from ._server import session_server
 from ._spec import EpisodeSpec
@@ -95,7 +95,7 @@ def _schemas(server: _Connected) -> list[dict[str, Any]]:
 async def _connect(stack: AsyncExitStack, client: Client) -> _Connected:
     await stack.enter_async_context(client)
     listed = await client.list_tools()
-    return _Connected(client, listed.tools, name_map("dotted", [t.name for t in listed.tools]))
+    return _Connected(client, listed.tools, mcp_name_map("dotted", [t.name for t in listed.tools]))
 
 
 @dataclass(frozen=True)
