@@ -69,3 +69,20 @@ def test_nothing_a_stdio_client_receives_was_unknown_at_the_cutoff(demo_store: P
 
     anyio.run(main)
     assert auditor.checked_rows > 50
+
+
+def test_a_client_gets_no_server_timing_of_a_call(demo_store: Path) -> None:
+    """A call's duration on the server reflects work on rows the key may not see (a table's first load
+    filters the patient's later rows out on the store): the structured result carries no ``elapsed_s``,
+    only what the tool's text and rows carry; the MCP route of the agent loop times its calls itself."""
+    case = audit_cases(demo_store, PAIRS_PER_STORE, seed=2024)[0]
+
+    async def main() -> None:
+        async with await open_spec(_spec(demo_store, case)) as session, Client(session_server(session)) as client:
+            for name, args in [("ehr.load_ehr", {}), ("ehr.run_sql_query", {"sql_query": "SELECT count(*) FROM labevents"}),
+                               ("ehr.get_latest_records", {"table_name": "hosp.no_such_table"})]:
+                got = await client.call_tool(name, args)
+                assert got.structured_content is not None and "elapsed_s" not in got.structured_content, name
+                assert tool_result(got).elapsed_s == 0.0
+
+    anyio.run(main)

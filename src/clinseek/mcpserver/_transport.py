@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -82,7 +83,9 @@ class McpChannel:
                 return (await self._ours.call_tool_async(name, arguments)).result
             server = self._ours
         wire = server.names.to_wire(name) if name in server.names.canonical_names() else name
-        return tool_result(await server.client.call_tool(wire, dict(arguments)))
+        started = time.perf_counter()  # the server sends no timing (SERVER_ONLY): the call's time here
+        result = tool_result(await server.client.call_tool(wire, dict(arguments)))
+        return result.model_copy(update={"elapsed_s": time.perf_counter() - started})
 
 
 def _schemas(server: _Connected) -> list[dict[str, Any]]:
