@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from _mcp_helpers import check_server, http_client, http_server, pick_cases
 from _tool_cases import CANDIDATES, Case
@@ -165,3 +167,31 @@ def test_the_pool_keeps_at_most_max_open_episodes(two_patients: Any) -> None:
             assert response.status_code == 200 and f"subject_id {case.subject_id}" in response.text
             assert len(app.state.pool.open_ids) == 1
     assert app.state.pool.opened_total == 3
+
+
+def test_a_server_failure_reaches_no_client_as_text(demo_store: Path, tmp_path: Path) -> None:
+    """A tool that fails on the server (here: the store file damaged under an open episode) is a generic
+    internal error for every client, old protocol versions included: never the server's exception text
+    (the store's path, the database's message, values it quotes), which the agent loop never shows a model."""
+    store = tmp_path / "store.duckdb"
+    shutil.copyfile(demo_store, store)
+    case = pick_cases(store, 1)[0]
+    path = tmp_path / "tokens.json"
+    token, _ = mint_token(path, _spec(case))
+
+    def call(name: str, arguments: dict[str, Any]) -> httpx2.Response:
+        return _post(url, token, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": name, "arguments": arguments}})
+
+    with http_server(http_app(path, _OPEN)) as url:
+        loaded = call("ehr.load_ehr", {}).json()["result"]["structuredContent"]["data"]["tables"]
+        size = store.stat().st_size
+        with store.open("r+b") as handle:  # damaged in place: the episode's reader still has it open
+            handle.seek(size // 4)
+            handle.write(b"\x5a" * (size - size // 4))
+        replies = [call("ehr.run_sql_query", {"sql_query": f"SELECT count(*) FROM {name}"}) for name in loaded]
+    failed = [r for r in replies if "error" in r.json()]
+    assert failed, "damaging the store made no tool fail: the test shows nothing"
+    for reply in replies:
+        assert str(store) not in reply.text and str(tmp_path) not in reply.text and "checksum" not in reply.text
+    assert all(r.json()["error"]["code"] == types.INTERNAL_ERROR for r in failed)

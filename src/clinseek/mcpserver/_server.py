@@ -16,6 +16,7 @@ episode's own patient and cutoff: any other value is refused (``pinned``).
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -33,6 +34,8 @@ from ..models import ToolNameMap
 from ._names import NameStyle, mcp_name_map
 from ._output import OUTPUT_SCHEMA, call_result
 
+logger = logging.getLogger(__name__)
+
 SERVER_NAME = "clinseek"
 TASK_PROMPT = "task"
 """The prompt a benchmark question's episode offers: the system and task turns an agent run starts with."""
@@ -44,6 +47,11 @@ INSTRUCTIONS = (
     "read-only; SQL is one read-only query over the patient's visible tables."
 )
 """The server's ``instructions`` when the episode has no task turns of its own."""
+
+
+TOOL_FAILED = "the tool failed on the server (not this call's arguments); the server's log says why"
+"""The one message a client gets for a tool that raised on the server: never the exception's text, which
+may name the server's files or quote what the database said (the agent loop never shows it to a model)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +140,16 @@ def episode_server(source: EpisodeSource, *, instructions: str | None = None) ->
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         async with source.lease() as served:
             canonical = listing(served).names.from_wire(params.name)
-            # a name the server does not list reaches the session as sent: it answers unknown_tool, as the loop does
-            reply = await served.session.call_tool_async(canonical or params.name, params.arguments or {})
-            pictures = served.pictures and bool(reply.result.images)
-        if not pictures:
-            return call_result(reply, pictures=False)
-        return await anyio.to_thread.run_sync(lambda: call_result(reply, pictures=True))
+            try:
+                # a name the server does not list reaches the session as sent: it answers unknown_tool, as the loop does
+                reply = await served.session.call_tool_async(canonical or params.name, params.arguments or {})
+                pictures = served.pictures and bool(reply.result.images)
+                if not pictures:
+                    return call_result(reply, pictures=False)
+                return await anyio.to_thread.run_sync(lambda: call_result(reply, pictures=True))
+            except Exception:  # an infrastructure failure: its text (paths, the database's message) stays here
+                logger.exception("tool %s failed on the server", canonical or params.name)
+                raise MCPError(types.INTERNAL_ERROR, TOOL_FAILED) from None
 
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         async with source.lease() as served:
