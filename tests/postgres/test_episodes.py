@@ -122,13 +122,13 @@ def _fingerprint(ep: Episode, name: str) -> tuple[object, ...]:
     return head.columns, head.types, body.rows[0]
 
 
-@pytest.mark.slow  # 100 pairs, every table loaded from both sources: ~2 min of one CPU (all 300: ~5 min)
+@pytest.mark.slow  # 50 pairs, every table loaded from both sources: ~45 s (all 300: ~5 min of one CPU)
 @pytest.mark.timeout(1800)
-def test_every_demo_patient_at_one_of_three_cutoffs(pg_reader: StoreReader, duck_reader: StoreReader,
-                                                    demo_store: Path) -> None:
+def test_half_the_demo_patients_at_one_of_three_cutoffs(pg_reader: StoreReader, duck_reader: StoreReader,
+                                                       demo_store: Path) -> None:
     every = _every_patient_keys(demo_store)
     assert len({k.subject_id for k in every}) == 100 and len(every) == 300
-    keys = [every[3 * i + i % 3] for i in range(100)]  # each patient once; each kind of cutoff for a third of them
+    keys = [every[3 * i + i % 3] for i in range(0, 100, 2)]  # every other patient; each kind of cutoff for a third
     rows = 0
     for i, key in enumerate(keys):
         with build_episode(pg_reader, key) as live, build_episode(duck_reader, key) as stored:
@@ -139,7 +139,7 @@ def test_every_demo_patient_at_one_of_three_cutoffs(pg_reader: StoreReader, duck
                 rows += counts[name]
             if i % 10 == 0:
                 assert render_text_timeline(live) == render_text_timeline(stored), key
-    assert rows > 100_000
+    assert rows > 50_000
 
 
 def test_the_leakage_audit_passes_on_the_postgres_source(pg_reader: StoreReader, demo_store: Path) -> None:
