@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from ..schema import Table
+from ._arrow import ARROW_TYPES
 
 if TYPE_CHECKING:
     import psycopg
@@ -26,21 +27,11 @@ if TYPE_CHECKING:
 BLOCK_BYTES = 4 << 20
 """Bytes Arrow parses at a time (a record longer than this, such as a long discharge note, still parses)."""
 
-_ARROW = {
-    "SMALLINT": pa.int16(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "VARCHAR": pa.string(),
-    "TIMESTAMP": pa.timestamp("us"),
-    "DATE": pa.date32(),
-    "BOOLEAN": pa.bool_(),
-}
 
 
 def registry_arrow_schema(table: Table) -> pa.Schema:
     """The Arrow schema of a registry table: its columns in order, as Arrow types of the registry's DuckDB types."""
-    return pa.schema([pa.field(c.name, _ARROW[c.type]) for c in table.columns])
+    return pa.schema([pa.field(c.name, ARROW_TYPES[c.type]) for c in table.columns])
 
 
 class CopyStream(io.RawIOBase):

@@ -10,22 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...schema import Table
+from .._arrow import ARROW_TYPES
 from ._frame import DAY, Frame, frame_len
-
-_ARROW: dict[str, pa.DataType] = {
-    "SMALLINT": pa.int16(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "VARCHAR": pa.string(),
-    "TIMESTAMP": pa.timestamp("us"),
-    "DATE": pa.date32(),
-    "BOOLEAN": pa.bool_(),
-}
 
 
 def _column(values: Any, duck_type: str, n: int) -> pa.Array:
-    arrow_type = _ARROW[duck_type]
+    arrow_type = ARROW_TYPES[duck_type]
     if values is None:
         return pa.nulls(n, type=arrow_type)
     if isinstance(values, pa.Array | pa.ChunkedArray):
