@@ -19,7 +19,11 @@ the same process, with no harness at all. Three bare baselines are timed:
 - ``pool``: ``concurrency`` tasks that each call ``chat.completions.create`` until all calls are made (the
   scheduling of the runner's worker pool);
 - ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``,
-  the very call the models layer makes (it skips ``create``'s per-call TypedDict transform, ~0.5 ms).
+  the very call the models layer makes (it skips ``create``'s per-call TypedDict transform, ~0.5 ms);
+- ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the client with the fewest in
+  flight, as the runner spreads its calls (``runner._routing.ClientPools``): one ``httpx`` connection pool
+  checks every one of its connections on each request and reply, which at concurrency 256 costs the
+  single-client baselines more CPU than everything else they do.
 
 Overhead = (harness wall - baseline wall) / harness wall, from the means of alternating rounds
 (gather, pool, post, harness, gather, ...), so that a change of machine load hits all alike; the target
@@ -91,7 +95,7 @@ _REPLY = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
           + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
 _KEY = "sk-benchmark-not-a-real-key"
 _TIMEOUT_S = 30.0
-_BASELINES = ("gather", "pool", "post")
+_BASELINES = ("gather", "pool", "post", "pools")
 
 
 AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
@@ -200,37 +204,82 @@ class Round:
     """Harness only: share of the questions' own time spent outside the model call."""
     others_pct: float = 0.0
     """CPU that other processes (neither this client nor the fake server) used meanwhile, in % of all cores."""
+    load: float = 0.0
+    """The 1-minute load average at the end of the round."""
+    server_cpu_s: float = 0.0
+    """CPU seconds of the fake server in the round."""
+    client_cpu_s: float = 0.0
+    """CPU seconds of this process and its descendants (with Ray: its daemons and workers) in the round."""
     setup_s: float | None = None
     """Harness only: from the start of ``run_benchmark`` to the first request the server received."""
     serving_s: float | None = None
     """Harness only: from the first request the server received in this round to its last reply."""
 
 
-def _busy_s(server_pid: int) -> tuple[float, float]:
-    """(CPU seconds of the whole machine, of this process + the server + this process's children) so far."""
+def _machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy so far."""
     import psutil
 
     machine = psutil.cpu_times()
-    busy = machine.user + machine.nice + machine.system + getattr(machine, "irq", 0.0) \
+    return machine.user + machine.nice + machine.system + getattr(machine, "irq", 0.0) \
         + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
-    ours = 0.0
-    for process in [psutil.Process(server_pid), *psutil.Process().children(recursive=True), psutil.Process()]:
-        try:  # with --ray: the Ray processes this one started (raylet, GCS, the workers)
-            ours += sum(process.cpu_times()[:2])
-        except psutil.NoSuchProcess:
-            pass
-    return busy, ours
+
+
+class _Meter:
+    """CPU seconds of the fake server and of this process and its descendants (with ``--ray``: raylet, GCS
+    and the worker actors, which end with each run) while it runs, sampled every 0.2 s so that a process
+    that ends within the round still counts up to its last sample."""
+
+    def __init__(self, server_pid: int) -> None:
+        import threading
+
+        import psutil
+
+        self._server = psutil.Process(server_pid)
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._sample()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        for process in [self._server, me, *me.children(recursive=True)]:
+            try:
+                used = sum(process.cpu_times()[:2])
+            except psutil.NoSuchProcess:
+                continue
+            self._first.setdefault(process.pid, 0.0 if self._first else used)
+            self._last[process.pid] = used
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.2):
+            self._sample()
+
+    def stop(self) -> tuple[float, float]:
+        """(server CPU s, client-side CPU s: this process and its descendants) since the start."""
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
+        server = used.pop(self._server.pid, 0.0)
+        return server, sum(used.values())
 
 
 def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
-    """``run()``, with the share of the cores other processes used while it ran."""
+    """``run()``, with the CPU of the server, of the client side, and of other processes while it ran."""
     import psutil
 
-    busy0, ours0 = _busy_s(server_pid)
+    busy0 = _machine_busy_s()
+    meter = _Meter(server_pid)
     result = run()
-    busy1, ours1 = _busy_s(server_pid)
-    others = max(0.0, (busy1 - busy0) - (ours1 - ours0))
-    return replace(result, others_pct=100 * others / (result.wall_s * (psutil.cpu_count() or 1)))
+    server, client = meter.stop()
+    others = max(0.0, _machine_busy_s() - busy0 - server - client)
+    return replace(result, others_pct=100 * others / (result.wall_s * (psutil.cpu_count() or 1)),
+                   load=os.getloadavg()[0], server_cpu_s=server, client_cpu_s=client)
 
 
 async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurrency: int, kind: str) -> list[float]:
@@ -242,16 +291,24 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
     import openai
     from openai.types.chat import ChatCompletion
 
-    client = openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0)
+    from clinseek.runner._routing import client_count
+
+    clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0)
+               for _ in range(client_count("openai:bench-model", concurrency) if kind == "pools" else 1)]
+    busy = [0] * len(clients)
     raw = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
 
     async def call() -> float:
         started = time.perf_counter()
-        if kind == "post":
+        index = min(range(len(clients)), key=busy.__getitem__)
+        client = clients[index]
+        busy[index] += 1
+        if kind in ("post", "pools"):
             completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=raw,
                                            options={"timeout": _TIMEOUT_S})
         else:
             completion = await client.chat.completions.create(**body, timeout=_TIMEOUT_S)
+        busy[index] -= 1
         assert completion.choices[0].message.content
         return time.perf_counter() - started
 
@@ -274,7 +331,8 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
         await asyncio.gather(*(worker() for _ in range(min(concurrency, n))))
         return latencies
     finally:
-        await client.close()
+        for client in clients:
+            await client.close()
 
 
 def _baseline(base_url: str, body: dict[str, Any], n: int, concurrency: int, kind: str) -> Round:
@@ -406,7 +464,9 @@ def report(r: dict[str, Any]) -> None:
             extra += f"  setup {x.setup_s:.2f} s  serving {x.serving_s:.2f} s"
         print(f"  round {i // per_round + 1} {x.kind:8s} wall {x.wall_s:6.2f} s  throughput"
               f" {n / x.wall_s / ideal_qps:.3f} x ideal  CPU {x.cpu_s:5.2f} s ({1000 * x.cpu_s / n:.2f} ms/q)"
-              f"  mean call {x.call_s_mean:.3f} s  other processes {x.others_pct:.0f} % of the CPUs{extra}")
+              f"  mean call {x.call_s_mean:.3f} s  other processes {x.others_pct:.0f} % of the CPUs"
+              f"  load {x.load:.1f}  all client-side processes {1000 * x.client_cpu_s / n:.2f} ms/q, server"
+              f" {1000 * x.server_cpu_s / n:.2f} ms/q{extra}")
     walls = {k: _mean(rounds, k, "wall_s") for k in (*_BASELINES, "harness")}
     cpus = {k: _mean(rounds, k, "cpu_s") for k in walls}
     base_kind = min(_BASELINES, key=walls.__getitem__)
@@ -523,6 +583,10 @@ def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
     print(f"RAY ADDED LATENCY PER QUESTION {latency['ray'] - latency['harness']:+.3f} s: {latency['ray']:.3f} s on Ray"
           f" vs {latency['harness']:.3f} s on the local executor (ratio {latency['ray'] / latency['harness']:.3f};"
           " concurrency x serving window / questions)")
+    cpu = {k: _mean(rounds, k, "client_cpu_s") for k in wall}
+    print(f"  CPU per question of every client-side process (driver, Ray daemons and workers): Ray"
+          f" {1000 * cpu['ray'] / n:.2f} ms vs local {1000 * cpu['harness'] / n:.2f} ms; fake server"
+          f" {1000 * _mean(rounds, 'ray', 'server_cpu_s') / n:.2f} ms")
     print(f"  whole wall, workers' start included: Ray {wall['ray']:.2f} s ({n / wall['ray'] / ideal_qps:.3f} x ideal)"
           f" vs local {wall['harness']:.2f} s ({n / wall['harness'] / ideal_qps:.3f} x ideal); setup before the first"
           f" request: Ray {setup['ray']:.2f} s vs local {setup['harness']:.2f} s")

@@ -244,6 +244,38 @@ def test_the_request_rate_limit_holds_across_the_cluster(local_ray, tmp_path: Pa
     assert measured <= rate, f"{len(arrivals)} requests in {span:.2f} s: {measured:.2f}/s exceeds {rate}/s"
 
 
+def test_a_429_seen_by_one_worker_pauses_every_worker(local_ray, tmp_path: Path, api_keys: str) -> None:
+    """No request rate set (no limiter actor call per model call): the first request gets a 429 with
+    ``retry-after: 2``; the worker that saw it tells the others through the run's limiter actor, so
+    no new request reaches the server from any worker until the pause is over."""
+    arrivals: list[float] = []
+    paused_at: list[float] = []
+    lock = threading.Lock()
+
+    def respond(request: RecordedRequest) -> Reply:
+        with lock:
+            arrivals.append(time.monotonic())
+            first = not paused_at
+            if first:
+                paused_at.append(arrivals[-1])
+        if first:
+            return server.rate_limited(2.0)
+        time.sleep(0.3)  # calls are in flight on both workers when the 429 comes back
+        return curated_reply(request)
+
+    questions = curated_questions(12)
+    with OpenAIFake(responder=respond) as server:
+        done = _run(questions, tmp_path / "none.duckdb", tmp_path, _settings(server.url, concurrency=4),
+                    mode="curated").runs[0]
+    assert done.answered == len(questions) and len(arrivals) == len(questions) + 1
+    start = paused_at[0]
+    # requests sent before the pause reached the workers arrive at once; the next ones only after it
+    # (one worker pausing alone would let the other send its next request when its reply came, after 0.3 s)
+    during = [t - start for t in arrivals if start + 0.25 < t < start + 1.8]
+    assert not during, f"requests arrived {during} s into a 2 s pause"
+    assert max(arrivals) - start >= 2.0
+
+
 def test_imaging_workers_reserve_gpus(local_ray, synthetic_store: Path, synthetic_bench, tmp_path: Path,
                                       api_keys: str, caplog: pytest.LogCaptureFixture) -> None:
     """Multimodal agent runs that offer ``image.*`` tools start workers reserving ``worker_gpus`` each

@@ -3,11 +3,12 @@
 ``RunOptions.executor = "ray"`` (``clinseek run --executor ray``). The driver (the process that
 called ``run_benchmark``) joins or starts a Ray cluster and starts ``workers`` async actors
 (:class:`~._ray_worker.EpisodeWorker`), spread over the nodes, plus one
-:class:`~._ray_worker.LimiterActor` that every model call of every worker goes through. It hands
-out the jobs in (run_index, question) order, at most ``concurrency`` in flight over the cluster,
-each to the live worker with the fewest in flight; each row streams back as soon as its job is
-done and the driver appends it to ``results.jsonl``, exactly as the local engine does (same
-resume, manifest and configuration hash: the executor is not part of it).
+:class:`~._ray_worker.LimiterActor` (the cluster's request rate and 429 pauses). It hands out the
+jobs in (run_index, question) order, at most ``concurrency`` in flight over the cluster, each to
+the live worker with the fewest in flight, many per actor call; the rows stream back as their jobs
+finish (all those done since the last reply, in one reply per worker) and the driver appends each
+to ``results.jsonl``, exactly as the local engine does (same resume, manifest and configuration
+hash: the executor is not part of it).
 
 A worker that dies (its node lost, the actor killed) loses its jobs' rows, never a written one:
 each of its jobs goes back to the front of the queue and runs on another worker, and the dead
@@ -17,6 +18,7 @@ worker is replaced. A job that was running on two workers that died is written a
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -50,8 +52,9 @@ MAX_DEATHS = 2
 """Workers that may die under one job before it is written as an ``infra_error`` row."""
 READY_TIMEOUT_S = 600.0
 """How long a new worker may take to start (an autoscaling cluster may first add a node)."""
-_CONTROL_CALLS = 4
-"""Actor calls beyond the job slots (ready, configure, close)."""
+_ACTOR_CALLS = 16
+"""Actor calls a worker serves at once (collect, submits, pauses, ready, configure, close); its jobs
+are tasks of its event loop, not actor calls."""
 
 
 @dataclass(slots=True)
@@ -64,15 +67,18 @@ class _Worker:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+    out: dict[int, tuple[Job, int]] = field(default_factory=dict)
+    """Ticket -> (job, deaths so far) of the jobs sent to this worker whose rows have not come back."""
+
+
 @dataclass(slots=True)
 class _Outcome:
-    """What came back: a job's row, the death of its worker, or a replacement worker (``job`` None)."""
+    """What came back: rows of a worker's jobs, its death, or a replacement worker (``started``)."""
 
     worker: _Worker
-    job: Job | None = None
-    deaths: int = 0
-    row: ResultRow | None = None
+    rows: list[tuple[int, ResultRow]] = field(default_factory=list)
     died: BaseException | None = None
+    started: bool = False
 
 
 class RayExecutor:
@@ -133,7 +139,7 @@ class RayExecutor:
             staged = StagedStore(name=store.name, size=size, store_id=store_id, chunks=chunks)
             logger.info("staged %s (%.1f MB in %d objects) for the Ray workers", store, size / 1e6, len(chunks))
         self._spec = WorkerSpec(model=model, settings=worker_settings(settings), store=str(store.resolve()) if isinstance(store, Path) else store,  # a URL: every worker reads the server
-                                store_id=store_id, limiter=self._limiter, staged=staged)
+                                store_id=store_id, limiter=self._limiter, staged=staged, slots=self._slots())
         return self
 
     def _connect(self) -> None:
@@ -191,7 +197,7 @@ class RayExecutor:
         ray = self._ray
         name = f"clinseek-{self.run_id}-worker-{self._made}"
         self._made += 1
-        options: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "max_concurrency": self._slots() + _CONTROL_CALLS,
+        options: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "max_concurrency": _ACTOR_CALLS,
                                    "max_restarts": 0, "scheduling_strategy": "SPREAD"}
         if gpus:
             options["num_gpus"] = gpus
@@ -288,17 +294,32 @@ class RayExecutor:
         running = starting = 0
         limit, slots = max(1, self.settings.run.concurrency), self._slots()
         actor_error = self._ray.exceptions.RayActorError
+        tickets = itertools.count()
         failure: ClinseekError | None = None
 
-        async def one(worker: _Worker, job: Job, deaths: int) -> None:
+        waiting: dict[str, Any] = {}
+        """Worker name -> its collect call in flight (cancelled when this group ends)."""
+
+        async def collect(worker: _Worker) -> None:
+            """Bring back the worker's rows, many per reply, until it dies or this group ends."""
+            while True:
+                waiting[worker.name] = ref = worker.handle.collect.remote(key)
+                try:
+                    rows: list[tuple[int, ResultRow]] = await ref
+                except Exception as err:  # it died, or its rows could not come back (serialization...): its
+                    waiting.pop(worker.name, None)  # jobs go to other workers, as a dead worker's do
+                    await send.send(_Outcome(worker, died=err))
+                    return
+                waiting.pop(worker.name, None)
+                await send.send(_Outcome(worker, rows=rows))
+
+        async def submit(worker: _Worker, batch: list[tuple[int, Job]]) -> None:
             try:
-                row: ResultRow = await worker.handle.execute.remote(key, job)
-                outcome = _Outcome(worker, job, deaths, row=row)
-            except actor_error as err:
-                outcome = _Outcome(worker, job, deaths, died=err)
-            except Exception as err:  # the row could not come back (serialization...): recorded as the engine does
-                outcome = _Outcome(worker, job, deaths, row=executor.error_row(job, err))
-            await send.send(outcome)
+                await worker.handle.submit.remote(key, batch)
+            except actor_error:  # its collect reports the death
+                pass
+            except Exception as err:  # the jobs could not reach it: they go to other workers
+                await send.send(_Outcome(worker, died=err))
 
         async def replace_worker(gpus: float) -> None:
             fresh = self._new_worker(gpus)
@@ -307,51 +328,77 @@ class RayExecutor:
             except ClinseekError as err:
                 logger.warning("no replacement: %s", err)
                 fresh.alive = False
-            await send.send(_Outcome(fresh))
+            await send.send(_Outcome(fresh, started=True))
 
         def pick() -> _Worker | None:
             free = [w for w in pool if w.alive and w.load < slots]
             return min(free, key=lambda w: w.load) if free else None
 
+        def write(row: ResultRow) -> ClinseekError | None:
+            results.append(row)
+            written.add(row)
+            if progress is not None:
+                progress.update(row)
+            return store_failure(row)
+
         async with anyio.create_task_group() as tg:
+            for live in pool:
+                if live.alive:
+                    tg.start_soon(collect, live)
             while pending or running or starting:
-                while pending and running < limit and (worker := pick()) is not None:
+                batches: dict[str, tuple[_Worker, list[tuple[int, Job]]]] = {}
+                while pending and running < limit and (free := pick()) is not None:
                     job, deaths = pending.popleft()
-                    worker.load += 1
+                    ticket = next(tickets)
+                    free.out[ticket] = (job, deaths)
+                    free.load += 1
                     running += 1
-                    tg.start_soon(one, worker, job, deaths)
+                    batches.setdefault(free.name, (free, []))[1].append((ticket, job))
+                for target, batch in batches.values():
+                    tg.start_soon(submit, target, batch)
                 if not running and not starting:
                     failure = ClinseekError(f"every Ray worker died and none could replace them; {len(pending)} "
                                             "question runs were not run (rerun the same command to resume)")
                     break
                 outcome = await receive.receive()
-                if outcome.job is None:  # a replacement started (or could not)
+                worker = outcome.worker
+                if outcome.started:  # a replacement started (or could not)
                     starting -= 1
-                    if outcome.worker.alive:
-                        pool.append(outcome.worker)
+                    if worker.alive:
+                        pool.append(worker)
+                        tg.start_soon(collect, worker)
                     continue
-                running -= 1
-                outcome.worker.load -= 1
                 if outcome.died is not None:
-                    first = outcome.worker.alive
-                    self._lost(outcome.worker, outcome.died)
+                    first = worker.alive
+                    self._lost(worker, outcome.died)
                     if first and self.replaced < MAX_DEATHS * self._workers_wanted():
                         self.replaced += 1
                         starting += 1
-                        tg.start_soon(replace_worker, outcome.worker.gpus)
-                    if outcome.deaths + 1 < MAX_DEATHS:
-                        pending.appendleft((outcome.job, outcome.deaths + 1))
+                        tg.start_soon(replace_worker, worker.gpus)
+                    lost, worker.out = worker.out, {}
+                    running -= len(lost)
+                    worker.load = 0
+                    for job, deaths in reversed(lost.values()):  # back to the front of the queue, in order
+                        if deaths + 1 < MAX_DEATHS:
+                            pending.appendleft((job, deaths + 1))
+                        elif failure is None:
+                            failure = write(executor.error_row(job, outcome.died))
+                    if failure is not None:
+                        break
+                    continue
+                for ticket, row in outcome.rows:
+                    if worker.out.pop(ticket, None) is None:  # not this worker's job (never: each ticket goes once)
                         continue
-                    outcome.row = executor.error_row(outcome.job, outcome.died)
-                assert outcome.row is not None
-                results.append(outcome.row)
-                written.add(outcome.row)
-                if progress is not None:
-                    progress.update(outcome.row)
-                failure = store_failure(outcome.row)
+                    running -= 1
+                    worker.load -= 1
+                    failure = write(row)
+                    if failure is not None:
+                        break
                 if failure is not None:
                     break
             tg.cancel_scope.cancel()  # jobs still out when the run stops (a StoreError) are not written
+        for ref in waiting.values():  # a worker's next group starts with no stale collect waiting on it
+            self._ray.cancel(ref)
         if failure is not None:
             raise failure
         return written

@@ -4,12 +4,14 @@ Plain classes, made Ray actors by the driver (:mod:`._ray`) with ``ray.remote(..
 importing them never imports Ray. An :class:`EpisodeWorker` is an async actor: many question runs
 of it share one event loop (the agent loop waits on the model), each with its own sealed episode,
 built in a worker thread from the worker's own store (a path or a staged copy; the store itself is
-never shipped as a connection). Its model calls go through the one :class:`LimiterActor` of the
-run, so the provider's concurrency cap, request rate and 429 pauses hold across the cluster.
+never shipped as a connection). Jobs go in and rows come out in batches (one actor call carries
+many), and the one :class:`LimiterActor` of the run keeps the provider's request rate and spreads
+its 429 pauses across the cluster.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import socket
@@ -32,10 +34,16 @@ if TYPE_CHECKING:
 
 
 class LimiterActor:
-    """One provider's concurrency cap and request rate for every worker of a run (a Ray actor).
+    """One provider's request rate and 429 pauses for every worker of a run (a Ray actor).
 
-    A slot is a lease named by its caller (``owner``: a worker); :meth:`release_owner` frees the
-    leases of a worker that died holding them. Counts what it granted, for tests and progress.
+    With a request rate (``--requests-per-s``) every model call of every worker takes a lease here
+    (:meth:`acquire` / :meth:`release`): the rate is kept over the whole cluster. Without one, no
+    call comes here at all: the driver's job window already caps the calls in flight over the
+    cluster (a job has at most one model call in flight), and each worker keeps its share locally.
+    Either way a 429 seen by any worker reaches every worker: :meth:`pause` holds this limiter's
+    grants and is broadcast to every registered worker (:meth:`register`), one actor call each.
+    A lease is named by its caller (``owner``: a worker); :meth:`release_owner` frees the leases of
+    a worker that died holding them. Counts what it granted, for tests and progress.
     """
 
     def __init__(self, max_concurrent: int, requests_per_s: float | None) -> None:
@@ -43,9 +51,17 @@ class LimiterActor:
         self._leases: dict[str, set[str]] = {}
         self._gone: set[str] = set()
         """Owners released as dead, and leases given back before they were granted."""
+        self._workers: dict[str, Any] = {}
+        """Worker name -> actor handle, the receivers of a pause."""
         self.granted = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.pauses = 0
+
+    def register(self, owner: str, handle: Any) -> None:
+        """Send ``owner`` (a worker's actor ``handle``) every pause from now on."""
+        if owner not in self._gone:
+            self._workers[owner] = handle
 
     async def acquire(self, owner: str, lease: str) -> None:
         """Wait for a slot and the rate's turn; the slot is ``lease``'s until :meth:`release`."""
@@ -69,13 +85,19 @@ class LimiterActor:
         self.in_flight -= 1
         self._limiter.release_for(lease)
 
-    def pause(self, seconds: float) -> None:
-        """Hold every new call of the provider for ``seconds`` (a 429 seen by any worker)."""
+    def pause(self, seconds: float, origin: str | None = None) -> None:
+        """Hold every new call of the provider for ``seconds`` (a 429 seen by worker ``origin``): here,
+        and on every other registered worker."""
+        self.pauses += 1
         self._limiter.pause(seconds)
+        for owner, handle in self._workers.items():
+            if owner != origin:
+                handle.pause.remote(seconds)  # fire and forget: a dead worker has no calls to pause
 
     def release_owner(self, owner: str) -> int:
-        """Free every lease of ``owner`` (a dead worker); the number freed."""
+        """Free every lease of ``owner`` (a dead worker) and stop sending it pauses; the number freed."""
         self._gone.add(owner)
+        self._workers.pop(owner, None)
         held = self._leases.pop(owner, set())
         for lease in held:
             self.in_flight -= 1
@@ -83,32 +105,47 @@ class LimiterActor:
         return len(held)
 
     def stats(self) -> dict[str, int]:
-        """``granted`` calls, ``in_flight`` now and ``max_in_flight`` seen."""
-        return {"granted": self.granted, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+        """``granted`` leases (rate-limited runs), ``in_flight`` now, ``max_in_flight`` seen, ``pauses`` received."""
+        return {"granted": self.granted, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+                "pauses": self.pauses}
 
 
 class ClusterLimiter(ProviderLimiter):
-    """A worker's view of the run's :class:`LimiterActor`: each model call holds one of its leases."""
+    """A worker's view of the run's :class:`LimiterActor`.
 
-    def __init__(self, actor: Any, owner: str) -> None:
-        super().__init__()
+    With a request rate, each model call holds one of the actor's leases (two actor calls per
+    model call: the rate is the cluster's). Without one, calls take this worker's local slots
+    (``max_concurrent``: its share of the run's concurrency) and never leave the process. A 429
+    (:meth:`pause`) pauses this worker at once and every other one through the actor.
+    """
+
+    def __init__(self, actor: Any, owner: str, *, max_concurrent: int, rate: bool) -> None:
+        super().__init__(max_concurrent=max_concurrent)
         self._actor = actor
         self._owner = owner
+        self._rate = rate
         self._ids = itertools.count()
 
     async def call(self, model: ChatModel, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]],
                    config: GenerateConfig | None) -> ModelResponse:
         """Run one call inside the cluster-wide limits."""
+        if not self._rate:
+            return await super().call(model, messages, tools, config)
         lease = f"{self._owner}/{next(self._ids)}"
         try:
-            await self._actor.acquire.remote(self._owner, lease)
+            await self._actor.acquire.remote(self._owner, lease)  # the actor also holds a pause
             return await model.generate(messages, tools, config)
         finally:  # also when cancelled while waiting: the limiter gives the slot back once granted
             self._actor.release.remote(self._owner, lease)
 
     def pause(self, seconds: float) -> None:
-        """Pause the provider for every worker."""
-        self._actor.pause.remote(seconds)
+        """Pause the provider here and on every other worker of the run."""
+        self.pause_here(seconds)
+        self._actor.pause.remote(seconds, self._owner)
+
+    def pause_here(self, seconds: float) -> None:
+        """Pause this worker's calls only (another worker's 429, broadcast by the actor)."""
+        super().pause(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +164,8 @@ class WorkerSpec:
     """The run's :class:`LimiterActor` (an actor handle)."""
     staged: StagedStore | None = None
     """The store shipped by the driver (``--stage-store``), written to each node once."""
+    slots: int = 1
+    """Jobs in flight on one worker at most (its share of the run's concurrency)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +186,11 @@ class EpisodeWorker:
     """A Ray async actor that runs question runs of a benchmark, many at once.
 
     :meth:`ready` builds the model (its calls limited cluster-wide) and checks (or stages) the store;
-    :meth:`configure` prepares one (benchmark, mode); :meth:`execute` runs one job and returns its
-    row (failures inside are ``infra_error`` rows, as in the local executor). Rows are never written
-    here: the driver writes them.
+    :meth:`configure` prepares one (benchmark, mode); :meth:`submit` starts jobs (many per actor
+    call), and :meth:`collect` hands back the rows of the jobs done since the last collect (many per
+    reply; failures inside are ``infra_error`` rows, as in the local executor). Rows are never
+    written here: the driver writes them. Each job carries the driver's ticket, so a row that comes
+    back is matched to exactly one job.
     """
 
     def __init__(self, spec: WorkerSpec, name: str) -> None:
@@ -162,6 +203,10 @@ class EpisodeWorker:
         self._knowledge: Knowledge | None = None
         self._owned_knowledge = False
         self._executors: dict[str, Executor] = {}
+        self._limiter: ClusterLimiter | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._done: dict[str, list[tuple[int, ResultRow]]] = {}
+        self._has_done: dict[str, asyncio.Event] = {}
 
     async def ready(self) -> dict[str, Any]:
         """Build the model, reach the store; ``{"name", "node", "host", "pid", "store", "gpus"}`` (the GPU ids
@@ -180,14 +225,17 @@ class EpisodeWorker:
             self._store = await materialize(spec.staged, _fetch)
         check_worker_store(self._store, spec.store_id, self.node)
         settings = spec.settings
-        self._base = _model(spec.model, settings) if isinstance(spec.model, str) else spec.model
-        model: ChatModel = ResilientModel(self._base, ClusterLimiter(spec.limiter, self.name), settings.model.retry)
+        self._base = _model(spec.model, settings, spec.slots) if isinstance(spec.model, str) else spec.model
+        self._limiter = ClusterLimiter(spec.limiter, self.name, max_concurrent=spec.slots,
+                                       rate=settings.model.requests_per_s is not None)
+        model: ChatModel = ResilientModel(self._base, self._limiter, settings.model.retry)
         if settings.model.cache_dir is not None:
             from ._cache import CachedModel, ResponseCache
 
             model = CachedModel(model, ResponseCache(settings.model.cache_dir))
         self._model = model
         context = ray.get_runtime_context()
+        await spec.limiter.register.remote(self.name, context.current_actor)
         return {"name": self.name, "node": context.get_node_id(), "host": self.node, "pid": os.getpid(),
                 "store": str(self._store), "gpus": [str(g) for g in ray.get_gpu_ids()]}
 
@@ -208,16 +256,39 @@ class EpisodeWorker:
             knowledge=self._knowledge, vision=group.vision, store_id=self.spec.store_id, counter=group.counter,
             notes=group.notes)
 
-    async def execute(self, key: str, job: Job) -> ResultRow:
-        """Run one (question, run_index) of group ``key``; its row (an ``infra_error`` row on an escape)."""
+    async def submit(self, key: str, jobs: Sequence[tuple[int, Job]]) -> None:
+        """Start ``jobs`` (driver's ticket, job) of group ``key``; their rows come back through :meth:`collect`."""
         executor = self._executors[key]
+        for ticket, job in jobs:
+            task = asyncio.create_task(self._execute(key, executor, ticket, job))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
+    async def _execute(self, key: str, executor: Executor, ticket: int, job: Job) -> None:
         try:
-            return await routed(executor.execute)(job)
+            row = await routed(executor.execute)(job)
         except Exception as exc:  # recorded, as the local engine does
-            return executor.error_row(job, exc)
+            row = executor.error_row(job, exc)
+        self._done.setdefault(key, []).append((ticket, row))
+        self._has_done.setdefault(key, asyncio.Event()).set()
+
+    async def collect(self, key: str) -> list[tuple[int, ResultRow]]:
+        """The (ticket, row) of every job of group ``key`` done since the last call, waiting for at least one."""
+        event = self._has_done.setdefault(key, asyncio.Event())
+        while not self._done.get(key):
+            event.clear()
+            await event.wait()
+        return self._done.pop(key)
+
+    def pause(self, seconds: float) -> None:
+        """Hold this worker's new model calls for ``seconds`` (a 429 another worker saw)."""
+        if self._limiter is not None:
+            self._limiter.pause_here(seconds)
 
     async def close(self) -> None:
         """Close the model clients and the knowledge source this worker opened."""
+        for task in list(self._running):  # jobs still out when the run stopped: never written
+            task.cancel()
         for executor in self._executors.values():
             closer = getattr(executor, "close", None)  # executors that own a store reader close it
             if closer is not None:

@@ -5,11 +5,18 @@ one of them by a hash of its qid, stable across processes and machines, so each 
 its other runs) reaches the replica whose prefix cache already holds its prompt, and the questions
 of a benchmark spread evenly. The job being run is named by a context variable that the executor
 sets around each job (:func:`routed`); the model calls inside it read it.
+
+Within one endpoint, the calls of a run are spread over several clients of it
+(:class:`ClientPools`), each with its own HTTP connection pool of at most
+:data:`POOL_CONNECTIONS` calls in flight: the SDKs' connection pool (httpcore) checks every one of
+its connections on each request and each reply, so one pool of 256 connections spends most of a
+core on that alone at 256 calls in flight.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -26,6 +33,12 @@ from ..models import (
 from ..records import ResultRow
 from ._engine import Job
 
+POOL_CONNECTIONS = 32
+"""Calls in flight per client (HTTP connection pool) of one endpoint, at most, on average."""
+POOLED_PROVIDERS = frozenset({"openai", "anthropic", "bedrock", "vertex"})
+"""Providers whose model object is an HTTP SDK client with its own connection pool (a local model,
+such as ``llama-cpp:``, holds weights instead and is never duplicated)."""
+
 _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 """The routing key (qid) of the job whose model calls run in this context; ``None`` outside a job."""
 
@@ -33,6 +46,13 @@ _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 def replica_index(key: str, replicas: int) -> int:
     """The replica ``key`` goes to among ``replicas`` (SHA-256 based: the same in every process)."""
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % replicas
+
+
+def client_count(name: str, concurrency: int) -> int:
+    """How many clients of one endpoint ``concurrency`` calls of model ``name`` (``provider:model``) use."""
+    if name.partition(":")[0] not in POOLED_PROVIDERS:
+        return 1
+    return max(1, math.ceil(concurrency / POOL_CONNECTIONS))
 
 
 def routed(execute: Callable[[Job], Awaitable[ResultRow]]) -> Callable[[Job], Awaitable[ResultRow]]:
@@ -94,3 +114,45 @@ class EndpointRouter:
         """Close every replica."""
         for replica in self.replicas:
             await replica.aclose()
+
+
+class ClientPools:
+    """A ``ChatModel`` over several clients of one endpoint; each call goes to the one with the fewest in flight.
+
+    Args:
+        clients: the same model at the same endpoint, each with its own connection pool
+            (:func:`client_count` of them). The first one answers the pre-flight.
+    """
+
+    def __init__(self, clients: Sequence[ChatModel]) -> None:
+        if not clients:
+            raise ValueError("ClientPools needs at least one client")
+        self.clients = list(clients)
+        self.inner = self.clients[0]
+        self.name = self.inner.name
+        self.supports_native_tools = self.inner.supports_native_tools
+        self.supports_vision = accepts_images(self.inner)
+        self._in_flight = [0] * len(self.clients)
+
+    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
+                       config: GenerateConfig | None = None) -> ModelResponse:
+        """Call the least busy client."""
+        index = min(range(len(self.clients)), key=self._in_flight.__getitem__)
+        self._in_flight[index] += 1
+        try:
+            return await self.clients[index].generate(messages, tools, config)
+        finally:
+            self._in_flight[index] -= 1
+
+    async def preflight(self, *, tools: bool, timeout_s: float) -> tuple[Any, TokenCounter]:
+        """The first client's pre-flight (they are the same endpoint and model).
+
+        Raises:
+            ModelError: the endpoint cannot serve the run.
+        """
+        return await preflight(self.inner, tools=tools, timeout_s=timeout_s)
+
+    async def aclose(self) -> None:
+        """Close every client."""
+        for client in self.clients:
+            await client.aclose()

@@ -1,0 +1,59 @@
+"""Calls to one endpoint spread over several clients (HTTP connection pools), at most ~32 in flight each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from clinseek.models import GenerateConfig, Message
+from clinseek.runner._routing import POOL_CONNECTIONS, ClientPools, client_count
+
+
+class _Held:
+    """A model whose calls wait until released; counts the calls it has in flight."""
+
+    name = "openai:held"
+    supports_native_tools = True
+
+    def __init__(self, release: anyio.Event) -> None:
+        self.release = release
+        self.in_flight = self.most = 0
+
+    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
+                       config: GenerateConfig | None = None) -> Any:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        await self.release.wait()
+        self.in_flight -= 1
+        return "reply"  # what ClientPools passes through untouched
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_http_providers_get_one_client_per_32_calls_in_flight_and_local_models_one() -> None:
+    assert POOL_CONNECTIONS == 32
+    assert [client_count("openai:m", c) for c in (1, 32, 33, 256)] == [1, 1, 2, 8]
+    assert client_count("anthropic:claude", 128) == 4
+    assert client_count("llama-cpp:/models/q.gguf", 256) == 1  # weights, not a connection pool: never duplicated
+    assert client_count("baseline:null", 256) == 1
+
+
+def test_calls_in_flight_are_spread_evenly_over_the_clients() -> None:
+    async def main() -> list[int]:
+        release = anyio.Event()
+        clients = [_Held(release) for _ in range(3)]
+        pools = ClientPools(clients)
+        assert pools.name == "openai:held" and pools.supports_native_tools
+        async with anyio.create_task_group() as tg:
+            for _ in range(96):
+                tg.start_soon(pools.generate, [])
+            await anyio.wait_all_tasks_blocked()
+            busy = [c.in_flight for c in clients]
+            release.set()
+        assert all(c.in_flight == 0 for c in clients)
+        return busy
+
+    assert anyio.run(main) == [32, 32, 32]
