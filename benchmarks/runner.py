@@ -20,8 +20,8 @@ the same process, with no harness at all. Three bare baselines are timed:
   scheduling of the runner's worker pool);
 - ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``,
   the very call the models layer makes (it skips ``create``'s per-call TypedDict transform, ~0.5 ms);
-- ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the client with the fewest in
-  flight, as the runner spreads its calls (``runner._routing.ClientPools``): one ``httpx`` connection pool
+- ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the first with fewer than 32
+  in flight, as the runner spreads its calls (``runner._routing.ClientPools``): one ``httpx`` connection pool
   checks every one of its connections on each request and reply, which at concurrency 256 costs the
   single-client baselines more CPU than everything else they do.
 
@@ -239,7 +239,9 @@ class _Meter:
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._stop = threading.Event()
+        self._started = False
         self._sample()
+        self._started = True
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
@@ -252,7 +254,7 @@ class _Meter:
                 used = sum(process.cpu_times()[:2])
             except psutil.NoSuchProcess:
                 continue
-            self._first.setdefault(process.pid, 0.0 if self._first else used)
+            self._first.setdefault(process.pid, used if not self._started else 0.0)
             self._last[process.pid] = used
 
     def _loop(self) -> None:
@@ -291,7 +293,7 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
     import openai
     from openai.types.chat import ChatCompletion
 
-    from clinseek.runner._routing import client_count
+    from clinseek.runner._routing import POOL_CONNECTIONS, client_count
 
     clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0)
                for _ in range(client_count("openai:bench-model", concurrency) if kind == "pools" else 1)]
@@ -300,7 +302,9 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
 
     async def call() -> float:
         started = time.perf_counter()
-        index = min(range(len(clients)), key=busy.__getitem__)
+        # the first client with room, else the least busy (runner._routing.ClientPools's rule)
+        index = next((i for i, b in enumerate(busy) if b < POOL_CONNECTIONS), None)
+        index = min(range(len(clients)), key=busy.__getitem__) if index is None else index
         client = clients[index]
         busy[index] += 1
         if kind in ("post", "pools"):

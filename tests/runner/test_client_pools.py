@@ -57,3 +57,21 @@ def test_calls_in_flight_are_spread_evenly_over_the_clients() -> None:
         return busy
 
     assert anyio.run(main) == [32, 32, 32]
+
+
+def test_a_call_goes_to_the_first_client_with_room_and_beyond_that_to_the_least_busy() -> None:
+    async def main() -> list[list[int]]:
+        release = anyio.Event()
+        clients = [_Held(release) for _ in range(2)]
+        pools = ClientPools(clients)
+        seen = []
+        async with anyio.create_task_group() as tg:
+            for n in (10, 30, 26):  # 10 to the first; 30 more: 22 to the first, 8 to the second; 26 more: 24 fill the second, 2 spread
+                for _ in range(n):
+                    tg.start_soon(pools.generate, [])
+                await anyio.wait_all_tasks_blocked()
+                seen.append([c.in_flight for c in clients])
+            release.set()
+        return seen
+
+    assert anyio.run(main) == [[10, 0], [32, 8], [33, 33]]

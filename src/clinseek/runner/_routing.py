@@ -117,7 +117,11 @@ class EndpointRouter:
 
 
 class ClientPools:
-    """A ``ChatModel`` over several clients of one endpoint; each call goes to the one with the fewest in flight.
+    """A ``ChatModel`` over several clients of one endpoint, each with at most :data:`POOL_CONNECTIONS` calls in flight.
+
+    A call goes to the first client below that (the one whose call just ended, most often: its idle
+    connection is reused rather than a new one opened in another client's pool); when every client
+    is full, to the one with the fewest in flight.
 
     Args:
         clients: the same model at the same endpoint, each with its own connection pool
@@ -136,8 +140,11 @@ class ClientPools:
 
     async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
                        config: GenerateConfig | None = None) -> ModelResponse:
-        """Call the least busy client."""
-        index = min(range(len(self.clients)), key=self._in_flight.__getitem__)
+        """Call the first client with room (else the least busy)."""
+        busy = self._in_flight
+        index = next((i for i, n in enumerate(busy) if n < POOL_CONNECTIONS), None)
+        if index is None:
+            index = min(range(len(busy)), key=busy.__getitem__)
         self._in_flight[index] += 1
         try:
             return await self.clients[index].generate(messages, tools, config)
