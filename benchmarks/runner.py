@@ -210,6 +210,8 @@ class Round:
     """CPU seconds of the fake server in the round."""
     client_cpu_s: float = 0.0
     """CPU seconds of this process and its descendants (with Ray: its daemons and workers) in the round."""
+    cpu_by_process: dict[str, float] | None = None
+    """``client_cpu_s`` by process name (``ray::EpisodeWorker``, ``raylet``, ``gcs_server``...)."""
     setup_s: float | None = None
     """Harness only: from the start of ``run_benchmark`` to the first request the server received."""
     serving_s: float | None = None
@@ -238,6 +240,7 @@ class _Meter:
         self._server = psutil.Process(server_pid)
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
+        self._names: dict[int, str] = {}
         self._stop = threading.Event()
         self._started = False
         self._sample()
@@ -256,19 +259,28 @@ class _Meter:
                 continue
             self._first.setdefault(process.pid, used if not self._started else 0.0)
             self._last[process.pid] = used
+            if process.pid not in self._names:
+                try:
+                    self._names[process.pid] = "this process" if process.pid == me.pid else process.name()
+                except psutil.NoSuchProcess:
+                    self._names[process.pid] = "?"
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
             self._sample()
 
-    def stop(self) -> tuple[float, float]:
-        """(server CPU s, client-side CPU s: this process and its descendants) since the start."""
+    def stop(self) -> tuple[float, float, dict[str, float]]:
+        """(server CPU s, client-side CPU s: this process and its descendants, the latter by process name)
+        since the start."""
         self._stop.set()
         self._thread.join()
         self._sample()
         used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
         server = used.pop(self._server.pid, 0.0)
-        return server, sum(used.values())
+        by_name: dict[str, float] = {}
+        for pid, cpu in used.items():
+            by_name[self._names.get(pid, "?")] = by_name.get(self._names.get(pid, "?"), 0.0) + cpu
+        return server, sum(used.values()), by_name
 
 
 def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
@@ -278,10 +290,10 @@ def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
     busy0 = _machine_busy_s()
     meter = _Meter(server_pid)
     result = run()
-    server, client = meter.stop()
+    server, client, by_name = meter.stop()
     others = max(0.0, _machine_busy_s() - busy0 - server - client)
     return replace(result, others_pct=100 * others / (result.wall_s * (psutil.cpu_count() or 1)),
-                   load=os.getloadavg()[0], server_cpu_s=server, client_cpu_s=client)
+                   load=os.getloadavg()[0], server_cpu_s=server, client_cpu_s=client, cpu_by_process=by_name)
 
 
 async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurrency: int, kind: str) -> list[float]:
@@ -588,6 +600,10 @@ def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
           f" vs {latency['harness']:.3f} s on the local executor (ratio {latency['ray'] / latency['harness']:.3f};"
           " concurrency x serving window / questions)")
     cpu = {k: _mean(rounds, k, "client_cpu_s") for k in wall}
+    for x in rounds:
+        if x.kind == "ray" and x.cpu_by_process:
+            top = sorted(x.cpu_by_process.items(), key=lambda item: -item[1])[:6]
+            print("  Ray round, CPU per question by process: " + ", ".join(f"{name} {1000 * v / n:.2f} ms" for name, v in top))
     print(f"  CPU per question of every client-side process (driver, Ray daemons and workers): Ray"
           f" {1000 * cpu['ray'] / n:.2f} ms vs local {1000 * cpu['harness'] / n:.2f} ms; fake server"
           f" {1000 * _mean(rounds, 'ray', 'server_cpu_s') / n:.2f} ms")

@@ -381,10 +381,8 @@ class RayExecutor:
                     for job, deaths in reversed(lost.values()):  # back to the front of the queue, in order
                         if deaths + 1 < MAX_DEATHS:
                             pending.appendleft((job, deaths + 1))
-                        elif failure is None:
-                            failure = write(executor.error_row(job, outcome.died))
-                    if failure is not None:
-                        break
+                        else:  # an infra_error row (redone on resume), never a StoreError
+                            write(executor.error_row(job, outcome.died))
                     continue
                 for ticket, row in outcome.rows:
                     if worker.out.pop(ticket, None) is None:  # not this worker's job (never: each ticket goes once)
