@@ -210,6 +210,11 @@ class Round:
     """CPU seconds of the fake server in the round."""
     client_cpu_s: float = 0.0
     """CPU seconds of this process and its descendants (with Ray: its daemons and workers) in the round."""
+    serving_at: float | None = None
+    """Harness only: ``time.time()`` of the first request the server received in this round."""
+    serving_cpu_s: float | None = None
+    """Harness only: CPU seconds of the client-side processes within the serving window (the workers' start
+    left out), from the samples nearest its ends."""
     cpu_by_process: dict[str, float] | None = None
     """``client_cpu_s`` by process name (``ray::EpisodeWorker``, ``raylet``, ``gcs_server``...)."""
     setup_s: float | None = None
@@ -241,6 +246,8 @@ class _Meter:
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._names: dict[int, str] = {}
+        self.timeline: list[tuple[float, float]] = []
+        """(``time.time()``, client-side CPU seconds so far) at each sample."""
         self._stop = threading.Event()
         self._started = False
         self._sample()
@@ -261,9 +268,17 @@ class _Meter:
             self._last[process.pid] = used
             if process.pid not in self._names:
                 try:
-                    self._names[process.pid] = "this process" if process.pid == me.pid else process.name()
+                    self._names[process.pid] = "this process" if process.pid == me.pid else _process_name(process)
                 except psutil.NoSuchProcess:
                     self._names[process.pid] = "?"
+        client = sum(used - self._first.get(pid, 0.0) for pid, used in self._last.items() if pid != self._server.pid)
+        self.timeline.append((time.time(), client))
+
+    def between(self, start: float, end: float) -> float:
+        """Client-side CPU seconds from the last sample at or before ``start`` to the first at or after ``end``."""
+        before = max((t for t in self.timeline if t[0] <= start), default=self.timeline[0])
+        after = min((t for t in self.timeline if t[0] >= end), default=self.timeline[-1])
+        return after[1] - before[1]
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
@@ -283,6 +298,15 @@ class _Meter:
         return server, sum(used.values()), by_name
 
 
+def _process_name(process: Any) -> str:
+    """A process's name as Ray sets it (``ray::EpisodeWorker``), else its program or Python script."""
+    cmdline = process.cmdline()
+    if cmdline and cmdline[0].startswith("ray::"):
+        return cmdline[0].split()[0]
+    script = next((Path(a).name for a in cmdline[1:] if a.endswith(".py")), None)
+    return f"{process.name()} {script}" if script else str(process.name())
+
+
 def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
     """``run()``, with the CPU of the server, of the client side, and of other processes while it ran."""
     import psutil
@@ -292,6 +316,8 @@ def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
     result = run()
     server, client, by_name = meter.stop()
     others = max(0.0, _machine_busy_s() - busy0 - server - client)
+    if result.serving_at is not None and result.serving_s is not None:
+        result = replace(result, serving_cpu_s=meter.between(result.serving_at, result.serving_at + result.serving_s))
     return replace(result, others_pct=100 * others / (result.wall_s * (psutil.cpu_count() or 1)),
                    load=os.getloadavg()[0], server_cpu_s=server, client_cpu_s=client, cpu_by_process=by_name)
 
@@ -384,13 +410,14 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False, lo
     assert run.answered == n, run
     in_model = sum(c.latency_s for r in rows for c in r.calls)
     per_row = sum(r.latency_s for r in rows)
-    setup = serving = None
+    setup = serving = first = None
     if log is not None:  # this round's requests in the server's log
         spans = [(a, b) for a, b in (map(float, line.split()) for line in Path(log).read_text().splitlines())
                  if a >= clock0]
-        setup, serving = min(a for a, _ in spans) - clock0, max(b for _, b in spans) - min(a for a, _ in spans)
+        first = min(a for a, _ in spans)
+        setup, serving = first - clock0, max(b for _, b in spans) - first
     return Round("harness" if ray_workers is None else "ray", wall, cpu, in_model / len(rows),
-                 100 * (per_row - in_model) / per_row, setup_s=setup, serving_s=serving)
+                 100 * (per_row - in_model) / per_row, setup_s=setup, serving_s=serving, serving_at=first)
 
 
 def _start_ray(workers: int) -> None:
@@ -604,6 +631,9 @@ def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
         if x.kind == "ray" and x.cpu_by_process:
             top = sorted(x.cpu_by_process.items(), key=lambda item: -item[1])[:6]
             print("  Ray round, CPU per question by process: " + ", ".join(f"{name} {1000 * v / n:.2f} ms" for name, v in top))
+    serving_cpu = {k: _mean(rounds, k, "serving_cpu_s") for k in wall}
+    print(f"  CPU per question of every client-side process within the serving window (workers' start left out):"
+          f" Ray {1000 * serving_cpu['ray'] / n:.2f} ms vs local {1000 * serving_cpu['harness'] / n:.2f} ms")
     print(f"  CPU per question of every client-side process (driver, Ray daemons and workers): Ray"
           f" {1000 * cpu['ray'] / n:.2f} ms vs local {1000 * cpu['harness'] / n:.2f} ms; fake server"
           f" {1000 * _mean(rounds, 'ray', 'server_cpu_s') / n:.2f} ms")
