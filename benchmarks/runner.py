@@ -56,12 +56,15 @@ from the start of ``run_benchmark`` to the first request the server received; ``
 request to last reply). Both executors are judged on the serving window: the workers' start is a
 one-time cost of a run (printed apart, as the imports are), seconds against a sweep's hours. A
 question's latency at full concurrency is ``concurrency x serving / questions`` (Little's law:
-questions in flight / throughput): model call, harness and, for Ray, dispatch to an actor, the
-limiter actor's grant and the row's way back to the driver.
+questions in flight / throughput): model call, harness and, for Ray, the jobs' way to a worker and
+the rows' way back to the driver (many per actor call each way; no limiter actor call without a
+request rate). The fake server stands for a remote GPU server; its CPU per request is printed per
+round beside the CPU of every client-side process (this one and its descendants: with Ray its
+daemons and workers, by process name, and within the serving window apart), and the load average.
 
 Usage: ``python benchmarks/runner.py [--questions 512] [--concurrency 64] [--latency 1.0] [--rounds 3]
 [--progress] [--ray [--ray-workers 2]]`` (with ``--progress`` under a terminal, the live bar is drawn
-between the figures). Issue 24's figure: ``--ray --questions 2048 --concurrency 256 --rounds 2``.
+between the figures). Issue 24's figure: ``--ray --questions 2048 --concurrency 256 --rounds 1`` (or more rounds).
 """
 
 from __future__ import annotations
