@@ -68,7 +68,25 @@ def routed(execute: Callable[[Job], Awaitable[ResultRow]]) -> Callable[[Job], Aw
     return call
 
 
-class EndpointRouter:
+class _OneModel:
+    """A ``ChatModel`` over several instances of one model: the first one's name and capabilities, all closed together."""
+
+    def __init__(self, members: Sequence[ChatModel], kind: str) -> None:
+        if not members:
+            raise ValueError(f"{type(self).__name__} needs at least one {kind}")
+        self.members = list(members)
+        self.inner = self.members[0]
+        self.name = self.inner.name
+        self.supports_native_tools = self.inner.supports_native_tools
+        self.supports_vision = accepts_images(self.inner)
+
+    async def aclose(self) -> None:
+        """Close every instance."""
+        for member in self.members:
+            await member.aclose()
+
+
+class EndpointRouter(_OneModel):
     """A ``ChatModel`` over replicas of one model; each call goes to its job's replica.
 
     Args:
@@ -79,13 +97,8 @@ class EndpointRouter:
     """
 
     def __init__(self, replicas: Sequence[ChatModel]) -> None:
-        if not replicas:
-            raise ValueError("EndpointRouter needs at least one replica")
-        self.replicas = list(replicas)
-        self.inner = self.replicas[0]
-        self.name = self.inner.name
-        self.supports_native_tools = self.inner.supports_native_tools
-        self.supports_vision = accepts_images(self.inner)
+        super().__init__(replicas, "replica")
+        self.replicas = self.members
 
     def pick(self) -> ChatModel:
         """The replica of the job running in this context."""
@@ -110,13 +123,9 @@ class EndpointRouter:
         assert first is not None
         return first
 
-    async def aclose(self) -> None:
-        """Close every replica."""
-        for replica in self.replicas:
-            await replica.aclose()
 
 
-class ClientPools:
+class ClientPools(_OneModel):
     """A ``ChatModel`` over several clients of one endpoint, each with at most :data:`POOL_CONNECTIONS` calls in flight.
 
     A call goes to the first client below that (the one whose call just ended, most often: its idle
@@ -129,13 +138,8 @@ class ClientPools:
     """
 
     def __init__(self, clients: Sequence[ChatModel]) -> None:
-        if not clients:
-            raise ValueError("ClientPools needs at least one client")
-        self.clients = list(clients)
-        self.inner = self.clients[0]
-        self.name = self.inner.name
-        self.supports_native_tools = self.inner.supports_native_tools
-        self.supports_vision = accepts_images(self.inner)
+        super().__init__(clients, "client")
+        self.clients = self.members
         self._in_flight = [0] * len(self.clients)
 
     async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
@@ -158,8 +162,3 @@ class ClientPools:
             ModelError: the endpoint cannot serve the run.
         """
         return await preflight(self.inner, tools=tools, timeout_s=timeout_s)
-
-    async def aclose(self) -> None:
-        """Close every client."""
-        for client in self.clients:
-            await client.aclose()
