@@ -114,6 +114,7 @@ def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) 
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
     """
     try:
+        con.execute(f"SELECT 1 FROM {EVENT_INDEX} LIMIT 0").fetchall()
         recorded = con.execute(f"SELECT table_name, table_rows, indexed FROM {EVENT_INDEX_TABLES}").fetchall()
     except duckdb.CatalogException:
         return frozenset()
