@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,9 @@ class FakeLLMServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -477,6 +478,8 @@ class ClaudeService:
     region: str = "us-east5"
     context_window: int = 200_000
     """``max_input_tokens`` of ``GET /v1/models/{id}`` (anthropic)."""
+    lifecycle: str = "active"
+    """``lifecycle`` of ``GET /v1/models/{id}`` (anthropic): ``active``, ``deprecated`` or ``retired``."""
 
 
 SERVICES: dict[str, ClaudeService] = {
@@ -542,7 +545,7 @@ class AnthropicFake(FakeLLMServer):
     def _model_info(self, model_id: str) -> dict[str, Any]:
         assert self.service is not None
         return {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2025-01-01T00:00:00Z",
-                "lifecycle": "active", "max_input_tokens": self.service.context_window, "max_tokens": 64_000}
+                "lifecycle": self.service.lifecycle, "max_input_tokens": self.service.context_window, "max_tokens": 64_000}
 
     def _bedrock(self, request: RecordedRequest, path: str) -> Reply | None:
         s = self.service

@@ -217,3 +217,12 @@ def test_the_api_key_is_in_no_serialized_response(anthropic_server: AnthropicFak
     assert anthropic_key not in response.model_dump_json()
     assert anthropic_key not in json.dumps(response.model_dump(mode="json"))
     assert anthropic_key in json.dumps(anthropic_server.requests[0].headers)  # it was sent, in a header
+
+
+def test_sampling_fields_reach_the_body_although_the_sdk_dropped_them(
+    anthropic_server: AnthropicFake, anthropic_key: str
+) -> None:
+    anthropic_server.script(anthropic_server.text("no"))
+    _generate(anthropic_server, config=GenerateConfig(timeout_s=5, temperature=0.0, top_p=0.9))
+    body = anthropic_server.requests[0].json
+    assert body["temperature"] == 0.0 and body["top_p"] == 0.9

@@ -12,7 +12,15 @@ import pytest
 from _models_helpers import SECRET, run
 
 from clinseek.errors import ModelError
-from clinseek.models import CONNECT_TIMEOUT_S, BadRequest, GenerateConfig, Message, PreflightReport, get_model, preflight
+from clinseek.models import (
+    CONNECT_TIMEOUT_S,
+    BadRequest,
+    GenerateConfig,
+    Message,
+    PreflightReport,
+    get_model,
+    preflight,
+)
 from clinseek.models._tokens import ESTIMATE
 from fakes.llm_servers import SERVICES, AnthropicFake, ClaudeService
 
@@ -56,7 +64,6 @@ def _refusal(provider: str, url: str, **kwargs: Any) -> str:
 def service(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[AnthropicFake]:
     monkeypatch.setenv(_KEY_ENV[request.param], SECRET)
     with AnthropicFake(service=request.param) as server:
-        assert isinstance(server, AnthropicFake)
         yield server
 
 
@@ -92,7 +99,7 @@ def test_without_tools_the_probe_offers_none(service: AnthropicFake) -> None:
     _ok(service)
     report = _check(s.name, service.url, tools=False, **_options(s))
     assert not report.tools_checked
-    assert "tools" not in [r for r in service.requests if r.method == "POST"][0].json
+    assert "tools" not in next(r for r in service.requests if r.method == "POST").json
 
 
 def test_an_unknown_model_is_named_with_what_to_do(service: AnthropicFake) -> None:
@@ -150,7 +157,7 @@ def test_bedrock_signs_with_the_aws_credential_chain(monkeypatch: pytest.MonkeyP
     with AnthropicFake(service=replace(SERVICES["bedrock"], credential="AKIDFAKE0123")) as server:
         server.script(server.text("OK"))
         report = _check("bedrock", server.url, region="us-east-1")
-        probe = [r for r in server.requests if r.method == "POST"][0]
+        probe = next(r for r in server.requests if r.method == "POST")
     assert report.tools_checked and probe.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDFAKE0123/")
 
 
@@ -186,7 +193,7 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     from anthropic.lib.aws import _auth  # the SDK keeps one boto3 session per (keys, region, profile)
 
-    _auth._get_session.cache_clear()
+    _auth._get_session.cache_clear()  # type: ignore[attr-defined]
 
 
 def _closed_port() -> int:
@@ -217,11 +224,13 @@ def test_an_unreachable_endpoint_is_one_clear_error_in_under_5_s(provider: str, 
 def test_a_retired_model_is_refused_and_a_lookup_without_the_endpoint_leaves_the_probe_to_decide(
     anthropic_key: str,
 ) -> None:
-    with AnthropicFake(service="anthropic") as server:
-        original = server._model_info
-        server._model_info = lambda model_id: {**original(model_id), "lifecycle": "retired"}  # type: ignore[method-assign]
+    with AnthropicFake(service=replace(SERVICES["anthropic"], lifecycle="retired")) as server:
         text = _refusal("anthropic", server.url)
     assert "is retired" in text
+    with AnthropicFake(service=replace(SERVICES["anthropic"], lifecycle="deprecated")) as server:
+        server.script(server.text("OK"))
+        report = _check("anthropic", server.url)
+    assert report.model_listed is True and any("is deprecated" in note for note in report.notes)
     # a gateway that speaks Messages but has no model lookup (plain 404): the probe decides
     with AnthropicFake() as gateway:
         gateway.script(gateway.error(404, "Not Found", kind="api_error"), gateway.text("OK"))
