@@ -478,6 +478,9 @@ class ClaudeService:
     region: str = "us-east5"
     context_window: int = 200_000
     """``max_input_tokens`` of ``GET /v1/models/{id}`` (anthropic)."""
+    chars_per_token: float = 3.0
+    """The fake tokenizer of ``count_tokens`` (anthropic, vertex): characters per token, rounded up, plus
+    a message overhead of 7 tokens."""
     lifecycle: str = "active"
     """``lifecycle`` of ``GET /v1/models/{id}`` (anthropic): ``active``, ``deprecated`` or ``retired``."""
 
@@ -535,6 +538,8 @@ class AnthropicFake(FakeLLMServer):
             if model_id not in s.models:
                 return self.error(404, f"model: {model_id}", kind="not_found_error")
             return Reply(200, self._model_info(model_id))
+        if request.method == "POST" and path == "/v1/messages/count_tokens" and isinstance(request.json, dict):
+            return self._count_tokens(request.json)
         if request.method == "POST" and path == "/v1/messages" and isinstance(request.json, dict):
             body = request.json
             if body.get("model") not in s.models:
@@ -588,12 +593,22 @@ class AnthropicFake(FakeLLMServer):
             return self.error(403, f"Permission 'aiplatform.endpoints.predict' denied on resource "
                                    f"'//aiplatform.googleapis.com/{resource}' (or it may not exist).")
         body = request.json if isinstance(request.json, dict) else {}
+        if parts[7] == "count-tokens":  # the model is named in the body here
+            return self._count_tokens(body)
         if "model" in body or "anthropic_version" not in body:
             return self.error(400, "Invalid JSON payload received. anthropic_version is required; model is not "
                                    "allowed in the body.")
         if parts[7] not in s.models:
             return self.error(404, f"Publisher Model `{resource}` not found.")
         return self._body_problem(body)
+
+    def _count_tokens(self, body: dict[str, Any]) -> Reply:
+        assert self.service is not None
+        if body.get("model") not in self.service.models:
+            return self.error(404, f"model: {body.get('model')}", kind="not_found_error")
+        texts = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
+        chars = sum(len(t) for t in texts if isinstance(t, str))
+        return Reply(200, {"input_tokens": 7 + int(-(-chars // self.service.chars_per_token))})
 
     def _body_problem(self, body: dict[str, Any]) -> Reply | None:
         assert self.service is not None

@@ -67,6 +67,11 @@ def service(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         yield server
 
 
+def _probes(server: AnthropicFake) -> list[Any]:
+    """The Messages requests the server got (not the token counts)."""
+    return [r for r in server.requests if r.method == "POST" and "max_tokens" in r.json]
+
+
 def _ok(server: AnthropicFake) -> None:
     server.script(server.text("OK"))
 
@@ -78,11 +83,13 @@ def test_a_served_model_passes_with_one_probe_of_one_token_and_a_tool(service: A
     report = _check(s.name, service.url, **_options(s))
     assert report.tools_checked and report.token_counter == ESTIMATE.name
     assert report.endpoint == service.url and report.probe_latency_s is not None
-    assert any("estimate" in note for note in report.notes)
-    [probe] = [r for r in service.requests if r.method == "POST"]
+    [note] = [n for n in report.notes if "estimate" in n]
+    assert ("unchecked" in note) if s.name == "bedrock" else ("where the model counts" in note)
+    [probe] = _probes(service)
     assert probe.json["max_tokens"] == 1 and [t["name"] for t in probe.json["tools"]] == ["clinseek__ping"]
-    if s.name == "anthropic":  # the model lookup, then the probe
-        assert [r.path for r in service.requests] == [f"/v1/models/{_MODEL['anthropic']}", "/v1/messages"]
+    if s.name == "anthropic":  # the model lookup, the probe, two token counts
+        assert [r.path for r in service.requests] == [f"/v1/models/{_MODEL['anthropic']}", "/v1/messages",
+                                                      "/v1/messages/count_tokens", "/v1/messages/count_tokens"]
         assert report.model_listed is True and report.server_context_window == s.context_window
     else:  # a reachability GET of the root (any status), then the probe on the service's own path
         assert service.requests[0].method == "GET" and report.model_listed is None
@@ -99,7 +106,7 @@ def test_without_tools_the_probe_offers_none(service: AnthropicFake) -> None:
     _ok(service)
     report = _check(s.name, service.url, tools=False, **_options(s))
     assert not report.tools_checked
-    assert "tools" not in next(r for r in service.requests if r.method == "POST").json
+    assert "tools" not in _probes(service)[0].json
 
 
 def test_an_unknown_model_is_named_with_what_to_do(service: AnthropicFake) -> None:
@@ -109,7 +116,7 @@ def test_an_unknown_model_is_named_with_what_to_do(service: AnthropicFake) -> No
     assert "does not serve the model" in text and "claude-nonexistent" in text
     if s.name == "anthropic":  # answered by the lookup, which names the models the key can use
         assert "the key can use: claude-fake" in text
-        assert not [r for r in service.requests if r.method == "POST"]
+        assert not _probes(service)
     if s.name == "bedrock":
         assert "model identifier is invalid" in text and "inference-profile" in text
     if s.name == "vertex":
@@ -157,7 +164,7 @@ def test_bedrock_signs_with_the_aws_credential_chain(monkeypatch: pytest.MonkeyP
     with AnthropicFake(service=replace(SERVICES["bedrock"], credential="AKIDFAKE0123")) as server:
         server.script(server.text("OK"))
         report = _check("bedrock", server.url, region="us-east-1")
-        probe = next(r for r in server.requests if r.method == "POST")
+        probe = _probes(server)[0]
     assert report.tools_checked and probe.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDFAKE0123/")
 
 
@@ -237,3 +244,22 @@ def test_a_retired_model_is_refused_and_a_lookup_without_the_endpoint_leaves_the
         report = _check("anthropic", gateway.url)
     assert report.model_listed is None and any("answered HTTP 404" in note for note in report.notes)
 
+
+
+def test_the_estimate_is_checked_against_the_model_s_own_token_count(
+    anthropic_key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from clinseek.models._anthropic_preflight import CALIBRATION_SAMPLE
+    from clinseek.models._tokens import estimate_tokens
+
+    estimate = estimate_tokens(CALIBRATION_SAMPLE)
+    with AnthropicFake(service="anthropic") as server:  # 3 characters a token: the estimate is above it
+        server.script(server.text("OK"))
+        [note] = [n for n in _check("anthropic", server.url).notes if "estimate" in n]
+    exact = -(-len(CALIBRATION_SAMPLE) // 3)
+    assert f"it counts {estimate} tokens where the model counts {exact}" in note and "overrun" not in note
+    with AnthropicFake(service=replace(SERVICES["anthropic"], chars_per_token=1.0)) as server:
+        server.script(server.text("OK"))
+        [note] = [n for n in _check("anthropic", server.url).notes if "estimate" in n]
+    assert f"model counts {len(CALIBRATION_SAMPLE)}" in note and "budgets may overrun" in note
+    assert "token budgets may overrun" in caplog.text

@@ -18,12 +18,17 @@ signing and URL layout):
    refused (401, or a 403 about the token / signature / key), no access to the model (other 403),
    unknown model (404; Bedrock's 400 "model identifier is invalid"), tools refused (400 about tools).
 
-Token counts: none of the three is asked (Bedrock's SDK client refuses ``count_tokens``); the
-budgets count with the conservative estimate, and the report says so in ``notes``.
+Token counts: the budgets count with the conservative estimate (no per-text tokenizer endpoint is
+used: a count would be a network round trip per text). Where the service counts tokens
+(``messages.count_tokens``: the Anthropic API, Vertex ``count-tokens:rawPredict``; the SDK's Bedrock
+client refuses it) the pre-flight checks the estimate against the model's own count on an
+EHR-shaped sample (:data:`CALIBRATION_SAMPLE`) and notes the ratio; an estimate below the model's
+count is logged as a warning (the budgets may then overrun the context).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -37,16 +42,30 @@ from ._errors import ModelCallError
 from ._messages import GenerateConfig, Message
 from ._preflight import CONNECT_TIMEOUT_S, PROBE_TOOL, PreflightReport, safe_url
 from ._sdk_errors import is_credential_error
-from ._tokens import ESTIMATE, TokenCounter
+from ._tokens import ESTIMATE, TokenCounter, estimate_tokens
 
 if TYPE_CHECKING:
     from ._anthropic import AnthropicChatModel, AnthropicClient
+
+logger = logging.getLogger("clinseek.models")
 
 _TOOL_ERROR = re.compile(r"\btools?\b|tool[ _]use|function", re.IGNORECASE)
 _MODEL_ERROR = re.compile(r"model", re.IGNORECASE)
 _CREDENTIAL_ERROR = re.compile(
     r"security token|signature|api[ -]?key|x-api-key|authenticat|credential|access token", re.IGNORECASE
 )
+
+
+CALIBRATION_SAMPLE = (
+    "[2180-07-23 14:00] labevents: Potassium 4.1 mEq/L (ref 3.3-5.1); Sodium 138 mEq/L; Creatinine 1.3 mg/dL "
+    "(ref 0.5-1.2) abnormal; Lactate 2.4 mmol/L\n"
+    "[2180-07-23 15:12] chartevents: Heart Rate 112 bpm; Arterial Blood Pressure mean 61 mmHg; SpO2 93 %; "
+    "Temperature Fahrenheit 101.3\n"
+    "[2180-07-23 16:40] prescriptions: Vancomycin 1000 mg IV q12h; Piperacillin-Tazobactam 4.5 g IV q8h; "
+    "Norepinephrine 0.08 mcg/kg/min\n"
+    "[2180-07-24 02:05] microbiologyevents: BLOOD CULTURE, STAPH AUREUS COAG +, OXACILLIN R, VANCOMYCIN S (MIC <=1)\n"
+)
+"""EHR-shaped text (dense numbers, units, clinical terms) the estimate is checked on."""
 
 
 @dataclass(frozen=True)
@@ -121,8 +140,7 @@ async def anthropic_preflight(model: AnthropicChatModel, client: AnthropicClient
     except ModelCallError as err:
         raise _explain(err, model.name, endpoint, hints, tools, timeout_s) from None
     latency = time.perf_counter() - started
-    notes.append(f"{provider} offers no tokenizer endpoint clinseek uses: the budgets count with the estimate "
-                 f"({ESTIMATE.name})")
+    notes.append(f"the budgets count with the estimate ({ESTIMATE.name}); {await _estimate_check(client, model)}")
     return PreflightReport(
         endpoint=endpoint, model_listed=listed, server_context_window=context, tools_checked=tools,
         token_counter=ESTIMATE.name, probe_latency_s=round(latency, 3), notes=notes,
@@ -191,6 +209,34 @@ async def _reach(client: AnthropicClient, name: str, endpoint: str, hints: _Hint
         raise _no_credentials(err, name, hints) from None
 
 
+async def _estimate_check(client: AnthropicClient, model: AnthropicChatModel) -> str:
+    """The estimate against the model's own count of :data:`CALIBRATION_SAMPLE` (two ``count_tokens``
+    requests: the sample, and one character, whose difference removes the message overhead)."""
+    if isinstance(client, anthropic.AsyncAnthropicBedrock):
+        return "Bedrock's SDK client counts no tokens, so the estimate is unchecked for this model"
+    try:
+        with anyio.fail_after(2 * CONNECT_TIMEOUT_S + 0.5):
+            counts = [
+                (await client.messages.count_tokens(model=model.model_id, messages=[{"role": "user", "content": text}],
+                                                    timeout=CONNECT_TIMEOUT_S)).input_tokens
+                for text in (CALIBRATION_SAMPLE, ".")
+            ]
+    except (anthropic.AnthropicError, TimeoutError) as err:
+        return f"the service did not count tokens ({type(err).__name__}), so the estimate is unchecked for this model"
+    exact = counts[0] - counts[1] + 1
+    estimate = estimate_tokens(CALIBRATION_SAMPLE)
+    if exact <= 0:
+        return f"the service's token count was unusable ({counts}), so the estimate is unchecked for this model"
+    ratio = estimate / exact
+    if ratio < 1.0:
+        logger.warning("%s: the token estimate counts %d tokens where the model counts %d on an EHR-shaped sample "
+                       "(x%.2f): token budgets may overrun the context; lower --context-window / --curated-budget",
+                       model.name, estimate, exact, ratio)
+        return (f"it counts {estimate} tokens where the model counts {exact} on an EHR-shaped sample (x{ratio:.2f}, "
+                "below the model's count: budgets may overrun)")
+    return f"it counts {estimate} tokens where the model counts {exact} on an EHR-shaped sample (x{ratio:.2f})"
+
+
 def _unreachable(err: Exception, endpoint: str, hints: _Hints) -> ModelError:
     cause = "no answer" if isinstance(err, (TimeoutError, anthropic.APITimeoutError)) else (
         f"{type(err.__cause__ or err).__name__}: {err.__cause__ or err}")
@@ -240,4 +286,4 @@ def _api_message(err: anthropic.APIStatusError) -> str:
     return message if isinstance(message, str) else str(err.message)
 
 
-__all__ = ["anthropic_preflight"]
+__all__ = ["CALIBRATION_SAMPLE", "anthropic_preflight"]
