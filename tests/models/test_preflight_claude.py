@@ -263,3 +263,13 @@ def test_the_estimate_is_checked_against_the_model_s_own_token_count(
         [note] = [n for n in _check("anthropic", server.url).notes if "estimate" in n]
     assert f"model counts {len(CALIBRATION_SAMPLE)}" in note and "budgets may overrun" in note
     assert "token budgets may overrun" in caplog.text
+
+
+def test_bedrock_without_a_region_is_a_model_error_naming_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Any) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", SECRET)
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    with pytest.raises(ModelError, match="AWS_REGION"):
+        get_model("bedrock:us.anthropic.claude-fake-v1:0")

@@ -98,3 +98,28 @@ def test_clinseek_run_names_a_refused_tool_use_before_any_question(
         ])
     assert isinstance(result.exception, ModelError) and "refuses tool calls" in str(result.exception)
     assert not seen and not list((tmp_path / "runs").rglob("results.jsonl"))
+
+
+def test_bedrock_attempts_are_recorded_and_an_unpriced_model_s_cost_is_unknown(
+    demo_bench, demo_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, questions = demo_bench
+    qs = [q for q in questions if q.task_type == "risk_prediction"][:2]
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", KEY)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    with AnthropicFake(service="bedrock") as server:  # Bedrock's own throttling and outage bodies
+        server.script(server.rate_limited(None), server.text("<answer>\nno\n</answer>"),
+                      server.server_error(503), server.server_error(503))
+        settings = RunSettings(model=ModelSettings(retry=FAST, base_url=server.url), run=RunOptions(concurrency=1))
+        summary = anyio.run(lambda: run_benchmark(qs, demo_store, "curated", "bedrock:us.anthropic.claude-fake-v1:0",
+                                                  tmp_path, settings=settings))
+        bodies = [r.json for r in server.requests]
+    assert all("model" not in body and "anthropic_version" in body for body in bodies)
+    rows = {r.status: r for r in read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows}
+    [ok] = rows["answered"].calls
+    assert [(a.ok, a.error_type, a.status_code) for a in ok.attempts] == [(False, "RateLimited", 429), (True, None, None)]
+    assert ok.latency_s == ok.attempts[-1].latency_s
+    [failed] = rows["infra_error"].calls
+    assert failed.status == "failed" and [a.status_code for a in failed.attempts] == [503, 503]
+    assert failed.error_type == "ProviderUnavailable"
+    assert rows["answered"].cost_usd is None and rows["infra_error"].cost_usd is None and summary.runs[0].cost_usd is None
