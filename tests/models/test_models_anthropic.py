@@ -226,3 +226,11 @@ def test_sampling_fields_reach_the_body_although_the_sdk_dropped_them(
     _generate(anthropic_server, config=GenerateConfig(timeout_s=5, temperature=0.0, top_p=0.9))
     body = anthropic_server.requests[0].json
     assert body["temperature"] == 0.0 and body["top_p"] == 0.9
+
+
+def test_a_reply_without_usage_has_unknown_cost_not_zero(anthropic_server: AnthropicFake, anthropic_key: str) -> None:
+    reply = anthropic_server.text("no")
+    body = {k: v for k, v in reply.body.items() if k != "usage"}  # a gateway that drops usage
+    anthropic_server.script(type(reply)(reply.status, body, reply.headers))
+    response = _generate(anthropic_server, name="anthropic:claude-opus-4-6")  # a priced model
+    assert not response.usage_reported and response.cost_usd is None and response.usage.input_tokens == 0

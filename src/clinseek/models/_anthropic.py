@@ -92,11 +92,13 @@ class AnthropicChatModel:
         latency_s = time.perf_counter() - started
         message = decode_content(reply.content or [], names)
         usage = decode_usage(reply.usage)
+        reported = getattr(reply, "usage", None) is not None
         return ModelResponse(
             model=self.name,
             message=message,
             usage=usage,
-            cost_usd=self._prices.cost_usd(self.name, usage),
+            usage_reported=reported,
+            cost_usd=self._prices.cost_usd(self.name, usage) if reported else None,
             latency_s=latency_s,
             stop_reason=stop_reason(reply.stop_reason, bool(message.tool_calls)),
             raw_stop_reason=reply.stop_reason,
