@@ -150,14 +150,10 @@ def _fmt(value: Any) -> str:
     return str(value).replace("\n", " ").strip()
 
 
-def _row_line(columns: Sequence[str], row: Sequence[Any]) -> str:
-    pairs = [(c, v) for c, v in zip(columns, row, strict=True) if c not in _SKIP_COLUMNS and v is not None]
-    return "- " + "; ".join(f"{c}: {_fmt(v)}" for c, v in pairs)
-
-
 def _row_lines(data: pa.Table) -> list[str]:
-    """:func:`_row_line` of every row of ``data`` (its columns but ``_event_time``), formatted column by column:
-    one formatter per column type instead of a type test per value (same text)."""
+    """The text line of every row of ``data``: ``- key: value; ...`` over its columns but ``_event_time`` and
+    :data:`_SKIP_COLUMNS`, NULLs left out, values as :func:`_fmt` writes them (formatted column by column:
+    one formatter per column type, not a type test per value)."""
     cells: list[list[str | None]] = []
     for name in data.column_names:
         if name == EVENT_TIME or name in _SKIP_COLUMNS:
