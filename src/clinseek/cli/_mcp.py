@@ -47,8 +47,8 @@ _SERVED = "Tools"
 _EPISODE_OPTIONS = [
     _param("spec", Path | None, None, "--spec", exists=True, dir_okay=False, rich_help_panel=_EPISODE,
            help="A JSON episode spec (the fields of clinseek.mcpserver.EpisodeSpec) instead of the options below."),
-    _param("store", Path | None, None, "--store", exists=True, dir_okay=False, rich_help_panel=_EPISODE,
-           help="The store file."),
+    _param("store", str | None, None, "--store", rich_help_panel=_EPISODE,
+           help="The store file, or a mimic-code PostgreSQL database (postgresql://user:password@host:port/db)."),
     _param("subject_id", int | None, None, "--subject-id", rich_help_panel=_EPISODE,
            help="The patient (hosp.patients.subject_id), with --prediction-time."),
     _param("prediction_time", str | None, None, "--prediction-time", rich_help_panel=_EPISODE,
@@ -119,6 +119,7 @@ def _spec(options: dict[str, Any]) -> EpisodeSpec:
 
     from ..mcpserver import EpisodeSpec
     from ._knowledge import _default_cache
+    from ._run import store_source
     from ._tool import _parse_time, _read_candidates
 
     given = {k: v for k, v in options.items() if k in _EPISODE_NAMES}
@@ -133,7 +134,7 @@ def _spec(options: dict[str, Any]) -> EpisodeSpec:
     limits = {k: v for k, v in (("max_rows", given["max_rows"]), ("sql_timeout_s", given["sql_timeout"])) if v is not None}
     offline = given["knowledge"] is _McpKnowledge.offline
     fields: dict[str, Any] = dict(
-        store=given["store"], policy=given["policy"], target_hadm_id=given["target_hadm_id"],
+        store=store_source(given["store"]), policy=given["policy"], target_hadm_id=given["target_hadm_id"],
         target_stay_id=given["target_stay_id"], study_ids=tuple(given["study_id"] or ()),
         dicom_ids=tuple(given["dicom_id"] or ()), hide_cxr_reports=given["hide_cxr_reports"],
         candidates=_read_candidates(given["candidates"] or []), bench=given["bench"], qid=given["qid"],

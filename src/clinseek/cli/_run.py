@@ -59,6 +59,24 @@ def _knowledge_config(kind: _Knowledge, backend: _SearchBackend | None, search_u
     )
 
 
+def store_source(value: str, *, must_exist: bool = True, param_hint: str = "--store") -> Path | str:
+    """A ``--store`` value: a PostgreSQL URL as given, or the path of a store file (that exists, with ``must_exist``;
+    else opening it names what is wrong).
+
+    Raises:
+        typer.BadParameter: ``must_exist`` and a path that is not a file.
+    """
+    from ..store import is_postgres_url
+
+    if is_postgres_url(value):
+        return value
+    path = Path(value)
+    if must_exist and not path.is_file():
+        raise typer.BadParameter(f"{value}: no such store file (give a clinseek store, or postgresql://user:password@host:port/db)",
+                                 param_hint=param_hint)
+    return path
+
+
 def _default_knowledge(model: str) -> _Knowledge:
     """Offline browser tools, except for the offline baselines (they never call a tool, and building the
     index for a store costs ~10 s and ~70 MB of cache)."""
@@ -158,10 +176,9 @@ def run_cmd(
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
     from ..runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources
-    from ..store import is_postgres_url
     from ..tools import PageBrowserLimits
 
-    source: Path | str = store if is_postgres_url(store) else Path(store)
+    source = store_source(store, must_exist=False)
     file = source if isinstance(source, Path) and source.is_file() else None
     settings = RunSettings(
         model=ModelSettings(

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ._app import app
-from ._run import _Knowledge, _knowledge_config, _SearchBackend
+from ._run import _Knowledge, _knowledge_config, _SearchBackend, store_source
 
 
 def parse_tool_args(items: list[str]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ _Opt = typer.Option
 @app.command("tool")
 def tool_cmd(
     name: Annotated[str, typer.Argument(help="Canonical tool name, e.g. ehr.get_records_by_time.")],
-    store: Annotated[Path, _Opt("--store", exists=True, dir_okay=False, help="The store file.")],
+    store: Annotated[str, _Opt("--store", help="The store file, or a mimic-code PostgreSQL database (postgresql://user:password@host:port/db).")],
     subject_id: Annotated[int, _Opt("--subject-id", help="The patient (hosp.patients.subject_id).")],
     prediction_time: Annotated[str, _Opt("--prediction-time", help="Cutoff 'YYYY-MM-DD HH:MM:SS'.")],
     policy: Annotated[str, _Opt("--policy", help="Policy version.")] = "clinseek-text-v1",
@@ -122,12 +122,14 @@ def tool_cmd(
     from ..tools import BROWSER_TOOLS, IMAGE_TOOLS, Limits
 
     _tool_name(name)
-    source = knowledge or (_Knowledge.offline if name in BROWSER_TOOLS else _Knowledge.off)
+    source = store_source(store)
+    file = source if isinstance(source, Path) else None
+    kind = knowledge or (_Knowledge.offline if name in BROWSER_TOOLS else _Knowledge.off)
     sources = Sources(
-        knowledge=_knowledge_config(source, search_backend, search_url, knowledge_cache, docs, False, store),
-        cxr_root=(cxr_root or store_cxr_root(store)) if name in IMAGE_TOOLS else None,
+        knowledge=_knowledge_config(kind, search_backend, search_url, knowledge_cache, docs, False, file),
+        cxr_root=(cxr_root or (store_cxr_root(file) if file else None)) if name in IMAGE_TOOLS else None,
         imaging=ImagingConfig(weights_dir=imaging_weights, device=imaging_device))
-    with open_episode(store, subject_id, _parse_time(prediction_time), policy=policy, target_hadm_id=target_hadm_id,
+    with open_episode(source, subject_id, _parse_time(prediction_time), policy=policy, target_hadm_id=target_hadm_id,
                       target_stay_id=target_stay_id, study_ids=study_id or (), dicom_ids=dicom_id or (),
                       hide_cxr_reports=hide_cxr_reports, candidates=_read_candidates(candidates or []), tools=[name],
                       limits=Limits(max_rows=max_rows, sql_timeout_s=sql_timeout_s), sources=sources) as episode:

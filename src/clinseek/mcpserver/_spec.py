@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -34,8 +34,9 @@ class EpisodeSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    store: Path
-    """The store file the episode is built from."""
+    store: Annotated[str | Path, Field(union_mode="left_to_right")]
+    """The store file the episode is built from, or a mimic-code PostgreSQL database URL
+    (``postgresql://user:password@host:port/db``)."""
     subject_id: int | None = None
     """The patient (``hosp.patients.subject_id``)."""
     prediction_time: datetime | None = None
@@ -86,6 +87,13 @@ class EpisodeSpec(BaseModel):
     pictures: bool = True
     """Send the pictures a tool makes as image blocks (else a note in the text says they were not shown)."""
 
+    @field_validator("store")
+    @classmethod
+    def _store_path_or_url(cls, value: str | Path) -> Path | str:
+        from ..store import is_postgres_url
+
+        return value if is_postgres_url(value) else Path(value)
+
     @field_validator("limits")
     @classmethod
     def _known_limits(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -135,8 +143,8 @@ async def open_spec(spec: EpisodeSpec) -> EpisodeSession:
 
     knowledge = None
     if spec.knowledge == "offline":
-        knowledge = KnowledgeConfig(cache_dir=spec.knowledge_cache, store=spec.store,
-                                    folders=spec.docs)
+        knowledge = KnowledgeConfig(cache_dir=spec.knowledge_cache, folders=spec.docs,
+                                    store=spec.store if isinstance(spec.store, Path) else None)
     sources = Sources(knowledge=knowledge, cxr_root=spec.cxr_root, candidate_tables=spec.candidate_tables,
                       imaging=ImagingConfig(weights_dir=spec.imaging_weights, device=spec.imaging_device))
     common: dict[str, Any] = dict(

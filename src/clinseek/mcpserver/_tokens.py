@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ClinseekError
+from ..store import redact_url
 from ._spec import EpisodeSpec
 
 TOKEN_PREFIX = "csk_"
@@ -237,7 +238,7 @@ class TokenStore:
 def describe_record(record: TokenRecord, now: datetime) -> dict[str, object]:
     """What ``clinseek mcp tokens`` lists of a token (never the token, nor its digest)."""
     state = "expired" if record.expired(now) else "valid"
-    return {"id": record.id, "episode": record.spec.describe(), "store": str(record.spec.store),
+    return {"id": record.id, "episode": record.spec.describe(), "store": redact_url(str(record.spec.store)),
             "created_at": record.created_at.isoformat(timespec="seconds"),
             "expires_at": record.expires_at.isoformat(timespec="seconds") if record.expires_at else "never",
             "state": state, "note": record.note}
