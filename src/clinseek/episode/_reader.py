@@ -32,7 +32,7 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import EpisodeError, StoreError
-from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy
+from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy, timeline_order
 from ..schema import get_table, tables
 from ..store import (
     META_SCHEMA,
@@ -251,18 +251,21 @@ class StoreReader(ABC):
         until: datetime | None = None,
     ) -> pa.Table:
         """One table as a timeline: the policy's :meth:`~clinseek.policy.Policy.timeline_select` (visible rows
-        with event time in [``since``, ``until``), with ``_event_time``, oldest first).
+        with event time in [``since``, ``until``), with ``_event_time``), sorted by
+        :func:`~clinseek.policy.timeline_order` (oldest first).
 
         Raises:
             EpisodeError: the table is never visible to the key, or the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
+        table = get_table(name)
         query = policy.timeline_select(
-            get_table(name), key, present=self._present, encounters=encounters, since=since, until=until
+            table, key, present=self._present, encounters=encounters, since=since, until=until
         )
         if query is None:
             raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
-        return self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
+        data = self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
+        return data.sort_by([(c, "ascending") for c in timeline_order(table)]) if data.num_rows > 1 else data
 
     @abstractmethod
     def _arrow(self, sql: str, params: list[Any], *, what: str) -> pa.Table:

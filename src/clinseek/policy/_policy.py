@@ -125,8 +125,9 @@ class Policy:
         The columns are the registry's, then ``_event_time`` (the row's event time, parent times included:
         the instant of :meth:`visible_inventory_select`'s ``times``; event tables only). Rows whose event
         time is outside the window are left out *after* the policy chose the visible rows (a collapse
-        over several rows sees all of them); ordered by event time, then the table's key. For Curated
-        Input, which shows the most recent rows without copying whole tables.
+        over several rows sees all of them). Unordered: the reader sorts them by :func:`timeline_order`
+        (event time, then the table's key, then every other column). For Curated Input, which shows the
+        most recent rows without copying whole tables.
 
         Returns:
             ``(sql, params)``; ``None`` when the table is never visible (as :meth:`visible_select`).
