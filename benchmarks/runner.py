@@ -585,25 +585,46 @@ def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mod
 
 def measure_real(store: Path, questions: int, concurrency: int, latency_s: float,
                  modes: tuple[str, ...] = ("curated", "agent")) -> None:
-    """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU."""
+    """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU.
+
+    Prints, per mode: throughput against the ideal (``ceil(questions / concurrency) x model calls per question
+    x latency``), the harness's CPU per question (this process: episodes, tools or rendering, the model client,
+    the results; every thread), the loopback server's (its own process, not counted in the harness's), the share
+    of the cores other processes used meanwhile, and the CPU budget per question the target leaves: at 0.9 x
+    ideal the run lasts ideal / 0.9, so the harness and the server together may spend at most
+    ``cores x ideal / 0.9 / questions``.
+    """
+    import psutil
+
     receive, send = mp.Pipe(duplex=False)
     stop = mp.Event()
     qs = _demo_questions(store, questions)
+    cores = psutil.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         server = mp.Process(target=_serve, args=(latency_s, send, stop, str(Path(tmp) / "request.json"),
                                                    str(Path(tmp) / "times.log")), daemon=True)
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
+        assert server.pid is not None
+        served = psutil.Process(server.pid)
         try:
             for mode in modes:
                 _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
+                busy0, ours0 = _busy_s(server.pid)
+                server0 = sum(served.cpu_times()[:2])
                 wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
+                server_cpu = sum(served.cpu_times()[:2]) - server0
+                busy1, ours1 = _busy_s(server.pid)
+                others = max(0.0, (busy1 - busy0) - (ours1 - ours0)) / (wall * cores)
                 per_question = calls / len(qs)
                 ideal = math.ceil(len(qs) / concurrency) * per_question * latency_s
+                budget = 1000 * cores * ideal / 0.9 / len(qs)
                 print(f"real episodes, {mode}: {len(qs)} questions x {per_question:.0f} model calls of {latency_s:g} s at "
                       f"concurrency {concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
                       f"{ideal / wall:.3f} x ideal (target >= 0.9); harness CPU per question {1000 * cpu / len(qs):.1f} ms"
-                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results)"
+                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results), loopback "
+                      f"server {1000 * server_cpu / len(qs):.1f} ms; CPU budget per question at 0.9 x ideal on {cores} "
+                      f"cores {budget:.0f} ms; other processes used {100 * others:.0f}% of the cores"
                       f" [load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}]")
         finally:
             stop.set()

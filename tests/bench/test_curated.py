@@ -87,3 +87,46 @@ def test_row_curated_text_is_used_verbatim(demo_store: Path, admission: tuple) -
     q = _question(admission[0], admission[2], curated_text="## Admissions [2150-01-01 00:00:00]\n- x: y")
     curated = render_curated(q, demo_store)
     assert curated.source == "verbatim" and curated.text == q.curated_text
+
+
+def _line(columns: list[str], row: tuple[object, ...], skip: frozenset[str]) -> str:
+    """The documented row line: ``- key: value; ...``, NULLs and internal ids left out, times to the second,
+    floats as ``%g``, text on one line without surrounding blanks."""
+
+    def fmt(value: object) -> str:
+        if isinstance(value, dt.datetime):
+            return value.strftime("%Y-%m-%d %H:%M:%S")
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value).replace("\n", " ").strip()
+
+    return "- " + "; ".join(f"{c}: {fmt(v)}" for c, v in zip(columns, row, strict=True) if c not in skip and v is not None)
+
+
+def test_timeline_lines_are_the_rows_of_the_episode_timeline(demo_store: Path, admission: tuple) -> None:
+    from clinseek.bench._curated import _SKIP_COLUMNS
+    from clinseek.policy import EVENT_TIME
+    from clinseek.schema import get_table
+
+    subject_id, _, admittime, dischtime = admission
+    cutoff = admittime + (dischtime - admittime) / 2
+    with build_episode(demo_store, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
+        text = render_text_timeline(ep, budget_tokens=10**7).text
+        expected: dict[tuple[str, str], list[str]] = {}
+        for name, rows in ep.table_counts().items():
+            table = get_table(name)
+            if not rows or table.visibility != "event" or not table.is_patient_table:
+                continue
+            data = ep.timeline(name)
+            columns = [c for c in data.column_names if c != EVENT_TIME]
+            title = table.name.replace("_", " ").title()
+            values = zip(data.column(EVENT_TIME).to_pylist(), *(data.column(c).to_pylist() for c in columns), strict=True)
+            for when, *row in values:
+                expected.setdefault((title, f"{when:%Y-%m-%d %H:%M:%S}"), []).append(_line(columns, tuple(row), _SKIP_COLUMNS))
+    blocks = text.split("\n\n")[1:]
+    assert len(blocks) == len(expected) > 10
+    for block in blocks:
+        head, *lines = block.split("\n")
+        found = _BLOCK.match(head)
+        assert found is not None, head
+        assert lines == expected[(found.group(1), found.group(2))], head

@@ -195,6 +195,30 @@ def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None
                     assert data.column(EVENT_TIME).to_pylist() == sorted(data.column(EVENT_TIME).to_pylist())
 
 
+def test_a_timeline_comes_in_its_total_order_from_the_reader(demo_store: Path) -> None:
+    # the policy's SQL leaves the order to the reader: event time, key, every other column, NULLs last,
+    # text by its bytes, as DuckDB's ORDER BY gives it
+    from clinseek.policy import timeline_order
+
+    checked = 0
+    with open_store_reader(demo_store) as reader:
+        for key in _keys(demo_store, 3, seed=11):
+            with build_episode(reader, key) as ep:
+                for name, rows in ep.table_counts().items():
+                    table = get_table(name)
+                    if rows < 2 or table.visibility != "event":
+                        continue
+                    data = ep.timeline(name)
+                    order = ", ".join(f'"{c}" ASC NULLS LAST' for c in timeline_order(table))
+                    con = duckdb.connect()
+                    con.register("rows_", data)
+                    expected = con.execute(f"SELECT * FROM rows_ ORDER BY {order}").fetchall()
+                    con.close()
+                    assert list(zip(*(data.column(c).to_pylist() for c in data.column_names), strict=True)) == expected
+                    checked += 1
+    assert checked > 10
+
+
 def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=2)[0]
     with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:

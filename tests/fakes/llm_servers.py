@@ -19,7 +19,9 @@ including cached tokens. ``OpenAIFake(profile="llama-cpp-python")`` (``vllm``, `
 ``sglang``, ``ollama``, ``tgi``, ...: :data:`PROFILES`) refuses requests as that server does
 (null content → 500, non-JSON arguments → 400, ...) and answers ``/v1/models`` and its tokenizer
 endpoint by itself. The Anthropic fake answers any POST path, so Bedrock
-(``/model/<id>/invoke``) and Vertex (``…:rawPredict``) clients work against it too.
+(``/model/<id>/invoke``) and Vertex (``…:rawPredict``) clients work against it too; with a
+:class:`ClaudeService` (``AnthropicFake(service="bedrock")``, :data:`SERVICES`) it is as strict as
+that service: its URL paths, its credentials, its error bodies and status codes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -91,11 +93,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = reply.body if isinstance(reply.body, bytes) else (
             reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode()
         )
+        headers = {"content-type": "application/json", **reply.headers}
         try:
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
-            for key, value in reply.headers.items():
+            for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(body)
@@ -137,8 +139,9 @@ class FakeLLMServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -445,13 +448,177 @@ class OpenAIFake(FakeLLMServer):
         return self.error(503, "The engine is currently overloaded, please try again later")
 
 
+@dataclass(frozen=True)
+class ClaudeService:
+    """How one service that serves Claude answers (:data:`SERVICES`): the Anthropic API, AWS Bedrock
+    or Google Vertex AI. A fake with a service checks every request as that service does (path,
+    credentials, body) and answers a violation with that service's own error (status, body shape,
+    wording), before any scripted reply.
+
+    - ``anthropic``: the key as ``x-api-key`` or ``Authorization: Bearer`` (the SDK sends the latter),
+      and an ``anthropic-version`` header; ``GET /v1/models/{id}``,
+      ``GET /v1/models``, ``POST /v1/messages``; errors ``{"type": "error", "error": {type, message}}``.
+    - ``bedrock``: ``POST /model/{id}/invoke`` with ``anthropic_version`` in the body and no ``model``;
+      ``Authorization: Bearer <key>`` or SigV4 (``AWS4-HMAC-SHA256 Credential=<access key id>/…`` with
+      ``x-amz-date``); errors ``{"message": …}`` with ``x-amzn-ErrorType``; unknown model → 400
+      ``ValidationException``.
+    - ``vertex``: ``POST /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{id}:rawPredict``
+      with ``Authorization: Bearer <token>``; errors ``{"error": {code, message, status}}``; unknown
+      model → 404 ``NOT_FOUND``; other paths → Google's HTML 404.
+    """
+
+    name: str
+    models: tuple[str, ...] = ("claude-fake",)
+    """Model ids served; another id is refused as the service refuses it."""
+    credential: str = "sk-test-SECRET-0123456789abcdef"
+    """The accepted API key, bearer token, access token, or (SigV4) AWS access key id."""
+    tools: bool = True
+    """False: a request with ``tools`` is refused (a model without tool use)."""
+    project: str = "proj"
+    region: str = "us-east5"
+    context_window: int = 200_000
+    """``max_input_tokens`` of ``GET /v1/models/{id}`` (anthropic)."""
+    chars_per_token: float = 3.0
+    """The fake tokenizer of ``count_tokens`` (anthropic, vertex): characters per token, rounded up, plus
+    a message overhead of 7 tokens."""
+    lifecycle: str = "active"
+    """``lifecycle`` of ``GET /v1/models/{id}`` (anthropic): ``active``, ``deprecated`` or ``retired``."""
+
+
+SERVICES: dict[str, ClaudeService] = {
+    "anthropic": ClaudeService("anthropic", models=("claude-fake",)),
+    "bedrock": ClaudeService("bedrock", models=("us.anthropic.claude-fake-v1:0",), region="us-east-1"),
+    "vertex": ClaudeService("vertex", models=("claude-fake@20250101",)),
+}
+"""The three services with their default models and credentials (``dataclasses.replace`` to vary)."""
+
+_AWS_TYPES = {400: "ValidationException", 403: "AccessDeniedException", 404: "ResourceNotFoundException",
+              408: "ModelTimeoutException", 429: "ThrottlingException", 500: "InternalServerException",
+              503: "ServiceUnavailableException"}
+_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 529: "UNAVAILABLE"}
+_GOOGLE_404 = ("<!DOCTYPE html>\n<html lang=en><meta charset=utf-8><title>Error 404 (Not Found)!!1</title>"
+               "<p><b>404.</b> <ins>That\u2019s an error.</ins><p>The requested URL was not found on this server.")
+
+
 class AnthropicFake(FakeLLMServer):
-    """Speaks ``POST /v1/messages`` (any POST path, so Bedrock and Vertex clients work too)."""
+    """Speaks ``POST /v1/messages`` (any POST path, so Bedrock and Vertex clients work too); with a
+    :class:`ClaudeService` (``AnthropicFake(service="vertex")``) it is as strict as that service."""
+
+    def __init__(self, *, latency_s: float = 0.0, responder: Responder | None = None,
+                 service: str | ClaudeService | None = None) -> None:
+        super().__init__(latency_s=latency_s, responder=responder)
+        self.service = SERVICES[service] if isinstance(service, str) else service
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """The base URL a client is given (Vertex's ends in ``/v1``, as the SDK's default does)."""
+        suffix = "/v1" if self.service is not None and self.service.name == "vertex" else ""
+        return f"http://127.0.0.1:{self.port}{suffix}"
 
+    # the service's own replies -----------------------------------------------------------------
+    def _fixed(self, request: RecordedRequest) -> Reply | None:
+        if self.service is None:
+            return None
+        check = {"anthropic": self._anthropic, "bedrock": self._bedrock, "vertex": self._vertex}[self.service.name]
+        return check(request, request.path.split("?")[0])
+
+    def _anthropic(self, request: RecordedRequest, path: str) -> Reply | None:
+        s = self.service
+        assert s is not None
+        if s.credential not in (request.headers.get("x-api-key"), request.headers.get("authorization", "")[7:]):
+            return self.error(401, "invalid x-api-key")
+        if "anthropic-version" not in request.headers:
+            return self.error(400, "anthropic-version: header is required")
+        if request.method == "GET" and path == "/v1/models":
+            data = [self._model_info(m) for m in s.models]
+            return Reply(200, {"data": data, "has_more": False, "first_id": s.models[0], "last_id": s.models[-1]})
+        if request.method == "GET" and path.startswith("/v1/models/"):
+            model_id = path.removeprefix("/v1/models/")
+            if model_id not in s.models:
+                return self.error(404, f"model: {model_id}", kind="not_found_error")
+            return Reply(200, self._model_info(model_id))
+        if request.method == "POST" and path == "/v1/messages/count_tokens" and isinstance(request.json, dict):
+            return self._count_tokens(request.json)
+        if request.method == "POST" and path == "/v1/messages" and isinstance(request.json, dict):
+            body = request.json
+            if body.get("model") not in s.models:
+                return self.error(404, f"model: {body.get('model')}", kind="not_found_error")
+            return self._body_problem(body)
+        return self.error(404, "Not Found", kind="not_found_error")
+
+    def _model_info(self, model_id: str) -> dict[str, Any]:
+        assert self.service is not None
+        return {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2025-01-01T00:00:00Z",
+                "lifecycle": self.service.lifecycle, "max_input_tokens": self.service.context_window, "max_tokens": 64_000}
+
+    def _bedrock(self, request: RecordedRequest, path: str) -> Reply | None:
+        s = self.service
+        assert s is not None
+        auth = request.headers.get("authorization", "")
+        if not auth:
+            return self.error(403, "Missing Authentication Token", kind="MissingAuthenticationTokenException")
+        signed = auth.startswith(f"AWS4-HMAC-SHA256 Credential={s.credential}/") and "x-amz-date" in request.headers
+        if auth != f"Bearer {s.credential}" and not signed:
+            return self.error(403, "The security token included in the request is invalid.",
+                              kind="UnrecognizedClientException")
+        parts = path.split("/")
+        if request.method != "POST" or len(parts) != 4 or parts[1] != "model" or parts[3] != "invoke":
+            return Reply(404, {"Output": {"__type": "com.amazon.coral.service#UnknownOperationException"},
+                               "Version": "1.0"}, {"x-amzn-ErrorType": "UnknownOperationException"})
+        from urllib.parse import unquote
+
+        body = request.json if isinstance(request.json, dict) else {}
+        if "model" in body or "anthropic_version" not in body:
+            return self.error(400, "Malformed input request: #: required key [anthropic_version] not found, "
+                                   "extraneous key [model] is not permitted, please reformat your input and try again.")
+        if unquote(parts[2]) not in s.models:
+            return self.error(400, "The provided model identifier is invalid.")
+        return self._body_problem(body)
+
+    def _vertex(self, request: RecordedRequest, path: str) -> Reply | None:
+        s = self.service
+        assert s is not None
+        prefix = "/v1/projects/"
+        if request.method != "POST" or not path.startswith(prefix) or not path.endswith(":rawPredict"):
+            return Reply(404, _GOOGLE_404, {"content-type": "text/html; charset=UTF-8"})
+        if request.headers.get("authorization") != f"Bearer {s.credential}":
+            return self.error(401, "Request had invalid authentication credentials. Expected OAuth 2 access token, "
+                                   "login cookie or other valid authentication credential.")
+        resource = path.removeprefix("/v1/").removesuffix(":rawPredict")
+        parts = resource.split("/")  # projects/{p}/locations/{r}/publishers/anthropic/models/{m}
+        if len(parts) != 8 or parts[2] != "locations" or parts[4:7] != ["publishers", "anthropic", "models"]:
+            return Reply(404, _GOOGLE_404, {"content-type": "text/html; charset=UTF-8"})
+        if parts[1] != s.project or parts[3] != s.region:
+            return self.error(403, f"Permission 'aiplatform.endpoints.predict' denied on resource "
+                                   f"'//aiplatform.googleapis.com/{resource}' (or it may not exist).")
+        body = request.json if isinstance(request.json, dict) else {}
+        if parts[7] == "count-tokens":  # the model is named in the body here
+            return self._count_tokens(body)
+        if "model" in body or "anthropic_version" not in body:
+            return self.error(400, "Invalid JSON payload received. anthropic_version is required; model is not "
+                                   "allowed in the body.")
+        if parts[7] not in s.models:
+            return self.error(404, f"Publisher Model `{resource}` not found.")
+        return self._body_problem(body)
+
+    def _count_tokens(self, body: dict[str, Any]) -> Reply:
+        assert self.service is not None
+        if body.get("model") not in self.service.models:
+            return self.error(404, f"model: {body.get('model')}", kind="not_found_error")
+        texts = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
+        chars = sum(len(t) for t in texts if isinstance(t, str))
+        return Reply(200, {"input_tokens": 7 + int(-(-chars // self.service.chars_per_token))})
+
+    def _body_problem(self, body: dict[str, Any]) -> Reply | None:
+        assert self.service is not None
+        if not isinstance(body.get("max_tokens"), int):
+            return self.error(400, "max_tokens: Field required")
+        if body.get("tools") and not self.service.tools:
+            return self.error(400, "This model doesn't support tool use.")
+        return None
+
+    # replies -----------------------------------------------------------------------------------
     def _message(self, content: list[dict[str, Any]], stop: str, usage: dict[str, Any] | None, model: str) -> Reply:
         body = {
             "id": self.next_id("msg_"),
@@ -484,10 +651,20 @@ class AnthropicFake(FakeLLMServer):
         blocks += [{"type": "tool_use", "id": self.next_id("toolu_"), "name": n, "input": a} for n, a in calls]
         return self._message(blocks, "tool_use", usage, model)
 
-    def error(self, status: int, message: str, *, headers: dict[str, str] | None = None, code: str | None = None) -> Reply:
-        kind = {
-            400: "invalid_request_error", 401: "authentication_error", 413: "request_too_large",
-            429: "rate_limit_error", 529: "overloaded_error",
+    def error(self, status: int, message: str, *, headers: dict[str, str] | None = None, code: str | None = None,
+              kind: str | None = None) -> Reply:
+        """An error in the service's own shape (Anthropic's by default); ``kind`` overrides its type."""
+        name = self.service.name if self.service is not None else "anthropic"
+        if name == "bedrock":
+            kind = kind or _AWS_TYPES.get(status, "InternalServerException")
+            return Reply(status, {"message": message}, {"x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/"
+                                                        "com.amazon.bedrock/", **(headers or {})})
+        if name == "vertex":
+            google = {"code": status, "message": message, "status": kind or _GOOGLE_STATUS.get(status, "UNKNOWN")}
+            return Reply(status, {"error": google}, headers or {})
+        kind = kind or {
+            400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+            413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error",
         }.get(status, "api_error")
         return Reply(status, {"type": "error", "error": {"type": kind, "message": message}}, headers or {})
 
@@ -500,7 +677,9 @@ class AnthropicFake(FakeLLMServer):
 
 __all__ = [
     "PROFILES",
+    "SERVICES",
     "AnthropicFake",
+    "ClaudeService",
     "FakeLLMServer",
     "OpenAIFake",
     "RecordedRequest",

@@ -217,3 +217,20 @@ def test_the_api_key_is_in_no_serialized_response(anthropic_server: AnthropicFak
     assert anthropic_key not in response.model_dump_json()
     assert anthropic_key not in json.dumps(response.model_dump(mode="json"))
     assert anthropic_key in json.dumps(anthropic_server.requests[0].headers)  # it was sent, in a header
+
+
+def test_sampling_fields_reach_the_body_although_the_sdk_dropped_them(
+    anthropic_server: AnthropicFake, anthropic_key: str
+) -> None:
+    anthropic_server.script(anthropic_server.text("no"))
+    _generate(anthropic_server, config=GenerateConfig(timeout_s=5, temperature=0.0, top_p=0.9))
+    body = anthropic_server.requests[0].json
+    assert body["temperature"] == 0.0 and body["top_p"] == 0.9
+
+
+def test_a_reply_without_usage_has_unknown_cost_not_zero(anthropic_server: AnthropicFake, anthropic_key: str) -> None:
+    reply = anthropic_server.text("no")
+    body = {k: v for k, v in reply.body.items() if k != "usage"}  # a gateway that drops usage
+    anthropic_server.script(type(reply)(reply.status, body, reply.headers))
+    response = _generate(anthropic_server, name="anthropic:claude-opus-4-6")  # a priced model
+    assert not response.usage_reported and response.cost_usd is None and response.usage.input_tokens == 0

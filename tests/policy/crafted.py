@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from clinseek.schema import tables
-from clinseek.store import init_store, record_table, table_ddl
+from clinseek.store import init_store, record_table, table_ddl, write_event_index
 
 S = 1
 OTHER = 2
@@ -766,6 +766,7 @@ def write_store(path: Path, table_rows: dict[str, list[dict[str, Any]]], fixture
                 marks = ", ".join("?" for _ in row)
                 con.execute(f"INSERT INTO {table.qualified} ({cols}) VALUES ({marks})", list(row.values()))
             record_table(con, table, row_count=len(rows))
+        write_event_index(con)  # as ingest does: the episodes' inventory reads it (tests/episode/test_event_index.py)
         con.execute("CHECKPOINT")
     finally:
         con.close()

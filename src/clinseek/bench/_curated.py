@@ -24,9 +24,11 @@ import io
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..episode import Episode, EpisodeKey, StoreReader, build_episode
@@ -148,9 +150,27 @@ def _fmt(value: Any) -> str:
     return str(value).replace("\n", " ").strip()
 
 
-def _row_line(columns: Sequence[str], row: Sequence[Any]) -> str:
-    pairs = [(c, v) for c, v in zip(columns, row, strict=True) if c not in _SKIP_COLUMNS and v is not None]
-    return "- " + "; ".join(f"{c}: {_fmt(v)}" for c, v in pairs)
+def _row_lines(data: pa.Table) -> list[str]:
+    """The text line of every row of ``data``: ``- key: value; ...`` over its columns but ``_event_time`` and
+    :data:`_SKIP_COLUMNS`, NULLs left out, values as :func:`_fmt` writes them (formatted column by column:
+    one formatter per column type, not a type test per value)."""
+    cells: list[list[str | None]] = []
+    for name in data.column_names:
+        if name == EVENT_TIME or name in _SKIP_COLUMNS:
+            continue
+        column = data.column(name)
+        prefix = f"{name}: "
+        if pa.types.is_timestamp(column.type):  # _fmt of a datetime: to the second
+            cells.append([None if v is None else prefix + v.strftime("%Y-%m-%d %H:%M:%S") for v in column.to_pylist()])
+        elif pa.types.is_floating(column.type):
+            cells.append([None if v is None else f"{prefix}{v:g}" for v in column.to_pylist()])
+        elif pa.types.is_integer(column.type):
+            cells.append([None if v is None else f"{prefix}{v}" for v in column.to_pylist()])
+        else:
+            cells.append([None if v is None else prefix + _fmt(v) for v in column.to_pylist()])
+    if not cells:
+        return ["- "] * data.num_rows
+    return ["- " + "; ".join([c for c in row if c is not None]) for row in zip(*cells, strict=True)]
 
 
 def _event_tables(episode: Episode) -> list[str]:
@@ -193,15 +213,18 @@ def _read_blocks(
     lines: dict[tuple[dt.datetime, str], list[str]] = {(when, name): [] for when, name, _ in moments}
     for name in sorted({name for _, name, _ in moments}, key=_registry_order):
         data = episode.timeline(name, since=since, until=before)
-        columns = [c for c in data.column_names if c != EVENT_TIME]
-        values = [data.column(c).to_pylist() for c in columns]
-        for i, when in enumerate(data.column(EVENT_TIME).to_pylist()):
-            lines[(when, name)].append(_row_line(columns, [v[i] for v in values]))
+        for when, line in zip(data.column(EVENT_TIME).to_pylist(), _row_lines(data), strict=True):
+            lines[(when, name)].append(line)
     return [_Block(when, name, tuple(lines[(when, name)])).render() for when, name, _ in moments]
 
 
+@lru_cache(maxsize=1)
+def _registry_positions() -> dict[str, int]:
+    return {t.qualified: i for i, t in enumerate(tables())}
+
+
 def _registry_order(name: str) -> int:
-    return [t.qualified for t in tables()].index(name)
+    return _registry_positions()[name]
 
 
 def _demographics(episode: Episode) -> str:
@@ -235,6 +258,7 @@ def render_text_timeline(
     head = _demographics(episode)
     moments = _moments(episode)
     texts: list[str] = []
+    sizes: list[int] = []  # the estimate of each text, counted once
     want = _FIRST_ROWS
     while True:
         start = len(texts)
@@ -242,7 +266,8 @@ def render_text_timeline(
             taken = _window(moments, start, want)
             before = moments[start - 1][0] if start else None
             texts += _read_blocks(episode, moments[start : start + taken], before)
-        shown = _fit(head, texts, budget_tokens - _NOTICE_TOKENS, counter)
+            sizes += [estimate_tokens(t) + 1 for t in texts[start:]]
+        shown = _fit(head, texts, sizes, budget_tokens - _NOTICE_TOKENS, counter)
         if shown < len(texts) or len(texts) == len(moments):
             break
         want *= 2
@@ -252,9 +277,9 @@ def render_text_timeline(
     return CuratedInput("\n\n".join(parts), "rendered", len(moments), shown)
 
 
-def _fit(head: str, texts: Sequence[str], budget: int, counter: TokenCounter) -> int:
-    """How many of ``texts`` (newest first) fit after ``head`` within ``budget`` tokens of ``counter``."""
-    sizes = [estimate_tokens(t) + 1 for t in texts]
+def _fit(head: str, texts: Sequence[str], sizes: Sequence[int], budget: int, counter: TokenCounter) -> int:
+    """How many of ``texts`` (newest first; ``sizes``: their estimates + 1) fit after ``head`` within ``budget``
+    tokens of ``counter``."""
     base = estimate_tokens(head)
     totals = list(itertools.accumulate(sizes, initial=base))  # totals[n]: head + the first n texts
 

@@ -98,6 +98,7 @@ def _build(
     sealed = reader.sealed.acquire(memory_limit)
     try:
         _add_candidates(sealed.con, cands)
+        sealed.created.update(cands)
     except BaseException:
         reader.sealed.release(sealed)
         raise
@@ -108,7 +109,7 @@ def _build(
             reader.close()
 
     ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
-    loader = _Loader(reader, policy, key, sealed.dictionaries)
+    loader = _Loader(reader, policy, key, sealed.dictionaries, sealed.created)
     return Episode(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
         watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
@@ -119,12 +120,16 @@ class _Loader:
     """Loads one table of an episode into its sealed database, on first use (calls are serialised), and
     reads tables as timelines for it (see :meth:`Episode.timeline`)."""
 
-    def __init__(self, reader: StoreReader, policy: Policy, key: EpisodeKey, dictionaries: set[str]) -> None:
+    def __init__(
+        self, reader: StoreReader, policy: Policy, key: EpisodeKey, dictionaries: set[str], created: set[str]
+    ) -> None:
         self.reader = reader
         self.policy = policy
         self.key = key
         self.dictionaries = dictionaries
         """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
+        self.created = created
+        """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
         self._encounters: dict[str, list[int]] | None = None
         self._lock = threading.Lock()
 
@@ -155,6 +160,7 @@ class _Loader:
             _copy(con, name, self.reader.dictionary(name), what=f"the dictionary {name}", where=self.reader.location)
             self.dictionaries.add(name)
             return
+        self.created.add(name)  # before the load: a load that fails half-way leaves nothing behind either
         if expected_rows == 0:
             # nothing visible: the registry's columns and types (what a load gives; tests/episode/
             # test_lazy.py checks both), without a read of the store (a third of a typical episode's tables)

@@ -32,9 +32,17 @@ import duckdb
 import pyarrow as pa
 
 from ..errors import EpisodeError, StoreError
-from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy
+from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy, timeline_order
 from ..schema import get_table, tables
-from ..store import META_SCHEMA, Store, check_complete, damage_error, is_damage, is_postgres_url
+from ..store import (
+    META_SCHEMA,
+    Store,
+    check_complete,
+    damage_error,
+    is_damage,
+    is_postgres_url,
+    valid_event_index,
+)
 from ._sealed import SealedPool
 from ._watchdog import Watchdog
 
@@ -67,9 +75,11 @@ class StoreReader(ABC):
 
     dialect: ClassVar[str] = "duckdb"
 
-    def __init__(self, location: str, present: frozenset[str]) -> None:
+    def __init__(self, location: str, present: frozenset[str], indexed: frozenset[str] = frozenset()) -> None:
         self._location = location
         self._present = present
+        self.indexed = indexed
+        """Tables whose inventory the source's event index gives (:func:`~clinseek.store.valid_event_index`)."""
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._dictionaries: dict[str, pa.Table] = {}
@@ -178,17 +188,19 @@ class StoreReader(ABC):
             EpisodeError: the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
-        query = policy.visible_inventory_select(key, present=self._present)
+        query = policy.visible_inventory_select(key, present=self._present, indexed=self.indexed)
         if query is None:
             return {}
         data = self._arrow(*query, what=f"count the rows of subject_id {key.subject_id}")
         names = data.column("table_name").to_pylist()
         counts = data.column("n").to_pylist()
         times = data.column("times")
-        return {
+        found = {
             name: TableInventory(int(n), None if not times[i].is_valid else times[i].values)
             for i, (name, n) in enumerate(zip(names, counts, strict=True))
         }
+        empty = TableInventory(0, None)  # a table of the event index without visible rows has no row
+        return {name: found.get(name, empty) for name in policy.inventory_tables(key, present=self._present)}
 
     def encounters(self, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
         """Visible encounter ids by owning table (one statement), for :meth:`rows`.
@@ -239,18 +251,21 @@ class StoreReader(ABC):
         until: datetime | None = None,
     ) -> pa.Table:
         """One table as a timeline: the policy's :meth:`~clinseek.policy.Policy.timeline_select` (visible rows
-        with event time in [``since``, ``until``), with ``_event_time``, oldest first).
+        with event time in [``since``, ``until``), with ``_event_time``), sorted by
+        :func:`~clinseek.policy.timeline_order` (oldest first).
 
         Raises:
             EpisodeError: the table is never visible to the key, or the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
+        table = get_table(name)
         query = policy.timeline_select(
-            get_table(name), key, present=self._present, encounters=encounters, since=since, until=until
+            table, key, present=self._present, encounters=encounters, since=since, until=until
         )
         if query is None:
             raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
-        return self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
+        data = self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
+        return data.sort_by([(c, "ascending") for c in timeline_order(table)]) if data.num_rows > 1 else data
 
     @abstractmethod
     def _arrow(self, sql: str, params: list[Any], *, what: str) -> pa.Table:
@@ -325,10 +340,14 @@ class DuckDBStoreReader(StoreReader):
         self._cursor_lock = threading.Lock()
         try:
             present = _present_tables(self._con, path)
+            indexed = valid_event_index(self._con, present)
+        except duckdb.Error as err:
+            self._con.close()
+            raise (damage_error(path, err) if is_damage(err) else StoreError(f"{path}: cannot read: {err}")) from err
         except BaseException:
             self._con.close()
             raise
-        super().__init__(str(path), present)
+        super().__init__(str(path), present, indexed)
 
     @property
     def path(self) -> Path:

@@ -93,6 +93,9 @@ class Sealed:
     con: duckdb.DuckDBPyConnection
     memory_limit: str
     dictionaries: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
+    """Qualified names of the tables the current episode created (its loaded tables, its candidate lists):
+    :func:`wipe` drops them in one statement before its check."""
 
 
 def leftovers(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
@@ -102,11 +105,22 @@ def leftovers(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]
 
 def wipe(sealed: Sealed) -> bool:
     """Drop every table and view an episode created (the kept dictionaries aside); ``True`` when the
-    database then holds exactly the kept dictionary tables (reusable)."""
+    database then holds exactly the kept dictionary tables (reusable).
+
+    The tables the episode recorded creating (:attr:`Sealed.created`) are dropped in one statement; then
+    the catalog is read (:func:`leftovers`) and anything else found is dropped too and the catalog read again.
+    """
     con = sealed.con
     kept = {("memory", *name.split("."), "TABLE") for name in sealed.dictionaries}
     try:
-        found = [r for r in leftovers(con) if r not in kept]
+        created = sorted(sealed.created - sealed.dictionaries)
+        sealed.created.clear()
+        if created:
+            con.execute("".join(f"DROP TABLE IF EXISTS {_quoted(name)};" for name in created))
+        rows = leftovers(con)
+        if set(rows) == kept:
+            return True
+        found = [r for r in rows if r not in kept]
         for database, schema, name, kind in sorted(found, key=lambda r: r[3] != "VIEW"):  # views first
             if database == "temp" and kind == "VIEW":
                 con.unregister(name)  # an Arrow table registered by a load that failed half-way
@@ -115,6 +129,10 @@ def wipe(sealed: Sealed) -> bool:
         return set(leftovers(con)) == kept
     except duckdb.Error:
         return False
+
+
+def _quoted(qualified: str) -> str:
+    return ".".join('"' + part.replace('"', '""') + '"' for part in qualified.split(".", 1))
 
 
 class SealedPool:

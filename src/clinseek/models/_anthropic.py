@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 import anyio
 
+from ._anthropic_preflight import anthropic_preflight
 from ._anthropic_wire import (
     decode_content,
     decode_usage,
@@ -18,12 +19,17 @@ from ._anthropic_wire import (
     request_options,
     stop_reason,
 )
-from ._errors import ProviderUnavailable
+from ._errors import BadRequest, ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse
 from ._names import ToolNameMap, to_tool_infos
+from ._preflight import PreflightReport
 from ._pricing import PriceTable
-from ._sdk_errors import map_sdk_error
+from ._sdk_errors import is_credential_error, map_sdk_error
+from ._tokens import TokenCounter
 from ._vision import vision_capable
+
+_BODY_ONLY = ("temperature", "top_p")
+"""Request fields sent through ``extra_body`` (the SDK's ``messages.create`` dropped them in 2.x)."""
 
 AnthropicClient = anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
 
@@ -67,22 +73,32 @@ class AnthropicChatModel:
         if specs:
             request["tools"] = encode_tools(specs, names)
         request.update(request_options(config, names, bool(specs)))
+        # Sampling fields newer SDKs no longer take as arguments go in the body as they are: the
+        # service decides (older models accept them; others answer a clear 400).
+        extra_body = {key: request.pop(key) for key in _BODY_ONLY if key in request}
         started = time.perf_counter()
         try:
             with anyio.fail_after(config.timeout_s):
-                reply = await self._client.messages.create(**request, timeout=config.timeout_s)
+                reply = await self._client.messages.create(**request, extra_body=extra_body or None,
+                                                           timeout=config.timeout_s)
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
-        except (anthropic.AnthropicError, ValueError) as err:
+        except Exception as err:
+            if is_credential_error(err):  # never sent: retrying cannot help
+                raise BadRequest(f"no usable credentials: {type(err).__name__}: {err}", model=self.name) from err
+            if not isinstance(err, (anthropic.AnthropicError, ValueError)):
+                raise
             raise map_sdk_error(err, self.name, anthropic) from err
         latency_s = time.perf_counter() - started
         message = decode_content(reply.content or [], names)
         usage = decode_usage(reply.usage)
+        reported = getattr(reply, "usage", None) is not None
         return ModelResponse(
             model=self.name,
             message=message,
             usage=usage,
-            cost_usd=self._prices.cost_usd(self.name, usage),
+            usage_reported=reported,
+            cost_usd=self._prices.cost_usd(self.name, usage) if reported else None,
             latency_s=latency_s,
             stop_reason=stop_reason(reply.stop_reason, bool(message.tool_calls)),
             raw_stop_reason=reply.stop_reason,
@@ -90,6 +106,15 @@ class AnthropicChatModel:
             provider_model=reply.model,
             request_id=getattr(reply, "_request_id", None),
         )
+
+    async def preflight(self, *, tools: bool, timeout_s: float) -> tuple[PreflightReport, TokenCounter]:
+        """Check the endpoint, the credentials, the model and (``tools``) tool support
+        (:func:`clinseek.models.preflight`; for Claude services ``clinseek.models._anthropic_preflight``).
+
+        Raises:
+            ModelError: the service cannot serve the run (the message says why and what to do).
+        """
+        return await anthropic_preflight(self, self._client, self._provider, tools=tools, timeout_s=timeout_s)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

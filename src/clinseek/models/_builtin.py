@@ -56,9 +56,12 @@ def _bedrock(model_id: str, options: ProviderOptions) -> ChatModel:
     key = resolve_secret(options.api_key_env or "AWS_BEARER_TOKEN_BEDROCK", options.credentials_file)
     if key is None:
         _require_module("boto3", "bedrock:", "bedrock")
-    client = anthropic.AsyncAnthropicBedrock(
-        api_key=key, aws_region=options.region, base_url=options.base_url, max_retries=0
-    )
+    try:
+        client = anthropic.AsyncAnthropicBedrock(
+            api_key=key, aws_region=options.region, base_url=options.base_url, max_retries=0
+        )
+    except (ValueError, anthropic.AnthropicError) as err:
+        raise ModelError(f"bedrock:{model_id}: {err} (pass region=, or set AWS_REGION)") from None
     return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="bedrock")
 
 
@@ -83,7 +86,10 @@ def _vertex(model_id: str, options: ProviderOptions) -> ChatModel:
             access_token=token, base_url=options.base_url, max_retries=0, **kwargs
         )
     except (ValueError, anthropic.AnthropicError) as err:
-        raise ModelError(f"vertex:{model_id}: {err} (pass region= and project_id=)") from None
+        raise ModelError(
+            f"vertex:{model_id}: {err} (pass region= and project_id=, or set CLOUD_ML_REGION and "
+            "ANTHROPIC_VERTEX_PROJECT_ID)"
+        ) from None
     return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="vertex")
 
 

@@ -12,7 +12,9 @@ first and turns each of these into one :class:`~clinseek.errors.ModelError` that
    403 → "key refused".
 3. The tokenizer endpoint (:func:`~clinseek.models.probe_token_counter`) the budgets count with.
 
-Models without a ``preflight`` method (the offline baselines, plug-ins) are not checked.
+The Claude services (``anthropic``, ``bedrock``, ``vertex``) have their own pre-flight with the same
+contract (``clinseek.models._anthropic_preflight``). Models without a ``preflight`` method (the
+offline baselines, plug-ins) are not checked.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 4.0
 """Seconds the first pre-flight request may take: an unreachable server fails within them."""
 
-_PROBE_TOOL = {
+PROBE_TOOL = {
     "type": "function",
     "function": {
         "name": "clinseek.ping",
@@ -42,6 +44,7 @@ _PROBE_TOOL = {
         "parameters": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
     },
 }
+"""The one small tool a probe offers when the run uses native tool calling."""
 _TOOL_ERROR = re.compile(r"tool|function", re.IGNORECASE)
 _MODEL_ERROR = re.compile(r"model", re.IGNORECASE)
 
@@ -126,7 +129,7 @@ async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, 
     if listed is False:
         notes.append(f"{model.model_id!r} is not among the models {endpoint} lists ({', '.join(served or [])}); "
                      "the server answered the probe anyway (it serves one model under any name)")
-    probe_tools = [_PROBE_TOOL] if tools else []
+    probe_tools = [PROBE_TOOL] if tools else []
     started = time.perf_counter()
     try:
         await model.generate([Message.user("Reply with the word OK.")], probe_tools,
@@ -212,4 +215,4 @@ def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | 
     return ModelError(f"the pre-flight request to {endpoint} for {name} failed: {text}")
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "PreflightReport", "Preflightable", "openai_preflight", "preflight", "safe_url"]
+__all__ = ["CONNECT_TIMEOUT_S", "PROBE_TOOL", "PreflightReport", "Preflightable", "openai_preflight", "preflight", "safe_url"]

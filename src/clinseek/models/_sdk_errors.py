@@ -31,6 +31,16 @@ def map_sdk_error(err: Exception, model: str, sdk: ModuleType) -> ModelCallError
     return ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=model)
 
 
+def is_credential_error(err: BaseException) -> bool:
+    """Whether ``err`` was raised while the SDK resolved credentials, before any request was sent:
+    botocore (AWS credential chain, SigV4 signing), google.auth (application-default credentials),
+    or the Anthropic SDK's own "Could not resolve …" (no AWS credentials, no Vertex token or project)."""
+    module = type(err).__module__
+    if module.startswith(("botocore.", "google.auth.")) or module in ("botocore", "google.auth"):
+        return True
+    return isinstance(err, (RuntimeError, ValueError)) and str(err).startswith("Could not resolve")
+
+
 def from_status(
     status: int, message: str, body: Any, headers: Mapping[str, str], model: str
 ) -> ModelCallError:
@@ -77,4 +87,4 @@ def _is_context_length(message: str, body: Any) -> bool:
     return bool(_CONTEXT_TEXT.search(message))
 
 
-__all__ = ["from_status", "map_sdk_error", "retry_after_s"]
+__all__ = ["from_status", "is_credential_error", "map_sdk_error", "retry_after_s"]

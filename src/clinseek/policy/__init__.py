@@ -10,7 +10,7 @@ It produces SQL for a store connection: :meth:`Policy.visible_select` (what an e
 from ._doc import policy_markdown
 from ._key import EpisodeKey
 from ._policy import POLICIES, Policy, get_policy
-from ._sql import EVENT_TIME, render_sql
+from ._sql import EVENT_TIME, render_sql, timeline_order
 from ._versions import MM_POLICY, POLICY_VERSIONS, TEXT_POLICY
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "get_policy",
     "policy_markdown",
     "render_sql",
+    "timeline_order",
 ]

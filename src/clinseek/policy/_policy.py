@@ -10,7 +10,14 @@ from typing import Any
 from ..errors import PolicyError
 from ..schema import Table, tables
 from ._key import EpisodeKey
-from ._sql import encounter_sqls, future_sql, timeline_sql, visible_inventory_sql, visible_sql
+from ._sql import (
+    encounter_sqls,
+    future_sql,
+    inventory_tables,
+    timeline_sql,
+    visible_inventory_sql,
+    visible_sql,
+)
 from ._versions import MM_POLICY, TEXT_POLICY
 
 
@@ -118,8 +125,9 @@ class Policy:
         The columns are the registry's, then ``_event_time`` (the row's event time, parent times included:
         the instant of :meth:`visible_inventory_select`'s ``times``; event tables only). Rows whose event
         time is outside the window are left out *after* the policy chose the visible rows (a collapse
-        over several rows sees all of them); ordered by event time, then the table's key. For Curated
-        Input, which shows the most recent rows without copying whole tables.
+        over several rows sees all of them). Unordered: the reader sorts them by :func:`timeline_order`
+        (event time, then the table's key, then every other column). For Curated Input, which shows the
+        most recent rows without copying whole tables.
 
         Returns:
             ``(sql, params)``; ``None`` when the table is never visible (as :meth:`visible_select`).
@@ -134,7 +142,7 @@ class Policy:
         )
 
     def visible_inventory_select(
-        self, key: EpisodeKey, *, present: Collection[str] | None = None
+        self, key: EpisodeKey, *, present: Collection[str] | None = None, indexed: Collection[str] = ()
     ) -> tuple[str, list[Any]] | None:
         """One statement giving how many rows an episode sees of every patient table, and when they happened.
 
@@ -147,6 +155,13 @@ class Policy:
         per table: an episode knows its table inventory, and how its rows spread over time, without
         copying any row.
 
+        ``indexed`` names tables the store's event index covers and may be trusted for
+        (:func:`clinseek.store.valid_event_index`): those whose visible rows depend on the subject, the
+        event time and the target encounter alone are counted from the index in one part (one scan of
+        one table instead of one scan, and for inherited times one join, per table), and such a table
+        gets a row only when it has visible rows: the caller counts the other tables of
+        :meth:`inventory_tables` as 0 rows, ``times`` NULL (as the statement gives for an empty table).
+
         Returns:
             ``(sql, params)``; ``None`` when no such table is present.
 
@@ -155,8 +170,17 @@ class Policy:
         """
         self._check(key)
         return visible_inventory_sql(
-            tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present
+            tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present, indexed=indexed
         )
+
+    def inventory_tables(self, key: EpisodeKey, *, present: Collection[str] | None = None) -> tuple[str, ...]:
+        """Qualified names of the tables :meth:`visible_inventory_select` covers, in registry order.
+
+        Raises:
+            PolicyError: ``key.policy`` is not this policy's version.
+        """
+        self._check(key)
+        return tuple(t.qualified for t in inventory_tables(tables(), key, present=present))
 
     def encounter_selects(
         self, key: EpisodeKey, *, present: Collection[str] | None = None

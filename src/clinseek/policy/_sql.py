@@ -15,6 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
+from ..store import EVENT_INDEX, indexable
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -157,12 +158,19 @@ def timeline_sql(
         if value is not None and timed:
             params = [*params, value]
             bounds.append(f"_v.{EVENT_TIME} {op} ${len(params)}")
-    where = f" WHERE {' AND '.join(bounds)}" if bounds else ""
-    # a total order (event time, key, then every other column): the same rows come back in the same order
-    # from any source, whatever order it stores them in
+    if not bounds:
+        return sql, params
+    return f"SELECT * FROM ({sql}) AS _v WHERE {' AND '.join(bounds)}", params
+
+
+def timeline_order(table: Table) -> list[str]:
+    """The total order of a table's timeline rows: event time (event tables), the table's key, then every
+    other column, each ascending with NULLs last. Sorting by it gives the same rows in the same order from
+    any source, whatever order it stores them in (the timeline's SQL leaves the order to the reader:
+    sorting a few hundred rows in Arrow costs less than planning the ``ORDER BY``)."""
+    timed = table.visibility == "event" and table.event_time is not None
     ties = [*table.key, *(c for c in table.column_names if c not in table.key)]
-    order = ", ".join([*([f"_v.{EVENT_TIME}"] if timed else []), *(f"_v.{quote(c)}" for c in ties)])
-    return f"SELECT * FROM ({sql}) AS _v{where} ORDER BY {order}", params
+    return [*([EVENT_TIME] if timed else []), *ties]
 
 
 def visible_inventory_sql(
@@ -172,28 +180,73 @@ def visible_inventory_sql(
     op: str,
     linked_only: bool,
     present: Collection[str] | None,
+    indexed: Collection[str] = (),
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_inventory_select`."""
     params: list[Any] = []
     scope = frozenset(present) if present is not None else None
     parts = []
-    for table in tables:
-        if (
-            table.visibility not in ("event", "static")
-            or (scope is not None and table.qualified not in scope)
-            or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE)
-        ):
+    from_index: list[Table] = []
+    for table in inventory_tables(tables, key, present=scope):
+        if table.qualified in indexed and _from_index(table, linked_only):
+            from_index.append(table)
             continue
         rows = _visible_rows(table, _Query(key, op, scope, params=params), linked_only)
-        if rows is None:
-            continue
+        assert rows is not None  # inventory_tables kept only tables whose parent is present
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
         parts.append(
             f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times "
             f"FROM (SELECT {instant} AS e{rows}) AS _e"
         )
+    if from_index:
+        parts.insert(0, _index_part(from_index, _Query(key, op, scope, params=params)))
     return (" UNION ALL ".join(parts), params) if parts else None
+
+
+def inventory_tables(tables: Iterable[Table], key: EpisodeKey, *, present: Collection[str] | None) -> list[Table]:
+    """The tables :func:`visible_inventory_sql` covers: ``event`` and ``static`` tables present in ``present``,
+    with their parent present, not hidden by the key."""
+    out = []
+    for table in tables:
+        if (
+            table.visibility not in ("event", "static")
+            or (present is not None and table.qualified not in present)
+            or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE)
+        ):
+            continue
+        parent = table.event_time.parent if table.event_time is not None else None
+        if parent is not None and present is not None and parent.table not in present:
+            continue
+        out.append(table)
+    return out
+
+
+def _from_index(table: Table, linked_only: bool) -> bool:
+    """True when the store's event index tells ``table``'s visible rows under this policy: its rows are chosen
+    by the subject, the event time and the target encounter alone (no linked-study filter, no collapse)."""
+    return indexable(table) and not (linked_only and table.module == "cxr")
+
+
+def _index_part(tables: list[Table], q: _Query) -> str:
+    """One ``(table_name, n, times)`` row per indexed table with visible rows (the caller counts the others 0):
+    the rows :func:`_visible_rows` keeps, told by the index's event time and target id."""
+    names = ", ".join(f"'{t.qualified}'" for t in tables)
+    where = [f"i.subject_id = {SUBJECT}", f"i.table_name IN ({names})"]
+    untimed = [t.qualified for t in tables if t.event_time is None]
+    known = known_sql("i.event_time", q.op)
+    where.append(f"(i.table_name IN ({', '.join(repr(n) for n in untimed)}) OR {known})" if untimed else known)
+    for target_key in ("hadm_id", "stay_id"):
+        target = q.key.target_hadm_id if target_key == "hadm_id" else q.key.target_stay_id
+        owners = [t.qualified for t in tables if t.target_key == target_key]
+        if target is not None and owners:
+            listed = ", ".join(f"'{n}'" for n in owners)
+            where.append(f"(i.table_name NOT IN ({listed}) OR i.target_id IS DISTINCT FROM {q.add(target)})")
+    return (
+        "SELECT i.table_name, count(*) AS n, list(i.event_time ORDER BY i.event_time) "
+        f"FILTER (WHERE i.event_time IS NOT NULL) AS times FROM {EVENT_INDEX} i WHERE "
+        + " AND ".join(where) + " GROUP BY i.table_name"
+    )
 
 
 def render_sql(sql: str, dialect: str) -> str:
@@ -267,9 +320,8 @@ def _parent_join(table: Table, q: _Query, *, inner: bool = True) -> str | None:
     parent = table.event_time.parent
     if not q.has(parent.table):
         return None
-    keys = ", ".join(f"t.{quote(c)}" for c in parent.on)
     scope = f" WHERE t.subject_id = {SUBJECT}" if get_table(parent.table).is_patient_table else ""
-    sub = f"SELECT {keys}, min({parent.time}) AS parent_time FROM {parent.table} t{scope} GROUP BY {keys}"
+    sub = parent.times_sql(where=scope)
     on = " AND ".join(f"t.{quote(c)} = {_PARENT}.{quote(c)}" for c in parent.on)
     if inner:
         q.where.append(f"{_PARENT}.parent_time IS NOT NULL")

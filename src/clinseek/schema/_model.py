@@ -94,6 +94,16 @@ class ParentTime:
     on: tuple[str, ...]
     time: str
 
+    def times_sql(self, *, where: str = "", by_subject: bool = False) -> str:
+        """SQL giving the parent's instant per key: rows ``(<on...>, parent_time)``.
+
+        ``where`` is appended to ``FROM <table> t`` (the policy narrows it to one patient, ``" WHERE
+        t.subject_id = $1"``); ``by_subject`` also groups by ``subject_id`` and returns it first (the
+        store's event index, built for every patient at once, joins on it).
+        """
+        keys = ", ".join(f't."{c}"' for c in (("subject_id",) if by_subject else ()) + self.on)
+        return f"SELECT {keys}, min({self.time}) AS parent_time FROM {self.table} t{where} GROUP BY {keys}"
+
 
 @dataclass(frozen=True, slots=True)
 class EventTime:

@@ -12,6 +12,7 @@ from ._duck import (
     record_table,
     table_ddl,
 )
+from ._eventindex import EVENT_INDEX, EVENT_INDEX_TABLES, indexable, valid_event_index, write_event_index
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
@@ -22,6 +23,8 @@ from ._spans import RecordSpan, record_spans
 from ._synth import SynthReport, check_consistency, synthesize
 
 __all__ = [
+    "EVENT_INDEX",
+    "EVENT_INDEX_TABLES",
     "META_SCHEMA",
     "PG_SCHEMAS",
     "IngestReport",
@@ -39,6 +42,7 @@ __all__ = [
     "connect_store",
     "damage_error",
     "finished_tables",
+    "indexable",
     "ingest",
     "init_store",
     "is_damage",
@@ -51,4 +55,6 @@ __all__ = [
     "store_info",
     "synthesize",
     "table_ddl",
+    "valid_event_index",
+    "write_event_index",
 ]

@@ -18,7 +18,16 @@ from ..errors import IngestError, StoreError, is_interrupt
 from ..schema import MODULES, tables
 from ._csvload import explain_csv_error, insert_csv, order_sql
 from ._cxr_reports import insert_reports
-from ._duck import META_SCHEMA, StoreLimits, connect_store, init_store, record_table, table_ddl
+from ._duck import (
+    META_SCHEMA,
+    StoreLimits,
+    connect_store,
+    finished_tables,
+    init_store,
+    record_table,
+    table_ddl,
+)
+from ._eventindex import valid_event_index, write_event_index
 from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
 from ._pgingest import (
@@ -140,6 +149,8 @@ def ingest(
                     _ingest_table(con, st, recorded.get(st.table.qualified), bar, _PgReader(postgres, pg))
                     for st in entries_plan
                 )
+            if any(e.status == "ingested" for e in entries) or not valid_event_index(con, finished_tables(con)):
+                write_event_index(con)  # every patient row's event time, for the episodes' inventory
             _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))
             con.execute("CHECKPOINT")
         except (duckdb.Error, RuntimeError) as err:

@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import StoreError
 from ...schema import Table, get_table, tables
 from .._duck import StoreLimits, connect_store, init_store, record_table, table_ddl
+from .._eventindex import write_event_index
 from .._existing import existing_file
 from ._context import Counters, Ctx
 from ._cxr import cxr_tables, write_images
@@ -178,6 +179,7 @@ def _build(path: Path, cxr_root: Path, patients: int, seed: int, progress: bool,
             count = con.execute(f"SELECT count(*) FROM {table.qualified}").fetchall()[0][0]
             record_table(con, table, row_count=int(count), source_version="clinseek synthetic")
             rows[table.qualified] = int(count)
+        write_event_index(con)
         con.execute("CHECKPOINT")
     except duckdb.Error as err:
         raise StoreError(f"{path}: cannot write the synthetic store: {err}") from err

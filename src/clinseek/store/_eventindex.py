@@ -1,0 +1,128 @@
+"""The store's event index: every patient row's event time, one narrow table sorted by ``subject_id``.
+
+An episode's build needs, for every patient table, how many rows the patient has before the cutoff and
+when they happened (its inventory). Asked of the tables themselves that is one scan, one plan and, for a
+table whose rows inherit their time from a parent, one join per table: about 45 ms of DuckDB work per
+episode on the MIMIC-IV demo, whatever the patient's size. The index holds the same instants, computed
+once at ingest, so the inventory is one filtered scan of one table.
+
+``clinseek_meta.event_index(table_name, subject_id, event_time, target_id)`` has one row per row of each
+*indexed* table (:func:`indexable`): ``event_time`` is the registry's event time of the row
+(:attr:`~clinseek.schema.EventTime.expr`, inherited parent time included, NULL for a table without one),
+``target_id`` the value of the table's :attr:`~clinseek.schema.Table.target_key` column (the question's
+own encounter is hidden by it). Rows whose parent is absent are left out (they can never be timed, so
+never visible). The cutoff, the target exclusion and everything else a policy decides stay in the policy
+(:meth:`clinseek.policy.Policy.visible_inventory_select` reads the index); the index holds facts of the
+store only, the same for every policy and question.
+
+``clinseek_meta.event_index_tables(table_name, table_rows)`` records the tables covered and the row
+count of every patient table when the index was written: a reader uses the index only while every
+count still matches (:func:`valid_event_index`), so a store changed by anything but ingest falls back
+to the per-table statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import duckdb
+
+from ..schema import Table, get_table, tables
+from ._duck import META_SCHEMA
+
+EVENT_INDEX = f"{META_SCHEMA}.event_index"
+"""The index table: ``(table_name VARCHAR, subject_id INTEGER, event_time TIMESTAMP, target_id BIGINT)``."""
+
+EVENT_INDEX_TABLES = f"{META_SCHEMA}.event_index_tables"
+"""Row counts of the store's patient tables when the index was written; ``indexed`` marks the covered ones."""
+
+
+def indexable(table: Table) -> bool:
+    """True for a table whose visible rows the index can tell: an ``event`` or ``static`` patient table
+    outside CXR (whose rows also depend on the question's linked studies) without rows that collapse
+    while a result is pending (MIMIC microbiology: which rows are visible depends on more than one instant)."""
+    return (
+        table.is_patient_table
+        and table.visibility in ("event", "static")
+        and table.module != "cxr"
+        and not any(mask.collapse_on for mask in table.masks)
+    )
+
+
+def event_index_select(table: Table, present: Collection[str]) -> str | None:
+    """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent."""
+    event_time = table.event_time
+    instant = "CAST(NULL AS TIMESTAMP)" if event_time is None else f"CAST({event_time.expr} AS TIMESTAMP)"
+    join = where = ""
+    if event_time is not None and event_time.parent is not None:
+        parent = event_time.parent
+        if parent.table not in present:
+            return None
+        by_subject = get_table(parent.table).is_patient_table
+        keys = (("subject_id",) if by_subject else ()) + parent.on
+        on = " AND ".join(f't."{c}" = _parent."{c}"' for c in keys)
+        join = f" JOIN ({parent.times_sql(by_subject=by_subject)}) AS _parent ON {on}"
+        where = " WHERE _parent.parent_time IS NOT NULL"
+    target = f't."{table.target_key}"' if table.target_key else "NULL"
+    return (
+        f"SELECT '{table.qualified}' AS table_name, t.subject_id, {instant} AS event_time, "
+        f"CAST({target} AS BIGINT) AS target_id FROM {table.qualified} t{join}{where}"
+    )
+
+
+def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """(Re)write the event index of the store open (writable) on ``con``, in one transaction.
+
+    Covers every :func:`indexable` table the store records as finished; returns their names.
+
+    Raises:
+        duckdb.Error: the store cannot be read or written (the caller names the file).
+    """
+    from ._duck import finished_tables
+
+    present = finished_tables(con)
+    patient = [t for t in tables() if t.qualified in present and t.is_patient_table]
+    selects = {t.qualified: s for t in patient if indexable(t) and (s := event_index_select(t, present)) is not None}
+    counts = (
+        " UNION ALL ".join(f"SELECT '{t.qualified}' AS table_name, count(*) AS table_rows FROM {t.qualified}" for t in patient)
+        or "SELECT NULL::VARCHAR AS table_name, NULL::BIGINT AS table_rows WHERE false"
+    )
+    rows = " UNION ALL ".join(selects.values()) or (
+        "SELECT NULL::VARCHAR AS table_name, NULL::INTEGER AS subject_id, NULL::TIMESTAMP AS event_time, "
+        "NULL::BIGINT AS target_id WHERE false"
+    )
+    covered = ", ".join(f"'{name}'" for name in selects) or "NULL"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT * FROM ({rows}) ORDER BY subject_id, table_name, event_time")
+        con.execute(
+            f"CREATE OR REPLACE TABLE {EVENT_INDEX_TABLES} AS SELECT table_name, table_rows, "
+            f"table_name IN ({covered}) AS indexed FROM ({counts})"
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return list(selects)
+
+
+def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> frozenset[str]:
+    """The tables whose inventory a reader may take from the index: the covered ones, while the row count
+    of every patient table of the store is still the one recorded when the index was written (else none).
+
+    Raises:
+        duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
+    """
+    try:
+        con.execute(f"SELECT 1 FROM {EVENT_INDEX} LIMIT 0").fetchall()
+        recorded = con.execute(f"SELECT table_name, table_rows, indexed FROM {EVENT_INDEX_TABLES}").fetchall()
+    except duckdb.CatalogException:
+        return frozenset()
+    patient = sorted(name for name in present if get_table(name).is_patient_table)
+    if not patient or {name for name, _, _ in recorded} != set(patient):
+        return frozenset()
+    counts = " UNION ALL ".join(f"SELECT '{name}', count(*) FROM {name}" for name in patient)
+    now = dict(con.execute(counts).fetchall())
+    if any(now.get(name) != rows for name, rows, _ in recorded):
+        return frozenset()
+    return frozenset(name for name, _, indexed in recorded if indexed and indexable(get_table(name)))
