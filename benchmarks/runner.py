@@ -606,16 +606,13 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         assert server.pid is not None
-        served = psutil.Process(server.pid)
         try:
             for mode in modes:
                 _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
-                busy0, ours0 = _busy_s(server.pid)
-                server0 = sum(served.cpu_times()[:2])
+                busy0, meter = _machine_busy_s(), _Meter(server.pid)
                 wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
-                server_cpu = sum(served.cpu_times()[:2]) - server0
-                busy1, ours1 = _busy_s(server.pid)
-                others = max(0.0, (busy1 - busy0) - (ours1 - ours0)) / (wall * cores)
+                server_cpu, client_cpu, _ = meter.stop()
+                others = max(0.0, _machine_busy_s() - busy0 - server_cpu - client_cpu) / (wall * cores)
                 per_question = calls / len(qs)
                 ideal = math.ceil(len(qs) / concurrency) * per_question * latency_s
                 budget = 1000 * cores * ideal / 0.9 / len(qs)
