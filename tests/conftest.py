@@ -7,6 +7,7 @@ Per-area fixtures live in conftest.py files of the test sub-folders.
 from __future__ import annotations
 
 import os
+import signal
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -69,6 +70,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_sep("=", f"{len(reasons)} skipped, by what would run them (pytest -rs lists each)")
     for count, what in _skip_groups(reasons):
         terminalreporter.write_line(f"{count:5d}  {what}")
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_given_back() -> Iterator[None]:
+    """A test that runs the console script in process (``clinseek.cli.main`` ignores Ctrl-C once interrupted) gives
+    back the SIGINT handler it found: an ignored SIGINT is inherited by every subprocess a later test starts."""
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not handler:
+        signal.signal(signal.SIGINT, handler)
 
 
 @pytest.fixture(autouse=True)

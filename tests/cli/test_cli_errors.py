@@ -141,11 +141,18 @@ def test_run_help_describes_every_option() -> None:
         assert needle in result.output
 
 
+def _ctrl_c_as_a_shell_leaves_it() -> None:
+    """In the child before it starts: SIGINT's default action, as an interactive shell gives a foreground command.
+    An ignored SIGINT is inherited (and Python then installs no KeyboardInterrupt handler), so a parent that
+    ignores it (a CI runner, a ``nohup``) would make the child deaf to the Ctrl-C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_ingest_without_progress_exits_130_with_one_line(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "i.duckdb"
     proc = subprocess.Popen([*MAIN, "data", "ingest", "--mimic-iv", str(shared_data / "mimic-iv-demo-2.2"),
                              "--out", str(out), "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_ctrl_c_as_a_shell_leaves_it)
     deadline = time.monotonic() + 60
     while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
