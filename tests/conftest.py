@@ -7,8 +7,8 @@ Per-area fixtures live in conftest.py files of the test sub-folders.
 from __future__ import annotations
 
 import os
-import signal
 import re
+import signal
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
