@@ -235,34 +235,31 @@ def _machine_busy_s() -> float:
         + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
 
 
-class _Meter:
-    """CPU seconds of the fake server and of this process and its descendants (with ``--ray``: raylet, GCS
-    and the worker actors, which end with each run) while it runs, sampled every 0.2 s so that a process
-    that ends within the round still counts up to its last sample."""
+class _Samples:
+    """CPU seconds of the fake server and of the benchmark process and its descendants (with ``--ray``: raylet,
+    GCS and the worker actors, which end with each run), sampled so that a process that ends within the round
+    still counts up to its last sample. Lives in the sampler process (:class:`_Meter`), which leaves itself out."""
 
-    def __init__(self, server_pid: int) -> None:
-        import threading
-
+    def __init__(self, root_pid: int, server_pid: int) -> None:
         import psutil
 
+        self._root = psutil.Process(root_pid)
         self._server = psutil.Process(server_pid)
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._names: dict[int, str] = {}
         self.timeline: list[tuple[float, float]] = []
         """(``time.time()``, client-side CPU seconds so far) at each sample."""
-        self._stop = threading.Event()
         self._started = False
-        self._sample()
+        self.sample()
         self._started = True
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
         import psutil
 
-        me = psutil.Process()
-        for process in [self._server, me, *me.children(recursive=True)]:
+        for process in [self._server, self._root, *self._root.children(recursive=True)]:
+            if process.pid == os.getpid():  # the sampler itself
+                continue
             try:
                 used = sum(process.cpu_times()[:2])
             except psutil.NoSuchProcess:
@@ -271,11 +268,51 @@ class _Meter:
             self._last[process.pid] = used
             if process.pid not in self._names:
                 try:
-                    self._names[process.pid] = "this process" if process.pid == me.pid else _process_name(process)
+                    self._names[process.pid] = "this process" if process.pid == self._root.pid else _process_name(process)
                 except psutil.NoSuchProcess:
                     self._names[process.pid] = "?"
         client = sum(used - self._first.get(pid, 0.0) for pid, used in self._last.items() if pid != self._server.pid)
         self.timeline.append((time.time(), client))
+
+    def result(self) -> tuple[float, float, dict[str, float], list[tuple[float, float]]]:
+        """(server CPU s, client-side CPU s, the latter by process name, the timeline) since the first sample."""
+        used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
+        server = used.pop(self._server.pid, 0.0)
+        by_name: dict[str, float] = {}
+        for pid, cpu in used.items():
+            by_name[self._names.get(pid, "?")] = by_name.get(self._names.get(pid, "?"), 0.0) + cpu
+        return server, sum(used.values()), by_name, self.timeline
+
+
+def _sampler(root_pid: int, server_pid: int, commands: Connection) -> None:
+    """The sampler process: on each ``"start"``, samples every 0.2 s until ``"stop"``, then sends the result."""
+    while commands.recv() == "start":
+        samples = _Samples(root_pid, server_pid)
+        while not commands.poll(0.2):
+            samples.sample()
+        commands.recv()  # "stop"
+        samples.sample()
+        commands.send(samples.result())
+
+
+class _Meter:
+    """CPU seconds of the fake server and of the client side (this process and its descendants) during a round.
+
+    The sampling runs in a process of its own, started once before Ray and the rounds (:meth:`start`,
+    :meth:`stop` per round): its scans of ``/proc`` (every process of the machine, 5 times a second) neither
+    count as the client's CPU nor take the client's event-loop thread from it.
+    """
+
+    def __init__(self, server_pid: int) -> None:
+        self._commands, theirs = mp.Pipe()
+        self._process = mp.Process(target=_sampler, args=(os.getpid(), server_pid, theirs), daemon=True)
+        self._process.start()
+        self.timeline: list[tuple[float, float]] = []
+        """(``time.time()``, client-side CPU seconds so far) at each sample of the last round."""
+
+    def start(self) -> None:
+        """Begin a round."""
+        self._commands.send("start")
 
     def between(self, start: float, end: float) -> float:
         """Client-side CPU seconds from the last sample at or before ``start`` to the first at or after ``end``."""
@@ -283,22 +320,17 @@ class _Meter:
         after = min((t for t in self.timeline if t[0] >= end), default=self.timeline[-1])
         return after[1] - before[1]
 
-    def _loop(self) -> None:
-        while not self._stop.wait(0.2):
-            self._sample()
-
     def stop(self) -> tuple[float, float, dict[str, float]]:
         """(server CPU s, client-side CPU s: this process and its descendants, the latter by process name)
-        since the start."""
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-        used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
-        server = used.pop(self._server.pid, 0.0)
-        by_name: dict[str, float] = {}
-        for pid, cpu in used.items():
-            by_name[self._names.get(pid, "?")] = by_name.get(self._names.get(pid, "?"), 0.0) + cpu
-        return server, sum(used.values()), by_name
+        since :meth:`start`."""
+        self._commands.send("stop")
+        server, client, by_name, self.timeline = self._commands.recv()
+        return server, client, by_name
+
+    def close(self) -> None:
+        """End the sampler process."""
+        self._commands.send("quit")
+        self._process.join(5)
 
 
 def _process_name(process: Any) -> str:
@@ -310,12 +342,12 @@ def _process_name(process: Any) -> str:
     return f"{process.name()} {script}" if script else str(process.name())
 
 
-def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
+def _metered(meter: _Meter, run: Callable[[], Round]) -> Round:
     """``run()``, with the CPU of the server, of the client side, and of other processes while it ran."""
     import psutil
 
     busy0 = _machine_busy_s()
-    meter = _Meter(server_pid)
+    meter.start()
     result = run()
     server, client, by_name = meter.stop()
     others = max(0.0, _machine_busy_s() - busy0 - server - client)
@@ -458,8 +490,8 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
         sample, log = Path(tmp) / "request.json", str(Path(tmp) / "times.log")
         server = mp.Process(target=_serve, args=(latency_s, send, stop, str(sample), log), daemon=True)
         server.start()
-        server_pid = server.pid
-        assert server_pid is not None
+        assert server.pid is not None
+        meter = _Meter(server.pid)  # before Ray: a fork of this process while Ray's threads run is not safe
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
             warm_started = time.perf_counter()
@@ -474,12 +506,13 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
             timed: list[Round] = []
             for _ in range(rounds):
                 for kind in _BASELINES:
-                    timed.append(_metered(server_pid, partial(_baseline, base_url, body, questions, concurrency, kind)))
-                timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, progress, log)))
+                    timed.append(_metered(meter, partial(_baseline, base_url, body, questions, concurrency, kind)))
+                timed.append(_metered(meter, partial(_harness, base_url, questions, concurrency, progress, log)))
                 if ray_workers is not None:
-                    timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, False, log,
-                                                              ray_workers)))
+                    timed.append(_metered(meter, partial(_harness, base_url, questions, concurrency, False, log,
+                                                         ray_workers)))
         finally:
+            meter.close()
             stop.set()
             server.join(5)
             if ray_workers is not None:
@@ -606,10 +639,12 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         assert server.pid is not None
+        meter = _Meter(server.pid)
         try:
             for mode in modes:
                 _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
-                busy0, meter = _machine_busy_s(), _Meter(server.pid)
+                busy0 = _machine_busy_s()
+                meter.start()
                 wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
                 server_cpu, client_cpu, _ = meter.stop()
                 others = max(0.0, _machine_busy_s() - busy0 - server_cpu - client_cpu) / (wall * cores)
@@ -624,6 +659,7 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                       f"cores {budget:.0f} ms; other processes used {100 * others:.0f}% of the cores"
                       f" [load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}]")
         finally:
+            meter.close()
             stop.set()
             server.join(5)
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
