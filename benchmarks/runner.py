@@ -18,16 +18,19 @@ the same process, with no harness at all. Three bare baselines are timed:
   SDK script the issue names);
 - ``pool``: ``concurrency`` tasks that each call ``chat.completions.create`` until all calls are made (the
   scheduling of the runner's worker pool);
-- ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``,
-  the very call the models layer makes (it skips ``create``'s per-call TypedDict transform, ~0.5 ms);
+- ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``
+  (it skips ``create``'s per-call TypedDict transform, ~0.5 ms), on the SDK's default httpx transport;
 - ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the first with fewer than 32
-  in flight, as the runner spreads its calls (``runner._routing.ClientPools``): one ``httpx`` connection pool
-  checks every one of its connections on each request and reply, which at concurrency 256 costs the
-  single-client baselines more CPU than everything else they do.
+  in flight, as the runner spreads the calls of the httpx-based providers (``runner._routing.ClientPools``):
+  one ``httpx`` connection pool checks every one of its connections on each request and reply, which at
+  concurrency 256 costs the single-client baselines more CPU than everything else they do;
+- ``aiohttp``: ``post`` over one client on the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
+  with the reply read as the HTTP response and its JSON decoded once: the very call the models layer now
+  makes for ``openai:`` models.
 
 Overhead = (harness wall - baseline wall) / harness wall, from the means of alternating rounds
 (gather, pool, post, harness, gather, ...), so that a change of machine load hits all alike; the target
-is judged against the *fastest* baseline (normally ``post``: the harness is then charged with nothing
+is judged against the *fastest* baseline (normally ``aiohttp``: the harness is then charged with nothing
 but its own code). It is *not* the distance to the ideal wall (``ceil(questions / concurrency) x
 latency``): that distance is mostly the cost of the ``openai`` SDK, the HTTP stack and the fake server
 sharing the CPU cores (one event-loop thread parses every reply of a wave of ``concurrency`` at once),
@@ -98,7 +101,7 @@ _REPLY = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
           + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
 _KEY = "sk-benchmark-not-a-real-key"
 _TIMEOUT_S = 30.0
-_BASELINES = ("gather", "pool", "post", "pools")
+_BASELINES = ("gather", "pool", "post", "pools", "aiohttp")
 
 
 AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
@@ -362,14 +365,19 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
 
     ``gather``: one task per call behind an ``asyncio.Semaphore``. ``pool``: ``concurrency`` tasks that
     each make calls until ``n`` are made (the scheduling of the runner's worker pool, without the runner).
+    ``pools``: ``post`` over one httpx client per 32 calls in flight. ``aiohttp``: the models layer's call,
+    one client on the SDK's aiohttp transport, the reply read as the HTTP response and its JSON decoded.
     """
+    import httpx2
     import openai
     from openai.types.chat import ChatCompletion
 
-    from clinseek.runner._routing import POOL_CONNECTIONS, client_count
+    from clinseek.runner._routing import POOL_CONNECTIONS
 
-    clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0)
-               for _ in range(client_count("openai:bench-model", concurrency) if kind == "pools" else 1)]
+    count = math.ceil(concurrency / POOL_CONNECTIONS) if kind == "pools" else 1
+    clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0,
+                                  http_client=openai.DefaultAioHttpClient() if kind == "aiohttp" else None)
+               for _ in range(count)]
     busy = [0] * len(clients)
     raw = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
 
@@ -380,13 +388,18 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
         index = min(range(len(clients)), key=busy.__getitem__) if index is None else index
         client = clients[index]
         busy[index] += 1
-        if kind in ("post", "pools"):
+        if kind == "aiohttp":
+            reply = await client.post("/chat/completions", cast_to=httpx2.Response, body=raw,
+                                      options={"timeout": _TIMEOUT_S})
+            assert reply.json()["choices"][0]["message"]["content"]
+        elif kind in ("post", "pools"):
             completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=raw,
                                            options={"timeout": _TIMEOUT_S})
+            assert completion.choices[0].message.content
         else:
             completion = await client.chat.completions.create(**body, timeout=_TIMEOUT_S)
+            assert completion.choices[0].message.content
         busy[index] -= 1
-        assert completion.choices[0].message.content
         return time.perf_counter() - started
 
     try:
