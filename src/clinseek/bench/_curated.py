@@ -127,8 +127,11 @@ def render_curated(
         return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
 
 
-_FIRST_ROWS = 400
-"""Rows of the most recent window read first for the text timeline (doubled while the budget has room)."""
+_ROW_TOKENS_LOW = 64
+"""Fewer tokens than a timeline row takes on average (88-160 per row in the demo's packages at 16,000 tokens):
+the first window read holds ``budget // _ROW_TOKENS_LOW`` rows, enough for the budget in one read."""
+_MIN_FIRST_ROWS = 16
+"""Rows of the first window at the least (small budgets)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,15 +254,16 @@ def render_text_timeline(
     parent times included).
 
     Only the recent part of the record is read: the blocks and their sizes are known from the
-    episode's inventory, the newest ones are read first (:meth:`~clinseek.episode.Episode.timeline`,
-    about :data:`_FIRST_ROWS` rows), and older ones, twice as many each time, only while the budget
-    has room.
+    episode's inventory, the newest ones are read first (:meth:`~clinseek.episode.Episode.timeline`, about
+    ``budget_tokens // _ROW_TOKENS_LOW`` rows: each table with rows in that window is one statement), and
+    older ones, twice as many each time, only while the budget has room. What is read never changes the
+    text: blocks are added newest first until the budget is full.
     """
     head = _demographics(episode)
     moments = _moments(episode)
     texts: list[str] = []
     sizes: list[int] = []  # the estimate of each text, counted once
-    want = _FIRST_ROWS
+    want = max(_MIN_FIRST_ROWS, budget_tokens // _ROW_TOKENS_LOW)
     while True:
         start = len(texts)
         if start < len(moments):
