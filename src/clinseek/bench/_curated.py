@@ -186,19 +186,34 @@ def _event_tables(episode: Episode) -> list[str]:
     return out
 
 
-def _moments(episode: Episode) -> list[tuple[dt.datetime, str, int]]:
-    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read)."""
-    found: list[tuple[dt.datetime, str, int]] = []
+_MOMENT_TIME = pa.timestamp("us")
+"""The unit of a block's time in :func:`_moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
+
+
+def _micros(times: pa.Array | pa.ChunkedArray) -> list[int]:
+    """Times as :data:`_MOMENT_TIME` integers (cheaper to sort and compare than ``datetime`` objects)."""
+    return times.cast(_MOMENT_TIME).cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+
+
+def _moments(episode: Episode) -> list[tuple[int, str, int]]:
+    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read);
+    times as :data:`_MOMENT_TIME` integers (see :func:`_datetimes`)."""
+    found: list[tuple[int, str, int]] = []
     for name in _event_tables(episode):
         times = episode.event_times(name)
         if times is not None and len(times):
             counted = pc.value_counts(times)
-            found += zip(counted.field("values").to_pylist(), itertools.repeat(name), counted.field("counts").to_pylist())
-    found.sort(key=lambda m: (m[0], m[1]), reverse=True)
+            found += zip(_micros(counted.field("values")), itertools.repeat(name), counted.field("counts").to_pylist())
+    found.sort(reverse=True)  # by time, then table name: one block per (time, table)
     return found
 
 
-def _window(moments: Sequence[tuple[dt.datetime, str, int]], start: int, rows: int) -> int:
+def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
+    """:data:`_MOMENT_TIME` integers back as ``datetime`` (what the store's times are)."""
+    return pa.array(micros, _MOMENT_TIME).to_pylist()  # type: ignore[no-any-return]
+
+
+def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> int:
     """How many blocks from ``moments[start]`` on hold about ``rows`` rows: at least one, and never part of
     the blocks of one instant (a window holds every table's rows of the instants it covers)."""
     i, n = start, 0
@@ -209,16 +224,16 @@ def _window(moments: Sequence[tuple[dt.datetime, str, int]], start: int, rows: i
 
 
 def _read_blocks(
-    episode: Episode, moments: Sequence[tuple[dt.datetime, str, int]], before: dt.datetime | None
+    episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None
 ) -> list[str]:
     """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
-    since = moments[-1][0]
-    lines: dict[tuple[dt.datetime, str], list[str]] = {(when, name): [] for when, name, _ in moments}
+    whens = _datetimes([when for when, _, _ in moments])
+    lines: dict[tuple[int, str], list[str]] = {(when, name): [] for when, name, _ in moments}
     for name in sorted({name for _, name, _ in moments}, key=_registry_order):
-        data = episode.timeline(name, since=since, until=before)
-        for when, line in zip(data.column(EVENT_TIME).to_pylist(), _row_lines(data), strict=True):
+        data = episode.timeline(name, since=whens[-1], until=before)
+        for when, line in zip(_micros(data.column(EVENT_TIME)), _row_lines(data), strict=True):
             lines[(when, name)].append(line)
-    return [_Block(when, name, tuple(lines[(when, name)])).render() for when, name, _ in moments]
+    return [_Block(at, name, tuple(lines[(when, name)])).render() for at, (when, name, _) in zip(whens, moments, strict=True)]
 
 
 @lru_cache(maxsize=1)
@@ -268,7 +283,7 @@ def render_text_timeline(
         start = len(texts)
         if start < len(moments):
             taken = _window(moments, start, want)
-            before = moments[start - 1][0] if start else None
+            before = _datetimes([moments[start - 1][0]])[0] if start else None
             texts += _read_blocks(episode, moments[start : start + taken], before)
             sizes += [estimate_tokens(t) + 1 for t in texts[start:]]
         shown = _fit(head, texts, sizes, budget_tokens - _NOTICE_TOKENS, counter)
