@@ -277,7 +277,7 @@ def render_text_timeline(
     head = _demographics(episode)
     moments = _moments(episode)
     texts: list[str] = []
-    sizes: list[int] = []  # the estimate of each text, counted once
+    totals = _Totals(head, texts)
     want = max(_MIN_FIRST_ROWS, budget_tokens // _ROW_TOKENS_LOW)
     while True:
         start = len(texts)
@@ -285,8 +285,7 @@ def render_text_timeline(
             taken = _window(moments, start, want)
             before = _datetimes([moments[start - 1][0]])[0] if start else None
             texts += _read_blocks(episode, moments[start : start + taken], before)
-            sizes += [estimate_tokens(t) + 1 for t in texts[start:]]
-        shown = _fit(head, texts, sizes, budget_tokens - _NOTICE_TOKENS, counter)
+        shown = _fit(head, texts, totals, budget_tokens - _NOTICE_TOKENS, counter)
         if shown < len(texts) or len(texts) == len(moments):
             break
         want *= 2
@@ -296,14 +295,33 @@ def render_text_timeline(
     return CuratedInput("\n\n".join(parts), "rendered", len(moments), shown)
 
 
-def _fit(head: str, texts: Sequence[str], sizes: Sequence[int], budget: int, counter: TokenCounter) -> int:
-    """How many of ``texts`` (newest first; ``sizes``: their estimates + 1) fit after ``head`` within ``budget``
+class _Totals:
+    """Token estimates of ``head`` plus the first n of ``texts`` (a list that only grows), each text estimated
+    once and only when a budget asks that far (most blocks read are never shown)."""
+
+    def __init__(self, head: str, texts: list[str]) -> None:
+        self.texts = texts
+        self.totals = [estimate_tokens(head)]  # totals[n]: head + the first n texts, each + 1 for its separator
+
+    def __getitem__(self, n: int) -> int:
+        self.largest(float("inf"), upto=n)
+        return self.totals[n]
+
+    def largest(self, limit: float, *, upto: int | None = None) -> int:
+        """The largest n with ``totals[n] <= limit`` (estimating texts until a total exceeds ``limit``, or up
+        to text ``upto``)."""
+        totals, texts = self.totals, self.texts
+        while len(totals) <= len(texts) and (totals[-1] <= limit or (upto is not None and len(totals) <= upto)):
+            totals.append(totals[-1] + estimate_tokens(texts[len(totals) - 1]) + 1)
+        return max(0, bisect.bisect_right(totals, limit) - 1)
+
+
+def _fit(head: str, texts: Sequence[str], totals: _Totals, budget: int, counter: TokenCounter) -> int:
+    """How many of ``texts`` (newest first; ``totals``: their estimates) fit after ``head`` within ``budget``
     tokens of ``counter``."""
-    base = estimate_tokens(head)
-    totals = list(itertools.accumulate(sizes, initial=base))  # totals[n]: head + the first n texts
 
     def largest(scale: float) -> int:
-        return max(0, bisect.bisect_right(totals, budget / scale) - 1) if scale > 0 else len(texts)
+        return totals.largest(budget / scale) if scale > 0 else len(texts)
 
     shown = largest(1.0)
     if not counter.exact:
