@@ -169,6 +169,8 @@ def _row_lines(data: pa.Table) -> list[str]:
             cells.append([None if v is None else f"{prefix}{v:g}" for v in column.to_pylist()])
         elif pa.types.is_integer(column.type):
             cells.append([None if v is None else f"{prefix}{v}" for v in column.to_pylist()])
+        elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # _fmt of a str
+            cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in column.to_pylist()])
         else:
             cells.append([None if v is None else prefix + _fmt(v) for v in column.to_pylist()])
     if not cells:
