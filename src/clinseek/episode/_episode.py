@@ -150,13 +150,15 @@ class Episode:
                 raise EpisodeError("the episode is closed")
             statement = self._read_only_statement(self._con, sql)
             if self._pending:
-                self._load(self._pending if tables is None else self._named(tables))
+                names = self._pending if tables is None else self._named(tables)
+                if names:
+                    self._load(names)
             rows, desc = self._run(self._con, statement, params, max_rows, timeout_s)
         cut = len(rows) > max_rows
         return QueryResult(
-            columns=tuple(d[0] for d in desc),
-            types=tuple(str(d[1]) for d in desc),
-            rows=[tuple(r) for r in rows[:max_rows]],
+            columns=tuple([d[0] for d in desc]),
+            types=tuple([str(d[1]) for d in desc]),
+            rows=rows[:max_rows] if cut else rows,  # fetchmany gives a new list of tuples
             truncated=cut,
             row_count=None if cut else len(rows),
         )
