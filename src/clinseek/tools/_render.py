@@ -101,7 +101,7 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     if not rows.rows:
         return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
-    columns = list(zip(*rows.rows))
+    columns = list(zip(*rows.rows, strict=True))
     cells = [_format_column(values, cap) for values in columns]
     keep, same, nulls = _split_columns(rows.columns, columns, cells)
     lines = [f"{title}: {_count(rows)}"] if title is not None else []
@@ -120,7 +120,7 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
     shown = 0
-    for line in map("|".join, zip(*grid)) if len(grid) > 1 else grid[0]:
+    for line in map("|".join, zip(*grid, strict=True)) if len(grid) > 1 else grid[0]:
         budget -= len(line) + 1
         if budget < 0 and shown:
             break
