@@ -82,3 +82,16 @@ def test_rendered_results_parse_back_to_their_rows() -> None:
     rows = [(f"x{i}", i, "same", None) for i in range(40)]
     text, _ = render_rows(None, Rows(("name", "n", "unit", "gone"), rows, 40, False), Limits(), narrow="")
     assert parse_table(text) == [{"name": f"x{i}", "n": str(i), "unit": "same", "gone": ""} for i in range(40)]
+
+
+def test_times_shown_as_their_time_of_day_parse_back_with_their_date() -> None:
+    import datetime as dt
+
+    from clinseek.tools import Limits, Rows, render_rows
+
+    times = [dt.datetime(2150, 1, 2, 3, 4), dt.datetime(2150, 1, 2, 9, 30, 15), None, dt.datetime(2150, 1, 2, 23, 0),
+             dt.datetime(2150, 1, 3)]
+    rows = [(t, i) for i, t in enumerate(times)]
+    text, _ = render_rows(None, Rows(("t", "n"), rows, 5, False), Limits(), narrow="")
+    assert "\n09:30:15|1\n" in text
+    assert [r["t"] for r in parse_table(text)] == ["" if t is None else t.isoformat(sep=" ") for t in times]

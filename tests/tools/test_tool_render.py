@@ -41,7 +41,8 @@ def test_null_and_constant_columns_are_listed_once_when_that_is_shorter() -> Non
         "same in all rows shown: valueuom=mg/dL",
         "NULL in all rows shown: comments",
         "charttime|valuenum",
-        *(f"2150-01-01 {i % 24:02d}:{i // 24:02d}|{i}" for i in range(30)),
+        "2150-01-01 00:00|0",
+        *(f"{i % 24:02d}:{i // 24:02d}|{i}" for i in range(1, 30)),  # the same date as the row above
     ]
 
 
@@ -63,7 +64,29 @@ def test_timestamps_show_seconds_only_where_a_column_has_them() -> None:
         False,
     )
     text, _ = render_rows(None, rows, Limits(), narrow="")
-    assert text.splitlines() == ["a|b", "2150-01-02 03:04|2150-01-02 03:04:05", "|2150-01-02 03:04:00"]
+    assert text.splitlines() == ["a|b", "2150-01-02 03:04|2150-01-02 03:04:05", "|03:04:00"]
+
+
+def test_a_time_on_the_date_of_the_row_above_shows_its_time_of_day_only() -> None:
+    day, later = dt.datetime(2150, 1, 2, 3, 4), dt.datetime(2150, 1, 3, 0, 0)
+    rows = Rows(
+        ("t", "v", "u"),
+        [(day, 1, later), (day.replace(hour=9), 2, later), (None, 3, later), (day.replace(hour=23), 4, day),
+         (later, 5, day), (later.replace(minute=5), 6, None), (later.replace(year=2151), 7, later)],
+        7,
+        False,
+    )
+    text, _ = render_rows(None, rows, Limits(), narrow="")
+    assert text.splitlines() == [
+        "t|v|u",
+        "2150-01-02 03:04|1|2150-01-03 00:00",
+        "09:04|2|00:00",
+        "|3|00:00",
+        "2150-01-02 23:04|4|2150-01-02 03:04",  # after a NULL the date is shown again
+        "2150-01-03 00:00|5|03:04",
+        "00:05|6|",
+        "2151-01-03 00:00|7|2150-01-03 00:00",
+    ]
 
 
 def test_a_header_with_a_pipe_is_escaped() -> None:

@@ -23,6 +23,8 @@ from ._baselines import (
 )
 
 _PIPE = re.compile(r"(?<!\\)\|")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d ")
+_TIME_OF_DAY = re.compile(r"\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:[+-]\d\d:\d\d)?")
 _SQL_TOOL = "ehr.run_sql_query"
 _INVENTORY = re.compile(r"^- (?:\w+\.)?(\w+): (\d+)", re.M)
 _DICT_ICU = "JOIN icu.d_items d ON e.itemid = d.itemid"
@@ -125,7 +127,8 @@ def parse_table(content: str) -> list[dict[str, str]]:
     The result's lines: an optional ``Note: ...`` (the query was read as SQLite), optional lines listing
     columns that are the same (``same in all rows shown: a=1, b=x``) or NULL in every row, the ``col|col``
     header, one ``value|value`` line per row, and a closing ``[TRUNCATED ...]`` notice when rows were cut.
-    Every row gets the listed columns back.
+    Every row gets the listed columns back, and a time shown as its time of day only (same date as the row
+    above) gets its date back.
     """
     lines = content.splitlines()
     if lines and lines[0].startswith("Note: "):
@@ -142,12 +145,18 @@ def parse_table(content: str) -> list[dict[str, str]]:
     if len(lines) < 2 or lines[0] == "No rows.":
         return []
     header = [c.replace("\\|", "|") for c in _PIPE.split(lines[0])]
-    rows = []
+    rows: list[dict[str, str]] = []
     for line in lines[1:]:
         if line.startswith(("[TRUNCATED", "(")):
             break
         cells = [c.replace("\\|", "|") for c in _PIPE.split(line)]
-        rows.append({**listed, **dict(zip(header, cells, strict=False))})
+        row = dict(zip(header, cells, strict=False))
+        if rows:  # a time on the same date as the row above is shown as its time of day only
+            above = rows[-1]
+            for name, cell in row.items():
+                if _TIME_OF_DAY.fullmatch(cell) and _DATE.match(above.get(name, "")):
+                    row[name] = above[name][:11] + cell
+        rows.append({**listed, **row})
     return rows
 
 

@@ -90,6 +90,9 @@ class Episode:
         self._watchdog = watchdog
         self._on_close: Callable[[duckdb.DuckDBPyConnection], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
+        self._shapes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        """Result column names and types by SQL text (queries without parameters): the same text reads the same
+        complete tables every time, so its result has the same shape (DuckDB's description costs a call per query)."""
         self._lock = threading.Lock()
         self._irq_lock = threading.Lock()
         self._running: object | None = None
@@ -150,13 +153,20 @@ class Episode:
                 raise EpisodeError("the episode is closed")
             statement = self._read_only_statement(self._con, sql)
             if self._pending:
-                self._load(self._pending if tables is None else self._named(tables))
-            rows, desc = self._run(self._con, statement, params, max_rows, timeout_s)
+                names = self._pending if tables is None else self._named(tables)
+                if names:
+                    self._load(names)
+            shape = self._shapes.get(sql) if params is None else None
+            rows, desc = self._run(self._con, statement, params, max_rows, timeout_s, describe=shape is None)
+            if shape is None:
+                shape = (tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc]))
+                if params is None:
+                    self._shapes[sql] = shape
         cut = len(rows) > max_rows
         return QueryResult(
-            columns=tuple(d[0] for d in desc),
-            types=tuple(str(d[1]) for d in desc),
-            rows=[tuple(r) for r in rows[:max_rows]],
+            columns=shape[0],
+            types=shape[1],
+            rows=rows[:max_rows] if cut else rows,  # fetchmany gives a new list of tuples
             truncated=cut,
             row_count=None if cut else len(rows),
         )
@@ -176,8 +186,10 @@ class Episode:
         params: Sequence[Any] | None,
         max_rows: int,
         timeout_s: float,
+        *,
+        describe: bool = True,
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
-        """Rows (at most ``max_rows + 1``) and description of one query, under the time limit."""
+        """Rows (at most ``max_rows + 1``) and description (``[]`` unless ``describe``) of one query, under the time limit."""
         token = object()
         with self._irq_lock:
             self._running = token
@@ -185,7 +197,7 @@ class Episode:
         try:
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
-            desc = cur.description or []
+            desc = (cur.description or []) if describe else []
             cur.abort()  # drop the unread rest: the connection is free for the next load/query
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
@@ -280,6 +292,7 @@ class Episode:
             on_close, self._on_close = self._on_close, None
             self._loader = self._timeline = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
+            self._shapes.clear()
         if con is not None and on_close is not None:
             on_close(con)
 

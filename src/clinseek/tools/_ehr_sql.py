@@ -15,7 +15,7 @@ from ._ehr_meta import SubjectArg
 from ._pin import check_subject
 from ._query import run_query
 from ._registry import tool
-from ._render import Rows, table_result
+from ._render import Rows, render_rows
 from ._result import ToolResult
 from ._sqlcache import guard_verdict
 from ._sqlguard import GuardedQuery
@@ -43,7 +43,8 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     with or without their module ('labevents' or 'hosp.labevents'); candidate tables live in
     'candidates'. Dictionary tables (d_labitems, d_items, d_icd_diagnoses, ...) are there to
     join labels. The query is stopped after the SQL time limit and at most max_rows rows are
-    returned; use LIMIT/OFFSET to page.
+    returned; use LIMIT/OFFSET to page. In the result, a time on the same date as the row above
+    shows only its time of day.
 
     Args:
         sql_query: the query, e.g. "SELECT charttime, valuenum FROM labevents WHERE itemid = 50912 ORDER BY charttime".
@@ -70,17 +71,18 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         verdict, query = retry, retry.query
     note = verdict.note + "\n" if verdict.note is not None else ""
     extra = {"dialect": "sqlite"} if verdict.note is not None else {}
-    types = {"types": list(result.types)}
     if not result.rows:
-        return ToolResult(
+        return ToolResult.model_construct(
             ok=True,
             content=note + "The query ran and returned no rows.",
-            data={"columns": list(result.columns), **types, "rows": [], "row_count": 0, **extra},
+            data={"columns": list(result.columns), "types": list(result.types), "rows": [], "row_count": 0, **extra},
         )
     total = result.row_count if result.row_count is not None else _count_rows(ctx, query)
-    rows = Rows(tuple(result.columns), result.rows, total, result.truncated)
-    out = table_result(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
-    return out.model_copy(update={"content": note + out.content, "data": {**out.data, **types, **extra}})
+    rows = Rows(result.columns, result.rows, total, result.truncated)
+    text, cut = render_rows(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
+    data = {"columns": list(result.columns), "rows": [list(r) for r in result.rows], "row_count": total,
+            "types": list(result.types), **extra}
+    return ToolResult.model_construct(ok=True, content=note + text, data=data, truncated=cut)
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:
@@ -94,8 +96,12 @@ def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:
     return int(counted.rows[0][0]) if counted.rows else None
 
 
+@functools.lru_cache(maxsize=256)
 def _paging(sql: str) -> tuple[int | None, int | str]:
-    """The outer query's literal ``LIMIT`` (``None``: none) and ``OFFSET`` (0: none; its SQL text if not a literal)."""
+    """The outer query's literal ``LIMIT`` (``None``: none) and ``OFFSET`` (0: none; its SQL text if not a literal).
+
+    Kept by text (a pure function of it): a truncated result's notice needs it on every call.
+    """
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except SqlglotError:

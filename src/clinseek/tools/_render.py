@@ -91,21 +91,22 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     starts with the header (an empty result is then ``No rows.``). Columns that are NULL in every shown
     row are listed once (``NULL in all rows shown: ...``) and, when there are several rows, columns with
     the same value in every shown row once (``same in all rows shown: subject_id=..., ...``), each only
-    when that is shorter than keeping them in the grid; the grid holds the rest. When rows were cut (row
-    cap or character cap) the text ends with a notice giving the total (when known) and ``narrow``, the
-    way to ask for fewer rows (a callable gets how many rows the output shows: the next page starts there).
+    when that is shorter than keeping them in the grid; the grid holds the rest. A timestamp column is
+    written to the minute when every time in it is on a whole minute, and a time on the same date as the
+    one in the row just above shows only its time of day (``2150-01-02 03:04`` then ``07:15``). When rows
+    were cut (row cap or character cap) the text ends with a notice giving the total (when known) and
+    ``narrow``, the way to ask for fewer rows (a callable gets how many rows the output shows: the next
+    page starts there).
     """
     if not rows.rows:
         return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
-    fmt = [_minutes if _whole_minutes(rows.rows, i) else format_value for i in range(len(rows.columns))]
-    keep, same, nulls = _split_columns(rows, cap)
+    columns = list(zip(*rows.rows, strict=True))
+    cells = [_format_column(values, cap) for values in columns]
+    keep, same, nulls = _split_columns(rows.columns, columns, cells)
     lines = [f"{title}: {_count(rows)}"] if title is not None else []
     if same:
-        lines.append(
-            "same in all rows shown: "
-            + ", ".join(f"{rows.columns[i]}={fmt[i](rows.rows[0][i], cap)}" for i in same)
-        )
+        lines.append("same in all rows shown: " + ", ".join(f"{rows.columns[i]}={cells[i][0]}" for i in same))
     if nulls:
         lines.append(f"NULL in all rows shown: {', '.join(rows.columns[i] for i in nulls)}")
     if not keep:  # every column NULL: say so instead of printing blank lines
@@ -115,11 +116,11 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
         if cut:
             lines.append(_notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), cut
-    lines.append("|".join(_header(rows.columns[i]) for i in keep))
+    lines.append("|".join([_header(rows.columns[i]) for i in keep]))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
+    grid = [cells[i] for i in keep]
     shown = 0
-    for row in rows.rows:
-        line = "|".join([fmt[i](row[i], cap) for i in keep])
+    for line in map("|".join, zip(*grid, strict=True)) if len(grid) > 1 else grid[0]:
         budget -= len(line) + 1
         if budget < 0 and shown:
             break
@@ -131,22 +132,38 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     return "\n".join(lines), cut
 
 
-def _whole_minutes(rows: Sequence[tuple[Any, ...]], i: int) -> bool:
-    """Whether column ``i`` holds timestamps only (NULLs aside), every one on a whole minute."""
-    found = False
-    for row in rows:
-        value = row[i]
+def _format_column(values: tuple[Any, ...], cap: int) -> list[str]:
+    """The cells of one column, formatted as :func:`format_value` does (timestamps as :func:`_format_times`)."""
+    kinds = set(map(type, values))
+    kinds.discard(type(None))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is dt.datetime:
+            return _format_times(values)
+        if kind is int:
+            return ["" if v is None else str(v) for v in values]
+        if kind is str:
+            return ["" if v is None else _format_text(v, cap) for v in values]
+    return [format_value(v, cap) for v in values]
+
+
+def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
+    """A timestamp column: to the minute when every time is on a whole minute (else to the second, or finer
+    when a time has a fraction); a time on the same date as the one in the row just above shows only its time
+    of day."""
+    minutes = not any(v is not None and (v.second or v.microsecond) for v in values)
+    out: list[str] = []
+    above = ""
+    for value in values:
         if value is None:
+            out.append("")
+            above = ""
             continue
-        if type(value) is not dt.datetime or value.second or value.microsecond:
-            return False
-        found = True
-    return found
-
-
-def _minutes(value: Any, max_chars: int) -> str:
-    """A timestamp of a whole-minute column as ``YYYY-MM-DD HH:MM`` (the seconds are all zero)."""
-    return "" if value is None else f"{value:%Y-%m-%d %H:%M}"
+        text = value.isoformat(" ", "minutes") if minutes else value.isoformat(" ")
+        day = text[:10]
+        out.append(text[11:] if day == above else text)
+        above = day
+    return out
 
 
 def _header(name: str) -> str:
@@ -157,31 +174,34 @@ _SAME = len("same in all rows shown: ") + 1
 _NULLS = len("NULL in all rows shown: ") + 1
 
 
-def _split_columns(rows: Rows, cap: int) -> tuple[list[int], list[int], list[int]]:
+def _split_columns(
+    names: tuple[str, ...], columns: list[tuple[Any, ...]], cells: list[list[str]]
+) -> tuple[list[int], list[int], list[int]]:
     """Column indexes: (shown in the grid, same non-NULL value in every row, NULL in every row).
 
     A uniform column leaves the grid only when listing it once is shorter: its cells (a value and a
     separator per row) and its header cost more than ``name=value, `` on the shared line, that line's
     prefix counted once per group.
     """
-    n = len(rows.rows)
-    first = rows.rows[0]
+    n = len(columns[0]) if columns else 0
     keep: list[int] = []
     same: list[tuple[int, int]] = []  # (index, characters saved)
     nulls: list[tuple[int, int]] = []
-    for i, name in enumerate(rows.columns):
-        value = first[i]
-        if not all(r[i] == value and type(r[i]) is type(value) for r in rows.rows):
+    for i, name in enumerate(names):
+        values = columns[i]
+        value = values[0]
+        kind = type(value)
+        if not all(v == value and type(v) is kind for v in values):
             keep.append(i)
             continue
         if value is None:
             nulls.append((i, (n + len(name) + 1) - (len(name) + 2)))
         elif n > 1:
-            width = len(format_value(value, cap))
+            width = len(cells[i][0])
             same.append((i, (n * (width + 1) + len(name) + 1) - (len(name) + width + 3)))
         else:
             keep.append(i)
-    if len(nulls) == len(rows.columns):  # every column NULL: the caller says so in one line
+    if len(nulls) == len(names):  # every column NULL: the caller says so in one line
         return [], [], [i for i, _ in nulls]
     listed_same = [i for i, saved in same if saved > 0] if sum(max(s, 0) for _, s in same) > _SAME else []
     listed_nulls = [i for i, saved in nulls if saved > 0] if sum(max(s, 0) for _, s in nulls) > _NULLS else []
