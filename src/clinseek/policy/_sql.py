@@ -161,7 +161,7 @@ def _decorrelated(expr: str, table: str) -> tuple[str, tuple[_Lookup, ...]] | No
     return tree.sql(dialect="duckdb"), tuple(lookups)
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.And):
@@ -224,8 +224,7 @@ def known_sql(value_sql: str, op: str) -> str:
 
 def value_known_sql(col: Column, op: str, alias: str = "t") -> str:
     """SQL that is true when a TIMESTAMP/DATE value is known at the cutoff (a DATE ``d`` at ``d + 24 h``)."""
-    ref = f"{alias}.{quote(col.name)}"
-    return known_sql(f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref, op)
+    return known_sql(_value_instant(col, alias), op)
 
 
 def encounter_sqls(op: str, present: Collection[str] | None) -> dict[str, str]:
@@ -532,7 +531,11 @@ def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
 
 
 def _visible_column(table: Table, col: Column, q: _Query) -> str:
-    """The column as an episode sees it: the value, or NULL while it is not yet known."""
+    """The column as an episode sees it: the value, or NULL while it is not yet known.
+
+    A condition that the row's own visibility implies (its instant is the row's event time, which the
+    WHERE clause already requires known) is left out: the row is there only when it holds.
+    """
     conds: list[str] = []
     for mask in table.masks:
         if mask.renumber == col.name:
@@ -546,14 +549,35 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
         instant = None if mask.known_at is None else q.known_instant(mask.known_at)
         if instant is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
-        conds.append(known_sql(instant, q.op))
-    if col.is_time:
+        if not _is_event_time(table, instant):
+            conds.append(known_sql(instant, q.op))
+    if col.is_time and not _is_event_time(table, _value_instant(col)):
         conds.append(value_known_sql(col, q.op))
     ref = f"t.{quote(col.name)}"
     if not conds:
         return ref
     unique = list(dict.fromkeys(conds))
     return f"CASE WHEN {' AND '.join(unique)} THEN {ref} END AS {quote(col.name)}"
+
+
+def _value_instant(col: Column, alias: str = "t") -> str:
+    """The instant a TIMESTAMP/DATE value is known at (a DATE ``d`` at ``d + 24 h``)."""
+    ref = f"{alias}.{quote(col.name)}"
+    return f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref
+
+
+def _is_event_time(table: Table, instant: str) -> bool:
+    """Whether ``instant`` is the same SQL expression as ``table``'s event time (parsed, parentheses and
+    identifier quoting aside): then every visible row already has it known."""
+    return table.event_time is not None and _canonical(instant) == _canonical(table.event_time.expr)
+
+
+@lru_cache(maxsize=1024)
+def _canonical(sql: str) -> str:
+    tree = sqlglot.parse_one(sql, dialect="duckdb")
+    bare = tree.transform(lambda node: node.this if isinstance(node, exp.Paren) else node)
+    text: str = bare.sql(dialect="duckdb", identify=True)
+    return text
 
 
 def _encounter_listed(table: Table, mask: Mask, col: Column, q: _Query) -> str | None:
