@@ -38,6 +38,10 @@ class _Query:
     encounters: Mapping[str, Collection[int]] | None = None
     params: list[Any] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
+    once: bool = False
+    """Compute each mask condition once per row, in an inner select (:meth:`cond`); a visible select's own."""
+    conds: dict[str, str] = field(default_factory=dict)
+    """With ``once``: the inner select's condition columns, ``_k0`` ..., by SQL."""
     lookups: dict[_Lookup, tuple[str, bool]] = field(default_factory=dict)
     """Mask instants' lookups in other tables: ``(name, merged)``; a merged one is a column of the parent join."""
     laterals: dict[str, str] = field(default_factory=dict)
@@ -54,6 +58,13 @@ class _Query:
 
     def has(self, name: str) -> bool:
         return self.present is None or name in self.present
+
+    def cond(self, sql: str) -> str:
+        """A mask condition as the column select reads it: with ``once``, the inner select's column computing
+        it (one per distinct condition, however many columns it masks), else ``sql`` itself."""
+        if not self.once:
+            return sql
+        return f"t.{self.conds.setdefault(sql, f'_k{len(self.conds)}')}"
 
     def known_instant(self, expr: str) -> str | None:
         """A registry instant (SQL over the row ``t``) as this query computes it, once per row whatever the
@@ -260,14 +271,21 @@ def visible_sql(
     if table.visibility == "dictionary":
         cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
         return f"SELECT {cols} FROM {table.qualified} t", []
-    q = _Query(key, op, frozenset(present) if present is not None else None, table, encounters)
-    select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers the instants' joins
-    if event_time and table.event_time is not None:
-        select += f", {_instant(table)} AS {EVENT_TIME}"
+    q = _Query(key, op, frozenset(present) if present is not None else None, table, encounters, once=True)
+    select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers conditions and joins
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
         return None
-    return f"SELECT {select}{rows}", q.params
+    where, qualify = rows
+    timed = event_time and table.event_time is not None
+    if not q.conds:
+        return f"SELECT {select}{f', {_instant(table)} AS {EVENT_TIME}' if timed else ''}{where}{qualify}", q.params
+    # the conditions (and the event time, which may read the parent join) computed once per row, below
+    inner = "t.*" + "".join(f", {sql} AS {name}" for sql, name in q.conds.items())
+    if timed:
+        inner += f", {_instant(table)} AS {EVENT_TIME}"
+        select += f", t.{EVENT_TIME}"
+    return f"SELECT {select} FROM (SELECT {inner}{where}) AS t{qualify}", q.params
 
 
 EVENT_TIME = "_event_time"
@@ -337,8 +355,9 @@ def visible_inventory_sql(
         if table.qualified in indexed and _from_index(table, linked_only):
             from_index.append(table)
             continue
-        rows = _visible_rows(table, _Query(key, op, scope, table, params=params), linked_only)
-        assert rows is not None  # inventory_tables kept only tables whose parent is present
+        parts_of_rows = _visible_rows(table, _Query(key, op, scope, table, params=params), linked_only)
+        assert parts_of_rows is not None  # inventory_tables kept only tables whose parent is present
+        rows = "".join(parts_of_rows)
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
         parts.append(
@@ -407,8 +426,8 @@ def render_sql(sql: str, dialect: str) -> str:
     return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
 
 
-def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:
-    """The ``FROM ... WHERE ... [QUALIFY ...]`` part of a visible select: which rows an episode sees.
+def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, str] | None:
+    """The ``FROM ... WHERE ...`` and ``[ QUALIFY ...]`` parts of a visible select: which rows an episode sees.
 
     ``None`` when the table's parent is absent (its rows cannot be timed, so none is visible).
     """
@@ -425,7 +444,7 @@ def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
     rows = f" FROM {table.qualified} t{join}{q.joins()} WHERE " + " AND ".join(q.where)
-    return rows + (" QUALIFY " + " AND ".join(qualify) if qualify else "")
+    return rows, (" QUALIFY " + " AND ".join(qualify) if qualify else "")
 
 
 def future_sql(
@@ -511,7 +530,7 @@ def _linked_filter(table: Table, q: _Query) -> str:
 def _mask_known(mask: Mask, q: _Query) -> str:
     """SQL that is true when ``mask``'s values are known (never NULL: an unknown instant is false)."""
     instant = None if mask.known_at is None else q.known_instant(mask.known_at)
-    return "false" if instant is None else f"coalesce({known_sql(instant, q.op)}, false)"
+    return "false" if instant is None else q.cond(f"coalesce({known_sql(instant, q.op)}, false)")
 
 
 def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
@@ -549,8 +568,8 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
         instant = None if mask.known_at is None else q.known_instant(mask.known_at)
         if instant is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
-        if not _is_event_time(table, instant):
-            conds.append(known_sql(instant, q.op))
+        if not _is_event_time(table, instant):  # NULL or false: the CASE takes neither (one condition per mask)
+            conds.append(q.cond(f"coalesce({known_sql(instant, q.op)}, false)"))
     if col.is_time and not _is_event_time(table, _value_instant(col)):
         conds.append(value_known_sql(col, q.op))
     ref = f"t.{quote(col.name)}"
