@@ -537,7 +537,7 @@ def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
     """QUALIFY term: rows whose mask holds collapse to one per ``mask.collapse_on`` (the lowest id)."""
     known = _mask_known(mask, q)
     parts = ", ".join([known, *(f"t.{quote(c)}" for c in mask.collapse_on)])
-    order = ", ".join(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c)
+    order = ", ".join(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c))
     return f"({known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {order}) = 1)"
 
 
