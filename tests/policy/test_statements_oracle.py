@@ -168,11 +168,13 @@ OTHER_INSTANTS = [
     # a subquery inside a CASE, as the note detail tables' addendum instant
     "CASE WHEN t.order_type = 'ADT orders' THEN (SELECT min(d.ordertime) FROM hosp.poe d WHERE d.poe_id = "
     "t.poe_id) ELSE TIMESTAMP '-infinity' END",
+    # a key of another name
+    "(SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = t.poe_seq)",
     # shapes the grouped join does not take: kept as a subquery (uncorrelated, an expression key, keys of
     # another type, an aggregate other than min/max, an unqualified column)
     "(SELECT min(a.admittime) FROM hosp.admissions a)",
     "(SELECT min(d.ordertime) FROM hosp.poe d WHERE lower(d.poe_id) = lower(t.discontinued_by_poe_id))",
-    "(SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = t.poe_seq)",
+    "(SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hospital_expire_flag = t.poe_seq)",
     "(SELECT min(d.ordertime) + to_days(CAST(count(*) AS INTEGER)) FROM hosp.poe d WHERE d.poe_id = t.poe_id)",
     "(SELECT min(ordertime) FROM hosp.poe d WHERE d.poe_id = t.discontinued_by_poe_id)",
 ]
