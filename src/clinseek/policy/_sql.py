@@ -34,11 +34,19 @@ class _Query:
     key: EpisodeKey
     op: str
     present: frozenset[str] | None
+    table: Table
     encounters: Mapping[str, Collection[int]] | None = None
     params: list[Any] = field(default_factory=list)
     where: list[str] = field(default_factory=list)
+    once: bool = False
+    """Compute each mask condition once per row, in an inner select (:meth:`cond`); a visible select's own."""
+    conds: dict[str, str] = field(default_factory=dict)
+    """With ``once``: the inner select's condition columns, ``_k0`` ..., by SQL."""
+    lookups: dict[_Lookup, tuple[str, bool]] = field(default_factory=dict)
+    """Mask instants' lookups in other tables: ``(name, merged)``; a merged one is a column of the parent join."""
     laterals: dict[str, str] = field(default_factory=dict)
-    """Mask instants that read other tables, by SQL: each is computed once per row in a lateral join."""
+    """Mask instants that read other tables in a shape :func:`_decorrelated` does not take, by SQL: each is
+    computed once per row in a lateral join."""
 
     def __post_init__(self) -> None:
         if not self.params:  # a query of several tables passes one shared list
@@ -51,18 +59,168 @@ class _Query:
     def has(self, name: str) -> bool:
         return self.present is None or name in self.present
 
-    def instant(self, scoped: str) -> str:
-        """``scoped`` itself, or for an instant that reads other tables its lateral join's value:
-        a correlated subquery repeated in every masked column's CASE costs one join per column."""
-        if "select" not in scoped.lower():
-            return scoped
-        alias = self.laterals.setdefault(scoped, f"_instant{len(self.laterals)}")
-        return f"{alias}.instant"
+    def cond(self, sql: str) -> str:
+        """A mask condition as the column select reads it: with ``once``, the inner select's column computing
+        it (one per distinct condition, however many columns it masks), else ``sql`` itself."""
+        if not self.once:
+            return sql
+        return f"t.{self.conds.setdefault(sql, f'_k{len(self.conds)}')}"
 
-    def lateral_joins(self) -> str:
-        return "".join(
+    def known_instant(self, expr: str) -> str | None:
+        """A registry instant (SQL over the row ``t``) as this query computes it, once per row whatever the
+        number of columns it masks: each ``min``/``max`` of another table's rows by key is read from one
+        grouped join (:func:`_decorrelated`), any other subquery from a lateral join.
+
+        ``None`` when it reads a table the store does not hold (the value is never known).
+        """
+        plan = _decorrelated(expr, self.table.qualified)
+        if plan is None:
+            scoped = scoped_expr(expr, self.present)
+            if scoped is None:
+                return None
+            if "select" not in scoped.lower():
+                return scoped
+            alias = self.laterals.setdefault(scoped, f"_lateral{len(self.laterals)}")
+            return f"{alias}.instant"
+        sql, lookups = plan
+        if not all(self.has(lookup.table) for lookup in lookups):
+            return None
+        for i, lookup in enumerate(lookups):
+            name, merged = self.lookups.setdefault(
+                lookup, (f"_instant{len(self.lookups)}", lookup.merges_into(self.table))
+            )
+            sql = sql.replace(_placeholder(i), f"{_PARENT}.{name}" if merged else f"{name}.instant")
+        return sql
+
+    def merged_lookups(self) -> tuple[str, ...]:
+        """The parent join's extra aggregates (``value AS name``) for the lookups merged into it."""
+        return tuple(f"{lookup.value_as_t} AS {name}" for lookup, (name, merged) in self.lookups.items() if merged)
+
+    def joins(self) -> str:
+        """The grouped lookup joins not merged into the parent join, then the lateral joins."""
+        grouped = "".join(lookup.join_sql(name) for lookup, (name, merged) in self.lookups.items() if not merged)
+        return grouped + "".join(
             f" LEFT JOIN LATERAL (SELECT ({sql}) AS instant) AS {alias} ON true" for sql, alias in self.laterals.items()
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Lookup:
+    """A correlated scalar subquery of a mask instant, ``(SELECT min|max(value) FROM table alias WHERE
+    alias.k = t.c [AND ...] [AND conditions on alias alone])``, read as one grouped LEFT JOIN: the groups
+    of the patient's rows of ``table`` by ``k`` (same rows and same ``=`` as the subquery, and keys of the
+    row's column type, so at most one group per row); no group gives NULL as the subquery over no rows."""
+
+    table: str
+    alias: str
+    pairs: tuple[tuple[str, str], ...]
+    """``(column of table, column of the row)`` pairs the subquery equates."""
+    where: str
+    """Its other conditions (over ``alias``); ``""`` for none."""
+    value: str
+    """The aggregate over ``alias``."""
+    value_as_t: str
+    """The aggregate over ``t`` (the alias of the parent join's table)."""
+
+    def merges_into(self, table: Table) -> bool:
+        """Whether it groups ``table``'s parent by the parent's key, with no other condition: then it is one
+        more aggregate of the parent join (which is scoped to the same patient's rows)."""
+        parent = table.event_time.parent if table.event_time is not None else None
+        return (
+            parent is not None
+            and parent.table == self.table
+            and not self.where
+            and sorted(self.pairs) == sorted((c, c) for c in parent.on)
+        )
+
+    def join_sql(self, name: str) -> str:
+        keys = [f"{self.alias}.{quote(inner)}" for inner, _ in self.pairs]
+        where = [f"{self.alias}.subject_id = {SUBJECT}"] if get_table(self.table).is_patient_table else []
+        where += [self.where] if self.where else []
+        select = "".join(f"{k} AS _k{i}, " for i, k in enumerate(keys))
+        on = " AND ".join(f"{name}._k{i} = t.{quote(outer)}" for i, (_, outer) in enumerate(self.pairs))
+        return (
+            f" LEFT JOIN (SELECT {select}{self.value} AS instant FROM {self.table} {self.alias}"
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + f" GROUP BY {', '.join(keys)}) AS {name} ON {on}"
+        )
+
+
+def _placeholder(i: int) -> str:
+    return f"_lookup{i}_.instant"
+
+
+@lru_cache(maxsize=256)
+def _decorrelated(expr: str, table: str) -> tuple[str, tuple[_Lookup, ...]] | None:
+    """``expr`` (a registry instant over the row ``t`` of ``table``) with each of its subqueries replaced by
+    the placeholder of its :class:`_Lookup` (:func:`_placeholder`, numbered in order); ``None`` when one
+    is not of that shape (the caller then keeps the subquery)."""
+    if "select" not in expr.lower():
+        return expr, ()
+    tree = sqlglot.parse_one(expr, dialect="duckdb")
+    lookups: list[_Lookup] = []
+    for sub in list(tree.find_all(exp.Subquery)):
+        lookup = _lookup(sub, get_table(table))
+        if lookup is None:
+            return None
+        placeholder = exp.column("instant", table=f"_lookup{len(lookups)}_")
+        tree = placeholder if sub is tree else tree
+        sub.replace(placeholder)
+        lookups.append(lookup)
+    if tree.find(exp.Select) is not None:  # IN (SELECT ...), EXISTS (SELECT ...), ...
+        return None
+    return tree.sql(dialect="duckdb"), tuple(lookups)
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return [*_conjuncts(node.left), *_conjuncts(node.right)]
+    return [node]
+
+
+def _lookup(sub: exp.Subquery, outer: Table) -> _Lookup | None:
+    select = sub.this
+    if not isinstance(select, exp.Select) or select.find(exp.Subquery) is not None:
+        return None
+    extra = ("joins", "group", "having", "order", "limit", "offset", "distinct", "with", "qualify", "laterals")
+    if any(select.args.get(k) for k in extra) or len(select.expressions) != 1:
+        return None
+    value = select.expressions[0]
+    source = select.args["from_"].this if select.args.get("from_") is not None else None
+    if not isinstance(value, (exp.Min, exp.Max)) or not isinstance(source, exp.Table) or not source.db:
+        return None
+    alias, name = source.alias_or_name, f"{source.db}.{source.name}"
+    if alias == "t" or any(c.table != alias for c in value.find_all(exp.Column)):
+        return None
+    inner_types = {c.name: c.type for c in get_table(name).columns}
+    outer_types = {c.name: c.type for c in outer.columns}
+    pairs: list[tuple[str, str]] = []
+    where: list[str] = []
+    condition = select.args.get("where")
+    for term in _conjuncts(condition.this) if condition is not None else []:
+        owners = {c.table for c in term.find_all(exp.Column)}
+        if owners <= {alias}:
+            where.append(term.sql(dialect="duckdb"))
+            continue
+        if not (isinstance(term, exp.EQ) and isinstance(term.this, exp.Column) and isinstance(term.expression, exp.Column)):
+            return None
+        sides = {term.this.table: term.this.name, term.expression.table: term.expression.name}
+        if set(sides) != {alias, "t"}:
+            return None
+        inner, row = sides[alias], sides["t"]
+        if inner not in inner_types or inner_types[inner] != outer_types.get(row):
+            return None  # another type could make several groups equal one row's value
+        pairs.append((inner, row))
+    if not pairs:
+        return None
+    as_t = value.copy()
+    for column in as_t.find_all(exp.Column):
+        column.set("table", exp.to_identifier("t"))
+    return _Lookup(
+        name, alias, tuple(pairs), " AND ".join(where), value.sql(dialect="duckdb"), as_t.sql(dialect="duckdb")
+    )
 
 
 def quote(name: str) -> str:
@@ -77,8 +235,7 @@ def known_sql(value_sql: str, op: str) -> str:
 
 def value_known_sql(col: Column, op: str, alias: str = "t") -> str:
     """SQL that is true when a TIMESTAMP/DATE value is known at the cutoff (a DATE ``d`` at ``d + 24 h``)."""
-    ref = f"{alias}.{quote(col.name)}"
-    return known_sql(f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref, op)
+    return known_sql(_value_instant(col, alias), op)
 
 
 def encounter_sqls(op: str, present: Collection[str] | None) -> dict[str, str]:
@@ -114,14 +271,21 @@ def visible_sql(
     if table.visibility == "dictionary":
         cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
         return f"SELECT {cols} FROM {table.qualified} t", []
-    q = _Query(key, op, frozenset(present) if present is not None else None, encounters)
-    select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers the lateral instants
-    if event_time and table.event_time is not None:
-        select += f", {_instant(table)} AS {EVENT_TIME}"
+    q = _Query(key, op, frozenset(present) if present is not None else None, table, encounters, once=True)
+    select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers conditions and joins
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
         return None
-    return f"SELECT {select}{rows}", q.params
+    where, qualify = rows
+    timed = event_time and table.event_time is not None
+    if not q.conds:
+        return f"SELECT {select}{f', {_instant(table)} AS {EVENT_TIME}' if timed else ''}{where}{qualify}", q.params
+    # the conditions (and the event time, which may read the parent join) computed once per row, below
+    inner = "t.*" + "".join(f", {sql} AS {name}" for sql, name in q.conds.items())
+    if timed:
+        inner += f", {_instant(table)} AS {EVENT_TIME}"
+        select += f", t.{EVENT_TIME}"
+    return f"SELECT {select} FROM (SELECT {inner}{where}) AS t{qualify}", q.params
 
 
 EVENT_TIME = "_event_time"
@@ -191,8 +355,9 @@ def visible_inventory_sql(
         if table.qualified in indexed and _from_index(table, linked_only):
             from_index.append(table)
             continue
-        rows = _visible_rows(table, _Query(key, op, scope, params=params), linked_only)
-        assert rows is not None  # inventory_tables kept only tables whose parent is present
+        parts_of_rows = _visible_rows(table, _Query(key, op, scope, table, params=params), linked_only)
+        assert parts_of_rows is not None  # inventory_tables kept only tables whose parent is present
+        rows = "".join(parts_of_rows)
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
         parts.append(
@@ -200,7 +365,7 @@ def visible_inventory_sql(
             f"FROM (SELECT {instant} AS e{rows}) AS _e"
         )
     if from_index:
-        parts.insert(0, _index_part(from_index, _Query(key, op, scope, params=params)))
+        parts.insert(0, _index_part(from_index, _Query(key, op, scope, from_index[0], params=params)))
     return (" UNION ALL ".join(parts), params) if parts else None
 
 
@@ -261,23 +426,25 @@ def render_sql(sql: str, dialect: str) -> str:
     return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
 
 
-def _visible_rows(table: Table, q: _Query, linked_only: bool) -> str | None:
-    """The ``FROM ... WHERE ... [QUALIFY ...]`` part of a visible select: which rows an episode sees.
+def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, str] | None:
+    """The ``FROM ... WHERE ...`` and ``[ QUALIFY ...]`` parts of a visible select: which rows an episode sees.
 
     ``None`` when the table's parent is absent (its rows cannot be timed, so none is visible).
     """
-    join = _parent_join(table, q)
-    if join is None:
+    parent = table.event_time.parent if table.event_time is not None else None
+    if parent is not None and not q.has(parent.table):
         return None
+    qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]  # registers the instants' joins
+    join = _parent_join(table, q)
+    assert join is not None
     q.where.append(f"t.subject_id = {SUBJECT}")
     if table.event_time is not None:
         q.where.append(known_sql(table.event_time.expr, q.op))
     _exclude_target(table, q)
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
-    qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]
-    rows = f" FROM {table.qualified} t{join}{q.lateral_joins()} WHERE " + " AND ".join(q.where)
-    return rows + (" QUALIFY " + " AND ".join(qualify) if qualify else "")
+    rows = f" FROM {table.qualified} t{join}{q.joins()} WHERE " + " AND ".join(q.where)
+    return rows, (" QUALIFY " + " AND ".join(qualify) if qualify else "")
 
 
 def future_sql(
@@ -286,7 +453,7 @@ def future_sql(
     """See :meth:`clinseek.policy.Policy.future_select`."""
     if table.visibility == "dictionary" or not table.is_patient_table:
         return None
-    q = _Query(key, op, frozenset(present) if present is not None else None)
+    q = _Query(key, op, frozenset(present) if present is not None else None, table)
     cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
     q.where.append(f"t.subject_id = {SUBJECT}")
     join = ""
@@ -321,7 +488,7 @@ def _parent_join(table: Table, q: _Query, *, inner: bool = True) -> str | None:
     if not q.has(parent.table):
         return None
     scope = f" WHERE t.subject_id = {SUBJECT}" if get_table(parent.table).is_patient_table else ""
-    sub = parent.times_sql(where=scope)
+    sub = parent.times_sql(where=scope, also=q.merged_lookups())
     on = " AND ".join(f"t.{quote(c)} = {_PARENT}.{quote(c)}" for c in parent.on)
     if inner:
         q.where.append(f"{_PARENT}.parent_time IS NOT NULL")
@@ -362,15 +529,15 @@ def _linked_filter(table: Table, q: _Query) -> str:
 
 def _mask_known(mask: Mask, q: _Query) -> str:
     """SQL that is true when ``mask``'s values are known (never NULL: an unknown instant is false)."""
-    scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
-    return "false" if scoped is None else f"coalesce({known_sql(q.instant(scoped), q.op)}, false)"
+    instant = None if mask.known_at is None else q.known_instant(mask.known_at)
+    return "false" if instant is None else q.cond(f"coalesce({known_sql(instant, q.op)}, false)")
 
 
 def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
     """QUALIFY term: rows whose mask holds collapse to one per ``mask.collapse_on`` (the lowest id)."""
     known = _mask_known(mask, q)
     parts = ", ".join([known, *(f"t.{quote(c)}" for c in mask.collapse_on)])
-    order = ", ".join(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c)
+    order = ", ".join(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c))
     return f"({known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {order}) = 1)"
 
 
@@ -383,7 +550,11 @@ def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
 
 
 def _visible_column(table: Table, col: Column, q: _Query) -> str:
-    """The column as an episode sees it: the value, or NULL while it is not yet known."""
+    """The column as an episode sees it: the value, or NULL while it is not yet known.
+
+    A condition that the row's own visibility implies (its instant is the row's event time, which the
+    WHERE clause already requires known) is left out: the row is there only when it holds.
+    """
     conds: list[str] = []
     for mask in table.masks:
         if mask.renumber == col.name:
@@ -394,17 +565,38 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
         if listed is not None:
             conds.append(listed)
             continue
-        scoped = None if mask.known_at is None else scoped_expr(mask.known_at, q.present)
-        if scoped is None:
+        instant = None if mask.known_at is None else q.known_instant(mask.known_at)
+        if instant is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
-        conds.append(known_sql(q.instant(scoped), q.op))
-    if col.is_time:
+        if not _is_event_time(table, instant):  # NULL or false: the CASE takes neither (one condition per mask)
+            conds.append(q.cond(f"coalesce({known_sql(instant, q.op)}, false)"))
+    if col.is_time and not _is_event_time(table, _value_instant(col)):
         conds.append(value_known_sql(col, q.op))
     ref = f"t.{quote(col.name)}"
     if not conds:
         return ref
     unique = list(dict.fromkeys(conds))
     return f"CASE WHEN {' AND '.join(unique)} THEN {ref} END AS {quote(col.name)}"
+
+
+def _value_instant(col: Column, alias: str = "t") -> str:
+    """The instant a TIMESTAMP/DATE value is known at (a DATE ``d`` at ``d + 24 h``)."""
+    ref = f"{alias}.{quote(col.name)}"
+    return f"{ref} + INTERVAL 1 DAY" if col.type == "DATE" else ref
+
+
+def _is_event_time(table: Table, instant: str) -> bool:
+    """Whether ``instant`` is the same SQL expression as ``table``'s event time (parsed, parentheses and
+    identifier quoting aside): then every visible row already has it known."""
+    return table.event_time is not None and _canonical(instant) == _canonical(table.event_time.expr)
+
+
+@lru_cache(maxsize=1024)
+def _canonical(sql: str) -> str:
+    tree = sqlglot.parse_one(sql, dialect="duckdb")
+    bare = tree.transform(lambda node: node.this if isinstance(node, exp.Paren) else node)
+    text: str = bare.sql(dialect="duckdb", identify=True)
+    return text
 
 
 def _encounter_listed(table: Table, mask: Mask, col: Column, q: _Query) -> str | None:

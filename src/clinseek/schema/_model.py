@@ -94,15 +94,17 @@ class ParentTime:
     on: tuple[str, ...]
     time: str
 
-    def times_sql(self, *, where: str = "", by_subject: bool = False) -> str:
-        """SQL giving the parent's instant per key: rows ``(<on...>, parent_time)``.
+    def times_sql(self, *, where: str = "", by_subject: bool = False, also: tuple[str, ...] = ()) -> str:
+        """SQL giving the parent's instant per key: rows ``(<on...>, parent_time[, also...])``.
 
         ``where`` is appended to ``FROM <table> t`` (the policy narrows it to one patient, ``" WHERE
         t.subject_id = $1"``); ``by_subject`` also groups by ``subject_id`` and returns it first (the
-        store's event index, built for every patient at once, joins on it).
+        store's event index, built for every patient at once, joins on it); ``also`` are more aggregates
+        over the same groups (``"max(t.x) AS y"``: the policy's mask instants that read the parent by its key).
         """
         keys = ", ".join(f't."{c}"' for c in (("subject_id",) if by_subject else ()) + self.on)
-        return f"SELECT {keys}, min({self.time}) AS parent_time FROM {self.table} t{where} GROUP BY {keys}"
+        more = "".join(f", {a}" for a in also)
+        return f"SELECT {keys}, min({self.time}) AS parent_time{more} FROM {self.table} t{where} GROUP BY {keys}"
 
 
 @dataclass(frozen=True, slots=True)
