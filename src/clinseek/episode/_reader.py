@@ -188,22 +188,39 @@ class StoreReader(ABC):
             EpisodeError: the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
+        return self.survey(policy, key)[0]
+
+    def survey(self, policy: Policy, key: EpisodeKey) -> tuple[dict[str, TableInventory], dict[str, list[int]]]:
+        """:meth:`inventory` and :meth:`encounters` (ascending ids) from the one statement of
+        :meth:`~clinseek.policy.Policy.visible_inventory_select`: what a build reads.
+
+        Raises:
+            EpisodeError: the source cannot run the query.
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        owners = policy.encounter_selects(key, present=self._present)
         query = policy.visible_inventory_select(key, present=self._present, indexed=self.indexed)
         if query is None:
-            return {}
+            return {}, {owner: [] for owner in owners}
         data = self._arrow(*query, what=f"count the rows of subject_id {key.subject_id}")
         names = data.column("table_name").to_pylist()
         counts = data.column("n").to_pylist()
         times = data.column("times")
-        found = {
-            name: TableInventory(int(n), None if not times[i].is_valid else times[i].values)
-            for i, (name, n) in enumerate(zip(names, counts, strict=True))
-        }
+        found: dict[str, TableInventory] = {}
+        ids: dict[str, set[int]] = {owner: set() for owner in owners}
+        for i, (name, n, listed) in enumerate(zip(names, counts, data.column("encounter_ids").to_pylist(), strict=True)):
+            if n is not None:
+                found[name] = TableInventory(int(n), None if not times[i].is_valid else times[i].values)
+            if listed and name in ids:
+                ids[name].update(int(encounter_id) for encounter_id in listed)
         empty = TableInventory(0, None)  # a table of the event index without visible rows has no row
-        return {name: found.get(name, empty) for name in policy.inventory_tables(key, present=self._present)}
+        inventory = {name: found.get(name, empty) for name in policy.inventory_tables(key, present=self._present)}
+        return inventory, {owner: sorted(listed) for owner, listed in ids.items()}
 
     def encounters(self, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
-        """Visible encounter ids by owning table (one statement), for :meth:`rows`.
+        """Visible encounter ids by owning table (the statements of
+        :meth:`~clinseek.policy.Policy.encounter_selects`, run as one), for :meth:`rows`; a build takes them
+        from :meth:`survey` instead.
 
         Raises:
             EpisodeError: the source cannot run the query.

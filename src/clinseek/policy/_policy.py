@@ -146,14 +146,21 @@ class Policy:
     ) -> tuple[str, list[Any]] | None:
         """One statement giving how many rows an episode sees of every patient table, and when they happened.
 
-        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT, times TIMESTAMP[])``
-        per ``event`` and ``static`` table of the registry that :meth:`visible_select` would give rows
-        for (present in ``present``, parent present, not hidden by the key), in registry order: ``n``
-        counts exactly the rows :meth:`visible_select` returns (same FROM / WHERE / QUALIFY; only the
-        projection differs) and ``times`` lists their event times ascending (the registry's event time,
-        inherited parent times included; NULL for the ``static`` table). One statement instead of one
-        per table: an episode knows its table inventory, and how its rows spread over time, without
-        copying any row.
+        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT, times TIMESTAMP[],
+        encounter_ids BIGINT[])`` per ``event`` and ``static`` table of the registry that
+        :meth:`visible_select` would give rows for (present in ``present``, parent present, not hidden by
+        the key): ``n`` counts exactly the rows :meth:`visible_select` returns (same FROM / WHERE /
+        QUALIFY; only the projection differs) and ``times`` lists their event times ascending (the
+        registry's event time, inherited parent times included; NULL for the ``static`` table). One
+        statement instead of one per table: an episode knows its table inventory, and how its rows spread
+        over time, without copying any row.
+
+        The same statement gives the key's visible encounter ids, exactly those of
+        :meth:`encounter_selects` (each listed once or more, in any order; a build passes them to every
+        :meth:`visible_select`): for each encounter table the store holds, ``encounter_ids`` of its
+        inventory row (an encounter table the event index carries ids of) or of a row of its own with
+        ``n`` and ``times`` NULL; no such row, or NULL, means no visible encounter. Rows come in no
+        particular order.
 
         ``indexed`` names tables the store's event index covers and may be trusted for
         (:func:`clinseek.store.valid_event_index`): those whose visible rows depend on the subject, the
