@@ -156,11 +156,11 @@ class Policy:
         over time, without copying any row.
 
         The same statement gives the key's visible encounter ids, exactly those of
-        :meth:`encounter_selects` (each listed once or more, in any order; a build passes them to every
-        :meth:`visible_select`): for each encounter table the store holds, ``encounter_ids`` of its
-        inventory row (an encounter table the event index carries ids of) or of a row of its own with
-        ``n`` and ``times`` NULL; no such row, or NULL, means no visible encounter. Rows come in no
-        particular order.
+        :meth:`encounter_selects` (a build passes them to every :meth:`visible_select`): ``encounter_ids``
+        of an encounter table whose event time is the encounter's start
+        (:func:`clinseek.store.encounter_column`: ``hosp.admissions``, ``icu.icustays``, ``ed.edstays``) lists
+        the ids of its visible rows (each once or more); no row, or NULL, means none. It is NULL for every
+        other table. Rows come in no particular order.
 
         ``indexed`` names tables the store's event index covers and may be trusted for
         (:func:`clinseek.store.valid_event_index`): those whose visible rows depend on the subject, the

@@ -195,19 +195,18 @@ def visible_inventory_sql(
         assert rows is not None  # inventory_tables kept only tables whose parent is present
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
+        select = f"{instant} AS e"
+        ids = "CAST(NULL AS BIGINT[])"
+        column = encounter_column(table)  # an encounter table: the ids of its visible rows, as the index gives them
+        if column:
+            select += f", t.{quote(column)} AS id"
+            ids = "CAST(list(_e.id ORDER BY _e.id) FILTER (WHERE _e.id IS NOT NULL) AS BIGINT[])"
         parts.append(
-            f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times, "
-            f"CAST(NULL AS BIGINT[]) AS encounter_ids FROM (SELECT {instant} AS e{rows}) AS _e"
+            f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times, {ids} AS encounter_ids "
+            f"FROM (SELECT {select}{rows}) AS _e"
         )
     if from_index:
         parts.insert(0, _index_part(from_index, _Query(key, op, scope, params=params)))
-    listed = {t.qualified for t in from_index if encounter_column(t)}
-    for owner, sql in encounter_sqls(op, scope).items():
-        if owner not in listed:  # the encounter table's own statement (the index's rows give the others)
-            parts.append(
-                f"SELECT '{owner}' AS table_name, CAST(NULL AS BIGINT) AS n, CAST(NULL AS TIMESTAMP[]) AS times, "
-                f"list(_ids.id) AS encounter_ids FROM ({sql}) AS _ids(id)"
-            )
     return (" UNION ALL ".join(parts), params) if parts else None
 
 
@@ -238,8 +237,8 @@ def _from_index(table: Table, linked_only: bool) -> bool:
 def _index_part(tables: list[Table], q: _Query) -> str:
     """One ``(table_name, n, times, encounter_ids)`` row per indexed table with visible rows (the caller counts
     the others 0): the rows :func:`_visible_rows` keeps, told by the index's event time and target id, and
-    for an encounter table the index carries ids of (:func:`~clinseek.store.encounter_column`) the ids of
-    those rows: the encounters whose start is known, as :func:`encounter_sqls` gives them."""
+    for an encounter table (:func:`~clinseek.store.encounter_column`) the ids of those rows: the encounters
+    whose start is known, as :func:`encounter_sqls` gives them."""
     names = ", ".join(f"'{t.qualified}'" for t in tables)
     where = [f"i.subject_id = {SUBJECT}", f"i.table_name IN ({names})"]
     untimed = [t.qualified for t in tables if t.event_time is None]
