@@ -18,16 +18,19 @@ the same process, with no harness at all. Three bare baselines are timed:
   SDK script the issue names);
 - ``pool``: ``concurrency`` tasks that each call ``chat.completions.create`` until all calls are made (the
   scheduling of the runner's worker pool);
-- ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``,
-  the very call the models layer makes (it skips ``create``'s per-call TypedDict transform, ~0.5 ms);
+- ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``
+  (it skips ``create``'s per-call TypedDict transform, ~0.5 ms), on the SDK's default httpx transport;
 - ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the first with fewer than 32
-  in flight, as the runner spreads its calls (``runner._routing.ClientPools``): one ``httpx`` connection pool
-  checks every one of its connections on each request and reply, which at concurrency 256 costs the
-  single-client baselines more CPU than everything else they do.
+  in flight, as the runner spreads the calls of the httpx-based providers (``runner._routing.ClientPools``):
+  one ``httpx`` connection pool checks every one of its connections on each request and reply, which at
+  concurrency 256 costs the single-client baselines more CPU than everything else they do;
+- ``aiohttp``: ``post`` over one client on the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
+  with the reply read as the HTTP response and its JSON decoded once: the very call the models layer now
+  makes for ``openai:`` models.
 
 Overhead = (harness wall - baseline wall) / harness wall, from the means of alternating rounds
 (gather, pool, post, harness, gather, ...), so that a change of machine load hits all alike; the target
-is judged against the *fastest* baseline (normally ``post``: the harness is then charged with nothing
+is judged against the *fastest* baseline (normally ``aiohttp``: the harness is then charged with nothing
 but its own code). It is *not* the distance to the ideal wall (``ceil(questions / concurrency) x
 latency``): that distance is mostly the cost of the ``openai`` SDK, the HTTP stack and the fake server
 sharing the CPU cores (one event-loop thread parses every reply of a wave of ``concurrency`` at once),
@@ -98,7 +101,7 @@ _REPLY = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
           + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
 _KEY = "sk-benchmark-not-a-real-key"
 _TIMEOUT_S = 30.0
-_BASELINES = ("gather", "pool", "post", "pools")
+_BASELINES = ("gather", "pool", "post", "pools", "aiohttp")
 
 
 AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
@@ -235,34 +238,31 @@ def _machine_busy_s() -> float:
         + getattr(machine, "softirq", 0.0) + getattr(machine, "steal", 0.0)
 
 
-class _Meter:
-    """CPU seconds of the fake server and of this process and its descendants (with ``--ray``: raylet, GCS
-    and the worker actors, which end with each run) while it runs, sampled every 0.2 s so that a process
-    that ends within the round still counts up to its last sample."""
+class _Samples:
+    """CPU seconds of the fake server and of the benchmark process and its descendants (with ``--ray``: raylet,
+    GCS and the worker actors, which end with each run), sampled so that a process that ends within the round
+    still counts up to its last sample. Lives in the sampler process (:class:`_Meter`), which leaves itself out."""
 
-    def __init__(self, server_pid: int) -> None:
-        import threading
-
+    def __init__(self, root_pid: int, server_pid: int) -> None:
         import psutil
 
+        self._root = psutil.Process(root_pid)
         self._server = psutil.Process(server_pid)
         self._first: dict[int, float] = {}
         self._last: dict[int, float] = {}
         self._names: dict[int, str] = {}
         self.timeline: list[tuple[float, float]] = []
         """(``time.time()``, client-side CPU seconds so far) at each sample."""
-        self._stop = threading.Event()
         self._started = False
-        self._sample()
+        self.sample()
         self._started = True
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
         import psutil
 
-        me = psutil.Process()
-        for process in [self._server, me, *me.children(recursive=True)]:
+        for process in [self._server, self._root, *self._root.children(recursive=True)]:
+            if process.pid == os.getpid():  # the sampler itself
+                continue
             try:
                 used = sum(process.cpu_times()[:2])
             except psutil.NoSuchProcess:
@@ -271,11 +271,51 @@ class _Meter:
             self._last[process.pid] = used
             if process.pid not in self._names:
                 try:
-                    self._names[process.pid] = "this process" if process.pid == me.pid else _process_name(process)
+                    self._names[process.pid] = "this process" if process.pid == self._root.pid else _process_name(process)
                 except psutil.NoSuchProcess:
                     self._names[process.pid] = "?"
         client = sum(used - self._first.get(pid, 0.0) for pid, used in self._last.items() if pid != self._server.pid)
         self.timeline.append((time.time(), client))
+
+    def result(self) -> tuple[float, float, dict[str, float], list[tuple[float, float]]]:
+        """(server CPU s, client-side CPU s, the latter by process name, the timeline) since the first sample."""
+        used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
+        server = used.pop(self._server.pid, 0.0)
+        by_name: dict[str, float] = {}
+        for pid, cpu in used.items():
+            by_name[self._names.get(pid, "?")] = by_name.get(self._names.get(pid, "?"), 0.0) + cpu
+        return server, sum(used.values()), by_name, self.timeline
+
+
+def _sampler(root_pid: int, server_pid: int, commands: Connection) -> None:
+    """The sampler process: on each ``"start"``, samples every 0.2 s until ``"stop"``, then sends the result."""
+    while commands.recv() == "start":
+        samples = _Samples(root_pid, server_pid)
+        while not commands.poll(0.2):
+            samples.sample()
+        commands.recv()  # "stop"
+        samples.sample()
+        commands.send(samples.result())
+
+
+class _Meter:
+    """CPU seconds of the fake server and of the client side (this process and its descendants) during a round.
+
+    The sampling runs in a process of its own, started once before Ray and the rounds (:meth:`start`,
+    :meth:`stop` per round): its scans of ``/proc`` (every process of the machine, 5 times a second) neither
+    count as the client's CPU nor take the client's event-loop thread from it.
+    """
+
+    def __init__(self, server_pid: int) -> None:
+        self._commands, theirs = mp.Pipe()
+        self._process = mp.Process(target=_sampler, args=(os.getpid(), server_pid, theirs), daemon=True)
+        self._process.start()
+        self.timeline: list[tuple[float, float]] = []
+        """(``time.time()``, client-side CPU seconds so far) at each sample of the last round."""
+
+    def start(self) -> None:
+        """Begin a round."""
+        self._commands.send("start")
 
     def between(self, start: float, end: float) -> float:
         """Client-side CPU seconds from the last sample at or before ``start`` to the first at or after ``end``."""
@@ -283,22 +323,17 @@ class _Meter:
         after = min((t for t in self.timeline if t[0] >= end), default=self.timeline[-1])
         return after[1] - before[1]
 
-    def _loop(self) -> None:
-        while not self._stop.wait(0.2):
-            self._sample()
-
     def stop(self) -> tuple[float, float, dict[str, float]]:
         """(server CPU s, client-side CPU s: this process and its descendants, the latter by process name)
-        since the start."""
-        self._stop.set()
-        self._thread.join()
-        self._sample()
-        used = {pid: self._last[pid] - self._first.get(pid, 0.0) for pid in self._last}
-        server = used.pop(self._server.pid, 0.0)
-        by_name: dict[str, float] = {}
-        for pid, cpu in used.items():
-            by_name[self._names.get(pid, "?")] = by_name.get(self._names.get(pid, "?"), 0.0) + cpu
-        return server, sum(used.values()), by_name
+        since :meth:`start`."""
+        self._commands.send("stop")
+        server, client, by_name, self.timeline = self._commands.recv()
+        return server, client, by_name
+
+    def close(self) -> None:
+        """End the sampler process."""
+        self._commands.send("quit")
+        self._process.join(5)
 
 
 def _process_name(process: Any) -> str:
@@ -310,12 +345,12 @@ def _process_name(process: Any) -> str:
     return f"{process.name()} {script}" if script else str(process.name())
 
 
-def _metered(server_pid: int, run: Callable[[], Round]) -> Round:
+def _metered(meter: _Meter, run: Callable[[], Round]) -> Round:
     """``run()``, with the CPU of the server, of the client side, and of other processes while it ran."""
     import psutil
 
     busy0 = _machine_busy_s()
-    meter = _Meter(server_pid)
+    meter.start()
     result = run()
     server, client, by_name = meter.stop()
     others = max(0.0, _machine_busy_s() - busy0 - server - client)
@@ -330,14 +365,19 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
 
     ``gather``: one task per call behind an ``asyncio.Semaphore``. ``pool``: ``concurrency`` tasks that
     each make calls until ``n`` are made (the scheduling of the runner's worker pool, without the runner).
+    ``pools``: ``post`` over one httpx client per 32 calls in flight. ``aiohttp``: the models layer's call,
+    one client on the SDK's aiohttp transport, the reply read as the HTTP response and its JSON decoded.
     """
+    import httpx2
     import openai
     from openai.types.chat import ChatCompletion
 
-    from clinseek.runner._routing import POOL_CONNECTIONS, client_count
+    from clinseek.runner._routing import POOL_CONNECTIONS
 
-    clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0)
-               for _ in range(client_count("openai:bench-model", concurrency) if kind == "pools" else 1)]
+    count = math.ceil(concurrency / POOL_CONNECTIONS) if kind == "pools" else 1
+    clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0,
+                                  http_client=openai.DefaultAioHttpClient() if kind == "aiohttp" else None)
+               for _ in range(count)]
     busy = [0] * len(clients)
     raw = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
 
@@ -348,13 +388,18 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
         index = min(range(len(clients)), key=busy.__getitem__) if index is None else index
         client = clients[index]
         busy[index] += 1
-        if kind in ("post", "pools"):
+        if kind == "aiohttp":
+            reply = await client.post("/chat/completions", cast_to=httpx2.Response, body=raw,
+                                      options={"timeout": _TIMEOUT_S})
+            assert reply.json()["choices"][0]["message"]["content"]
+        elif kind in ("post", "pools"):
             completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=raw,
                                            options={"timeout": _TIMEOUT_S})
+            assert completion.choices[0].message.content
         else:
             completion = await client.chat.completions.create(**body, timeout=_TIMEOUT_S)
+            assert completion.choices[0].message.content
         busy[index] -= 1
-        assert completion.choices[0].message.content
         return time.perf_counter() - started
 
     try:
@@ -458,8 +503,8 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
         sample, log = Path(tmp) / "request.json", str(Path(tmp) / "times.log")
         server = mp.Process(target=_serve, args=(latency_s, send, stop, str(sample), log), daemon=True)
         server.start()
-        server_pid = server.pid
-        assert server_pid is not None
+        assert server.pid is not None
+        meter = _Meter(server.pid)  # before Ray: a fork of this process while Ray's threads run is not safe
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         try:
             warm_started = time.perf_counter()
@@ -474,12 +519,13 @@ def measure(questions: int, concurrency: int, latency_s: float, rounds: int, pro
             timed: list[Round] = []
             for _ in range(rounds):
                 for kind in _BASELINES:
-                    timed.append(_metered(server_pid, partial(_baseline, base_url, body, questions, concurrency, kind)))
-                timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, progress, log)))
+                    timed.append(_metered(meter, partial(_baseline, base_url, body, questions, concurrency, kind)))
+                timed.append(_metered(meter, partial(_harness, base_url, questions, concurrency, progress, log)))
                 if ray_workers is not None:
-                    timed.append(_metered(server_pid, partial(_harness, base_url, questions, concurrency, False, log,
-                                                              ray_workers)))
+                    timed.append(_metered(meter, partial(_harness, base_url, questions, concurrency, False, log,
+                                                         ray_workers)))
         finally:
+            meter.close()
             stop.set()
             server.join(5)
             if ray_workers is not None:
@@ -606,10 +652,12 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         assert server.pid is not None
+        meter = _Meter(server.pid)
         try:
             for mode in modes:
                 _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
-                busy0, meter = _machine_busy_s(), _Meter(server.pid)
+                busy0 = _machine_busy_s()
+                meter.start()
                 wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
                 server_cpu, client_cpu, _ = meter.stop()
                 others = max(0.0, _machine_busy_s() - busy0 - server_cpu - client_cpu) / (wall * cores)
@@ -624,6 +672,7 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                       f"cores {budget:.0f} ms; other processes used {100 * others:.0f}% of the cores"
                       f" [load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}]")
         finally:
+            meter.close()
             stop.set()
             server.join(5)
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")

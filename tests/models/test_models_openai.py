@@ -22,7 +22,7 @@ from clinseek.models import (
     ToolCall,
     get_model,
 )
-from fakes.llm_servers import OpenAIFake, usage_openai
+from fakes.llm_servers import OpenAIFake, Reply, usage_openai
 
 CONVERSATION = [Message.system("You are a clinical assistant."), Message.user("Will the patient die in hospital?")]
 
@@ -223,6 +223,27 @@ def test_an_unreadable_reply_maps_to_provider_unavailable(openai_server: OpenAIF
     openai_server.script(openai_server.malformed_body())
     with pytest.raises(ProviderUnavailable):
         _generate(openai_server)
+
+
+@pytest.mark.parametrize("body", [
+    [], {"choices": []}, {"choices": "none"}, {"choices": ["text"]}, "\"a JSON string\"", {"id": "x"},
+], ids=["list", "no-choices", "choices-text", "choice-text", "json-string", "no-choices-key"])
+def test_a_reply_without_a_choice_object_maps_to_provider_unavailable(openai_server: OpenAIFake, body: object) -> None:
+    openai_server.script(Reply(200, body, {"content-type": "application/json"}))
+    with pytest.raises(ProviderUnavailable, match="no choices"):
+        _generate(openai_server)
+
+
+def test_odd_field_types_in_a_reply_are_read_as_missing(openai_server: OpenAIFake) -> None:
+    """A choice whose fields have the wrong JSON types (servers that send objects where strings belong):
+    the text is read, the rest is left unknown rather than failing the call."""
+    openai_server.script(Reply(200, {"id": 7, "model": ["m"], "choices": [
+        {"index": 0, "finish_reason": {"why": "stop"}, "message": {"role": "assistant", "content": "no",
+                                                                   "tool_calls": {"not": "a list"}}}]}))
+    response = _generate(openai_server)
+    assert (response.message.content, response.message.tool_calls) == ("no", [])
+    assert (response.provider_response_id, response.provider_model, response.raw_stop_reason) == (None, None, None)
+    assert response.stop_reason == "other" and not response.usage_reported
 
 
 def test_openai_without_a_key_names_the_variable_only() -> None:

@@ -35,10 +35,11 @@ class _Held:
         pass
 
 
-def test_http_providers_get_one_client_per_32_calls_in_flight_and_local_models_one() -> None:
+def test_httpx_providers_get_one_client_per_32_calls_in_flight_and_others_one() -> None:
     assert POOL_CONNECTIONS == 32
-    assert [client_count("openai:m", c) for c in (1, 32, 33, 256)] == [1, 1, 2, 8]
-    assert client_count("anthropic:claude", 128) == 4
+    assert [client_count("anthropic:claude", c) for c in (1, 32, 33, 256)] == [1, 1, 2, 8]
+    assert client_count("bedrock:claude", 128) == client_count("vertex:claude", 128) == 4
+    assert client_count("openai:m", 256) == 1  # the SDK's aiohttp transport: one client for any number of calls
     assert client_count("llama-cpp:/models/q.gguf", 256) == 1  # weights, not a connection pool: never duplicated
     assert client_count("baseline:null", 256) == 1
 
@@ -81,7 +82,7 @@ def test_a_call_goes_to_the_first_client_with_room_and_beyond_that_to_the_least_
 
 def test_a_local_run_over_two_replicas_holds_80_calls_in_flight_at_once(
         tmp_path: Path, api_keys: str) -> None:
-    """Real HTTP to two loopback replicas at concurrency 80 (two clients per replica): the server answers
+    """Real HTTP to two loopback replicas at concurrency 80 (one aiohttp client each): the server answers
     no question until all 80 calls are in flight at once; every question answered, both replicas used."""
     from _runner_helpers import curated_questions, expected_answer
 

@@ -244,6 +244,29 @@ def test_the_request_rate_limit_holds_across_the_cluster(local_ray, tmp_path: Pa
     assert measured <= rate, f"{len(arrivals)} requests in {span:.2f} s: {measured:.2f}/s exceeds {rate}/s"
 
 
+def test_calls_in_flight_never_exceed_the_run_s_concurrency_over_the_cluster(
+        local_ray, tmp_path: Path, api_keys: str) -> None:
+    """Concurrency 5 over two workers (shares 3 and 2, each holding more runs queued): the server, holding
+    each request 0.2 s, never has more than 5 at once, and every question is answered exactly once."""
+    lock, in_flight, most = threading.Lock(), [0], [0]
+
+    def respond(request: RecordedRequest) -> Reply:
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+        return curated_reply(request)
+
+    questions = curated_questions(30)
+    with OpenAIFake(responder=respond) as server:
+        done = _run(questions, tmp_path / "none.duckdb", tmp_path, _settings(server.url, concurrency=5),
+                    mode="curated").runs[0]
+    assert done.answered == len(_rows(done.out_dir)) == 30
+    assert 1 < most[0] <= 5, most[0]
+
+
 def test_a_429_seen_by_one_worker_pauses_every_worker(local_ray, tmp_path: Path, api_keys: str) -> None:
     """No request rate set (no limiter actor call per model call): the first request gets a 429 with
     ``retry-after: 2``; the worker that saw it tells the others through the run's limiter actor, so

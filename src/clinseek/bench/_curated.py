@@ -127,8 +127,11 @@ def render_curated(
         return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
 
 
-_FIRST_ROWS = 400
-"""Rows of the most recent window read first for the text timeline (doubled while the budget has room)."""
+_ROW_TOKENS_LOW = 64
+"""Fewer tokens than a timeline row takes on average (88-160 per row in the demo's packages at 16,000 tokens):
+the first window read holds ``budget // _ROW_TOKENS_LOW`` rows, enough for the budget in one read."""
+_MIN_FIRST_ROWS = 16
+"""Rows of the first window at the least (small budgets)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,8 @@ def _row_lines(data: pa.Table) -> list[str]:
             cells.append([None if v is None else f"{prefix}{v:g}" for v in column.to_pylist()])
         elif pa.types.is_integer(column.type):
             cells.append([None if v is None else f"{prefix}{v}" for v in column.to_pylist()])
+        elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # _fmt of a str
+            cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in column.to_pylist()])
         else:
             cells.append([None if v is None else prefix + _fmt(v) for v in column.to_pylist()])
     if not cells:
@@ -183,19 +188,34 @@ def _event_tables(episode: Episode) -> list[str]:
     return out
 
 
-def _moments(episode: Episode) -> list[tuple[dt.datetime, str, int]]:
-    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read)."""
-    found: list[tuple[dt.datetime, str, int]] = []
+_MOMENT_TIME = pa.timestamp("us")
+"""The unit of a block's time in :func:`_moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
+
+
+def _micros(times: pa.Array | pa.ChunkedArray) -> list[int]:
+    """Times as :data:`_MOMENT_TIME` integers (cheaper to sort and compare than ``datetime`` objects)."""
+    return times.cast(_MOMENT_TIME).cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+
+
+def _moments(episode: Episode) -> list[tuple[int, str, int]]:
+    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read);
+    times as :data:`_MOMENT_TIME` integers (see :func:`_datetimes`)."""
+    found: list[tuple[int, str, int]] = []
     for name in _event_tables(episode):
         times = episode.event_times(name)
         if times is not None and len(times):
             counted = pc.value_counts(times)
-            found += zip(counted.field("values").to_pylist(), itertools.repeat(name), counted.field("counts").to_pylist())
-    found.sort(key=lambda m: (m[0], m[1]), reverse=True)
+            found += zip(_micros(counted.field("values")), itertools.repeat(name), counted.field("counts").to_pylist())
+    found.sort(reverse=True)  # by time, then table name: one block per (time, table)
     return found
 
 
-def _window(moments: Sequence[tuple[dt.datetime, str, int]], start: int, rows: int) -> int:
+def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
+    """:data:`_MOMENT_TIME` integers back as ``datetime`` (what the store's times are)."""
+    return pa.array(micros, _MOMENT_TIME).to_pylist()  # type: ignore[no-any-return]
+
+
+def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> int:
     """How many blocks from ``moments[start]`` on hold about ``rows`` rows: at least one, and never part of
     the blocks of one instant (a window holds every table's rows of the instants it covers)."""
     i, n = start, 0
@@ -206,16 +226,16 @@ def _window(moments: Sequence[tuple[dt.datetime, str, int]], start: int, rows: i
 
 
 def _read_blocks(
-    episode: Episode, moments: Sequence[tuple[dt.datetime, str, int]], before: dt.datetime | None
+    episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None
 ) -> list[str]:
     """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
-    since = moments[-1][0]
-    lines: dict[tuple[dt.datetime, str], list[str]] = {(when, name): [] for when, name, _ in moments}
+    whens = _datetimes([when for when, _, _ in moments])
+    lines: dict[tuple[int, str], list[str]] = {(when, name): [] for when, name, _ in moments}
     for name in sorted({name for _, name, _ in moments}, key=_registry_order):
-        data = episode.timeline(name, since=since, until=before)
-        for when, line in zip(data.column(EVENT_TIME).to_pylist(), _row_lines(data), strict=True):
+        data = episode.timeline(name, since=whens[-1], until=before)
+        for when, line in zip(_micros(data.column(EVENT_TIME)), _row_lines(data), strict=True):
             lines[(when, name)].append(line)
-    return [_Block(when, name, tuple(lines[(when, name)])).render() for when, name, _ in moments]
+    return [_Block(at, name, tuple(lines[(when, name)])).render() for at, (when, name, _) in zip(whens, moments, strict=True)]
 
 
 @lru_cache(maxsize=1)
@@ -251,23 +271,23 @@ def render_text_timeline(
     parent times included).
 
     Only the recent part of the record is read: the blocks and their sizes are known from the
-    episode's inventory, the newest ones are read first (:meth:`~clinseek.episode.Episode.timeline`,
-    about :data:`_FIRST_ROWS` rows), and older ones, twice as many each time, only while the budget
-    has room.
+    episode's inventory, the newest ones are read first (:meth:`~clinseek.episode.Episode.timeline`, about
+    ``budget_tokens // _ROW_TOKENS_LOW`` rows: each table with rows in that window is one statement), and
+    older ones, twice as many each time, only while the budget has room. What is read never changes the
+    text: blocks are added newest first until the budget is full.
     """
     head = _demographics(episode)
     moments = _moments(episode)
     texts: list[str] = []
-    sizes: list[int] = []  # the estimate of each text, counted once
-    want = _FIRST_ROWS
+    totals = _Totals(head, texts)
+    want = max(_MIN_FIRST_ROWS, budget_tokens // _ROW_TOKENS_LOW)
     while True:
         start = len(texts)
         if start < len(moments):
             taken = _window(moments, start, want)
-            before = moments[start - 1][0] if start else None
+            before = _datetimes([moments[start - 1][0]])[0] if start else None
             texts += _read_blocks(episode, moments[start : start + taken], before)
-            sizes += [estimate_tokens(t) + 1 for t in texts[start:]]
-        shown = _fit(head, texts, sizes, budget_tokens - _NOTICE_TOKENS, counter)
+        shown = _fit(head, texts, totals, budget_tokens - _NOTICE_TOKENS, counter)
         if shown < len(texts) or len(texts) == len(moments):
             break
         want *= 2
@@ -277,14 +297,33 @@ def render_text_timeline(
     return CuratedInput("\n\n".join(parts), "rendered", len(moments), shown)
 
 
-def _fit(head: str, texts: Sequence[str], sizes: Sequence[int], budget: int, counter: TokenCounter) -> int:
-    """How many of ``texts`` (newest first; ``sizes``: their estimates + 1) fit after ``head`` within ``budget``
+class _Totals:
+    """Token estimates of ``head`` plus the first n of ``texts`` (a list that only grows), each text estimated
+    once and only when a budget asks that far (most blocks read are never shown)."""
+
+    def __init__(self, head: str, texts: list[str]) -> None:
+        self.texts = texts
+        self.totals = [estimate_tokens(head)]  # totals[n]: head + the first n texts, each + 1 for its separator
+
+    def __getitem__(self, n: int) -> int:
+        self.largest(float("inf"), upto=n)
+        return self.totals[n]
+
+    def largest(self, limit: float, *, upto: int | None = None) -> int:
+        """The largest n with ``totals[n] <= limit`` (estimating texts until a total exceeds ``limit``, or up
+        to text ``upto``)."""
+        totals, texts = self.totals, self.texts
+        while len(totals) <= len(texts) and (totals[-1] <= limit or (upto is not None and len(totals) <= upto)):
+            totals.append(totals[-1] + estimate_tokens(texts[len(totals) - 1]) + 1)
+        return max(0, bisect.bisect_right(totals, limit) - 1)
+
+
+def _fit(head: str, texts: Sequence[str], totals: _Totals, budget: int, counter: TokenCounter) -> int:
+    """How many of ``texts`` (newest first; ``totals``: their estimates) fit after ``head`` within ``budget``
     tokens of ``counter``."""
-    base = estimate_tokens(head)
-    totals = list(itertools.accumulate(sizes, initial=base))  # totals[n]: head + the first n texts
 
     def largest(scale: float) -> int:
-        return max(0, bisect.bisect_right(totals, budget / scale) - 1) if scale > 0 else len(texts)
+        return totals.largest(budget / scale) if scale > 0 else len(texts)
 
     shown = largest(1.0)
     if not counter.exact:

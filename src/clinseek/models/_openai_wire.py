@@ -110,10 +110,11 @@ def decode_message(message: Any, names: ToolNameMap) -> tuple[Message, ToolCallS
     call written in the text is read (:func:`~clinseek.models._content.calls_in_content`); the
     source is then ``content``.
     """
-    content, think = split_reasoning(_text(getattr(message, "content", None)))
+    content, think = split_reasoning(_text(_get(message, "content")))
     calls: list[ToolCall] = []
     seen: set[str] = set()
-    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+    native = _get(message, "tool_calls")
+    for index, call in enumerate(native if isinstance(native, list) else []):
         call_id = _get(call, "id")
         call_id = call_id if isinstance(call_id, str) and call_id and call_id not in seen else f"call{index:04d}n"
         seen.add(call_id)
@@ -126,7 +127,7 @@ def decode_message(message: Any, names: ToolNameMap) -> tuple[Message, ToolCallS
     if not calls:
         calls, content = _content_calls(content, names)
         source = "content" if calls else None
-    reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+    reasoning = _get(message, "reasoning_content") or _get(message, "reasoning")
     parts = [r for r in (reasoning if isinstance(reasoning, str) else None, think) if r]
     message_out = Message(role="assistant", content=content, tool_calls=calls, reasoning="\n\n".join(parts) or None)
     return message_out, source
@@ -137,7 +138,8 @@ def _content_calls(content: str, names: ToolNameMap) -> tuple[list[ToolCall], st
 
 
 def _get(value: Any, key: str) -> Any:
-    """A field of an SDK object or of a plain dict (servers that send objects where strings belong)."""
+    """A field of a reply's JSON object (a dict) or of an SDK object; ``None`` when it is missing or the
+    value is neither (servers that send a string where an object belongs)."""
     return value.get(key) if isinstance(value, dict) else getattr(value, key, None)
 
 
@@ -153,14 +155,14 @@ def _text(content: Any) -> str:
 def decode_usage(usage: Any) -> Usage | None:
     """Canonical usage from a Chat Completions ``usage`` (``prompt_tokens`` includes cached tokens);
     ``None`` when the reply carried none."""
-    if usage is None or getattr(usage, "prompt_tokens", None) is None:
+    if usage is None or _get(usage, "prompt_tokens") is None:
         return None
-    details: Mapping[str, Any] | Any = getattr(usage, "prompt_tokens_details", None)
+    details: Mapping[str, Any] | Any = _get(usage, "prompt_tokens_details")
     cached = _get(details, "cached_tokens") or 0 if details is not None else 0
     written = _get(details, "cache_write_tokens") or 0 if details is not None else 0
     return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=getattr(usage, "completion_tokens", None) or 0,
+        input_tokens=_get(usage, "prompt_tokens") or 0,
+        output_tokens=_get(usage, "completion_tokens") or 0,
         cached_input_tokens=cached,
         cache_write_tokens=written,
     )

@@ -23,12 +23,31 @@ _CONTEXT_TEXT = re.compile(
 def map_sdk_error(err: Exception, model: str, sdk: ModuleType) -> ModelCallError:
     """The taxonomy error for an exception raised by ``sdk`` (the ``openai`` or ``anthropic`` module)."""
     if isinstance(err, sdk.APITimeoutError):
+        refused = _connection_failure(err)
+        if refused is not None:
+            return ProviderUnavailable(f"connection failed: {refused}", model=model)
         return ProviderUnavailable("the request timed out", model=model)
     if isinstance(err, sdk.APIConnectionError):
         return ProviderUnavailable(f"connection failed: {err}", model=model)
     if isinstance(err, sdk.APIStatusError):
         return from_status(err.status_code, str(err.message), err.body, err.response.headers, model)
     return ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=model)
+
+
+def _connection_failure(err: BaseException) -> OSError | None:
+    """The failed connection behind an SDK timeout error, if that is what it was: the SDK's aiohttp
+    transport reports a refused connection (any ``aiohttp.ClientConnectionError``) as a connect timeout.
+    ``None`` when the chain of causes holds a real ``TimeoutError`` or no ``OSError``."""
+    seen: set[int] = set()
+    cause: BaseException | None = err.__cause__ or err.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, TimeoutError):
+            return None
+        if isinstance(cause, OSError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def is_credential_error(err: BaseException) -> bool:

@@ -4,8 +4,10 @@
 called ``run_benchmark``) joins or starts a Ray cluster and starts ``workers`` async actors
 (:class:`~._ray_worker.EpisodeWorker`), spread over the nodes, plus one
 :class:`~._ray_worker.LimiterActor` (the cluster's request rate and 429 pauses). It hands out the
-jobs in (run_index, question) order, at most ``concurrency`` in flight over the cluster, each to
-the live worker with the fewest in flight, many per actor call; the rows stream back as their jobs
+jobs in (run_index, question) order, each to the live worker with the fewest out, many per actor
+call; a worker runs at most its share of ``concurrency`` (the shares sum to it) and holds a few more
+queued (:func:`queued`), so that a finished job's successor starts at once, not after the driver's
+round trip. The rows stream back as their jobs
 finish (all those done since the last reply, in one reply per worker) and the driver appends each
 to ``results.jsonl``, exactly as the local engine does (same resume, manifest and configuration
 hash: the executor is not part of it).
@@ -62,7 +64,10 @@ class _Worker:
     handle: Any
     name: str
     gpus: float
+    slots: int
+    """Jobs it runs at once: its share of the run's concurrency."""
     load: int = 0
+    """Jobs out on it (running or queued there)."""
     alive: bool = True
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -139,7 +144,7 @@ class RayExecutor:
             staged = StagedStore(name=store.name, size=size, store_id=store_id, chunks=chunks)
             logger.info("staged %s (%.1f MB in %d objects) for the Ray workers", store, size / 1e6, len(chunks))
         self._spec = WorkerSpec(model=model, settings=worker_settings(settings), store=str(store.resolve()) if isinstance(store, Path) else store,  # a URL: every worker reads the server
-                                store_id=store_id, limiter=self._limiter, staged=staged, slots=self._slots())
+                                store_id=store_id, limiter=self._limiter, staged=staged)
         return self
 
     def _connect(self) -> None:
@@ -189,11 +194,7 @@ class RayExecutor:
             wanted = max(1, len(nodes))
         return max(1, min(wanted, self.settings.run.concurrency))
 
-    def _slots(self) -> int:
-        """Jobs in flight per worker at most (the run's concurrency shared among the workers)."""
-        return max(1, math.ceil(self.settings.run.concurrency / self._workers_wanted()))
-
-    def _new_worker(self, gpus: float) -> _Worker:
+    def _new_worker(self, gpus: float, slots: int) -> _Worker:
         ray = self._ray
         name = f"clinseek-{self.run_id}-worker-{self._made}"
         self._made += 1
@@ -201,8 +202,8 @@ class RayExecutor:
                                    "max_restarts": 0, "scheduling_strategy": "SPREAD"}
         if gpus:
             options["num_gpus"] = gpus
-        handle = ray.remote(EpisodeWorker).options(**options).remote(self._spec, name)
-        return _Worker(handle=handle, name=name, gpus=gpus)
+        handle = ray.remote(EpisodeWorker).options(**options).remote(self._spec, name, slots)
+        return _Worker(handle=handle, name=name, gpus=gpus, slots=slots)
 
     async def _ready(self, worker: _Worker, group: tuple[str, GroupSpec] | None) -> _Worker:
         """Wait for ``worker`` to start (and configure it for ``group``).
@@ -229,7 +230,8 @@ class RayExecutor:
         if gpus not in self._pools:
             if gpus and not self._ray.cluster_resources().get("GPU"):
                 logger.warning("the Ray cluster has no GPU now: workers asking for %g GPU wait for one to join", gpus)
-            fresh = [self._new_worker(gpus) for _ in range(self._workers_wanted())]  # they start at once
+            fresh = [self._new_worker(gpus, share)  # they start at once
+                     for share in shares(max(1, self.settings.run.concurrency), self._workers_wanted())]
             self._pools[gpus] = fresh
             for worker in fresh:
                 await self._ready(worker, None)
@@ -292,7 +294,6 @@ class RayExecutor:
         pending: deque[tuple[Job, int]] = deque((job, 0) for job in jobs)
         send, receive = anyio.create_memory_object_stream[_Outcome](max_buffer_size=math.inf)
         running = starting = 0
-        limit, slots = max(1, self.settings.run.concurrency), self._slots()
         actor_error = self._ray.exceptions.RayActorError
         tickets = itertools.count()
         failure: ClinseekError | None = None
@@ -321,8 +322,8 @@ class RayExecutor:
             except Exception as err:  # the jobs could not reach it: they go to other workers
                 await send.send(_Outcome(worker, died=err))
 
-        async def replace_worker(gpus: float) -> None:
-            fresh = self._new_worker(gpus)
+        async def replace_worker(gpus: float, slots: int) -> None:
+            fresh = self._new_worker(gpus, slots)
             try:
                 await self._ready(fresh, self._group)
             except ClinseekError as err:
@@ -331,8 +332,8 @@ class RayExecutor:
             await send.send(_Outcome(fresh, started=True))
 
         def pick() -> _Worker | None:
-            free = [w for w in pool if w.alive and w.load < slots]
-            return min(free, key=lambda w: w.load) if free else None
+            free = [w for w in pool if w.alive and w.load < w.slots + queued(w.slots)]
+            return min(free, key=lambda w: w.load - w.slots) if free else None
 
         def write(row: ResultRow) -> ClinseekError | None:
             results.append(row)
@@ -347,7 +348,7 @@ class RayExecutor:
                     tg.start_soon(collect, live)
             while pending or running or starting:
                 batches: dict[str, tuple[_Worker, list[tuple[int, Job]]]] = {}
-                while pending and running < limit and (free := pick()) is not None:
+                while pending and (free := pick()) is not None:
                     job, deaths = pending.popleft()
                     ticket = next(tickets)
                     free.out[ticket] = (job, deaths)
@@ -374,7 +375,7 @@ class RayExecutor:
                     if first and self.replaced < MAX_DEATHS * self._workers_wanted():
                         self.replaced += 1
                         starting += 1
-                        tg.start_soon(replace_worker, worker.gpus)
+                        tg.start_soon(replace_worker, worker.gpus, worker.slots)
                     lost, worker.out = worker.out, {}
                     running -= len(lost)
                     worker.load = 0
@@ -405,6 +406,16 @@ class RayExecutor:
         """The cluster limiter's counts (granted calls, most in flight at once)."""
         stats: dict[str, int] = await self._limiter.stats.remote()
         return stats
+
+
+def queued(slots: int) -> int:
+    """Jobs a worker that runs ``slots`` at once holds queued beyond them: a quarter of its share (at least one)."""
+    return max(1, math.ceil(slots / 4))
+
+
+def shares(concurrency: int, workers: int) -> list[int]:
+    """Each worker's share of ``concurrency`` (jobs run at once): as even as can be, summing to it."""
+    return [concurrency // workers + (i < concurrency % workers) for i in range(workers)]
 
 
 def _cause(err: BaseException) -> str:

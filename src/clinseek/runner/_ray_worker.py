@@ -164,8 +164,6 @@ class WorkerSpec:
     """The run's :class:`LimiterActor` (an actor handle)."""
     staged: StagedStore | None = None
     """The store shipped by the driver (``--stage-store``), written to each node once."""
-    slots: int = 1
-    """Jobs in flight on one worker at most (its share of the run's concurrency)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,12 +188,15 @@ class EpisodeWorker:
     call), and :meth:`collect` hands back the rows of the jobs done since the last collect (many per
     reply; failures inside are ``infra_error`` rows, as in the local executor). Rows are never
     written here: the driver writes them. Each job carries the driver's ticket, so a row that comes
-    back is matched to exactly one job.
+    back is matched to exactly one job. At most ``slots`` jobs run at once (its share of the run's
+    concurrency); the others submitted wait here, in order, and start as soon as a running one ends.
     """
 
-    def __init__(self, spec: WorkerSpec, name: str) -> None:
+    def __init__(self, spec: WorkerSpec, name: str, slots: int = 1) -> None:
         self.spec = spec
         self.name = name
+        self.slots = slots
+        self._gate = asyncio.Semaphore(slots)
         self.node = os.environ.get("RAY_NODE_NAME") or socket.gethostname()
         self._store = Path(spec.store)
         self._model: ChatModel | None = None
@@ -225,8 +226,8 @@ class EpisodeWorker:
             self._store = await materialize(spec.staged, _fetch)
         check_worker_store(self._store, spec.store_id, self.node)
         settings = spec.settings
-        self._base = _model(spec.model, settings, spec.slots) if isinstance(spec.model, str) else spec.model
-        self._limiter = ClusterLimiter(spec.limiter, self.name, max_concurrent=spec.slots,
+        self._base = _model(spec.model, settings, self.slots) if isinstance(spec.model, str) else spec.model
+        self._limiter = ClusterLimiter(spec.limiter, self.name, max_concurrent=self.slots,
                                        rate=settings.model.requests_per_s is not None)
         model: ChatModel = ResilientModel(self._base, self._limiter, settings.model.retry)
         if settings.model.cache_dir is not None:
@@ -265,10 +266,11 @@ class EpisodeWorker:
             task.add_done_callback(self._running.discard)
 
     async def _execute(self, key: str, executor: Executor, ticket: int, job: Job) -> None:
-        try:
-            row = await routed(executor.execute)(job)
-        except Exception as exc:  # recorded, as the local engine does
-            row = executor.error_row(job, exc)
+        async with self._gate:  # queued jobs wait for a running one to end
+            try:
+                row = await routed(executor.execute)(job)
+            except Exception as exc:  # recorded, as the local engine does
+                row = executor.error_row(job, exc)
         self._done.setdefault(key, []).append((ticket, row))
         self._has_done.setdefault(key, asyncio.Event()).set()
 

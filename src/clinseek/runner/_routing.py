@@ -6,11 +6,13 @@ its other runs) reaches the replica whose prefix cache already holds its prompt,
 of a benchmark spread evenly. The job being run is named by a context variable that the executor
 sets around each job (:func:`routed`); the model calls inside it read it.
 
-Within one endpoint, the calls of a run are spread over several clients of it
-(:class:`ClientPools`), each with its own HTTP connection pool of at most
-:data:`POOL_CONNECTIONS` calls in flight: the SDKs' connection pool (httpcore) checks every one of
-its connections on each request and each reply, so one pool of 256 connections spends most of a
-core on that alone at 256 calls in flight.
+Within one endpoint, the calls of a run to a provider whose SDK client sits on an httpx connection
+pool are spread over several clients of it (:class:`ClientPools`), each with its own pool of at most
+:data:`POOL_CONNECTIONS` calls in flight: httpcore checks every one of its connections on each request
+and each reply, so one pool of 256 connections spends most of a core on that alone at 256 calls in
+flight. The ``openai:`` provider uses the SDK's aiohttp transport instead, whose connector has no
+such cost: one client serves any number of calls in flight (two to eight clients cost more CPU per
+call than one, measured).
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from ._engine import Job
 
 POOL_CONNECTIONS = 32
 """Calls in flight per client (HTTP connection pool) of one endpoint, at most, on average."""
-POOLED_PROVIDERS = frozenset({"openai", "anthropic", "bedrock", "vertex"})
-"""Providers whose model object is an HTTP SDK client with its own connection pool (a local model,
-such as ``llama-cpp:``, holds weights instead and is never duplicated)."""
+POOLED_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex"})
+"""Providers whose model object is an SDK client on an httpx connection pool (``openai:`` is on
+aiohttp, see above; a local model, such as ``llama-cpp:``, holds weights instead and is never duplicated)."""
 
 _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 """The routing key (qid) of the job whose model calls run in this context; ``None`` outside a job."""
