@@ -4,7 +4,9 @@ Every store built by ingest, the synthetic generator and the crafted fixtures ca
 (``clinseek_meta.event_index``); the reader takes an inventory from it only while the store's row counts
 are those recorded with it. Compared here key by key against the same reader with the index switched
 off: every admission's start, middle and end (one second either side), both policies, with and without
-a target encounter, on the crafted, hole and synthetic stores and the MIMIC-IV demo.
+a target encounter, on the crafted, hole and synthetic stores and the MIMIC-IV demo. The visible
+encounter ids read in the same statement are compared with the policy's own encounter statements
+(``Policy.encounter_selects``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 from clinseek.episode._reader import StoreReader, TableInventory
 from clinseek.policy import get_policy
 from clinseek.schema import get_table
-from clinseek.store import EVENT_INDEX, indexable, valid_event_index
+from clinseek.store import EVENT_INDEX, indexable, valid_event_index, write_event_index
 from policy.holes import build_holes_store
 
 POLICIES = ("clinseek-text-v1", "multimodal-strict-temporal-scope-v1")
@@ -54,18 +56,27 @@ def _keys(store: Path, every: int = 1) -> list[EpisodeKey]:
     return keys
 
 
+def _encounters(reader: StoreReader, key: EpisodeKey) -> dict[str, list[int]]:
+    """The policy's own encounter statements (``Policy.encounter_selects``), ids ascending."""
+    return {owner: sorted(ids) for owner, ids in reader.encounters(get_policy(key.policy), key).items()}
+
+
 def _check_same(reader: StoreReader, keys: list[EpisodeKey]) -> None:
     assert reader.indexed, "the store has no valid event index"
     indexed = reader.indexed
+    seen = 0
     for key in keys:
         policy = get_policy(key.policy)
-        from_index = _norm(reader.inventory(policy, key))
+        inventory, encounters = reader.survey(policy, key)
         reader.indexed = frozenset()
         try:
-            per_table = _norm(reader.inventory(policy, key))
+            per_table, per_table_encounters = reader.survey(policy, key)
         finally:
             reader.indexed = indexed
-        assert from_index == per_table, key
+        assert _norm(inventory) == _norm(per_table) == _norm(reader.inventory(policy, key)), key
+        assert encounters == per_table_encounters == _encounters(reader, key), key
+        seen += sum(map(len, encounters.values()))
+    assert seen, "no key saw an encounter"
 
 
 def test_crafted_and_hole_stores_give_the_same_inventory_from_the_index(small_store: Path, tmp_path: Path) -> None:
@@ -125,3 +136,56 @@ def test_a_store_without_the_index_is_read_per_table(small_store: Path, tmp_path
         assert reader.indexed == frozenset() and indexed.indexed
         policy = get_policy(key.policy)
         assert _norm(reader.inventory(policy, key)) == _norm(indexed.inventory(policy, key))
+
+
+def test_an_index_of_an_older_layout_is_not_used_until_it_is_rewritten(small_store: Path, tmp_path: Path) -> None:
+    """A store indexed by an older clinseek (no ``event_index_version`` 2: VARCHAR names, no encounter ids) is
+    read per table with the same inventory and encounters; rewriting the index (as the next ingest does) restores it."""
+    old = tmp_path / "old_layout.duckdb"
+    shutil.copy(small_store, old)
+    con = duckdb.connect(str(old))
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT CAST(table_name AS VARCHAR) AS table_name, "
+                    f"subject_id, event_time, target_id FROM {EVENT_INDEX}")
+        con.execute("DELETE FROM clinseek_meta.store_info WHERE key = 'event_index_version'")
+        assert valid_event_index(con, {"hosp.labevents", "hosp.patients"}) == frozenset()
+    finally:
+        con.close()
+    keys = _keys(small_store, every=4)
+    with open_store_reader(old) as reader, open_store_reader(small_store) as indexed:
+        assert reader.indexed == frozenset() and indexed.indexed
+        for key in keys:
+            policy = get_policy(key.policy)
+            got, want = reader.survey(policy, key), indexed.survey(policy, key)
+            assert (_norm(got[0]), got[1]) == (_norm(want[0]), want[1]), key
+    con = duckdb.connect(str(old))
+    try:
+        write_event_index(con)
+    finally:
+        con.close()
+    with open_store_reader(old) as reader:
+        assert reader.indexed == indexed.indexed
+        _check_same(reader, keys)
+
+
+def test_the_index_carries_the_encounter_ids_of_the_encounter_tables(small_store: Path) -> None:
+    """``encounter_id`` is set exactly for the rows of ``hosp.admissions``, ``icu.icustays`` and ``ed.edstays``
+    (their own ids) and the names are a one-byte ENUM."""
+    con = duckdb.connect(str(small_store), read_only=True)
+    try:
+        rows = dict(con.execute(
+            f"SELECT CAST(table_name AS VARCHAR), count(encounter_id) FROM {EVENT_INDEX} GROUP BY ALL"
+        ).fetchall())
+        admissions = con.execute(
+            f"SELECT count(*) FROM {EVENT_INDEX} i JOIN hosp.admissions a ON i.encounter_id = a.hadm_id "
+            "AND i.subject_id = a.subject_id AND i.event_time = a.admittime WHERE i.table_name = 'hosp.admissions'"
+        ).fetchall()[0][0]
+        kind = con.execute(
+            f"SELECT data_type FROM duckdb_columns() WHERE schema_name || '.' || table_name = '{EVENT_INDEX}' "
+            "AND column_name = 'table_name'"
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    assert {name for name, n in rows.items() if n} == {"hosp.admissions", "icu.icustays", "ed.edstays"} & set(rows)
+    assert "hosp.admissions" in rows and admissions == rows["hosp.admissions"]
+    assert kind.startswith("ENUM(")

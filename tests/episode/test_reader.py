@@ -90,7 +90,7 @@ def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
         with build_episode(reader, EpisodeKey(S, T)) as first:
             first.execute("SELECT count(*) FROM labevents", tables=["labevents"])
             used = first._con
-            monkeypatch.setattr(_sealed, "leftovers", lambda con: [("memory", "hosp", "labevents", "TABLE")])
+            monkeypatch.setattr(_sealed, "leftovers", lambda con, after="": [("memory", "hosp", "labevents", "TABLE")])
         monkeypatch.undo()
         with pytest.raises(duckdb.ConnectionException):
             used.execute("SELECT 1")  # closed

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -35,8 +34,9 @@ def build_episode(
 ) -> Episode:
     """Build the sealed episode for ``key``.
 
-    Reads the key's table inventory (rows and event times of every patient table it may see) through
-    the policy in one statement (:meth:`~clinseek.policy.Policy.visible_inventory_select`), takes an
+    Reads the key's table inventory (rows and event times of every patient table it may see) and its
+    visible encounter ids through the policy in one statement
+    (:meth:`~clinseek.policy.Policy.visible_inventory_select`), takes an
     empty sealed in-memory DuckDB database from the reader (a new one, or one a closed episode gave
     back, wiped and checked empty; see :mod:`clinseek.episode._sealed`) and adds the candidate lists
     (``candidates.<task>_candidates``). The database is sealed: nothing attached (the store never is),
@@ -91,7 +91,7 @@ def _build(
     reader.check_open()
     policy = get_policy(key.policy)
     cands = _candidate_tables(candidates)
-    inventory = reader.inventory(policy, key)
+    inventory, encounters = reader.survey(policy, key)
     if "hosp.patients" in inventory and inventory["hosp.patients"].rows == 0:
         raise EpisodeError(f"{reader.location}: subject_id {key.subject_id} is not in hosp.patients")
     inventory.update({name: TableInventory(rows, None) for name, rows in reader.dictionary_rows().items()})
@@ -109,7 +109,7 @@ def _build(
             reader.close()
 
     ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
-    loader = _Loader(reader, policy, key, sealed.dictionaries, sealed.created)
+    loader = _Loader(reader, policy, key, encounters, sealed.dictionaries, sealed.created)
     return Episode(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
         watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
@@ -121,29 +121,27 @@ class _Loader:
     reads tables as timelines for it (see :meth:`Episode.timeline`)."""
 
     def __init__(
-        self, reader: StoreReader, policy: Policy, key: EpisodeKey, dictionaries: set[str], created: set[str]
+        self,
+        reader: StoreReader,
+        policy: Policy,
+        key: EpisodeKey,
+        encounters: dict[str, list[int]],
+        dictionaries: set[str],
+        created: set[str],
     ) -> None:
         self.reader = reader
         self.policy = policy
         self.key = key
+        self.encounters = encounters
+        """The key's visible encounter ids by owning table (read at build with the inventory: :meth:`StoreReader.survey`)."""
         self.dictionaries = dictionaries
         """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
         self.created = created
         """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
-        self._encounters: dict[str, list[int]] | None = None
-        self._lock = threading.Lock()
-
-    def encounters(self) -> dict[str, list[int]]:
-        """The key's visible encounter ids (read once per episode)."""
-        with self._lock:
-            if self._encounters is None:
-                self._encounters = self.reader.encounters(self.policy, self.key)
-            return self._encounters
-
     def timeline(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> pa.Table:
         """``name`` as a timeline in [since, until) (:meth:`StoreReader.timeline`), with its dictionary labels."""
         data = self.reader.timeline(
-            self.policy, self.key, name, encounters=self.encounters(), since=since, until=until
+            self.policy, self.key, name, encounters=self.encounters, since=since, until=until
         )
         return _with_labels(self.reader, get_table(name), data)
 
@@ -166,7 +164,7 @@ class _Loader:
             # test_lazy.py checks both), without a read of the store (a third of a typical episode's tables)
             con.execute(table_ddl(table))
             return
-        data = self.reader.rows(self.policy, self.key, name, encounters=self.encounters())
+        data = self.reader.rows(self.policy, self.key, name, encounters=self.encounters)
         if data.num_rows != expected_rows:
             raise EpisodeError(
                 f"{self.reader.location}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "

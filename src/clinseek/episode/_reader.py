@@ -39,6 +39,7 @@ from ..store import (
     Store,
     check_complete,
     damage_error,
+    encounter_column,
     is_damage,
     is_postgres_url,
     valid_event_index,
@@ -188,22 +189,38 @@ class StoreReader(ABC):
             EpisodeError: the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
+        return self.survey(policy, key)[0]
+
+    def survey(self, policy: Policy, key: EpisodeKey) -> tuple[dict[str, TableInventory], dict[str, list[int]]]:
+        """:meth:`inventory`, and the visible encounter ids (ascending) of every encounter table whose ids the
+        inventory statement gives (:func:`~clinseek.store.encounter_column`; as :meth:`encounters` gives them):
+        the one statement of :meth:`~clinseek.policy.Policy.visible_inventory_select`, what a build reads.
+
+        Raises:
+            EpisodeError: the source cannot run the query.
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        covered = policy.inventory_tables(key, present=self._present)
         query = policy.visible_inventory_select(key, present=self._present, indexed=self.indexed)
         if query is None:
-            return {}
+            return {}, {}
         data = self._arrow(*query, what=f"count the rows of subject_id {key.subject_id}")
         names = data.column("table_name").to_pylist()
         counts = data.column("n").to_pylist()
         times = data.column("times")
-        found = {
-            name: TableInventory(int(n), None if not times[i].is_valid else times[i].values)
-            for i, (name, n) in enumerate(zip(names, counts, strict=True))
-        }
+        found: dict[str, TableInventory] = {}
+        ids: dict[str, set[int]] = {name: set() for name in covered if encounter_column(get_table(name))}
+        for i, (name, n, listed) in enumerate(zip(names, counts, data.column("encounter_ids").to_pylist(), strict=True)):
+            found[name] = TableInventory(int(n), None if not times[i].is_valid else times[i].values)
+            if listed and name in ids:
+                ids[name].update(int(encounter_id) for encounter_id in listed)
         empty = TableInventory(0, None)  # a table of the event index without visible rows has no row
-        return {name: found.get(name, empty) for name in policy.inventory_tables(key, present=self._present)}
+        return {name: found.get(name, empty) for name in covered}, {name: sorted(v) for name, v in ids.items()}
 
     def encounters(self, policy: Policy, key: EpisodeKey) -> dict[str, list[int]]:
-        """Visible encounter ids by owning table (one statement), for :meth:`rows`.
+        """Visible encounter ids by owning table (the statements of
+        :meth:`~clinseek.policy.Policy.encounter_selects`, run as one), for :meth:`rows`; a build takes them
+        from :meth:`survey` instead.
 
         Raises:
             EpisodeError: the source cannot run the query.

@@ -98,26 +98,27 @@ class Sealed:
     :func:`wipe` drops them in one statement before its check."""
 
 
-def leftovers(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
-    """What the database holds beyond its empty schemas: ``(database, schema, name, kind)`` rows."""
-    return [(str(a), str(b), str(c), str(d)) for a, b, c, d in con.execute(_OBJECTS).fetchall()]
+def leftovers(con: duckdb.DuckDBPyConnection, *, after: str = "") -> list[tuple[str, str, str, str]]:
+    """What the database holds beyond its empty schemas: ``(database, schema, name, kind)`` rows.
+
+    ``after``: statements (each ending in ``;``) to run first, in the same call (one round trip).
+    """
+    return [(str(a), str(b), str(c), str(d)) for a, b, c, d in con.execute(after + _OBJECTS).fetchall()]
 
 
 def wipe(sealed: Sealed) -> bool:
     """Drop every table and view an episode created (the kept dictionaries aside); ``True`` when the
     database then holds exactly the kept dictionary tables (reusable).
 
-    The tables the episode recorded creating (:attr:`Sealed.created`) are dropped in one statement; then
-    the catalog is read (:func:`leftovers`) and anything else found is dropped too and the catalog read again.
+    The tables the episode recorded creating (:attr:`Sealed.created`) are dropped and the catalog is read
+    (:func:`leftovers`) in one call; anything else found is dropped too and the catalog read again.
     """
     con = sealed.con
     kept = {("memory", *name.split("."), "TABLE") for name in sealed.dictionaries}
     try:
         created = sorted(sealed.created - sealed.dictionaries)
         sealed.created.clear()
-        if created:
-            con.execute("".join(f"DROP TABLE IF EXISTS {_quoted(name)};" for name in created))
-        rows = leftovers(con)
+        rows = leftovers(con, after="".join(f"DROP TABLE IF EXISTS {_quoted(name)};" for name in created))
         if set(rows) == kept:
             return True
         found = [r for r in rows if r not in kept]

@@ -61,8 +61,8 @@ file matches it. It is what the code does, table by table.
 
 ## Sealed episodes (`clinseek.episode`)
 
-`build_episode(store, key)` counts what the key may see of every patient table the store holds
-in one statement (`Policy.visible_inventory_select`, from the store's event index where it has one; on a read-only reader of the store shared by
+`build_episode(store, key)` counts what the key may see of every patient table the store holds,
+and reads its visible encounter ids, in one statement (`Policy.visible_inventory_select`, from the store's event index where it has one; on a read-only reader of the store shared by
 the process's builders and never reachable from an episode), then creates a new in-memory DuckDB
 database with the module schemas and the candidate lists
 (`candidates.<task>_candidates(candidate VARCHAR)`) and seals it: `search_path` is set for bare

@@ -146,14 +146,21 @@ class Policy:
     ) -> tuple[str, list[Any]] | None:
         """One statement giving how many rows an episode sees of every patient table, and when they happened.
 
-        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT, times TIMESTAMP[])``
-        per ``event`` and ``static`` table of the registry that :meth:`visible_select` would give rows
-        for (present in ``present``, parent present, not hidden by the key), in registry order: ``n``
-        counts exactly the rows :meth:`visible_select` returns (same FROM / WHERE / QUALIFY; only the
-        projection differs) and ``times`` lists their event times ascending (the registry's event time,
-        inherited parent times included; NULL for the ``static`` table). One statement instead of one
-        per table: an episode knows its table inventory, and how its rows spread over time, without
-        copying any row.
+        On a store connection it returns one row ``(table_name VARCHAR, n BIGINT, times TIMESTAMP[],
+        encounter_ids BIGINT[])`` per ``event`` and ``static`` table of the registry that
+        :meth:`visible_select` would give rows for (present in ``present``, parent present, not hidden by
+        the key): ``n`` counts exactly the rows :meth:`visible_select` returns (same FROM / WHERE /
+        QUALIFY; only the projection differs) and ``times`` lists their event times ascending (the
+        registry's event time, inherited parent times included; NULL for the ``static`` table). One
+        statement instead of one per table: an episode knows its table inventory, and how its rows spread
+        over time, without copying any row.
+
+        The same statement gives the key's visible encounter ids, exactly those of
+        :meth:`encounter_selects` (a build passes them to every :meth:`visible_select`): ``encounter_ids``
+        of an encounter table whose event time is the encounter's start
+        (:func:`clinseek.store.encounter_column`: ``hosp.admissions``, ``icu.icustays``, ``ed.edstays``) lists
+        the ids of its visible rows (each once or more); no row, or NULL, means none. It is NULL for every
+        other table. Rows come in no particular order.
 
         ``indexed`` names tables the store's event index covers and may be trusted for
         (:func:`clinseek.store.valid_event_index`): those whose visible rows depend on the subject, the

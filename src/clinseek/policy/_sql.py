@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
-from ..store import EVENT_INDEX, indexable
+from ..store import EVENT_INDEX, encounter_column, indexable
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -347,7 +347,7 @@ def visible_inventory_sql(
     indexed: Collection[str] = (),
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_inventory_select`."""
-    params: list[Any] = []
+    params: list[Any] = [key.subject_id, key.prediction_time]
     scope = frozenset(present) if present is not None else None
     parts = []
     from_index: list[Table] = []
@@ -360,9 +360,15 @@ def visible_inventory_sql(
         rows = "".join(parts_of_rows)
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
+        select = f"{instant} AS e"
+        ids = "CAST(NULL AS BIGINT[])"
+        column = encounter_column(table)  # an encounter table: the ids of its visible rows, as the index gives them
+        if column:
+            select += f", t.{quote(column)} AS id"
+            ids = "CAST(list(_e.id ORDER BY _e.id) FILTER (WHERE _e.id IS NOT NULL) AS BIGINT[])"
         parts.append(
-            f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times "
-            f"FROM (SELECT {instant} AS e{rows}) AS _e"
+            f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times, {ids} AS encounter_ids "
+            f"FROM (SELECT {select}{rows}) AS _e"
         )
     if from_index:
         parts.insert(0, _index_part(from_index, _Query(key, op, scope, from_index[0], params=params)))
@@ -394,8 +400,10 @@ def _from_index(table: Table, linked_only: bool) -> bool:
 
 
 def _index_part(tables: list[Table], q: _Query) -> str:
-    """One ``(table_name, n, times)`` row per indexed table with visible rows (the caller counts the others 0):
-    the rows :func:`_visible_rows` keeps, told by the index's event time and target id."""
+    """One ``(table_name, n, times, encounter_ids)`` row per indexed table with visible rows (the caller counts
+    the others 0): the rows :func:`_visible_rows` keeps, told by the index's event time and target id, and
+    for an encounter table (:func:`~clinseek.store.encounter_column`) the ids of those rows: the encounters
+    whose start is known, as :func:`encounter_sqls` gives them."""
     names = ", ".join(f"'{t.qualified}'" for t in tables)
     where = [f"i.subject_id = {SUBJECT}", f"i.table_name IN ({names})"]
     untimed = [t.qualified for t in tables if t.event_time is None]
@@ -407,10 +415,11 @@ def _index_part(tables: list[Table], q: _Query) -> str:
         if target is not None and owners:
             listed = ", ".join(f"'{n}'" for n in owners)
             where.append(f"(i.table_name NOT IN ({listed}) OR i.target_id IS DISTINCT FROM {q.add(target)})")
+    # the names are an ENUM in the index (a one-byte code); filtered, grouped and returned as text
     return (
-        "SELECT i.table_name, count(*) AS n, list(i.event_time ORDER BY i.event_time) "
-        f"FILTER (WHERE i.event_time IS NOT NULL) AS times FROM {EVENT_INDEX} i WHERE "
-        + " AND ".join(where) + " GROUP BY i.table_name"
+        "SELECT CAST(i.table_name AS VARCHAR) AS table_name, count(*) AS n, list(i.event_time ORDER BY i.event_time) "
+        "FILTER (WHERE i.event_time IS NOT NULL) AS times, list(i.encounter_id) FILTER (WHERE i.encounter_id IS NOT NULL) "
+        f"AS encounter_ids FROM {EVENT_INDEX} i WHERE " + " AND ".join(where) + " GROUP BY i.table_name"
     )
 
 

@@ -12,7 +12,15 @@ from ._duck import (
     record_table,
     table_ddl,
 )
-from ._eventindex import EVENT_INDEX, EVENT_INDEX_TABLES, indexable, valid_event_index, write_event_index
+from ._eventindex import (
+    EVENT_INDEX,
+    EVENT_INDEX_TABLES,
+    EVENT_INDEX_VERSION,
+    encounter_column,
+    indexable,
+    valid_event_index,
+    write_event_index,
+)
 from ._info import StoreInfo, TableInfo, store_info
 from ._ingest import ingest
 from ._ingest_report import IngestReport, TableIngest
@@ -25,6 +33,7 @@ from ._synth import SynthReport, check_consistency, synthesize
 __all__ = [
     "EVENT_INDEX",
     "EVENT_INDEX_TABLES",
+    "EVENT_INDEX_VERSION",
     "META_SCHEMA",
     "PG_SCHEMAS",
     "IngestReport",
@@ -41,6 +50,7 @@ __all__ = [
     "check_consistency",
     "connect_store",
     "damage_error",
+    "encounter_column",
     "finished_tables",
     "indexable",
     "ingest",

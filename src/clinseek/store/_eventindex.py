@@ -6,19 +6,24 @@ table whose rows inherit their time from a parent, one join per table: about 45 
 episode on the MIMIC-IV demo, whatever the patient's size. The index holds the same instants, computed
 once at ingest, so the inventory is one filtered scan of one table.
 
-``clinseek_meta.event_index(table_name, subject_id, event_time, target_id)`` has one row per row of each
-*indexed* table (:func:`indexable`): ``event_time`` is the registry's event time of the row
-(:attr:`~clinseek.schema.EventTime.expr`, inherited parent time included, NULL for a table without one),
-``target_id`` the value of the table's :attr:`~clinseek.schema.Table.target_key` column (the question's
-own encounter is hidden by it). Rows whose parent is absent are left out (they can never be timed, so
-never visible). The cutoff, the target exclusion and everything else a policy decides stay in the policy
+``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id)`` has one row
+per row of each *indexed* table (:func:`indexable`): ``table_name`` an ``ENUM`` of the indexed tables'
+names (a one-byte code: the inventory filters, groups and returns it cheaper than text),
+``event_time`` the registry's event time of the row (:attr:`~clinseek.schema.EventTime.expr`, inherited
+parent time included, NULL for a table without one), ``target_id`` the value of the table's
+:attr:`~clinseek.schema.Table.target_key` column (the question's own encounter is hidden by it),
+``encounter_id`` the row's own encounter id in an encounter table whose event time is the encounter's
+start (:func:`encounter_column`: ``hadm_id`` of ``hosp.admissions``, ``stay_id`` of ``icu.icustays`` and
+``ed.edstays``), so the same read gives the episode's visible encounter ids. Rows whose parent is absent
+are left out (they can never be timed, so never visible). The cutoff, the target exclusion and everything else a policy decides stay in the policy
 (:meth:`clinseek.policy.Policy.visible_inventory_select` reads the index); the index holds facts of the
 store only, the same for every policy and question.
 
 ``clinseek_meta.event_index_tables(table_name, table_rows)`` records the tables covered and the row
 count of every patient table when the index was written: a reader uses the index only while every
-count still matches (:func:`valid_event_index`), so a store changed by anything but ingest falls back
-to the per-table statements.
+count still matches and ``store_info`` records this layout's :data:`EVENT_INDEX_VERSION`
+(:func:`valid_event_index`), so a store changed by anything but ingest, or indexed by an older clinseek,
+falls back to the per-table statements (and its next ingest rewrites the index).
 """
 
 from __future__ import annotations
@@ -27,11 +32,18 @@ from collections.abc import Collection
 
 import duckdb
 
-from ..schema import Table, get_table, tables
+from ..schema import ENCOUNTER_IDS, Table, get_table, tables
 from ._duck import META_SCHEMA
 
 EVENT_INDEX = f"{META_SCHEMA}.event_index"
-"""The index table: ``(table_name VARCHAR, subject_id INTEGER, event_time TIMESTAMP, target_id BIGINT)``."""
+"""The index table: ``(table_name ENUM, subject_id INTEGER, event_time TIMESTAMP, target_id BIGINT,
+encounter_id BIGINT)``."""
+
+EVENT_INDEX_VERSION = "2"
+"""The index layout, recorded as ``store_info.event_index_version``: 2 added ``encounter_id`` and made
+``table_name`` an ``ENUM``; an index without it (version 1, VARCHAR names) is not used."""
+
+_VERSION_KEY = "event_index_version"
 
 EVENT_INDEX_TABLES = f"{META_SCHEMA}.event_index_tables"
 """Row counts of the store's patient tables when the index was written; ``indexed`` marks the covered ones."""
@@ -49,6 +61,24 @@ def indexable(table: Table) -> bool:
     )
 
 
+def encounter_column(table: Table) -> str | None:
+    """The encounter id column whose visible ids the index gives for ``table``, else ``None``.
+
+    ``table`` must own encounters (``ENCOUNTER_IDS``: an id is visible when the earliest start of that
+    encounter among the patient's rows is known at the cutoff) and its event time must be that start
+    column, with no parent and no target encounter hidden: then the encounter's visible ids are exactly
+    the ids of its visible index rows (the earliest start is known iff some row's start is).
+    """
+    event_time = table.event_time
+    if not indexable(table) or event_time is None or event_time.parent is not None or table.target_key:
+        return None
+    for (_, column), (owner, start) in ENCOUNTER_IDS.items():
+        if owner == table.qualified and event_time.expr in (f"t.{start}", f't."{start}"'):
+            found = next((c for c in table.columns if c.name == start), None)
+            return column if found is not None and found.type == "TIMESTAMP" else None
+    return None
+
+
 def event_index_select(table: Table, present: Collection[str]) -> str | None:
     """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent."""
     event_time = table.event_time
@@ -64,9 +94,12 @@ def event_index_select(table: Table, present: Collection[str]) -> str | None:
         join = f" JOIN ({parent.times_sql(by_subject=by_subject)}) AS _parent ON {on}"
         where = " WHERE _parent.parent_time IS NOT NULL"
     target = f't."{table.target_key}"' if table.target_key else "NULL"
+    encounter = encounter_column(table)
+    encounter_id = f't."{encounter}"' if encounter else "NULL"
     return (
         f"SELECT '{table.qualified}' AS table_name, t.subject_id, {instant} AS event_time, "
-        f"CAST({target} AS BIGINT) AS target_id FROM {table.qualified} t{join}{where}"
+        f"CAST({target} AS BIGINT) AS target_id, CAST({encounter_id} AS BIGINT) AS encounter_id "
+        f"FROM {table.qualified} t{join}{where}"
     )
 
 
@@ -89,16 +122,21 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     )
     rows = " UNION ALL ".join(selects.values()) or (
         "SELECT NULL::VARCHAR AS table_name, NULL::INTEGER AS subject_id, NULL::TIMESTAMP AS event_time, "
-        "NULL::BIGINT AS target_id WHERE false"
+        "NULL::BIGINT AS target_id, NULL::BIGINT AS encounter_id WHERE false"
     )
     covered = ", ".join(f"'{name}'" for name in selects) or "NULL"
+    name_type = f"ENUM({covered})" if selects else "VARCHAR"  # names in registry order: the codes sort as the registry
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT * FROM ({rows}) ORDER BY subject_id, table_name, event_time")
+        con.execute(
+            f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT CAST(table_name AS {name_type}) AS table_name, "
+            f"subject_id, event_time, target_id, encounter_id FROM ({rows}) ORDER BY subject_id, table_name, event_time"
+        )
         con.execute(
             f"CREATE OR REPLACE TABLE {EVENT_INDEX_TABLES} AS SELECT table_name, table_rows, "
             f"table_name IN ({covered}) AS indexed FROM ({counts})"
         )
+        con.execute(f"INSERT OR REPLACE INTO {META_SCHEMA}.store_info VALUES (?, ?)", [_VERSION_KEY, EVENT_INDEX_VERSION])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -107,17 +145,21 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> frozenset[str]:
-    """The tables whose inventory a reader may take from the index: the covered ones, while the row count
-    of every patient table of the store is still the one recorded when the index was written (else none).
+    """The tables whose inventory a reader may take from the index: the covered ones, while the store
+    records this layout (:data:`EVENT_INDEX_VERSION`) and the row count of every patient table of the store
+    is still the one recorded when the index was written (else none).
 
     Raises:
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
     """
     try:
         con.execute(f"SELECT 1 FROM {EVENT_INDEX} LIMIT 0").fetchall()
+        version = con.execute(f"SELECT value FROM {META_SCHEMA}.store_info WHERE key = ?", [_VERSION_KEY]).fetchall()
         recorded = con.execute(f"SELECT table_name, table_rows, indexed FROM {EVENT_INDEX_TABLES}").fetchall()
     except duckdb.CatalogException:
         return frozenset()
+    if version != [(EVENT_INDEX_VERSION,)]:
+        return frozenset()  # an older layout: read per table until the next ingest rewrites it
     patient = sorted(name for name in present if get_table(name).is_patient_table)
     if not patient or {name for name, _, _ in recorded} != set(patient):
         return frozenset()
