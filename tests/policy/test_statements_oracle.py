@@ -37,11 +37,14 @@ def _run(con: duckdb.DuckDBPyConnection, statement: tuple[str, list[Any]] | None
     return _sorted(con.sql(statement[0], params=statement[1] or None).to_arrow_table())
 
 
-def _same(con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any) -> int:
+def _same(con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any, *, extra: tuple[str, ...] = ()) -> int:
+    """Same rows and values; ``extra``: columns the new statement adds (checked elsewhere), left out."""
     got, want = _run(con, new), _run(con, old)
     if want is None or got is None:
         assert got is None and want is None, what
         return 0
+    assert got.column_names == [*want.column_names, *extra], what
+    got = got.select(want.column_names)
     assert got.schema == want.schema, what
     assert got.num_rows == want.num_rows, f"{what}: {got.num_rows} rows, the oracle {want.num_rows}"
     assert got.equals(want), f"{what}: values differ from the oracle's"
@@ -84,7 +87,9 @@ def check_key(store: Path, key: EpisodeKey) -> int:
             _same(con, f"future {table.qualified} {key}", new, old)
         new = policy.visible_inventory_select(key, present=present)
         old = oracle_sql.visible_inventory_sql(tables(), key, op=op, linked_only=linked, present=present)
-        _same(con, f"inventory {key}", new, old)
+        # the inventory's encounter ids (a column added after the oracle) are checked against
+        # Policy.encounter_selects in tests/episode/test_event_index.py
+        _same(con, f"inventory {key}", new, old, extra=("encounter_ids",))
     return compared
 
 
@@ -149,14 +154,16 @@ def test_crafted_store_statements_match_the_oracle_at_more_cutoffs(crafted_store
 
 @pytest.mark.slow
 def test_synthetic_store_statements_match_the_oracle(synthetic_store: Path) -> None:
-    keys = list(keys_of(synthetic_store, 2, studies=True))
+    keys = list(keys_of(synthetic_store, 1, studies=True))
     assert sum(check_key(synthetic_store, key) for key in keys) > 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("patient", [0, 1, 2])
+@pytest.mark.parametrize("patient", [0, 1])
 def test_demo_store_statements_match_the_oracle(demo_store: Path, patient: int) -> None:
-    keys = list(keys_of(demo_store, 3))[3 * patient: 3 * patient + 3]
+    # the two demo patients with the most emar rows (the tables whose masks read other tables): 6 keys, all
+    # tables; a third patient added ~8 s of CI time and no statement shape the first two lack
+    keys = list(keys_of(demo_store, 2))[3 * patient: 3 * patient + 3]
     assert sum(check_key(demo_store, key) for key in keys) > 0
 
 
