@@ -34,7 +34,7 @@ def one_question(synthetic_store: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.mark.parametrize(("model", "absent", "extra"), [
-    ("openai:gpt-5.1", ["openai"], "openai"),
+    ("openai:gpt-5.1", ["aiohttp"], "openai"),
     ("anthropic:claude-opus-4-6", ["anthropic"], "anthropic"),
     ("bedrock:us.anthropic.claude-opus-4-6-v1", ["anthropic"], "bedrock"),
 ])
@@ -47,7 +47,7 @@ def test_run_with_a_model_whose_sdk_is_absent_names_the_extra(model: str, absent
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"error: {model} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]' "
-        f"({'the OpenAI SDK' if extra == 'openai' else 'the Anthropic SDK'} is not installed)")
+        f"({'aiohttp' if extra == 'openai' else 'the Anthropic SDK'} is not installed)")
     assert not any(out.rglob("results*.jsonl"))  # refused before any row is written
 
 

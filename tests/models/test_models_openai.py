@@ -1,4 +1,4 @@
-"""The OpenAI-compatible provider, driven through the real openai SDK against a loopback server."""
+"""The OpenAI-compatible provider (plain aiohttp) against a loopback server."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_an_unknown_tool_name_is_flagged_not_repaired(openai_server: OpenAIFake)
     assert (call.name, call.error_kind) == ("ehr_finish", "unknown_tool")
 
 
-def test_the_request_uses_wire_names_and_no_sdk_retries(openai_server: OpenAIFake) -> None:
+def test_the_request_is_json_with_wire_names_and_options(openai_server: OpenAIFake) -> None:
     openai_server.script(openai_server.text("no"))
     _generate(openai_server, config=GenerateConfig(timeout_s=5, temperature=0.0, seed=3, tool_choice="ehr.finish",
                                                    parallel_tool_calls=False, max_output_tokens=321))
@@ -85,7 +85,7 @@ def test_the_request_uses_wire_names_and_no_sdk_retries(openai_server: OpenAIFak
     assert body["tool_choice"] == {"type": "function", "function": {"name": "ehr__finish"}}
     assert (body["temperature"], body["seed"], body["parallel_tool_calls"], body["max_tokens"]) == (0.0, 3, False, 321)
     assert body["messages"][0] == {"role": "system", "content": "You are a clinical assistant."}
-    assert request.headers["x-stainless-retry-count"] == "0"
+    assert request.headers["content-type"] == "application/json"
 
 
 def test_openai_itself_gets_max_completion_tokens(
@@ -307,3 +307,26 @@ def test_retry_after_as_an_http_date_is_seconds_from_now(openai_server: OpenAIFa
     with pytest.raises(RateLimited) as caught:
         _generate(openai_server)
     assert caught.value.retry_after_s is not None and 25 <= caught.value.retry_after_s <= 31
+
+
+def test_organization_and_project_headers_come_from_the_environment(
+    openai_server: OpenAIFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-test")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj_test")
+    openai_server.script(openai_server.text("ok"))
+    _generate(openai_server)
+    headers = openai_server.requests[0].headers
+    assert (headers["openai-organization"], headers["openai-project"]) == ("org-test", "proj_test")
+
+
+def test_one_model_serves_calls_from_successive_event_loops(openai_server: OpenAIFake) -> None:
+    """A model built once and called from two ``asyncio.run``s (a pre-flight, then the run) opens a session in each."""
+    openai_server.script(openai_server.text("one"), openai_server.text("two"))
+    model = get_model("openai:gpt-test", base_url=openai_server.url)
+
+    async def once() -> str:
+        return (await model.generate(CONVERSATION, (), GenerateConfig(timeout_s=5))).message.content
+
+    assert [run(once), run(once)] == ["one", "two"]
+    run(model.aclose)

@@ -19,7 +19,8 @@ Ollama and llama.cpp accept any key unless started with one)."""
 
 @provider("openai")
 def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
-    import_optional("openai", f"openai:{model_id}", "openai", "the OpenAI SDK is not installed")
+    # the chat call is plain aiohttp (models/_openai_http.py); the extra installs it
+    import_optional("aiohttp", f"openai:{model_id}", "openai", "aiohttp is not installed")
     from ._openai import OpenAIChatModel
 
     env = options.api_key_env or "OPENAI_API_KEY"

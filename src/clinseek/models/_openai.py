@@ -7,12 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
-import httpx2
-import openai
 
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolNameMap, to_tool_infos
+from ._openai_http import ChatEndpoint
 from ._openai_wire import (
     decode_message,
     decode_usage,
@@ -23,7 +22,6 @@ from ._openai_wire import (
 )
 from ._preflight import PreflightReport, openai_preflight
 from ._pricing import PriceTable
-from ._sdk_errors import map_sdk_error
 from ._tokens import TokenCounter
 from ._vision import vision_capable
 
@@ -32,7 +30,9 @@ class OpenAIChatModel:
     """A model behind the OpenAI Chat Completions API, with native tool calling.
 
     Prompt caching is automatic on OpenAI; cached prompt tokens are read from
-    ``usage.prompt_tokens_details.cached_tokens``. The SDK's retries are off (``max_retries=0``).
+    ``usage.prompt_tokens_details.cached_tokens``. The request goes out on aiohttp, one request per
+    call (no retries here: the runner's ``ResilientModel`` retries), and the reply is read as plain
+    JSON (:mod:`clinseek.models._openai_http` says why not through the ``openai`` SDK).
     """
 
     supports_native_tools = True
@@ -56,8 +56,7 @@ class OpenAIChatModel:
         self._extra_body = dict(extra_body) if extra_body else None
         # OpenAI's own API wants max_completion_tokens; compatible servers all accept max_tokens.
         self._max_tokens_param = "max_tokens" if base_url else "max_completion_tokens"
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
-                                          http_client=http_client())
+        self._endpoint = ChatEndpoint(api_key=api_key, base_url=base_url, model=self.name)
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self.name!r})"
@@ -81,20 +80,11 @@ class OpenAIChatModel:
         started = time.perf_counter()
         try:
             with anyio.fail_after(config.timeout_s):
-                # The SDK's low-level post: same client, auth and errors as chat.completions.create,
-                # without its per-call TypedDict transform of our already-plain JSON (~3 ms a call);
-                # the reply comes back as the HTTP response (its JSON decoded here, once, into plain
-                # dicts: building the SDK's ChatCompletion objects cost ~0.7 ms a call).
-                reply = await self._client.post(
-                    "/chat/completions", cast_to=httpx2.Response, body=request, options={"timeout": config.timeout_s}
-                )
-                completion = reply.json()
+                completion, request_id = await self._endpoint.post("chat/completions", request)
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
-        except (openai.OpenAIError, ValueError) as err:
-            raise map_sdk_error(err, self.name, openai) from err
         latency_s = time.perf_counter() - started
-        return self._response(completion, reply.headers.get("x-request-id"), names, latency_s)
+        return self._response(completion, request_id, names, latency_s)
 
     def _response(self, completion: Any, request_id: str | None, names: ToolNameMap, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
@@ -125,27 +115,12 @@ class OpenAIChatModel:
         Raises:
             ModelError: the endpoint cannot serve the run (the message says why and what to do).
         """
-        return await openai_preflight(self, str(self._client.base_url), self._client.api_key, tools=tools,
+        return await openai_preflight(self, self._endpoint.base_url, self._endpoint.api_key, tools=tools,
                                       timeout_s=timeout_s)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        await self._client.close()
-
-
-def http_client() -> httpx2.AsyncClient | None:
-    """The SDK's aiohttp transport (``openai.DefaultAioHttpClient``, the ``openai[aiohttp]`` extra that
-    ``clinseek[openai]`` installs); ``None`` (the SDK's own httpx pool) when aiohttp is missing.
-
-    At many calls in flight the httpx pool checks every one of its connections on each request and
-    each reply; aiohttp's connector does not: the SDK's CPU per call at 256 in flight fell from
-    ~5.3 ms (httpx, over 8 clients) to ~2.9 ms (one aiohttp client) on the development machine
-    (docs/ray.md, "Performance"). The session is opened on the first call, in the caller's event loop.
-    """
-    try:
-        return openai.DefaultAioHttpClient()
-    except RuntimeError:  # the SDK's stand-in when aiohttp is not installed
-        return None
+        await self._endpoint.aclose()
 
 
 def _text_or_none(value: Any) -> str | None:
