@@ -25,8 +25,11 @@ the same process, with no harness at all. Three bare baselines are timed:
   one ``httpx`` connection pool checks every one of its connections on each request and reply, which at
   concurrency 256 costs the single-client baselines more CPU than everything else they do;
 - ``aiohttp``: ``post`` over one client on the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
-  with the reply read as the HTTP response and its JSON decoded once: the very call the models layer now
-  makes for ``openai:`` models.
+  with the reply read as the HTTP response and its JSON decoded once (the models layer's call until
+  session 8);
+- ``bare``: no SDK: one ``aiohttp.ClientSession`` posting the body as JSON text it encodes itself and
+  decoding the reply with ``json.loads``, the true ceiling of any client on these cores; the models layer's
+  ``openai:`` call is this exchange (``clinseek.models._openai_http``) plus its error checks.
 
 Overhead = (harness wall - baseline wall) / harness wall, from the means of alternating rounds
 (gather, pool, post, harness, gather, ...), so that a change of machine load hits all alike; the target
@@ -101,7 +104,7 @@ _REPLY = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
           + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
 _KEY = "sk-benchmark-not-a-real-key"
 _TIMEOUT_S = 30.0
-_BASELINES = ("gather", "pool", "post", "pools", "aiohttp")
+_BASELINES = ("gather", "pool", "post", "pools", "aiohttp", "bare")
 
 
 AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
@@ -149,40 +152,58 @@ def _agent_reply(body: bytes) -> bytes:
 def _serve(latency_s: float, port_out: Connection, stop: Event, sample: str, log: str) -> None:
     """A minimal asyncio HTTP/1.1 keep-alive server answering every POST after ``latency_s``.
 
-    The first request body it receives is written to ``sample`` (the baseline replays it); each
-    request's arrival and reply times (``time.time()``) are appended to ``log``.
-    A request that offers tools gets the scripted calls of :data:`AGENT_TURNS`; any other, the fixed curated
-    answer.
+    As cheap per request as a fake can be (it shares the cores with the client it stands in for a remote GPU
+    server to): an ``asyncio.Protocol`` that parses the head and ``content-length`` itself and sends the reply
+    from a ``loop.call_later`` timer (no stream reader, task or sleep per request). The first request body it
+    receives is written to ``sample`` (the baseline replays it); each request's arrival and reply times
+    (``time.time()``) are appended to ``log``. A request that offers tools gets the scripted calls of
+    :data:`AGENT_TURNS`; any other, the fixed curated answer.
     """
     times = open(log, "a", buffering=1)  # open for the server's whole life
+    sampled = [os.path.exists(sample)]
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
+    class Handler(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            assert isinstance(transport, asyncio.Transport)
+            self.transport = transport
+            self.buffer = b""
+
+        def data_received(self, data: bytes) -> None:
+            self.buffer += data
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                body = await reader.readexactly(length)
-                arrived = time.time()
-                if not os.path.exists(sample):
+                end = self.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                head = self.buffer[:end].lower()
+                at = head.find(b"content-length:")
+                length = int(head[at + 15:head.find(b"\r\n", at) if head.find(b"\r\n", at) > 0 else None]) \
+                    if at >= 0 else 0
+                if len(self.buffer) < end + 4 + length:
+                    return
+                body = self.buffer[end + 4:end + 4 + length]
+                self.buffer = self.buffer[end + 4 + length:]
+                if not sampled[0]:
                     Path(sample).write_bytes(body)
-                await asyncio.sleep(latency_s)
-                writer.write(_agent_reply(body) if b'"tools"' in body else _REPLY)
-                await writer.drain()
+                    sampled[0] = True
+                reply = _agent_reply(body) if b'"tools"' in body else _REPLY
+                loop.call_later(latency_s, self.reply, reply, time.time())
+
+        def reply(self, reply: bytes, arrived: float) -> None:
+            if not self.transport.is_closing():
+                self.transport.write(reply)
                 times.write(f"{arrived:.6f} {time.time():.6f}\n")
-        except (asyncio.IncompleteReadError, ConnectionError):
-            writer.close()
+
+    loop = asyncio.new_event_loop()
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        server = await loop.create_server(Handler, "127.0.0.1", 0, backlog=1024)
         port_out.send(server.sockets[0].getsockname()[1])
         while not stop.is_set():
             await asyncio.sleep(0.1)
         server.close()
 
-    asyncio.run(main())
+    loop.run_until_complete(main())
+    loop.close()
 
 
 def _questions(n: int) -> list[Any]:
@@ -374,6 +395,8 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
 
     from clinseek.runner._routing import POOL_CONNECTIONS
 
+    if kind == "bare":
+        return await _bare_calls(base_url, body, n, concurrency)
     count = math.ceil(concurrency / POOL_CONNECTIONS) if kind == "pools" else 1
     clients = [openai.AsyncOpenAI(api_key=_KEY, base_url=base_url, max_retries=0,
                                   http_client=openai.DefaultAioHttpClient() if kind == "aiohttp" else None)
@@ -423,6 +446,32 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
     finally:
         for client in clients:
             await client.close()
+
+
+async def _bare_calls(base_url: str, body: dict[str, Any], n: int, concurrency: int) -> list[float]:
+    """``n`` POSTs on one bare ``aiohttp.ClientSession`` (no SDK), ``concurrency`` tasks each making calls until
+    ``n`` are made; our own JSON encoding of the body and ``json.loads`` of the reply. The latency of each."""
+    import aiohttp
+
+    raw = {k: v for k, v in body.items() if k != "extra_body"} | body.get("extra_body", {})
+    url = base_url.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {_KEY}", "Content-Type": "application/json"}
+    todo = iter(range(n))
+    latencies: list[float] = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
+                                     timeout=aiohttp.ClientTimeout(total=_TIMEOUT_S)) as session:
+
+        async def worker() -> None:
+            for _ in todo:
+                started = time.perf_counter()
+                async with session.post(url, data=json.dumps(raw).encode(), headers=headers) as reply:
+                    data = await reply.read()
+                    assert reply.status == 200, reply.status
+                assert json.loads(data)["choices"][0]["message"]["content"]
+                latencies.append(time.perf_counter() - started)
+
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, n))))
+    return latencies
 
 
 def _baseline(base_url: str, body: dict[str, Any], n: int, concurrency: int, kind: str) -> Round:
