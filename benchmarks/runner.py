@@ -33,7 +33,7 @@ the same process, with no harness at all. Three bare baselines are timed:
 
 Overhead = (harness wall - baseline wall) / harness wall, from the means of alternating rounds
 (gather, pool, post, harness, gather, ...), so that a change of machine load hits all alike; the target
-is judged against the *fastest* baseline (normally ``aiohttp``: the harness is then charged with nothing
+is judged against the *fastest* baseline (normally ``bare``: the harness is then charged with nothing
 but its own code). It is *not* the distance to the ideal wall (``ceil(questions / concurrency) x
 latency``): that distance is mostly the cost of the ``openai`` SDK, the HTTP stack and the fake server
 sharing the CPU cores (one event-loop thread parses every reply of a wave of ``concurrency`` at once),

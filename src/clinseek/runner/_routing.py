@@ -10,7 +10,7 @@ Within one endpoint, the calls of a run to a provider whose SDK client sits on a
 pool are spread over several clients of it (:class:`ClientPools`), each with its own pool of at most
 :data:`POOL_CONNECTIONS` calls in flight: httpcore checks every one of its connections on each request
 and each reply, so one pool of 256 connections spends most of a core on that alone at 256 calls in
-flight. The ``openai:`` provider uses the SDK's aiohttp transport instead, whose connector has no
+flight. The ``openai:`` provider posts on one aiohttp session instead, whose connector has no
 such cost: one client serves any number of calls in flight (two to eight clients cost more CPU per
 call than one, measured).
 """
