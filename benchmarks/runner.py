@@ -21,7 +21,7 @@ the same process, with no harness at all. Three bare baselines are timed:
 - ``post``: the ``pool`` with the SDK's low-level ``client.post("/chat/completions", cast_to=ChatCompletion)``
   (it skips ``create``'s per-call TypedDict transform, ~0.5 ms), on the SDK's default httpx transport;
 - ``pools``: ``post`` over ``ceil(concurrency / 32)`` clients, each call on the first with fewer than 32
-  in flight, as the runner spreads the calls of the httpx-based providers (``runner._routing.ClientPools``):
+  in flight, as the runner spread the calls of the httpx-based providers until session 8:
   one ``httpx`` connection pool checks every one of its connections on each request and reply, which at
   concurrency 256 costs the single-client baselines more CPU than everything else they do;
 - ``aiohttp``: ``post`` over one client on the SDK's aiohttp transport (``openai.DefaultAioHttpClient``),
@@ -105,6 +105,8 @@ _REPLY = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length:
 _KEY = "sk-benchmark-not-a-real-key"
 _TIMEOUT_S = 30.0
 _BASELINES = ("gather", "pool", "post", "pools", "aiohttp", "bare")
+POOL_CONNECTIONS = 32
+"""The ``pools`` baseline: calls in flight per httpx client (the runner's rule before session 8)."""
 
 
 AGENT_TURNS: list[list[tuple[str, dict[str, str]]]] = [
@@ -393,8 +395,6 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
     import openai
     from openai.types.chat import ChatCompletion
 
-    from clinseek.runner._routing import POOL_CONNECTIONS
-
     if kind == "bare":
         return await _bare_calls(base_url, body, n, concurrency)
     count = math.ceil(concurrency / POOL_CONNECTIONS) if kind == "pools" else 1
@@ -406,7 +406,7 @@ async def _baseline_calls(base_url: str, body: dict[str, Any], n: int, concurren
 
     async def call() -> float:
         started = time.perf_counter()
-        # the first client with room, else the least busy (runner._routing.ClientPools's rule)
+        # the first client with room, else the least busy
         index = next((i for i, b in enumerate(busy) if b < POOL_CONNECTIONS), None)
         index = min(range(len(clients)), key=busy.__getitem__) if index is None else index
         client = clients[index]

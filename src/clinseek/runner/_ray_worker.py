@@ -226,7 +226,7 @@ class EpisodeWorker:
             self._store = await materialize(spec.staged, _fetch)
         check_worker_store(self._store, spec.store_id, self.node)
         settings = spec.settings
-        self._base = _model(spec.model, settings, self.slots) if isinstance(spec.model, str) else spec.model
+        self._base = _model(spec.model, settings) if isinstance(spec.model, str) else spec.model
         self._limiter = ClusterLimiter(spec.limiter, self.name, max_concurrent=self.slots,
                                        rate=settings.model.requests_per_s is not None)
         model: ChatModel = ResilientModel(self._base, self._limiter, settings.model.retry)

@@ -6,19 +6,15 @@ its other runs) reaches the replica whose prefix cache already holds its prompt,
 of a benchmark spread evenly. The job being run is named by a context variable that the executor
 sets around each job (:func:`routed`); the model calls inside it read it.
 
-Within one endpoint, the calls of a run to a provider whose SDK client sits on an httpx connection
-pool are spread over several clients of it (:class:`ClientPools`), each with its own pool of at most
-:data:`POOL_CONNECTIONS` calls in flight: httpcore checks every one of its connections on each request
-and each reply, so one pool of 256 connections spends most of a core on that alone at 256 calls in
-flight. The ``openai:`` provider posts on one aiohttp session instead, whose connector has no
-such cost: one client serves any number of calls in flight (two to eight clients cost more CPU per
-call than one, measured).
+Within one endpoint every provider's calls share one client: ``openai:`` posts on one aiohttp session,
+``anthropic:`` / ``bedrock:`` / ``vertex:`` use the SDK's aiohttp transport; neither connection pool
+checks its other connections per request, so one client serves any number of calls in flight (before
+session 8 the httpx-based SDKs were spread over one client per 32 calls in flight; docs/ray.md).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -35,12 +31,6 @@ from ..models import (
 from ..records import ResultRow
 from ._engine import Job
 
-POOL_CONNECTIONS = 32
-"""Calls in flight per client (HTTP connection pool) of one endpoint, at most, on average."""
-POOLED_PROVIDERS = frozenset({"anthropic", "bedrock", "vertex"})
-"""Providers whose model object is an SDK client on an httpx connection pool (``openai:`` is on
-aiohttp, see above; a local model, such as ``llama-cpp:``, holds weights instead and is never duplicated)."""
-
 _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 """The routing key (qid) of the job whose model calls run in this context; ``None`` outside a job."""
 
@@ -48,13 +38,6 @@ _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 def replica_index(key: str, replicas: int) -> int:
     """The replica ``key`` goes to among ``replicas`` (SHA-256 based: the same in every process)."""
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % replicas
-
-
-def client_count(name: str, concurrency: int) -> int:
-    """How many clients of one endpoint ``concurrency`` calls of model ``name`` (``provider:model``) use."""
-    if name.partition(":")[0] not in POOLED_PROVIDERS:
-        return 1
-    return max(1, math.ceil(concurrency / POOL_CONNECTIONS))
 
 
 def routed(execute: Callable[[Job], Awaitable[ResultRow]]) -> Callable[[Job], Awaitable[ResultRow]]:
@@ -124,43 +107,3 @@ class EndpointRouter(_OneModel):
             first = first or checked
         assert first is not None
         return first
-
-
-
-class ClientPools(_OneModel):
-    """A ``ChatModel`` over several clients of one endpoint, each with at most :data:`POOL_CONNECTIONS` calls in flight.
-
-    A call goes to the first client below that (the one whose call just ended, most often: its idle
-    connection is reused rather than a new one opened in another client's pool); when every client
-    is full, to the one with the fewest in flight.
-
-    Args:
-        clients: the same model at the same endpoint, each with its own connection pool
-            (:func:`client_count` of them). The first one answers the pre-flight.
-    """
-
-    def __init__(self, clients: Sequence[ChatModel]) -> None:
-        super().__init__(clients, "client")
-        self.clients = self.members
-        self._in_flight = [0] * len(self.clients)
-
-    async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
-                       config: GenerateConfig | None = None) -> ModelResponse:
-        """Call the first client with room (else the least busy)."""
-        busy = self._in_flight
-        index = next((i for i, n in enumerate(busy) if n < POOL_CONNECTIONS), None)
-        if index is None:
-            index = min(range(len(busy)), key=busy.__getitem__)
-        self._in_flight[index] += 1
-        try:
-            return await self.clients[index].generate(messages, tools, config)
-        finally:
-            self._in_flight[index] -= 1
-
-    async def preflight(self, *, tools: bool, timeout_s: float) -> tuple[Any, TokenCounter]:
-        """The first client's pre-flight (they are the same endpoint and model).
-
-        Raises:
-            ModelError: the endpoint cannot serve the run.
-        """
-        return await preflight(self.inner, tools=tools, timeout_s=timeout_s)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 import time
 from collections import Counter
@@ -58,7 +57,7 @@ from ._progress import Progress
 from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
 from ._retry import ProviderLimiter, ResilientModel
-from ._routing import ClientPools, EndpointRouter, client_count, routed
+from ._routing import EndpointRouter, routed
 from ._settings import RunSettings
 from ._store_check import check_store_subjects
 
@@ -352,21 +351,13 @@ def _check_store(store: Path | str, questions: Sequence[Question], mode: RunMode
         check_store_subjects(store, (q.subject_id for q in questions))
 
 
-def _model(name: str, settings: RunSettings, concurrency: int = 1) -> ChatModel:
-    """The model ``name`` at ``settings.model.base_url``; with ``endpoints``, a sticky router over every replica.
-
-    ``concurrency``: the calls this process makes at once; an HTTP provider's calls to one endpoint
-    are spread over :func:`~._routing.client_count` clients (connection pools) of it.
-    """
+def _model(name: str, settings: RunSettings) -> ChatModel:
+    """The model ``name`` at ``settings.model.base_url``; with ``endpoints``, a sticky router over every replica."""
     model = settings.model
 
-    def client(base_url: str | None) -> ChatModel:
+    def at(base_url: str | None) -> ChatModel:
         return get_model(name, base_url=base_url, tool_protocol=model.tool_protocol, api_key_env=model.api_key_env,
                          credentials_file=model.credentials_file, price_table=model.price_table)
-
-    def at(base_url: str | None) -> ChatModel:
-        clients = client_count(name, math.ceil(concurrency / (1 + len(model.endpoints))))
-        return client(base_url) if clients == 1 else ClientPools([client(base_url) for _ in range(clients)])
 
     if not model.endpoints:
         return at(model.base_url)
@@ -451,9 +442,7 @@ async def run_benchmark(
     if settings.model.endpoints and not owned:
         raise ClinseekError("ModelSettings.endpoints (--base-url repeated) needs the model as 'provider:model': each "
                             "replica's client is built from the name")
-    # on Ray the driver's model only answers the pre-flight: the workers make the calls
-    calls = settings.run.concurrency if settings.run.executor == "local" else 1
-    base = _model(model, settings, calls) if isinstance(model, str) else model
+    base = _model(model, settings) if isinstance(model, str) else model
     wrapped = _wrap(base, settings)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
