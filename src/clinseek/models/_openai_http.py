@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from .. import __version__
+from .._version import __version__
 from ._errors import ModelCallError, ProviderUnavailable
 from ._sdk_errors import from_status
 
