@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._threads import run_cpu_bound
 from ..errors import ClinseekError
 from ..models import (
     ESTIMATE,
@@ -150,7 +151,7 @@ class _Run:
         else:
             pending, tools, base = list(self.messages), list(self.schemas), 0
         count = functools.partial(messages_tokens, self.counter, pending, tools)
-        return base + (await anyio.to_thread.run_sync(count) if self.counter.exact else count())
+        return base + (await run_cpu_bound(count) if self.counter.exact else count())
 
     def compact(self, keep: int) -> bool:
         """Replace all but the newest ``keep`` tool outputs by a short notice; True if anything changed."""
