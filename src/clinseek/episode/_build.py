@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -152,10 +153,10 @@ class _Loader:
             self.policy, self.key, name, encounters=self.encounters, since=since, until=until
         )
         columns, rows = data.columns, data.rows
-        for label, keys, values in _labels(self.reader, get_table(name), columns, len(rows)):
-            index = [columns.index(c) for c in keys]
-            found = values(list(zip(*([row[i] for row in rows] for i in index), strict=True))).to_pylist()
-            columns = (*columns, label)
+        for label in _labels(self.reader, get_table(name), columns, len(rows)):
+            keys = [columns.index(c) for c in label.columns]
+            found = label.of(tuple([row[i] for i in keys]) for row in rows).to_pylist()
+            columns = (*columns, label.name)
             rows = [(*row, value) for row, value in zip(rows, found, strict=True)]
         return TimelineRows(columns, rows)
 
@@ -187,13 +188,24 @@ class _Loader:
         _copy(con, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
 
 
-def _labels(
-    reader: StoreReader, table: Table, columns: Sequence[str], rows: int
-) -> Iterator[tuple[str, tuple[str, ...], Callable[[list[tuple[Any, ...]]], pa.Array]]]:
-    """The labels of ``table``'s dictionary joins that ``columns`` (of ``rows`` rows) lack, in order: ``(label,
-    key columns, values)``, where ``values(keys)`` gives the label of each row's key values (``label`` of
-    ``d_labitems``, ``long_title`` of an ICD dictionary; NULL where the code is not listed)."""
-    have = set(columns)
+@dataclass(frozen=True, slots=True)
+class _Label:
+    """One dictionary label a table's rows lack: its name, the row's key columns and the dictionary's index."""
+
+    name: str
+    columns: tuple[str, ...]
+    index: Mapping[tuple[Any, ...], int]
+    values: pa.Array
+
+    def of(self, keys: Iterable[tuple[Any, ...]]) -> pa.Array:
+        """The label of each row's key values (NULL where the code is not listed)."""
+        return self.values.take(pa.array([self.index.get(key) for key in keys], pa.int64()))
+
+
+def _labels(reader: StoreReader, table: Table, columns: Sequence[str], rows: int) -> list[_Label]:
+    """The labels of ``table``'s dictionary joins that ``columns`` (of ``rows`` rows) lack, in order (``label``
+    of ``d_labitems``, ``long_title`` of an ICD dictionary)."""
+    have, out = set(columns), []
     for join in table.dict_joins:
         if join.table not in reader.present or not rows:
             continue
@@ -202,20 +214,16 @@ def _labels(
             continue
         index = reader.dictionary_index(join.table, tuple(join.keys))
         dictionary = reader.dictionary(join.table)
-        for label in labels:
-            have.add(label)
-
-            def values(keys: list[tuple[Any, ...]], label: str = label) -> pa.Array:
-                return dictionary.column(label).take(pa.array([index.get(key) for key in keys], pa.int64()))
-
-            yield label, tuple(join.columns), values
+        have.update(labels)
+        out += [_Label(label, tuple(join.columns), index, dictionary.column(label)) for label in labels]
+    return out
 
 
 def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
     """``data`` (rows of ``table``) with the labels of its dictionary joins that are not its own columns
     (``label`` of ``d_labitems``, ``long_title`` of an ICD dictionary; NULL where the code is not listed)."""
-    for label, keys, values in _labels(reader, table, data.column_names, data.num_rows):
-        data = data.append_column(label, values(list(zip(*(data.column(c).to_pylist() for c in keys), strict=True))))
+    for label in _labels(reader, table, data.column_names, data.num_rows):
+        data = data.append_column(label.name, label.of(zip(*(data.column(c).to_pylist() for c in label.columns), strict=True)))
     return data
 
 
