@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import Episode, EpisodeKey, _sealed, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -182,4 +182,5 @@ def test_loading_opens_no_way_out(demo_store: Path) -> None:
         with pytest.raises(duckdb.Error):
             ep.execute(f"SELECT * FROM read_csv('{demo_store}')")
         views = ep.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal", max_rows=1000).rows
-        assert views == []  # no Arrow view of a load is left behind
+        assert views == [(_sealed.LOAD_VIEW,)]  # no Arrow view of a load is left behind, only the load slot ...
+        assert ep.execute(f"SELECT * FROM {_sealed.LOAD_VIEW}", tables=()).rows == []  # ... empty between loads

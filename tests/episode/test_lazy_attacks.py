@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import Episode, EpisodeKey, _sealed, build_episode, open_store_reader
 from clinseek.errors import EpisodeError, StoreError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
@@ -215,7 +215,10 @@ def test_every_object_a_query_can_name_is_the_episodes(demo_store: Path, demo_ke
                 max_rows=1000,
             ).rows
         }
-        assert objects == {("memory", n) for n in [*ep.table_counts(), *ep.candidate_tables()]}
+        assert objects == {("memory", n) for n in [*ep.table_counts(), *ep.candidate_tables()]} | {
+            ("temp", f"main.{_sealed.LOAD_VIEW}")  # the view loads copy through: empty between loads
+        }
+        assert ep.execute(f"SELECT * FROM {_sealed.LOAD_VIEW}", tables=()).rows == []
         for name in (n for n in ep.table_counts() if get_table(n).visibility == "dictionary"):
             assert ep.execute(f"SELECT count(*) FROM {name}").rows == [(ep.table_counts()[name],)]
         databases = {r[0] for r in ep.execute("SELECT database_name FROM duckdb_databases()").rows}
@@ -252,6 +255,7 @@ def test_a_table_too_big_for_the_episode_fails_as_the_episodes_error_not_the_que
         with pytest.raises(EpisodeError, match=r"cannot load hosp\.labevents .*memory_limit"):
             ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
         assert "hosp.labevents" in ep._pending
+        assert ep.execute(f"SELECT * FROM {_sealed.LOAD_VIEW}", tables=()).rows == []  # the failed copy left nothing
         with pytest.raises(EpisodeError, match=r"hosp\.labevents"):
             asyncio.run(
                 call_tool(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, _sealed, build_episode, open_store_reader
@@ -98,6 +99,22 @@ def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
         with build_episode(reader, EpisodeKey(OTHER, T)) as second:
             assert second._con is not used
             assert second.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows == [(OTHER,)]
+
+
+def test_a_database_whose_load_slot_is_not_empty_is_closed_not_reused(small_store: Path) -> None:
+    """The Arrow slot loads copy through must be empty when an episode closes; if not, the database goes."""
+    with open_store_reader(small_store) as reader:
+        with build_episode(reader, EpisodeKey(S, T)) as first:
+            first.execute("SELECT count(*) FROM labevents", tables=["labevents"])
+            used = first._con
+            slot = first._loader.__self__.slot  # type: ignore[union-attr]
+            assert slot.empty
+            slot._table = pa.table({"subject_id": [S]})  # as if a copy had left its rows behind
+        assert not slot.empty
+        with pytest.raises(duckdb.ConnectionException):
+            used.execute("SELECT 1")  # closed
+        with build_episode(reader, EpisodeKey(OTHER, T)) as second:
+            assert second._con is not used
 
 
 def test_the_reader_is_the_callers(small_store: Path) -> None:

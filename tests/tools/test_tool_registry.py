@@ -85,6 +85,9 @@ def test_schemas_come_from_signature_and_docstring() -> None:
     assert params["properties"]["text"] == {"type": "string", "description": "what to repeat."}
     assert params["properties"]["times"]["default"] == 1
     assert params["additionalProperties"] is False
+    params["properties"]["text"]["description"] = "changed by a caller"
+    again = _registry().get("test.echo").schema()["function"]["parameters"]
+    assert again["properties"]["text"]["description"] == "what to repeat."  # each call gets its own copy
 
 
 def test_every_ehr_schema_is_complete_and_untitled() -> None:

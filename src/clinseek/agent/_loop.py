@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._threads import run_cpu_bound
 from ..errors import ClinseekError
 from ..models import (
     ESTIMATE,
@@ -150,7 +151,7 @@ class _Run:
         else:
             pending, tools, base = list(self.messages), list(self.schemas), 0
         count = functools.partial(messages_tokens, self.counter, pending, tools)
-        return base + (await anyio.to_thread.run_sync(count) if self.counter.exact else count())
+        return base + (await run_cpu_bound(count) if self.counter.exact else count())
 
     def compact(self, keep: int) -> bool:
         """Replace all but the newest ``keep`` tool outputs by a short notice; True if anything changed."""
@@ -236,14 +237,17 @@ class _Run:
         return self.outcome(reading.status, reading.stop_reason, answer=reading.answer,
                             invalid=reading.invalid_answer, error=reading.error, parse_mode=reading.parse_mode)
 
-    def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:
+    async def finish(self, done: list[tuple[ToolCall, ToolResult]]) -> AgentOutcome | None:
         """The outcome when this turn finished the run, else ``None`` (an invalid answer sent back)."""
         finishes = [(c, r) for c, r in done if c.name == FINISH_TOOL and r.ok]
         if not finishes:
             return None
         call, result = finishes[-1]
-        reading = read_finish(finish_items(result.data.get("answer", _first_value(call.arguments))),
-                              answer_vocabulary(self.ctx, self.question))
+        # without candidates in the question, the vocabulary is read from the episode: off the event loop
+        vocabulary: Sequence[str] = self.question.candidates
+        if not vocabulary:
+            vocabulary = await run_cpu_bound(answer_vocabulary, self.ctx, self.question)
+        reading = read_finish(finish_items(result.data.get("answer", _first_value(call.arguments))), vocabulary)
         if reading.invalid_answer and self.corrections < self.budget.answer_corrections:
             self.corrections += 1
             self.messages.append(Message.user(correction_message(reading.invalid_answer)))
@@ -273,7 +277,7 @@ class _Run:
                 return None
             return self.text_answer()
         done = await self.run_tools(calls)
-        return self.finish(done)
+        return await self.finish(done)
 
     async def run(self) -> AgentOutcome:
         try:

@@ -14,10 +14,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict
 
 from .._sync import run_sync
+from .._threads import run_cpu_bound
 from ..episode import CandidateSource, EpisodeKey, StoreReader, build_episode
 from ..errors import ClinseekError
 from ..imaging import CxrLocator
@@ -154,7 +154,7 @@ class EpisodeSession:
 
     async def aclose(self) -> None:
         """:meth:`close` off the event loop."""
-        await anyio.to_thread.run_sync(self.close)
+        await run_cpu_bound(self.close)
 
     def __enter__(self) -> EpisodeSession:
         return self

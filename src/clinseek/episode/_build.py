@@ -19,6 +19,7 @@ from ..schema import Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
+from ._sealed import ArrowSlot, Sealed
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -98,7 +99,7 @@ def _build(
     inventory.update({name: TableInventory(rows, None) for name, rows in reader.dictionary_rows().items()})
     sealed = reader.sealed.acquire(memory_limit)
     try:
-        _add_candidates(sealed.con, cands)
+        _add_candidates(sealed, cands)
         sealed.created.update(cands)
     except BaseException:
         reader.sealed.release(sealed)
@@ -110,7 +111,7 @@ def _build(
             reader.close()
 
     ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
-    loader = _Loader(reader, policy, key, encounters, sealed.dictionaries, sealed.created)
+    loader = _Loader(reader, policy, key, encounters, sealed)
     return Episode(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
         timeline_rows=loader.timeline_rows,
@@ -128,17 +129,18 @@ class _Loader:
         policy: Policy,
         key: EpisodeKey,
         encounters: dict[str, list[int]],
-        dictionaries: set[str],
-        created: set[str],
+        sealed: Sealed,
     ) -> None:
         self.reader = reader
         self.policy = policy
         self.key = key
         self.encounters = encounters
         """The key's visible encounter ids by owning table (read at build with the inventory: :meth:`StoreReader.survey`)."""
-        self.dictionaries = dictionaries
+        self.slot = sealed.slot
+        """The Arrow slot of the episode's database its loads copy through."""
+        self.dictionaries = sealed.dictionaries
         """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
-        self.created = created
+        self.created = sealed.created
         """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
     def timeline(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> pa.Table:
         """``name`` as a timeline in [since, until) (:meth:`StoreReader.timeline`), with its dictionary labels."""
@@ -170,7 +172,8 @@ class _Loader:
         """
         table = get_table(name)
         if table.visibility == "dictionary":
-            _copy(con, name, self.reader.dictionary(name), what=f"the dictionary {name}", where=self.reader.location)
+            _copy(con, self.slot, name, self.reader.dictionary(name), what=f"the dictionary {name}",
+                  where=self.reader.location)
             self.dictionaries.add(name)
             return
         self.created.add(name)  # before the load: a load that fails half-way leaves nothing behind either
@@ -185,7 +188,7 @@ class _Loader:
                 f"{self.reader.location}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
-        _copy(con, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
+        _copy(con, self.slot, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,15 +230,18 @@ def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
     return data
 
 
-def _copy(con: duckdb.DuckDBPyConnection, name: str, data: pa.Table, *, what: str, where: str) -> None:
-    """Create table ``name`` in ``con`` holding ``data`` (an unnamed Arrow scan: nothing left in the catalog).
+def _copy(
+    con: duckdb.DuckDBPyConnection, slot: ArrowSlot, name: str, data: pa.Table, *, what: str, where: str
+) -> None:
+    """Create table ``name`` in ``con`` holding ``data``, through the database's Arrow slot (one statement; the
+    slot is empty again afterwards, whatever happened: :class:`~clinseek.episode._sealed.ArrowSlot`).
 
     Raises:
         EpisodeError: the rows do not fit in the episode database (its ``memory_limit``): the episode
             failed, not the query that named the table.
     """
     try:
-        con.from_arrow(data).create(name)
+        slot.copy(con, name, data)
     except duckdb.Error as err:
         raise EpisodeError(
             f"{where}: cannot load {what} ({data.num_rows} rows) into the episode database (its memory_limit?): {err}"
@@ -302,11 +308,9 @@ def _candidate_tables(candidates: Mapping[str, CandidateSource]) -> dict[str, pa
     return out
 
 
-def _add_candidates(con: duckdb.DuckDBPyConnection, cands: dict[str, pa.Table]) -> None:
+def _add_candidates(sealed: Sealed, cands: dict[str, pa.Table]) -> None:
     for name, data in cands.items():
-        con.register("_clinseek_candidates", data)
-        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _clinseek_candidates")
-        con.unregister("_clinseek_candidates")
+        sealed.slot.copy(sealed.con, name, data)
 
 
 @lru_cache(maxsize=1)

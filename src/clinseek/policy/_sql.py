@@ -276,7 +276,8 @@ def visible_sql(
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
         return None
-    where, qualify = rows
+    where, collapses = rows
+    qualify = _qualify(collapses)
     timed = event_time and table.event_time is not None
     if not q.conds:
         return f"SELECT {select}{f', {_instant(table)} AS {EVENT_TIME}' if timed else ''}{where}{qualify}", q.params
@@ -357,9 +358,16 @@ def visible_inventory_sql(
             continue
         parts_of_rows = _visible_rows(table, _Query(key, op, scope, table, params=params), linked_only)
         assert parts_of_rows is not None  # inventory_tables kept only tables whose parent is present
-        rows = "".join(parts_of_rows)
+        rows, collapses = parts_of_rows
         instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
+        if len(collapses) == 1:  # the kept rows' count and times without a window over every row
+            parts.append(
+                f"SELECT '{table.qualified}' AS table_name, count(*) AS n, {times} AS times, "
+                f"CAST(NULL AS BIGINT[]) AS encounter_ids FROM ({collapses[0].kept(f'{instant} AS e', rows, 'e')}) AS _e"
+            )
+            continue
+        rows += _qualify(collapses)
         select = f"{instant} AS e"
         ids = "CAST(NULL AS BIGINT[])"
         column = encounter_column(table)  # an encounter table: the ids of its visible rows, as the index gives them
@@ -435,15 +443,16 @@ def render_sql(sql: str, dialect: str) -> str:
     return sqlglot.transpile(sql, read="duckdb", write=dialect)[0]
 
 
-def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, str] | None:
-    """The ``FROM ... WHERE ...`` and ``[ QUALIFY ...]`` parts of a visible select: which rows an episode sees.
+def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, list[_Collapse]] | None:
+    """Which rows an episode sees: the ``FROM ... WHERE ...`` part of a visible select, and the collapses of
+    pending results applied to the rows it gives (:class:`_Collapse`; :func:`_qualify` as SQL).
 
     ``None`` when the table's parent is absent (its rows cannot be timed, so none is visible).
     """
     parent = table.event_time.parent if table.event_time is not None else None
     if parent is not None and not q.has(parent.table):
         return None
-    qualify = [_collapse_sql(table, m, q) for m in table.masks if m.collapse_on]  # registers the instants' joins
+    collapses = [_collapse(table, m, q) for m in table.masks if m.collapse_on]  # registers the instants' joins
     join = _parent_join(table, q)
     assert join is not None
     q.where.append(f"t.subject_id = {SUBJECT}")
@@ -453,7 +462,12 @@ def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, str]
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
     rows = f" FROM {table.qualified} t{join}{q.joins()} WHERE " + " AND ".join(q.where)
-    return rows, (" QUALIFY " + " AND ".join(qualify) if qualify else "")
+    return rows, collapses
+
+
+def _qualify(collapses: list[_Collapse]) -> str:
+    """The ``QUALIFY`` clause keeping the rows every collapse keeps (``""`` for none)."""
+    return " QUALIFY " + " AND ".join(c.qualify() for c in collapses) if collapses else ""
 
 
 def future_sql(
@@ -542,12 +556,50 @@ def _mask_known(mask: Mask, q: _Query) -> str:
     return "false" if instant is None else q.cond(f"coalesce({known_sql(instant, q.op)}, false)")
 
 
-def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
-    """QUALIFY term: rows whose mask holds collapse to one per ``mask.collapse_on`` (the lowest id)."""
-    known = _mask_known(mask, q)
-    parts = ", ".join([known, *(f"t.{quote(c)}" for c in mask.collapse_on)])
-    order = ", ".join(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c))
-    return f"({known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {order}) = 1)"
+@dataclass(frozen=True, slots=True)
+class _Collapse:
+    """The collapse of pending results (:attr:`~clinseek.schema.Mask.collapse_on`), defined once: among the
+    rows whose mask holds (``known`` false), one row per distinct value of ``on`` (NULL equal to NULL), the
+    first by ``order`` (ascending, NULLs last; the renumbered id, then the table's key); every row whose
+    mask does not hold stays. :meth:`qualify` and :meth:`kept` are two SQL shapes of this one rule (a
+    visible select needs the chosen rows' values; an inventory only their count and event times).
+
+    All three are SQL over the row ``t`` of the visible select's ``FROM ... WHERE ...``; ``known`` is
+    never NULL.
+    """
+
+    known: str
+    on: tuple[str, ...]
+    order: tuple[str, ...]
+
+    def qualify(self) -> str:
+        """A ``QUALIFY`` term true for the rows kept."""
+        parts = ", ".join([self.known, *self.on])
+        return f"({self.known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {', '.join(self.order)}) = 1)"
+
+    def kept(self, select: str, rows: str, value: str) -> str:
+        """A select of one column, ``value`` (a column of ``select``), per kept row of ``SELECT select rows``
+        (``rows``: the visible select's ``FROM ... WHERE ...``), without a window: the rows whose mask does
+        not hold, then the first row (by :attr:`order`) of each group of the others by :attr:`on`."""
+        columns = [select, f"{self.known} AS _known"]
+        columns += [f"{c} AS _on{i}" for i, c in enumerate(self.on)]
+        columns += [f"{c} AS _by{i}" for i, c in enumerate(self.order)]
+        first = ", ".join(f"_x._by{i}" for i in range(len(self.order)))
+        groups = ", ".join(f"_x._on{i}" for i in range(len(self.on)))
+        return (
+            f"WITH _x AS MATERIALIZED (SELECT {', '.join(columns)}{rows}) "
+            f"SELECT _x.{value} FROM _x WHERE _x._known UNION ALL "
+            f"SELECT (list(_x.{value} ORDER BY {first}))[1] AS {value} FROM _x WHERE NOT _x._known GROUP BY {groups}"
+        )
+
+
+def _collapse(table: Table, mask: Mask, q: _Query) -> _Collapse:
+    """``mask``'s collapse of pending results in ``table`` as query ``q`` computes its condition."""
+    return _Collapse(
+        _mask_known(mask, q),
+        tuple(f"t.{quote(c)}" for c in mask.collapse_on),
+        tuple(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c)),
+    )
 
 
 def _renumbered(mask: Mask, col: Column, q: _Query) -> str:

@@ -11,8 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio.to_thread
-
+from .._threads import run_cpu_bound
 from ..agent import (
     AgentOutcome,
     EpisodeSession,
@@ -152,7 +151,7 @@ class Executor:
             fitted_dir=self._image_dir() / "fitted", vision=self.vision)
 
     async def _agent(self, job: Job) -> AgentOutcome:
-        session = await anyio.to_thread.run_sync(self._open, job)
+        session = await run_cpu_bound(self._open, job)
         run = functools.partial(run_agent, self.model, session.context, job.question, budget=self.settings.budget,
                                 config=self._config(job), tools=session.tool_names, images=session.images,
                                 linked=session.linked, vision=self.vision, counter=self.counter)
@@ -189,7 +188,7 @@ class Executor:
         question: Question = job.question
         if question.task_type != "multimodal" or self.settings.sources.cxr_root is None:
             return []
-        return await anyio.to_thread.run_sync(self._curated_images_blocking, job)
+        return await run_cpu_bound(self._curated_images_blocking, job)
 
     async def _curated(self, job: Job) -> AgentOutcome:
         question: Question = job.question
@@ -207,7 +206,7 @@ class Executor:
             return render_curated(question, self.reader(), budget_tokens=self.settings.budget.curated_budget_tokens,
                                   counter=self.counter).text
 
-        return await anyio.to_thread.run_sync(render)
+        return await run_cpu_bound(render)
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""

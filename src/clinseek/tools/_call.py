@@ -8,8 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import anyio.to_thread
-
+from .._threads import run_cpu_bound
 from ..errors import RegistryError, ToolError
 from ._context import ToolContext
 from ._registry import DEFAULT_REGISTRY, ToolRegistry
@@ -56,7 +55,7 @@ async def call_tool(
         if spec.is_async:
             result = await spec.fn(ctx, **kwargs)
         else:
-            result = await anyio.to_thread.run_sync(functools.partial(spec.fn, ctx, **kwargs))
+            result = await run_cpu_bound(functools.partial(spec.fn, ctx, **kwargs))
     except ToolError as err:
         result = ToolResult.failed(err.kind, err.message)
     if not isinstance(result, ToolResult):

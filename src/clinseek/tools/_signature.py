@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import re
 import typing
 from collections.abc import Callable
@@ -66,11 +68,21 @@ def build_arguments_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
 
 
 def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema (draft 2020-12 subset OpenAI accepts) of an arguments model, without titles."""
+    """JSON schema (draft 2020-12 subset OpenAI accepts) of an arguments model, without titles.
+
+    Generated once per model (pydantic's generation costs ~1 ms per tool; an agent run lists every tool it
+    offers); each call returns a new dict, which the caller may change.
+    """
+    schema: dict[str, Any] = json.loads(_schema_text(model))
+    return schema
+
+
+@functools.cache
+def _schema_text(model: type[BaseModel]) -> str:
     schema: dict[str, Any] = _strip_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
-    return schema
+    return json.dumps(schema)
 
 
 def _strip_titles(node: Any) -> Any:
