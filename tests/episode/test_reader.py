@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -183,7 +184,12 @@ def test_event_counts_match_the_records_tool_in_every_window(demo_store: Path) -
                         assert got == n, (key, name, days)
 
 
+def _rows(data: Any) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    return tuple(data.column_names), list(zip(*(c.to_pylist() for c in data.columns), strict=True))
+
+
 def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None:
+    # and timeline_rows, the same as Python rows: columns (labels included), rows, order and values
     with open_store_reader(demo_store) as reader:
         for key in _keys(demo_store, 4, seed=5):
             with build_episode(reader, key) as ep:
@@ -196,6 +202,8 @@ def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None
                     since = times[len(times) // 2].as_py()
                     until = times[len(times) - 1].as_py()
                     data = ep.timeline(name, since=since, until=until)
+                    rows = ep.timeline_rows(name, since=since, until=until)  # what Curated Input formats
+                    assert (rows.columns, rows.rows) == _rows(data), (key, name)
                     own = [c for c in data.column_names if c in table.column_names]
                     assert own == list(table.column_names)
                     got = sorted(map(repr, zip(*(data.column(c).to_pylist() for c in own), strict=True)))
@@ -236,6 +244,26 @@ def test_a_timeline_comes_in_its_total_order_from_the_reader(demo_store: Path) -
     assert checked > 10
 
 
+def test_timeline_rows_order_nulls_and_nan_as_the_timeline(small_store: Path, tmp_path: Path) -> None:
+    # rows alike but for valuenum: numbers first, then NaN, then NULL, as Arrow's sort of the timeline orders them
+    store = tmp_path / "nan.duckdb"
+    store.write_bytes(small_store.read_bytes())
+    con = duckdb.connect(str(store))
+    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        data = ep.timeline("labevents")
+        shown = [i for i, v in zip(data.column("labevent_id").to_pylist(), data.column("valuenum").to_pylist(), strict=True)
+                 if v is not None]
+    con.execute("INSERT INTO hosp.labevents SELECT l.* REPLACE (v.x AS valuenum) FROM hosp.labevents l, "
+                "(VALUES ('NaN'::DOUBLE), (NULL), (-1.5), ('NaN'::DOUBLE), (1e9)) AS v(x) WHERE l.labevent_id = $1", [shown[0]])
+    con.close()
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        got = ep.timeline_rows("labevents")
+        assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))  # repr: NaN is no NaN
+        at = got.columns.index("labevent_id")
+        alike = [repr(row[got.columns.index("valuenum")]) for row in got.rows if row[at] == shown[0]]
+        assert alike[0] == "-1.5" and alike[-4:] == ["1000000000.0", "nan", "nan", "None"], alike
+
+
 def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=2)[0]
     with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:
@@ -252,6 +280,8 @@ def test_a_closed_episode_refuses_timelines(small_store: Path) -> None:
     ep.close()
     with pytest.raises(Exception, match="closed"):
         ep.timeline("labevents")
+    with pytest.raises(Exception, match="closed"):
+        ep.timeline_rows("labevents")
 
 
 def test_two_readers_of_one_store_share_nothing(small_store: Path) -> None:

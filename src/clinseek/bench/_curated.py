@@ -153,28 +153,30 @@ def _fmt(value: Any) -> str:
     return str(value).replace("\n", " ").strip()
 
 
-def _row_lines(data: pa.Table) -> list[str]:
-    """The text line of every row of ``data``: ``- key: value; ...`` over its columns but ``_event_time`` and
-    :data:`_SKIP_COLUMNS`, NULLs left out, values as :func:`_fmt` writes them (formatted column by column:
-    one formatter per column type, not a type test per value)."""
+def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[str]:
+    """The text line of every row (``columns``: their names): ``- key: value; ...`` over its columns but
+    ``_event_time`` and :data:`_SKIP_COLUMNS`, NULLs left out, values as :func:`_fmt` writes them (formatted
+    column by column: one formatter per column's value type, not a type test per value)."""
+    keep = [i for i, name in enumerate(columns) if name != EVENT_TIME and name not in _SKIP_COLUMNS]
+    if not keep:
+        return ["- "] * len(rows)
+    if not rows:
+        return []
+    by_column = list(zip(*rows, strict=True))
     cells: list[list[str | None]] = []
-    for name in data.column_names:
-        if name == EVENT_TIME or name in _SKIP_COLUMNS:
-            continue
-        column = data.column(name)
-        prefix = f"{name}: "
-        if pa.types.is_timestamp(column.type):  # _fmt of a datetime: to the second
-            cells.append([None if v is None else prefix + v.strftime("%Y-%m-%d %H:%M:%S") for v in column.to_pylist()])
-        elif pa.types.is_floating(column.type):
-            cells.append([None if v is None else f"{prefix}{v:g}" for v in column.to_pylist()])
-        elif pa.types.is_integer(column.type):
-            cells.append([None if v is None else f"{prefix}{v}" for v in column.to_pylist()])
-        elif pa.types.is_string(column.type) or pa.types.is_large_string(column.type):  # _fmt of a str
-            cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in column.to_pylist()])
+    for i in keep:
+        values, prefix = by_column[i], f"{columns[i]}: "
+        kind = next((type(v) for v in values if v is not None), None)
+        if kind is dt.datetime:  # _fmt of a datetime: to the second
+            cells.append([None if v is None else prefix + v.strftime("%Y-%m-%d %H:%M:%S") for v in values])
+        elif kind is float:
+            cells.append([None if v is None else f"{prefix}{v:g}" for v in values])
+        elif kind is int:
+            cells.append([None if v is None else f"{prefix}{v}" for v in values])
+        elif kind is str:  # _fmt of a str
+            cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in values])
         else:
-            cells.append([None if v is None else prefix + _fmt(v) for v in column.to_pylist()])
-    if not cells:
-        return ["- "] * data.num_rows
+            cells.append([None if v is None else prefix + _fmt(v) for v in values])
     return ["- " + "; ".join([c for c in row if c is not None]) for row in zip(*cells, strict=True)]
 
 
@@ -230,12 +232,13 @@ def _read_blocks(
 ) -> list[str]:
     """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
     whens = _datetimes([when for when, _, _ in moments])
-    lines: dict[tuple[int, str], list[str]] = {(when, name): [] for when, name, _ in moments}
+    lines: dict[tuple[dt.datetime, str], list[str]] = {(at, name): [] for at, (_, name, _) in zip(whens, moments, strict=True)}
     for name in sorted({name for _, name, _ in moments}, key=_registry_order):
-        data = episode.timeline(name, since=whens[-1], until=before)
-        for when, line in zip(_micros(data.column(EVENT_TIME)), _row_lines(data), strict=True):
-            lines[(when, name)].append(line)
-    return [_Block(at, name, tuple(lines[(when, name)])).render() for at, (when, name, _) in zip(whens, moments, strict=True)]
+        data = episode.timeline_rows(name, since=whens[-1], until=before)
+        at = data.columns.index(EVENT_TIME)
+        for row, line in zip(data.rows, _row_lines(data.columns, data.rows), strict=True):
+            lines[(row[at], name)].append(line)
+    return [_Block(at, name, tuple(lines[(at, name)])).render() for at, (_, name, _) in zip(whens, moments, strict=True)]
 
 
 @lru_cache(maxsize=1)
@@ -250,10 +253,10 @@ def _registry_order(name: str) -> int:
 def _demographics(episode: Episode) -> str:
     lines: list[str] = []
     if episode.has_table("hosp.patients"):
-        data = episode.timeline("hosp.patients")
-        wanted = [c for c in ("gender", "anchor_age", "anchor_year_group", "dod") if c in data.column_names]
-        for row in data.select(wanted).to_pylist()[:1]:
-            lines = [f"- {c}: {_fmt(v)}" for c, v in row.items() if v is not None]
+        data = episode.timeline_rows("hosp.patients")
+        wanted = [(c, data.columns.index(c)) for c in ("gender", "anchor_age", "anchor_year_group", "dod") if c in data.columns]
+        for row in data.rows[:1]:
+            lines = [f"- {c}: {_fmt(row[i])}" for c, i in wanted if row[i] is not None]
     return "## Patient Demographics [None]\n" + "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from ._build import CandidateSource, build_episode, check_candidate_table
 from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._pgreader import PostgresStoreReader
-from ._reader import DuckDBStoreReader, StoreReader, TableInventory, open_store_reader
+from ._reader import DuckDBStoreReader, StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._result import QueryResult
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "QueryResult",
     "StoreReader",
     "TableInventory",
+    "TimelineRows",
     "build_episode",
     "check_candidate_table",
     "clock_names",

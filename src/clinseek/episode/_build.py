@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import duckdb
 import pyarrow as pa
@@ -17,7 +18,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
-from ._reader import StoreReader, TableInventory, open_store_reader
+from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._sealed import ArrowSlot, Sealed
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -113,6 +114,7 @@ def _build(
     loader = _Loader(reader, policy, key, encounters, sealed)
     return Episode(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
+        timeline_rows=loader.timeline_rows,
         watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
     )
 
@@ -147,6 +149,19 @@ class _Loader:
         )
         return _with_labels(self.reader, get_table(name), data)
 
+    def timeline_rows(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> TimelineRows:
+        """:meth:`timeline` as Python rows (:meth:`StoreReader.timeline_rows`), the labels appended to each row."""
+        data = self.reader.timeline_rows(
+            self.policy, self.key, name, encounters=self.encounters, since=since, until=until
+        )
+        columns, rows = data.columns, data.rows
+        for label in _labels(self.reader, get_table(name), columns, len(rows)):
+            keys = [columns.index(c) for c in label.columns]
+            found = label.of(tuple([row[i] for i in keys]) for row in rows).to_pylist()
+            columns = (*columns, label.name)
+            rows = [(*row, value) for row, value in zip(rows, found, strict=True)]
+        return TimelineRows(columns, rows)
+
     def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
         """Create ``name`` in ``con``: a dictionary (whole), or the visible rows of a patient table.
 
@@ -176,21 +191,42 @@ class _Loader:
         _copy(con, self.slot, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
 
 
-def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
-    """``data`` (rows of ``table``) with the labels of its dictionary joins that are not its own columns
-    (``label`` of ``d_labitems``, ``long_title`` of an ICD dictionary; NULL where the code is not listed)."""
+@dataclass(frozen=True, slots=True)
+class _Label:
+    """One dictionary label a table's rows lack: its name, the row's key columns and the dictionary's index."""
+
+    name: str
+    columns: tuple[str, ...]
+    index: Mapping[tuple[Any, ...], int]
+    values: pa.Array
+
+    def of(self, keys: Iterable[tuple[Any, ...]]) -> pa.Array:
+        """The label of each row's key values (NULL where the code is not listed)."""
+        return self.values.take(pa.array([self.index.get(key) for key in keys], pa.int64()))
+
+
+def _labels(reader: StoreReader, table: Table, columns: Sequence[str], rows: int) -> list[_Label]:
+    """The labels of ``table``'s dictionary joins that ``columns`` (of ``rows`` rows) lack, in order (``label``
+    of ``d_labitems``, ``long_title`` of an ICD dictionary)."""
+    have, out = set(columns), []
     for join in table.dict_joins:
-        if join.table not in reader.present or not data.num_rows:
+        if join.table not in reader.present or not rows:
             continue
-        labels = [label for label in join.labels if label not in table.column_names and label not in data.column_names]
+        labels = [label for label in join.labels if label not in table.column_names and label not in have]
         if not labels:
             continue
         index = reader.dictionary_index(join.table, tuple(join.keys))
-        keys = zip(*(data.column(c).to_pylist() for c in join.columns), strict=True)
-        rows = pa.array([index.get(key) for key in keys], pa.int64())
         dictionary = reader.dictionary(join.table)
-        for label in labels:
-            data = data.append_column(label, dictionary.column(label).take(rows))
+        have.update(labels)
+        out += [_Label(label, tuple(join.columns), index, dictionary.column(label)) for label in labels]
+    return out
+
+
+def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
+    """``data`` (rows of ``table``) with the labels of its dictionary joins that are not its own columns
+    (``label`` of ``d_labitems``, ``long_title`` of an ICD dictionary; NULL where the code is not listed)."""
+    for label in _labels(reader, table, data.column_names, data.num_rows):
+        data = data.append_column(label.name, label.of(zip(*(data.column(c).to_pylist() for c in label.columns), strict=True)))
     return data
 
 

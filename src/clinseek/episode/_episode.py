@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import EpisodeKey, Policy, get_policy
-from ._reader import TableInventory
+from ._reader import TableInventory, TimelineRows
 from ._result import QueryResult
 from ._sealed import CANDIDATE_SCHEMA
 from ._watchdog import Watchdog
@@ -23,6 +23,9 @@ Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
 
 Timeline = Callable[[str, dt.datetime | None, dt.datetime | None], pa.Table]
 """Reads one table (qualified name) as a timeline in [since, until), through the episode's policy."""
+
+TimelineRowsReader = Callable[[str, dt.datetime | None, dt.datetime | None], TimelineRows]
+"""As :data:`Timeline`, the rows as Python tuples."""
 
 __all__ = ["CANDIDATE_SCHEMA", "Episode", "Loader"]
 
@@ -76,6 +79,7 @@ class Episode:
         *,
         loader: Loader,
         timeline: Timeline,
+        timeline_rows: TimelineRowsReader,
         watchdog: Watchdog,
         on_close: Callable[[duckdb.DuckDBPyConnection], None],
         loaded: Collection[str] = (),
@@ -87,6 +91,7 @@ class Episode:
         self._candidates = candidates
         self._loader: Loader | None = loader
         self._timeline: Timeline | None = timeline
+        self._timeline_rows: TimelineRowsReader | None = timeline_rows
         self._watchdog = watchdog
         self._on_close: Callable[[duckdb.DuckDBPyConnection], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
@@ -262,14 +267,35 @@ class Episode:
             EpisodeError: the episode is closed, or the table is not one of its visible tables.
             StoreError: the store cannot be read.
         """
-        qualified = self.qualify(name)
-        if qualified is None or qualified not in self._counts:
-            raise EpisodeError(f"no visible table {name!r} in this episode")
+        qualified = self._visible(name)
         with self._lock:
             if self._closed or self._timeline is None:
                 raise EpisodeError("the episode is closed")
             read = self._timeline
         return read(qualified, since, until)
+
+    def timeline_rows(
+        self, name: str, *, since: dt.datetime | None = None, until: dt.datetime | None = None
+    ) -> TimelineRows:
+        """:meth:`timeline` as Python rows: the same columns (labels included), rows and order, each value as
+        Arrow's ``to_pylist`` gives it. What a caller that formats the rows as text reads (Curated Input).
+
+        Raises:
+            EpisodeError: the episode is closed, or the table is not one of its visible tables.
+            StoreError: the store cannot be read.
+        """
+        qualified = self._visible(name)
+        with self._lock:
+            if self._closed or self._timeline_rows is None:
+                raise EpisodeError("the episode is closed")
+            read = self._timeline_rows
+        return read(qualified, since, until)
+
+    def _visible(self, name: str) -> str:
+        qualified = self.qualify(name)
+        if qualified is None or qualified not in self._counts:
+            raise EpisodeError(f"no visible table {name!r} in this episode")
+        return qualified
 
     def qualify(self, name: str) -> str | None:
         """The qualified name of a visible or candidate table given qualified or bare; ``None`` if absent."""
@@ -290,7 +316,7 @@ class Episode:
         with self._lock:
             con, self._con = self._con, None
             on_close, self._on_close = self._on_close, None
-            self._loader = self._timeline = None  # they hold the store's reader: a closed episode keeps nothing of it
+            self._loader = self._timeline = self._timeline_rows = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
             self._shapes.clear()
         if con is not None and on_close is not None:

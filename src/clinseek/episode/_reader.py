@@ -62,6 +62,28 @@ class TableInventory:
     times: pa.TimestampArray | None
 
 
+@dataclass(frozen=True, slots=True)
+class TimelineRows:
+    """A timeline (:meth:`StoreReader.timeline`) as Python rows.
+
+    Attributes:
+        columns: column names (the registry's, then ``_event_time`` for an event table).
+        rows: one tuple per row, oldest first (:func:`~clinseek.policy.timeline_order`).
+    """
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+
+def _ascending(value: Any) -> tuple[Any, ...]:
+    """A sort key of one value as Arrow's ascending sort orders them: values, then NaN, then NULL."""
+    if value is None:
+        return (2,)
+    if value != value:  # NaN
+        return (1,)
+    return (0, value)
+
+
 class StoreReader(ABC):
     """A read-only source of sealed episodes: one patient's rows at a time, through the temporal policy.
 
@@ -284,6 +306,27 @@ class StoreReader(ABC):
         data = self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
         return data.sort_by([(c, "ascending") for c in timeline_order(table)]) if data.num_rows > 1 else data
 
+    def timeline_rows(
+        self,
+        policy: Policy,
+        key: EpisodeKey,
+        name: str,
+        *,
+        encounters: Mapping[str, Collection[int]] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> TimelineRows:
+        """:meth:`timeline` as Python rows: the same rows in the same order, each value as Arrow's ``to_pylist``
+        gives it (``datetime``, ``date``, ``int``, ``float``, ``str``, ``bool``, ``None``). For a reader that
+        formats the rows as text (Curated Input), without building Arrow columns first.
+
+        Raises:
+            EpisodeError: the table is never visible to the key, or the source cannot run the query.
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        data = self.timeline(policy, key, name, encounters=encounters, since=since, until=until)
+        return TimelineRows(tuple(data.column_names), list(zip(*(c.to_pylist() for c in data.columns), strict=True)))
+
     @abstractmethod
     def _arrow(self, sql: str, params: list[Any], *, what: str) -> pa.Table:
         """Run one policy query (DuckDB dialect, ``$n`` parameters) on the source; the rows as Arrow.
@@ -408,6 +451,38 @@ class DuckDBStoreReader(StoreReader):
 
     def _tuples(self, sql: str, params: list[Any], *, what: str) -> list[tuple[Any, ...]]:
         return self._run(sql, params, what, lambda result: result.fetchall())  # type: ignore[no-any-return]
+
+    def timeline_rows(
+        self,
+        policy: Policy,
+        key: EpisodeKey,
+        name: str,
+        *,
+        encounters: Mapping[str, Collection[int]] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> TimelineRows:
+        """:meth:`StoreReader.timeline_rows` straight from DuckDB's rows (no Arrow result: its conversion costs
+        about a statement more), sorted in Python by :func:`~clinseek.policy.timeline_order` as Arrow sorts.
+
+        Raises:
+            EpisodeError: the table is never visible to the key, or the source cannot run the query.
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        table = get_table(name)
+        query = policy.timeline_select(
+            table, key, present=self._present, encounters=encounters, since=since, until=until
+        )
+        if query is None:
+            raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
+        columns, rows = self._run(
+            *query, f"read {name} of subject_id {key.subject_id}",
+            lambda result: (tuple(d[0] for d in result.description), result.fetchall()),
+        )
+        if len(rows) > 1:
+            order = [columns.index(c) for c in timeline_order(table)]
+            rows.sort(key=lambda row: tuple([_ascending(row[i]) for i in order]))
+        return TimelineRows(columns, rows)
 
     def _release(self) -> None:
         with self._cursor_lock:
