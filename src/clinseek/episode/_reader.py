@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from ..errors import EpisodeError, StoreError
 from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy, timeline_order
-from ..schema import get_table, tables
+from ..schema import Table, get_table, tables
 from ..store import (
     META_SCHEMA,
     Store,
@@ -298,11 +298,7 @@ class StoreReader(ABC):
             StoreError: the reader is closed, or the source is damaged.
         """
         table = get_table(name)
-        query = policy.timeline_select(
-            table, key, present=self._present, encounters=encounters, since=since, until=until
-        )
-        if query is None:
-            raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
+        query = self._timeline_query(policy, key, table, encounters, since, until)
         data = self._arrow(*query, what=f"read {name} of subject_id {key.subject_id}")
         return data.sort_by([(c, "ascending") for c in timeline_order(table)]) if data.num_rows > 1 else data
 
@@ -326,6 +322,27 @@ class StoreReader(ABC):
         """
         data = self.timeline(policy, key, name, encounters=encounters, since=since, until=until)
         return TimelineRows(tuple(data.column_names), list(zip(*(c.to_pylist() for c in data.columns), strict=True)))
+
+    def _timeline_query(
+        self,
+        policy: Policy,
+        key: EpisodeKey,
+        table: Table,
+        encounters: Mapping[str, Collection[int]] | None,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> tuple[str, list[Any]]:
+        """The policy's timeline select of ``table`` for ``key`` (SQL, parameters).
+
+        Raises:
+            EpisodeError: the table is never visible to the key.
+        """
+        query = policy.timeline_select(
+            table, key, present=self._present, encounters=encounters, since=since, until=until
+        )
+        if query is None:
+            raise EpisodeError(f"{self._location}: {table.qualified} is not visible to this episode")
+        return query
 
     @abstractmethod
     def _arrow(self, sql: str, params: list[Any], *, what: str) -> pa.Table:
@@ -470,11 +487,7 @@ class DuckDBStoreReader(StoreReader):
             StoreError: the reader is closed, or the source is damaged.
         """
         table = get_table(name)
-        query = policy.timeline_select(
-            table, key, present=self._present, encounters=encounters, since=since, until=until
-        )
-        if query is None:
-            raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
+        query = self._timeline_query(policy, key, table, encounters, since, until)
         columns, rows = self._run(
             *query, f"read {name} of subject_id {key.subject_id}",
             lambda result: (tuple(d[0] for d in result.description), result.fetchall()),
