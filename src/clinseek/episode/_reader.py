@@ -36,13 +36,14 @@ from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy, timeline_order
 from ..schema import Table, get_table, tables
 from ..store import (
     META_SCHEMA,
+    RowInstants,
     Store,
     check_complete,
     damage_error,
     encounter_column,
     is_damage,
     is_postgres_url,
-    valid_event_index,
+    store_layout,
 )
 from ._sealed import SealedPool
 from ._watchdog import Watchdog
@@ -98,11 +99,20 @@ class StoreReader(ABC):
 
     dialect: ClassVar[str] = "duckdb"
 
-    def __init__(self, location: str, present: frozenset[str], indexed: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        location: str,
+        present: frozenset[str],
+        indexed: frozenset[str] = frozenset(),
+        instants: RowInstants | None = None,
+    ) -> None:
         self._location = location
         self._present = present
         self.indexed = indexed
         """Tables whose inventory the source's event index gives (:func:`~clinseek.store.valid_event_index`)."""
+        self.instants: RowInstants = dict(instants or {})
+        """The row instants the source keeps per table (:func:`~clinseek.store.valid_row_instants`), passed to
+        every policy statement on it (none: the policy's joins)."""
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._dictionaries: dict[str, pa.Table] = {}
@@ -223,7 +233,9 @@ class StoreReader(ABC):
             StoreError: the reader is closed, or the source is damaged.
         """
         covered = policy.inventory_tables(key, present=self._present)
-        query = policy.visible_inventory_select(key, present=self._present, indexed=self.indexed)
+        query = policy.visible_inventory_select(
+            key, present=self._present, indexed=self.indexed, instants=self.instants
+        )
         if query is None:
             return {}, {}
         data = self._arrow(*query, what=f"count the rows of subject_id {key.subject_id}")
@@ -274,7 +286,9 @@ class StoreReader(ABC):
             EpisodeError: the table is never visible to the key, or the source cannot run the query.
             StoreError: the reader is closed, or the source is damaged.
         """
-        query = policy.visible_select(get_table(name), key, present=self._present, encounters=encounters)
+        query = policy.visible_select(
+            get_table(name), key, present=self._present, encounters=encounters, instants=self.instants
+        )
         if query is None:
             raise EpisodeError(f"{self._location}: {name} is not visible to this episode")
         return self._arrow(*query, what=f"load {name} of subject_id {key.subject_id}")
@@ -338,7 +352,8 @@ class StoreReader(ABC):
             EpisodeError: the table is never visible to the key.
         """
         query = policy.timeline_select(
-            table, key, present=self._present, encounters=encounters, since=since, until=until
+            table, key, present=self._present, encounters=encounters, since=since, until=until,
+            instants=self.instants,
         )
         if query is None:
             raise EpisodeError(f"{self._location}: {table.qualified} is not visible to this episode")
@@ -417,14 +432,14 @@ class DuckDBStoreReader(StoreReader):
         self._cursor_lock = threading.Lock()
         try:
             present = _present_tables(self._con, path)
-            indexed = valid_event_index(self._con, present)
+            indexed, instants = store_layout(self._con, present)
         except duckdb.Error as err:
             self._con.close()
             raise (damage_error(path, err) if is_damage(err) else StoreError(f"{path}: cannot read: {err}")) from err
         except BaseException:
             self._con.close()
             raise
-        super().__init__(str(path), present, indexed)
+        super().__init__(str(path), present, indexed, instants)
 
     @property
     def path(self) -> Path:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import PolicyError
 from ..schema import Table, tables
+from ..store import RowInstants
 from ._key import EpisodeKey
 from ._sql import (
     encounter_sqls,
@@ -70,6 +71,7 @@ class Policy:
         *,
         present: Collection[str] | None = None,
         encounters: Mapping[str, Collection[int]] | None = None,
+        instants: RowInstants | None = None,
     ) -> tuple[str, list[Any]] | None:
         """SQL and parameters that, on a store connection, give exactly what an episode sees of ``table``.
 
@@ -91,6 +93,12 @@ class Policy:
                 and passes them to every table). An encounter-id column whose owner is listed
                 is masked with ``IN (ids)`` instead of a correlated subquery per row: same
                 values, cheaper. ``None`` (or an owner not listed): the subquery.
+            instants: the row instants the store keeps (:func:`clinseek.store.valid_row_instants` of the
+                store the statement runs on; ``None``: none). A table listed there reads its inherited
+                event time and the mask instants that read other tables from its own columns instead of
+                joining the parent and grouping the other tables: same rows and values, cheaper to plan.
+                The policy still decides every value (the cutoff, the masks, the target exclusion,
+                the linked studies, the collapse of pending results and the renumbering).
 
         Returns:
             ``(sql, params)``; ``None`` when the table is never visible (``never`` tables, or
@@ -107,6 +115,7 @@ class Policy:
             linked_only=self.cxr_linked_only,
             present=present,
             encounters=encounters,
+            instants=instants,
         )
 
     def timeline_select(
@@ -118,6 +127,7 @@ class Policy:
         encounters: Mapping[str, Collection[int]] | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        instants: RowInstants | None = None,
     ) -> tuple[str, list[Any]] | None:
         """What an episode sees of ``table`` as a timeline: :meth:`visible_select`'s rows with their event time,
         with event time in [``since``, ``until``) (``None``: unbounded), oldest first.
@@ -127,7 +137,7 @@ class Policy:
         time is outside the window are left out *after* the policy chose the visible rows (a collapse
         over several rows sees all of them). Unordered: the reader sorts them by :func:`timeline_order`
         (event time, then the table's key, then every other column). For Curated Input, which shows the
-        most recent rows without copying whole tables.
+        most recent rows without copying whole tables. ``instants`` as for :meth:`visible_select`.
 
         Returns:
             ``(sql, params)``; ``None`` when the table is never visible (as :meth:`visible_select`).
@@ -138,11 +148,16 @@ class Policy:
         self._check(key)
         return timeline_sql(
             table, key, op=self.operator, linked_only=self.cxr_linked_only, present=present,
-            encounters=encounters, since=since, until=until,
+            encounters=encounters, since=since, until=until, instants=instants,
         )
 
     def visible_inventory_select(
-        self, key: EpisodeKey, *, present: Collection[str] | None = None, indexed: Collection[str] = ()
+        self,
+        key: EpisodeKey,
+        *,
+        present: Collection[str] | None = None,
+        indexed: Collection[str] = (),
+        instants: RowInstants | None = None,
     ) -> tuple[str, list[Any]] | None:
         """One statement giving how many rows an episode sees of every patient table, and when they happened.
 
@@ -168,6 +183,7 @@ class Policy:
         one table instead of one scan, and for inherited times one join, per table), and such a table
         gets a row only when it has visible rows: the caller counts the other tables of
         :meth:`inventory_tables` as 0 rows, ``times`` NULL (as the statement gives for an empty table).
+        ``instants`` as for :meth:`visible_select` (the tables not counted from the index).
 
         Returns:
             ``(sql, params)``; ``None`` when no such table is present.
@@ -177,7 +193,8 @@ class Policy:
         """
         self._check(key)
         return visible_inventory_sql(
-            tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present, indexed=indexed
+            tables(), key, op=self.operator, linked_only=self.cxr_linked_only, present=present, indexed=indexed,
+            instants=instants,
         )
 
     def inventory_tables(self, key: EpisodeKey, *, present: Collection[str] | None = None) -> tuple[str, ...]:

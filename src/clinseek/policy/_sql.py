@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
-from ..store import EVENT_INDEX, encounter_column, indexable
+from ..store import EVENT_INDEX, RowInstants, TableInstants, encounter_column, indexable
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -47,6 +47,9 @@ class _Query:
     laterals: dict[str, str] = field(default_factory=dict)
     """Mask instants that read other tables in a shape :func:`_decorrelated` does not take, by SQL: each is
     computed once per row in a lateral join."""
+    stored: TableInstants | None = None
+    """The table's instants the store keeps per row (:func:`clinseek.store.valid_row_instants`): read as
+    columns of ``t`` instead of computed by joins."""
 
     def __post_init__(self) -> None:
         if not self.params:  # a query of several tables passes one shared list
@@ -71,8 +74,11 @@ class _Query:
         number of columns it masks: each ``min``/``max`` of another table's rows by key is read from one
         grouped join (:func:`_decorrelated`), any other subquery from a lateral join.
 
-        ``None`` when it reads a table the store does not hold (the value is never known).
+        ``None`` when it reads a table the store does not hold (the value is never known). An instant the
+        store keeps per row (:attr:`stored`) is its column.
         """
+        if self.stored is not None and expr in self.stored.known_at:
+            return f"t.{quote(self.stored.known_at[expr])}"
         plan = _decorrelated(expr, self.table.qualified)
         if plan is None:
             scoped = scoped_expr(expr, self.present)
@@ -87,10 +93,24 @@ class _Query:
             return None
         for i, lookup in enumerate(lookups):
             name, merged = self.lookups.setdefault(
-                lookup, (f"_instant{len(self.lookups)}", lookup.merges_into(self.table))
+                lookup, (f"_instant{len(self.lookups)}", lookup.merges_into(self.table) and self.parent_joined())
             )
             sql = sql.replace(_placeholder(i), f"{_PARENT}.{name}" if merged else f"{name}.instant")
         return sql
+
+    def event_time(self) -> str:
+        """The row's event time (the registry's expression, or the store's column of it), over ``t`` and the
+        parent join."""
+        assert self.table.event_time is not None
+        if self.stored is not None and self.stored.event_time is not None:
+            return f"t.{quote(self.stored.event_time)}"
+        return self.table.event_time.expr
+
+    def parent_joined(self) -> bool:
+        """Whether the statement needs the parent join: the table inherits its time and the store does not
+        keep it (a stored event time is NULL where the parent row is absent, as the inner join drops it)."""
+        parent = self.table.event_time.parent if self.table.event_time is not None else None
+        return parent is not None and (self.stored is None or self.stored.event_time is None)
 
     def merged_lookups(self) -> tuple[str, ...]:
         """The parent join's extra aggregates (``value AS name``) for the lookups merged into it."""
@@ -264,6 +284,7 @@ def visible_sql(
     present: Collection[str] | None,
     encounters: Mapping[str, Collection[int]] | None = None,
     event_time: bool = False,
+    instants: RowInstants | None = None,
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_select` (``event_time``: add ``_event_time`` last)."""
     if table.visibility == "never" or (key.hide_cxr_reports and table.qualified == REPORTS_TABLE):
@@ -271,7 +292,10 @@ def visible_sql(
     if table.visibility == "dictionary":
         cols = ", ".join(f"t.{quote(c)}" for c in table.column_names)
         return f"SELECT {cols} FROM {table.qualified} t", []
-    q = _Query(key, op, frozenset(present) if present is not None else None, table, encounters, once=True)
+    q = _Query(
+        key, op, frozenset(present) if present is not None else None, table, encounters, once=True,
+        stored=_stored(table, instants),
+    )
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers conditions and joins
     rows = _visible_rows(table, q, linked_only)
     if rows is None:
@@ -280,11 +304,11 @@ def visible_sql(
     qualify = _qualify(collapses)
     timed = event_time and table.event_time is not None
     if not q.conds:
-        return f"SELECT {select}{f', {_instant(table)} AS {EVENT_TIME}' if timed else ''}{where}{qualify}", q.params
+        return f"SELECT {select}{f', {_instant(q)} AS {EVENT_TIME}' if timed else ''}{where}{qualify}", q.params
     # the conditions (and the event time, which may read the parent join) computed once per row, below
     inner = "t.*" + "".join(f", {sql} AS {name}" for sql, name in q.conds.items())
     if timed:
-        inner += f", {_instant(table)} AS {EVENT_TIME}"
+        inner += f", {_instant(q)} AS {EVENT_TIME}"
         select += f", t.{EVENT_TIME}"
     return f"SELECT {select} FROM (SELECT {inner}{where}) AS t{qualify}", q.params
 
@@ -293,10 +317,13 @@ EVENT_TIME = "_event_time"
 """The column of a row's event time in :func:`timeline_sql`'s rows."""
 
 
-def _instant(table: Table) -> str:
+def _instant(q: _Query) -> str:
     """The row's event time (the registry's, parent time included) as a TIMESTAMP, over a visible select's FROM."""
-    assert table.event_time is not None
-    return f"CAST({table.event_time.expr} AS TIMESTAMP)"
+    return f"CAST({q.event_time()} AS TIMESTAMP)"
+
+
+def _stored(table: Table, instants: RowInstants | None) -> TableInstants | None:
+    return instants.get(table.qualified) if instants else None
 
 
 def timeline_sql(
@@ -309,10 +336,12 @@ def timeline_sql(
     encounters: Mapping[str, Collection[int]] | None,
     since: Any | None,
     until: Any | None,
+    instants: RowInstants | None = None,
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.timeline_select`."""
     base = visible_sql(
-        table, key, op=op, linked_only=linked_only, present=present, encounters=encounters, event_time=True
+        table, key, op=op, linked_only=linked_only, present=present, encounters=encounters, event_time=True,
+        instants=instants,
     )
     if base is None:
         return None
@@ -346,6 +375,7 @@ def visible_inventory_sql(
     linked_only: bool,
     present: Collection[str] | None,
     indexed: Collection[str] = (),
+    instants: RowInstants | None = None,
 ) -> tuple[str, list[Any]] | None:
     """See :meth:`clinseek.policy.Policy.visible_inventory_select`."""
     params: list[Any] = [key.subject_id, key.prediction_time]
@@ -356,10 +386,11 @@ def visible_inventory_sql(
         if table.qualified in indexed and _from_index(table, linked_only):
             from_index.append(table)
             continue
-        parts_of_rows = _visible_rows(table, _Query(key, op, scope, table, params=params), linked_only)
+        q = _Query(key, op, scope, table, params=params, stored=_stored(table, instants))
+        parts_of_rows = _visible_rows(table, q, linked_only)
         assert parts_of_rows is not None  # inventory_tables kept only tables whose parent is present
         rows, collapses = parts_of_rows
-        instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(table)
+        instant = "CAST(NULL AS TIMESTAMP)" if table.event_time is None else _instant(q)
         times = "CAST(NULL AS TIMESTAMP[])" if table.event_time is None else "list(_e.e ORDER BY _e.e)"
         if len(collapses) == 1:  # the kept rows' count and times without a window over every row
             parts.append(
@@ -457,7 +488,7 @@ def _visible_rows(table: Table, q: _Query, linked_only: bool) -> tuple[str, list
     assert join is not None
     q.where.append(f"t.subject_id = {SUBJECT}")
     if table.event_time is not None:
-        q.where.append(known_sql(table.event_time.expr, q.op))
+        q.where.append(known_sql(q.event_time(), q.op))
     _exclude_target(table, q)
     if linked_only and table.module == "cxr":
         q.where.append(_linked_filter(table, q))
@@ -504,12 +535,15 @@ def _assemble(table: Table, select: str, join: str, q: _Query) -> str:
 
 
 def _parent_join(table: Table, q: _Query, *, inner: bool = True) -> str | None:
-    """The join that brings in ``parent_time``; ``""`` without a parent; ``None`` if the parent is absent."""
+    """The join that brings in ``parent_time``; ``""`` without a parent or with the event time stored
+    (:meth:`_Query.parent_joined`); ``None`` if the parent is absent."""
     if table.event_time is None or table.event_time.parent is None:
         return ""
     parent = table.event_time.parent
     if not q.has(parent.table):
         return None
+    if not q.parent_joined():
+        return ""
     scope = f" WHERE t.subject_id = {SUBJECT}" if get_table(parent.table).is_patient_table else ""
     sub = parent.times_sql(where=scope, also=q.merged_lookups())
     on = " AND ".join(f"t.{quote(c)} = {_PARENT}.{quote(c)}" for c in parent.on)

@@ -34,6 +34,7 @@ import duckdb
 
 from ..schema import ENCOUNTER_IDS, Table, get_table, tables
 from ._duck import META_SCHEMA
+from ._instants import RowInstants, valid_row_instants, write_row_instants
 
 EVENT_INDEX = f"{META_SCHEMA}.event_index"
 """The index table: ``(table_name ENUM, subject_id INTEGER, event_time TIMESTAMP, target_id BIGINT,
@@ -104,7 +105,8 @@ def event_index_select(table: Table, present: Collection[str]) -> str | None:
 
 
 def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """(Re)write the event index of the store open (writable) on ``con``, in one transaction.
+    """(Re)write the event index of the store open (writable) on ``con``, in one transaction, with the
+    store's row instants (:func:`~clinseek.store.write_row_instants`: the tables' instant columns).
 
     Covers every :func:`indexable` table the store records as finished; returns their names.
 
@@ -128,6 +130,7 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     name_type = f"ENUM({covered})" if selects else "VARCHAR"  # names in registry order: the codes sort as the registry
     con.execute("BEGIN TRANSACTION")
     try:
+        write_row_instants(con, present)  # the same counts below vouch for both
         con.execute(
             f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT CAST(table_name AS {name_type}) AS table_name, "
             f"subject_id, event_time, target_id, encounter_id FROM ({rows}) ORDER BY subject_id, table_name, event_time"
@@ -152,19 +155,31 @@ def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) 
     Raises:
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
     """
+    return store_layout(con, present)[0]
+
+
+def store_layout(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> tuple[frozenset[str], RowInstants]:
+    """What a reader may take from the store's derived data: the tables of :func:`valid_event_index`, and
+    the stored row instants (:func:`~clinseek.store.valid_row_instants`), both only while every patient
+    table's row count is the one recorded when they were written (one count of the tables for both).
+
+    Raises:
+        duckdb.Error: the store cannot be read (not a missing index: that gives nothing).
+    """
     try:
         con.execute(f"SELECT 1 FROM {EVENT_INDEX} LIMIT 0").fetchall()
         version = con.execute(f"SELECT value FROM {META_SCHEMA}.store_info WHERE key = ?", [_VERSION_KEY]).fetchall()
         recorded = con.execute(f"SELECT table_name, table_rows, indexed FROM {EVENT_INDEX_TABLES}").fetchall()
     except duckdb.CatalogException:
-        return frozenset()
-    if version != [(EVENT_INDEX_VERSION,)]:
-        return frozenset()  # an older layout: read per table until the next ingest rewrites it
+        return frozenset(), {}
     patient = sorted(name for name in present if get_table(name).is_patient_table)
     if not patient or {name for name, _, _ in recorded} != set(patient):
-        return frozenset()
+        return frozenset(), {}
     counts = " UNION ALL ".join(f"SELECT '{name}', count(*) FROM {name}" for name in patient)
     now = dict(con.execute(counts).fetchall())
     if any(now.get(name) != rows for name, rows, _ in recorded):
-        return frozenset()
-    return frozenset(name for name, _, indexed in recorded if indexed and indexable(get_table(name)))
+        return frozenset(), {}
+    instants = valid_row_instants(con, present, counts_hold=True)
+    if version != [(EVENT_INDEX_VERSION,)]:
+        return frozenset(), instants  # an older index layout: read per table until the next ingest rewrites it
+    return frozenset(name for name, _, indexed in recorded if indexed and indexable(get_table(name))), instants

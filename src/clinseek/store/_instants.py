@@ -1,0 +1,222 @@
+"""The store's row instants: every instant the policy needs of a row that reads beyond the row, kept with it.
+
+A row's event time inherited from a parent (``hosp.diagnoses_icd`` from its admission, ``hosp.emar_detail``
+from its administration) and a mask instant that reads another table (``emar_detail``'s values known when
+the administration is stored, ``poe``'s discontinuation known when the discontinuing order is placed, an
+encounter id known once the encounter starts, a note's addendum) depend on the store's data only, never on
+the question. Computed for every patient at once at ingest, they are extra columns of the store table, so
+the policy's statements compare stored instants with the cutoff instead of joining parents and grouping
+other tables in every statement (DuckDB plans those joins each time: the cost that dominated the policy's
+statements). Instants over the row alone (``coalesce(t.storetime, t.charttime)``) stay expressions: they
+cost the planner nothing to speak of and storing them would copy columns of the largest tables.
+
+The columns have the reserved prefix :data:`INSTANT_PREFIX` (no registry column has it, tested): the policy
+selects the registry's columns by name, so they never reach an episode, a listing or a label read.
+``clinseek_meta.row_instants(table_name, kind, instant_sql, column_name)`` records which instant each column
+holds (``kind`` ``event_time`` or ``known_at``; ``instant_sql`` the registry's SQL); a reader uses a table's
+columns only while ``store_info`` records :data:`ROW_INSTANTS_VERSION`, the store's row counts are those
+recorded with the event index (:func:`~clinseek.store.valid_event_index`'s rule), the record matches what
+this clinseek's registry asks of the table and the columns exist (:func:`valid_row_instants`); any other
+store, or a table changed since, is read with the policy's joins as before (and its next ingest writes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+import duckdb
+
+from ..schema import Table, get_table, tables
+from ._duck import META_SCHEMA
+
+INSTANT_PREFIX = "_clinseek_"
+"""The prefix of the store's own columns (row instants); no registry column starts with it."""
+
+ROW_INSTANTS = f"{META_SCHEMA}.row_instants"
+"""``(table_name VARCHAR, kind VARCHAR, instant_sql VARCHAR, column_name VARCHAR)``: what each column holds."""
+
+ROW_INSTANTS_VERSION = "1"
+"""The layout, recorded as ``store_info.row_instants_version``."""
+
+_VERSION_KEY = "row_instants_version"
+_EVENT_TIME = "event_time"
+_KNOWN_AT = "known_at"
+_STAGING = "_clinseek_instants_"
+
+
+@dataclass(frozen=True, slots=True)
+class TableInstants:
+    """The stored instants of one table: the column of its event time and of each mask instant, by registry SQL.
+
+    Attributes:
+        event_time: the column holding the row's event time (:attr:`~clinseek.schema.EventTime.expr`, the
+            parent's time joined by subject and key; NULL when the parent row is absent), or ``None`` when
+            the event time is an expression over the row alone.
+        known_at: ``{Mask.known_at SQL: column}`` for the mask instants that read other tables (each
+            subquery narrowed to the row's patient, as the policy narrows it to ``$1``).
+    """
+
+    event_time: str | None
+    known_at: Mapping[str, str] = field(default_factory=dict)
+
+
+RowInstants = Mapping[str, TableInstants]
+"""Per qualified table name, its stored instants (tables without any are absent)."""
+
+
+def _beyond_row(sql: str) -> bool:
+    """Whether a registry instant reads more than the row's own columns (a subquery or the parent's time)."""
+    lowered = sql.lower()
+    return "select" in lowered or "parent_time" in lowered
+
+
+def stored_instants(table: Table, present: Collection[str]) -> TableInstants | None:
+    """The instants the store keeps for ``table`` (with column names), or ``None`` when it keeps none: a table
+    whose event time and mask instants read only the row, or one whose instants read a table the store lacks
+    (then the policy's own statements stay exact: an absent table makes the value never known)."""
+    if not table.is_patient_table or table.visibility != "event":
+        return None
+    event_time = table.event_time
+    stored_event = None
+    if event_time is not None and (event_time.parent is not None or _beyond_row(event_time.expr)):
+        if event_time.parent is not None and event_time.parent.table not in present:
+            return None
+        stored_event = f"{INSTANT_PREFIX}event_time"
+    known: dict[str, str] = {}
+    for mask in table.masks:
+        sql = mask.known_at
+        if sql is None or sql in known or not _beyond_row(sql):
+            continue
+        if _scoped_to_row(sql, present) is None:
+            return None
+        known[sql] = f"{INSTANT_PREFIX}known_{len(known)}"
+    if stored_event is None and not known:
+        return None
+    return TableInstants(stored_event, known)
+
+
+def _scoped_to_row(sql: str, present: Collection[str]) -> str | None:
+    """``sql`` with every table it reads narrowed to the row's patient (``subject_id = t.subject_id``), as
+    the policy narrows it to ``$1`` for the patient whose rows it reads; ``None`` when it reads an absent table."""
+    import sqlglot
+    from sqlglot import exp
+
+    if "select" not in sql.lower():
+        return sql
+    tree = sqlglot.parse_one(sql, dialect="duckdb")
+    for node in list(tree.find_all(exp.Table)):
+        name = f"{node.db}.{node.name}"
+        if name not in present:
+            return None
+        scope = " WHERE subject_id = t.subject_id" if get_table(name).is_patient_table else ""
+        alias = node.alias or node.name
+        wrapper = sqlglot.parse_one(f"SELECT * FROM (SELECT * FROM {name}{scope}) AS {alias}", dialect="duckdb")
+        sub = wrapper.find(exp.Subquery)
+        assert sub is not None
+        node.replace(sub)
+    return tree.sql(dialect="duckdb")
+
+
+def _instants_select(table: Table, instants: TableInstants, present: Collection[str]) -> str:
+    """``SELECT`` of ``table``'s registry columns and its stored instants for every row, in store order."""
+    cols = [f't."{c.name}"' for c in table.columns]
+    join = ""
+    event_time = table.event_time
+    if event_time is not None and event_time.parent is not None:
+        parent = event_time.parent
+        by_subject = get_table(parent.table).is_patient_table
+        keys = (("subject_id",) if by_subject else ()) + parent.on
+        on = " AND ".join(f't."{c}" = _parent."{c}"' for c in keys)
+        join = f" LEFT JOIN ({parent.times_sql(by_subject=by_subject)}) AS _parent ON {on}"
+    if instants.event_time is not None:
+        assert event_time is not None
+        value = f"({event_time.expr})"
+        if event_time.parent is not None:  # a row whose parent is absent is never timed (the policy's inner join)
+            value = f"CASE WHEN _parent.parent_time IS NOT NULL THEN {value} END"
+        cols.append(f'{value} AS "{instants.event_time}"')
+    for sql, column in instants.known_at.items():
+        scoped = _scoped_to_row(sql, present)
+        assert scoped is not None
+        cols.append(f'({scoped}) AS "{column}"')
+    return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
+
+
+def write_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> list[str]:
+    """Rewrite every table of ``present`` that keeps instants with its instant columns, and record them.
+
+    Runs inside the caller's transaction (the event index's writer: one transaction for both, so the row
+    counts recorded with the index vouch for both). Each table is rewritten from its registry columns (so
+    stale instant columns of an earlier layout go), rows in the same order. Returns the tables rewritten.
+
+    Raises:
+        duckdb.Error: the store cannot be read or written.
+    """
+    con.execute(
+        f"CREATE OR REPLACE TABLE {ROW_INSTANTS} (table_name VARCHAR, kind VARCHAR, instant_sql VARCHAR, "
+        "column_name VARCHAR)"
+    )
+    written = []
+    for table in tables():
+        if table.qualified not in present:
+            continue
+        instants = stored_instants(table, present)
+        if instants is None:
+            continue
+        staging = f'{table.module}."{_STAGING}{table.name}"'
+        con.execute(f"CREATE OR REPLACE TABLE {staging} AS {_instants_select(table, instants, present)}")
+        con.execute(f"DROP TABLE {table.qualified}")
+        con.execute(f'ALTER TABLE {staging} RENAME TO "{table.name}"')
+        rows = [(table.qualified, kind, sql, column) for kind, sql, column in _records(table, instants)]
+        con.executemany(f"INSERT INTO {ROW_INSTANTS} VALUES (?, ?, ?, ?)", rows)
+        written.append(table.qualified)
+    con.execute(f"INSERT OR REPLACE INTO {META_SCHEMA}.store_info VALUES (?, ?)", [_VERSION_KEY, ROW_INSTANTS_VERSION])
+    return written
+
+
+def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]:
+    """``(kind, instant_sql, column)`` per stored instant of ``table``."""
+    out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
+    if instants.event_time is not None:
+        assert table.event_time is not None
+        out.add((_EVENT_TIME, table.event_time.expr, instants.event_time))
+    return out
+
+
+def valid_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str], *, counts_hold: bool) -> RowInstants:
+    """The stored instants a reader may use, by table: those recorded by this layout
+    (:data:`ROW_INSTANTS_VERSION`) whose record is what this registry asks of the table and whose columns
+    exist, while ``counts_hold`` (the store's row counts are those recorded when the instants were written:
+    :func:`~clinseek.store.valid_event_index`'s check). Empty for any other store.
+
+    Raises:
+        duckdb.Error: the store cannot be read (not a missing record: that gives an empty mapping).
+    """
+    if not counts_hold:
+        return {}
+    try:
+        version = con.execute(f"SELECT value FROM {META_SCHEMA}.store_info WHERE key = ?", [_VERSION_KEY]).fetchall()
+        if version != [(ROW_INSTANTS_VERSION,)]:
+            return {}
+        recorded = con.execute(f"SELECT table_name, kind, instant_sql, column_name FROM {ROW_INSTANTS}").fetchall()
+    except duckdb.CatalogException:
+        return {}
+    by_table: dict[str, set[tuple[str, str, str]]] = {}
+    for name, kind, sql, column in recorded:
+        by_table.setdefault(name, set()).add((kind, sql, column))
+    columns = {
+        (f"{schema}.{name}", column)
+        for schema, name, column in con.execute(
+            "SELECT schema_name, table_name, column_name FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND starts_with(column_name, ?)", [INSTANT_PREFIX]
+        ).fetchall()
+    }
+    out: dict[str, TableInstants] = {}
+    for name in sorted(present):
+        instants = stored_instants(get_table(name), present)
+        if instants is None:
+            continue
+        wanted = _records(get_table(name), instants)
+        if by_table.get(name) == wanted and all((name, column) in columns for _, _, column in wanted):
+            out[name] = instants
+    return out
