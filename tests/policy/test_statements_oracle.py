@@ -55,7 +55,6 @@ def check_key(store: Path, key: EpisodeKey) -> int:
     """Compare every statement of ``key`` on ``store`` with the oracle's, with the store's row instants and
     without them (a store without the instant columns gets the latter); the number of rows compared."""
     policy = get_policy(key.policy)
-    op, linked = policy.operator, policy.cxr_linked_only
     with open_store_reader(store) as reader:
         present = reader.present
         encounters = reader.encounters(policy, key)

@@ -22,6 +22,9 @@ from ._eventindex import (
     valid_event_index,
     write_event_index,
 )
+from ._info import StoreInfo, TableInfo, store_info
+from ._ingest import ingest
+from ._ingest_report import IngestReport, TableIngest
 from ._instants import (
     INSTANT_PREFIX,
     ROW_INSTANTS,
@@ -32,9 +35,6 @@ from ._instants import (
     valid_row_instants,
     write_row_instants,
 )
-from ._info import StoreInfo, TableInfo, store_info
-from ._ingest import ingest
-from ._ingest_report import IngestReport, TableIngest
 from ._pg import PG_SCHEMAS, is_postgres_url, redact_url
 from ._pgindex import PgIndex, pg_index
 from ._pgsource import PgSource
@@ -48,20 +48,20 @@ __all__ = [
     "INSTANT_PREFIX",
     "META_SCHEMA",
     "PG_SCHEMAS",
+    "ROW_INSTANTS",
+    "ROW_INSTANTS_VERSION",
     "IngestReport",
     "PgIndex",
     "PgSource",
-    "ROW_INSTANTS",
-    "ROW_INSTANTS_VERSION",
     "RecordSpan",
     "RowInstants",
     "Store",
     "StoreInfo",
     "StoreLimits",
     "SynthReport",
-    "TableInstants",
     "TableInfo",
     "TableIngest",
+    "TableInstants",
     "check_complete",
     "check_consistency",
     "connect_store",
