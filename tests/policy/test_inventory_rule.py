@@ -58,9 +58,11 @@ PENDING = [
 ]
 
 
-def _derived(con: duckdb.DuckDBPyConnection, key: EpisodeKey, name: str, present: frozenset[str]) -> tuple[int, Any]:
+def _derived(
+    con: duckdb.DuckDBPyConnection, key: EpisodeKey, name: str, present: frozenset[str], instants: Any = None
+) -> tuple[int, Any]:
     """Rows and ascending event times of the table's visible select (``timeline_select``, unbounded)."""
-    query = get_policy(key.policy).timeline_select(get_table(name), key, present=present)
+    query = get_policy(key.policy).timeline_select(get_table(name), key, present=present, instants=instants)
     assert query is not None
     data = con.sql(query[0], params=query[1] or None).to_arrow_table()
     times = sorted(data.column("_event_time").to_pylist()) if "_event_time" in data.column_names else None
@@ -68,20 +70,25 @@ def _derived(con: duckdb.DuckDBPyConnection, key: EpisodeKey, name: str, present
 
 
 def _check(store: Path, keys: list[EpisodeKey], only: str | None = None) -> int:
-    """Every key's inventory (of ``only``, else of every table) equals what its visible selects give; the
-    visible rows compared."""
+    """Every key's inventory (of ``only``, else of every table) equals what its visible selects give, with the
+    store's row instants and without them (both the inventory and the selects); the visible rows compared."""
     seen = 0
     with open_store_reader(store) as reader, duckdb.connect(str(store), read_only=True) as con:
+        stored = reader.instants
+        assert stored, f"{store} keeps no row instants"
         for key in keys:
-            inventory, _ = reader.survey(get_policy(key.policy), key)
-            for name, found in inventory.items():
-                if only is not None and name != only:
-                    continue
-                rows, times = _derived(con, key, name, reader.present)
-                assert found.rows == rows, (name, key)
-                if rows:  # no times for no rows
-                    assert (None if found.times is None else found.times.to_pylist()) == times, (name, key)
-                seen += found.rows
+            for instants in (stored, {}):
+                reader.instants = instants
+                inventory, _ = reader.survey(get_policy(key.policy), key)
+                for name, found in inventory.items():
+                    if only is not None and name != only:
+                        continue
+                    rows, times = _derived(con, key, name, reader.present)
+                    assert _derived(con, key, name, reader.present, stored) == (rows, times), (name, key)
+                    assert found.rows == rows, (name, key, bool(instants))
+                    if rows:  # no times for no rows
+                        assert (None if found.times is None else found.times.to_pylist()) == times, (name, key)
+                    seen += found.rows
     return seen
 
 
