@@ -71,7 +71,9 @@ replacement scans off, no spilling to disk, and `lock_configuration = true`; onl
 `system` and `temp` databases ever exist in it (the store is never attached). A table is loaded
 when a query first names it (its bare name appears as a word anywhere in the SQL): the reader
 runs that table's `visible_select` and the rows are copied in as `<module>.<table>`, checked
-against the count taken at build; dictionaries are views over read-only Arrow tables cached per
+against the count taken at build (the registry's columns by name: a store's own instant columns,
+`_clinseek_*`, which give inherited event times and mask instants that read other tables as stored
+at ingest so that the policy compares them with the cutoff instead of joining, never reach it); dictionaries are views over read-only Arrow tables cached per
 store file (they hold no patient data). A query that lists the catalog (`information_schema`,
 `duckdb_*()`, `pg_*`, `SHOW`, `DESCRIBE`, `SUMMARIZE`, `PRAGMA`) or can name a table in a string
 built at run time (`query`, `query_table`, `json_execute_serialized_sql`) loads every table
