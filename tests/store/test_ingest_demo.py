@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from clinseek.schema import get_table
-from clinseek.store import connect_store, open_store
+from clinseek.store import connect_store, open_store, stored_instants
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,15 @@ def test_column_names_and_types_are_as_registered(con: duckdb.DuckDBPyConnection
             "ORDER BY column_index",
             [table.module, table.name],
         ).fetchall()
-        assert described == [(c.name, c.type) for c in table.columns], name
+        registered = [(c.name, c.type) for c in table.columns]
+        assert described[: len(registered)] == registered, name
+        # then the store's own row instants, reserved names only (clinseek.store.stored_instants)
+        present = {n for (n,) in con.execute("SELECT table_name FROM clinseek_meta.table_info").fetchall()}
+        instants = stored_instants(table, present)
+        expected = [] if instants is None else [
+            *([instants.event_time] if instants.event_time else []), *instants.known_at.values()
+        ]
+        assert [c for c, _ in described[len(registered):]] == expected, name
 
 
 def test_labevents_is_ordered_by_subject_then_charttime(con: duckdb.DuckDBPyConnection) -> None:
