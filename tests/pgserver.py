@@ -322,7 +322,8 @@ def load_store(url: str, store: Path, *, partition_chartevents: bool = True,
             _schemas(con, (t.module for t in present))
             for table in present:
                 csv_path = Path(tmp) / f"{table.module}_{table.name}.csv"
-                src.execute(f"COPY (SELECT * FROM {table.qualified}) TO '{csv_path}' (FORMAT csv, HEADER false)")
+                columns = ", ".join(f'"{c}"' for c in table.column_names)  # not the store's own instant columns
+                src.execute(f"COPY (SELECT {columns} FROM {table.qualified}) TO '{csv_path}' (FORMAT csv, HEADER false)")
                 target = f"{MIMIC_CODE_SCHEMAS[table.module]}.{table.name}"
                 with con.transaction(), con.cursor() as cur:
                     cur.execute(create_table_sql(table, table.column_names, partition_chartevents=partition_chartevents))
