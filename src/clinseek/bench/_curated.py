@@ -227,18 +227,37 @@ def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> i
     return i - start
 
 
-def _read_blocks(
-    episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None
-) -> list[str]:
-    """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
-    whens = _datetimes([when for when, _, _ in moments])
-    lines: dict[tuple[dt.datetime, str], list[str]] = {(at, name): [] for at, (_, name, _) in zip(whens, moments, strict=True)}
-    for name in sorted({name for _, name, _ in moments}, key=_registry_order):
-        data = episode.timeline_rows(name, since=whens[-1], until=before)
+class _Window:
+    """The blocks of ``moments`` (a window of consecutive instants, newest first) rendered one by one, newest
+    first: a table's rows of the whole window are read (one statement) when its first block is rendered, so a
+    table none of whose blocks is rendered costs nothing."""
+
+    def __init__(self, episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None) -> None:
+        self.episode = episode
+        self.names = [name for _, name, _ in moments]
+        self.whens = _datetimes([when for when, _, _ in moments])
+        self.before = before
+        self.lines: dict[str, dict[dt.datetime, list[str]]] = {}
+        """Each table read: the lines of its rows by event time."""
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def block(self, i: int) -> str:
+        """The rendered block ``i`` (``## <Table> [<time>]`` and the lines of its rows)."""
+        at, name = self.whens[i], self.names[i]
+        lines = self.lines.get(name)
+        if lines is None:
+            lines = self.lines[name] = self._read(name)
+        return _Block(at, name, tuple(lines.get(at, ()))).render()
+
+    def _read(self, name: str) -> dict[dt.datetime, list[str]]:
+        data = self.episode.timeline_rows(name, since=self.whens[-1], until=self.before)
         at = data.columns.index(EVENT_TIME)
+        lines: dict[dt.datetime, list[str]] = {}
         for row, line in zip(data.rows, _row_lines(data.columns, data.rows), strict=True):
-            lines[(row[at], name)].append(line)
-    return [_Block(at, name, tuple(lines[(at, name)])).render() for at, (_, name, _) in zip(whens, moments, strict=True)]
+            lines.setdefault(row[at], []).append(line)
+        return lines
 
 
 @lru_cache(maxsize=1)
@@ -283,14 +302,19 @@ def render_text_timeline(
     moments = _moments(episode)
     texts: list[str] = []
     totals = _Totals(head, texts)
+    budget = budget_tokens - _NOTICE_TOKENS
     want = max(_MIN_FIRST_ROWS, budget_tokens // _ROW_TOKENS_LOW)
     while True:
         start = len(texts)
         if start < len(moments):
             taken = _window(moments, start, want)
             before = _datetimes([moments[start - 1][0]])[0] if start else None
-            texts += _read_blocks(episode, moments[start : start + taken], before)
-        shown = _fit(head, texts, totals, budget_tokens - _NOTICE_TOKENS, counter)
+            window = _Window(episode, moments[start : start + taken], before)
+            for i in range(len(window)):
+                texts.append(window.block(i))
+                if not counter.exact and totals.largest(budget) < len(texts):
+                    break  # past the estimate's budget: no later block is shown (an exact count may show more)
+        shown = _fit(head, texts, totals, budget, counter)
         if shown < len(texts) or len(texts) == len(moments):
             break
         want *= 2
