@@ -112,8 +112,9 @@ def render_curated(
 ) -> CuratedInput:
     """The curated package of a question: verbatim when the row carries one, else rendered.
 
-    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode` from
-    ``store``: an open reader, or a store file); the text timeline is cut to ``budget_tokens`` counted
+    Rendering builds the question's episode (:func:`clinseek.episode.build_episode` from ``store``: an open
+    reader, or a store file; without a database, ``queries=False``: it reads the inventory and timelines
+    only); the text timeline is cut to ``budget_tokens`` counted
     with ``counter`` (see :func:`render_text_timeline`).
 
     Raises:
@@ -121,7 +122,7 @@ def render_curated(
     """
     if question.curated_text:
         return CuratedInput(question.curated_text, "verbatim", 1, 1)
-    with build_episode(store, episode_key(question)) as episode:
+    with build_episode(store, episode_key(question), queries=False) as episode:  # it reads no SQL
         if question.task_type == "multimodal":
             return render_mm_context(episode, question)
         return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
