@@ -20,9 +20,10 @@ from __future__ import annotations
 import bisect
 import csv
 import datetime as dt
+import heapq
 import io
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -192,25 +193,46 @@ def _event_tables(episode: Episode) -> list[str]:
 
 
 _MOMENT_TIME = pa.timestamp("us")
-"""The unit of a block's time in :func:`_moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
+"""The unit of a block's time in :class:`_Moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
 
 
-def _micros(times: pa.Array | pa.ChunkedArray) -> list[int]:
-    """Times as :data:`_MOMENT_TIME` integers (cheaper to sort and compare than ``datetime`` objects)."""
-    return times.cast(_MOMENT_TIME).cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+class _Moments:
+    """Every (event time, table, rows) block of an episode, most recent first, from its inventory (no read): a
+    sequence whose length is known at once and whose items are merged from the tables' times only as far as they
+    are asked for (a package shows the newest few dozen of a record's thousands). Times are :data:`_MOMENT_TIME`
+    integers (see :func:`_datetimes`); blocks of one instant are ordered by table name, descending."""
 
+    def __init__(self, episode: Episode) -> None:
+        runs: list[Iterator[tuple[int, str, int]]] = []
+        self._total = 0
+        for name in _event_tables(episode):
+            times = episode.event_times(name)
+            if times is not None and len(times):
+                if times.type != _MOMENT_TIME:
+                    times = times.cast(_MOMENT_TIME)
+                counted = pc.value_counts(times.view(pa.int64()))  # ascending times: values in that order
+                values = counted.field("values").to_pylist()
+                self._total += len(values)
+                runs.append(zip(reversed(values), itertools.repeat(name), reversed(counted.field("counts").to_pylist())))
+        self._merged = heapq.merge(*runs, reverse=True)  # by time, then table name: one block per (time, table)
+        self._seen: list[tuple[int, str, int]] = []
 
-def _moments(episode: Episode) -> list[tuple[int, str, int]]:
-    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read);
-    times as :data:`_MOMENT_TIME` integers (see :func:`_datetimes`)."""
-    found: list[tuple[int, str, int]] = []
-    for name in _event_tables(episode):
-        times = episode.event_times(name)
-        if times is not None and len(times):
-            counted = pc.value_counts(times)
-            found += zip(_micros(counted.field("values")), itertools.repeat(name), counted.field("counts").to_pylist())
-    found.sort(reverse=True)  # by time, then table name: one block per (time, table)
-    return found
+    def __len__(self) -> int:
+        return self._total
+
+    def __getitem__(self, i: int) -> tuple[int, str, int]:
+        self._merge(i + 1)
+        return self._seen[i]
+
+    def between(self, start: int, stop: int) -> list[tuple[int, str, int]]:
+        """Blocks ``start`` to ``stop`` (exclusive; fewer at the end)."""
+        self._merge(stop)
+        return self._seen[start:stop]
+
+    def _merge(self, n: int) -> None:
+        """Merge the first ``n`` blocks (all there are, when fewer)."""
+        if n > len(self._seen):
+            self._seen += itertools.islice(self._merged, n - len(self._seen))
 
 
 def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
@@ -218,7 +240,7 @@ def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
     return pa.array(micros, _MOMENT_TIME).to_pylist()  # type: ignore[no-any-return]
 
 
-def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> int:
+def _window(moments: _Moments, start: int, rows: int) -> int:
     """How many blocks from ``moments[start]`` on hold about ``rows`` rows: at least one, and never part of
     the blocks of one instant (a window holds every table's rows of the instants it covers)."""
     i, n = start, 0
@@ -300,7 +322,7 @@ def render_text_timeline(
     text: blocks are added newest first until the budget is full.
     """
     head = _demographics(episode)
-    moments = _moments(episode)
+    moments = _Moments(episode)
     texts: list[str] = []
     totals = _Totals(head, texts)
     budget = budget_tokens - _NOTICE_TOKENS
@@ -310,7 +332,7 @@ def render_text_timeline(
         if start < len(moments):
             taken = _window(moments, start, want)
             before = _datetimes([moments[start - 1][0]])[0] if start else None
-            window = _Window(episode, moments[start : start + taken], before)
+            window = _Window(episode, moments.between(start, start + taken), before)
             for i in range(len(window)):
                 texts.append(window.block(i))
                 if not counter.exact and totals.largest(budget) < len(texts):
