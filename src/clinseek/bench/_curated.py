@@ -169,8 +169,12 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
     for i in keep:
         values, prefix = by_column[i], f"{columns[i]}: "
         kind = next((type(v) for v in values if v is not None), None)
-        if kind is dt.datetime:  # _fmt of a datetime: to the second
-            cells.append([None if v is None else prefix + v.strftime("%Y-%m-%d %H:%M:%S") for v in values])
+        if kind is None:  # NULL in every row: left out of every line
+            continue
+        if kind is dt.datetime:  # _fmt of a datetime: to the second (isoformat's own, when it writes the same)
+            cells.append([None if v is None else prefix + (
+                v.isoformat(" ", "seconds") if v.tzinfo is None and v.year >= 1000 else v.strftime("%Y-%m-%d %H:%M:%S")
+            ) for v in values])
         elif kind is float:
             cells.append([None if v is None else f"{prefix}{v:g}" for v in values])
         elif kind is int:
@@ -179,6 +183,8 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
             cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in values])
         else:
             cells.append([None if v is None else prefix + _fmt(v) for v in values])
+    if not cells:
+        return ["- "] * len(rows)
     return ["- " + "; ".join([c for c in row if c is not None]) for row in zip(*cells, strict=True)]
 
 
