@@ -24,8 +24,7 @@ from clinseek.errors import ToolError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
-from clinseek.tools import Limits, ToolContext, get_tool
-from clinseek.tools import _ehr_meta, _ehr_records
+from clinseek.tools import Limits, ToolContext, _ehr_meta, _ehr_records, get_tool
 
 FULL = Limits()
 SMALL = Limits(max_rows=3, max_tool_chars=1_500, max_unique_values=2)
