@@ -21,13 +21,9 @@ The timeout is the caller's (``anyio.fail_after`` around the call).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import urllib.request
-import weakref
-from collections.abc import AsyncGenerator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,6 +31,7 @@ import aiohttp
 
 from .._version import __version__
 from ._errors import ModelCallError, ProviderUnavailable
+from ._loops import PerLoop
 from ._sdk_errors import from_status
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
@@ -50,9 +47,7 @@ class ChatEndpoint:
         model: ``provider:model``, named in the errors.
 
     One session (its connection pool, any number of connections) per event loop, opened on the loop's
-    first call and closed with the loop: ``asyncio.run`` / ``anyio.run`` close it as they end (a
-    session cannot move between loops, and the sync twins and the Ray workers each run their own
-    loop), :meth:`aclose` closes every one still open.
+    first call and closed with the loop or by :meth:`aclose` (:class:`~._loops.PerLoop`).
     """
 
     def __init__(self, *, api_key: str, base_url: str | None, model: str) -> None:
@@ -66,23 +61,14 @@ class ChatEndpoint:
                 headers[header] = os.environ[variable]
         self._headers = headers
         self._proxy = _env_proxy(self.base_url)
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSession] = weakref.WeakKeyDictionary()
+        self._sessions = PerLoop(self._new_session, aiohttp.ClientSession.close)
 
     def __repr__(self) -> str:
         return f"ChatEndpoint({self.base_url!r})"
 
-    async def _open(self) -> aiohttp.ClientSession:
-        """This event loop's session (opened, and bound to close with the loop, on its first call)."""
-        loop = asyncio.get_running_loop()
-        held = self._sessions.get(loop)
-        if held is None or held.session.closed:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=None), raise_for_status=False,
-            )
-            held = self._sessions[loop] = _LoopSession(session, _closed_with_loop(session))
-            await anext(held.closer)  # registered with the loop: its end (shutdown_asyncgens) closes the session
-        return held.session
+    def _new_session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), headers=self._headers,
+                                     timeout=aiohttp.ClientTimeout(total=None), raise_for_status=False)
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[Any, str | None]:
         """``POST {base_url}/{path}`` with ``body`` as JSON: (the reply's JSON, its ``x-request-id``).
@@ -93,7 +79,7 @@ class ChatEndpoint:
         """
         data = json.dumps(body, ensure_ascii=False).encode()
         try:
-            async with (await self._open()).post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
+            async with (await self._sessions.get()).post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
                 raw = await reply.read()
                 status, headers = reply.status, reply.headers
         except aiohttp.ClientConnectionError as err:
@@ -109,33 +95,8 @@ class ChatEndpoint:
             raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
 
     async def aclose(self) -> None:
-        """Close every session still open (their connections): this loop's here, another running loop's in
-        that loop; a closed loop's session was closed as the loop ended."""
-        here = asyncio.get_running_loop()
-        held, self._sessions = dict(self._sessions), weakref.WeakKeyDictionary()
-        for loop, one in held.items():
-            if loop is here:
-                await one.closer.aclose()
-            elif not loop.is_closed() and loop.is_running():
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(one.closer.aclose(), loop))
-
-
-@dataclass(frozen=True, slots=True)
-class _LoopSession:
-    """One event loop's session and the async generator that closes it with the loop."""
-
-    session: aiohttp.ClientSession
-    closer: AsyncGenerator[None, None]
-    """Started once in the loop, so the loop's end (``shutdown_asyncgens``) or :meth:`ChatEndpoint.aclose`
-    runs its ``finally``; held here, since a loop keeps its async generators only weakly."""
-
-
-async def _closed_with_loop(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
-    """Yield once; close ``session`` when closed (by the loop's end or by :meth:`ChatEndpoint.aclose`)."""
-    try:
-        yield
-    finally:
-        await session.close()
+        """Close every session still open (their connections)."""
+        await self._sessions.aclose()
 
 
 def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCallError:
