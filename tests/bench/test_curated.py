@@ -130,3 +130,26 @@ def test_timeline_lines_are_the_rows_of_the_episode_timeline(demo_store: Path, a
         found = _BLOCK.match(head)
         assert found is not None, head
         assert lines == expected[(found.group(1), found.group(2))], head
+
+
+def test_a_rows_line_writes_each_value_as_the_one_formatter_does() -> None:
+    """Column-wise formatting gives each row's ``- key: value; ...`` line as :func:`_fmt` writes each value, NULLs
+    (and columns NULL in every row) left out, ids and ``_event_time`` skipped; datetimes to the second whatever
+    their year, fraction or time zone."""
+    from clinseek.bench._curated import _fmt, _row_lines
+
+    utc = dt.UTC
+    columns = ("_event_time", "subject_id", "charttime", "valuenum", "value", "seq", "flag", "empty")
+    rows = [
+        (dt.datetime(2180, 1, 1), 1, dt.datetime(2180, 7, 23, 12, 0, 0, 5), 1.5, " high\nvalue ", 3, None, None),
+        (dt.datetime(2180, 1, 1), 1, dt.datetime(999, 1, 2, 3, 4, 5), float("nan"), "x", None, "abnormal", None),
+        (dt.datetime(2180, 1, 1), 1, dt.datetime(2180, 1, 2, 3, 4, 5, tzinfo=utc), None, None, 7, None, None),
+        (dt.datetime(2180, 1, 1), 1, None, 1e-7, "", 0, None, None),
+    ]
+    expected = [
+        "- " + "; ".join(f"{c}: {_fmt(v)}" for c, v in zip(columns, row, strict=True)
+                         if v is not None and c not in ("_event_time", "subject_id"))
+        for row in rows
+    ]
+    assert _row_lines(columns, rows) == expected
+    assert _row_lines(("_event_time", "empty"), [(dt.datetime(2180, 1, 1), None)]) == ["- "]

@@ -142,12 +142,12 @@ def test_queries_past_their_time_limit_are_interrupted_by_the_watchdog(small_sto
 
 
 def _view_times(ctx: ToolContext, name: str) -> list[datetime]:
-    """The event times the record tools filter by (the view's ``_event_time``), computed in the episode."""
+    """The event times the record tools filter by (the view's ``time``), computed in the episode."""
     from clinseek.tools._views import table_view
 
     view = table_view(ctx, get_table(name), labels=False)
     rows = ctx.episode.execute(
-        f"SELECT v._event_time FROM ({view.sql}) v ORDER BY 1", tables=view.tables, max_rows=10**7
+        f"SELECT {view.time} FROM {view.source} ORDER BY 1", tables=view.tables, max_rows=10**7
     ).rows
     return [r[0] for r in rows]
 
@@ -211,9 +211,9 @@ def test_a_timeline_is_the_episodes_rows_in_its_window(demo_store: Path) -> None
                     from clinseek.tools._views import table_view
 
                     view = table_view(ctx, table, labels=False)
-                    cols = ", ".join(f'v."{c}"' for c in table.column_names)
+                    cols = ", ".join(view.col(c) for c in table.column_names)
                     expected = ep.execute(
-                        f"SELECT {cols} FROM ({view.sql}) v WHERE v._event_time >= ? AND v._event_time < ?",
+                        f"SELECT {cols} FROM {view.source} WHERE {view.time} >= ? AND {view.time} < ?",
                         [since, until], tables=view.tables, max_rows=10**7,
                     ).rows
                     assert got == sorted(map(repr, expected)), (key, name)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import warnings
 from decimal import Decimal
 from typing import Any
 
@@ -234,3 +236,24 @@ def test_a_reply_without_usage_has_unknown_cost_not_zero(anthropic_server: Anthr
     anthropic_server.script(type(reply)(reply.status, body, reply.headers))
     response = _generate(anthropic_server, name="anthropic:claude-opus-4-6")  # a priced model
     assert not response.usage_reported and response.cost_usd is None and response.usage.input_tokens == 0
+
+
+@pytest.mark.parametrize("name", ["anthropic:claude-opus-4-6", "bedrock:anthropic.claude-opus-4-6-v1"])
+def test_a_model_serves_successive_event_loops_and_leaves_no_session_open(
+    anthropic_server: AnthropicFake, anthropic_key: str, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A model built once and called from two ``anyio.run``s (a pre-flight, then the run) gets a connection
+    pool in each (one bound to the first loop fails in the second), each closed as its loop ends."""
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-test-key")
+    anthropic_server.script(anthropic_server.text("one"), anthropic_server.text("two"))
+    model = get_model(name, base_url=anthropic_server.url, region="us-east-1")
+
+    async def once() -> str:
+        return (await model.generate([Message.user("hi")], (), GenerateConfig(timeout_s=5))).message.content
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [run(once), run(once)] == ["one", "two"]
+        run(model.aclose)
+        gc.collect()
+    assert [str(w.message) for w in caught if "Unclosed" in str(w.message)] == []

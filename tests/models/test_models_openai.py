@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import warnings
 from decimal import Decimal
 from pathlib import Path
 
@@ -330,3 +332,21 @@ def test_one_model_serves_calls_from_successive_event_loops(openai_server: OpenA
 
     assert [run(once), run(once)] == ["one", "two"]
     run(model.aclose)
+
+
+def test_each_event_loop_gets_its_own_session_closed_with_the_loop(openai_server: OpenAIFake) -> None:
+    """A model called from two ``anyio.run``s never leaves a session open: each loop's closes as the loop ends,
+    and ``aclose`` on a third loop has nothing left of the first two (no ``Unclosed client session``)."""
+    openai_server.script(openai_server.text("one"), openai_server.text("two"))
+    model = get_model("openai:gpt-test", base_url=openai_server.url)
+
+    async def once() -> str:
+        return (await model.generate(CONVERSATION, (), GenerateConfig(timeout_s=5))).message.content
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [run(once), run(once)] == ["one", "two"]
+        run(model.aclose)
+        gc.collect()
+    unclosed = [str(w.message) for w in caught if "Unclosed" in str(w.message)]
+    assert unclosed == []

@@ -53,3 +53,28 @@ def test_a_request_counts_messages_calls_and_tool_schemas() -> None:
     bare = messages_tokens(ESTIMATE, messages)
     assert bare == sum(estimate_tokens(m.content) + 8 for m in messages)
     assert messages_tokens(ESTIMATE, messages, [{"name": "ehr.finish"}]) > bare
+
+
+def _estimate_by_its_definition(text: str) -> int:
+    """The estimate as the module docstring defines it, with regular expressions: every character that is neither
+    an ASCII letter nor a blank one token, a run of letters one per 3 letters (rounded up), a blank before a digit
+    or in a run of two or more one token per run."""
+    import re
+
+    runs = re.findall(r"[A-Za-z]+", text)
+    return (
+        len(re.findall(r"[ \t]+(?=[0-9])|[ \t]{2,}(?![ \t]*[0-9])", text))
+        + len(text) - sum(map(len, runs)) - sum(text.count(c) for c in " \t\r\f\v")
+        + sum(-(-len(run) // 3) for run in runs)
+    )
+
+
+def test_the_estimate_is_its_definition_on_any_text() -> None:
+    import random
+
+    rng = random.Random(22)
+    alphabet = "aZq09 \t\r\n\v;:.-_Äé中\ud800"
+    texts = ["", " ", "  9", "abc", "abcd efgh 1", "a\t9", "x  y", "- flag: abnormal; value: 7.4 mg/dL", TEXT]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(4000)]
+    for text in texts:
+        assert estimate_tokens(text) == _estimate_by_its_definition(text), repr(text)

@@ -20,9 +20,10 @@ from __future__ import annotations
 import bisect
 import csv
 import datetime as dt
+import heapq
 import io
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -112,8 +113,9 @@ def render_curated(
 ) -> CuratedInput:
     """The curated package of a question: verbatim when the row carries one, else rendered.
 
-    Rendering builds the question's sealed episode (:func:`clinseek.episode.build_episode` from
-    ``store``: an open reader, or a store file); the text timeline is cut to ``budget_tokens`` counted
+    Rendering builds the question's episode (:func:`clinseek.episode.build_episode` from ``store``: an open
+    reader, or a store file; without a database, ``queries=False``: it reads the inventory and timelines
+    only); the text timeline is cut to ``budget_tokens`` counted
     with ``counter`` (see :func:`render_text_timeline`).
 
     Raises:
@@ -121,7 +123,7 @@ def render_curated(
     """
     if question.curated_text:
         return CuratedInput(question.curated_text, "verbatim", 1, 1)
-    with build_episode(store, episode_key(question)) as episode:
+    with build_episode(store, episode_key(question), queries=False) as episode:  # it reads no SQL
         if question.task_type == "multimodal":
             return render_mm_context(episode, question)
         return render_text_timeline(episode, budget_tokens=budget_tokens, counter=counter)
@@ -167,8 +169,12 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
     for i in keep:
         values, prefix = by_column[i], f"{columns[i]}: "
         kind = next((type(v) for v in values if v is not None), None)
-        if kind is dt.datetime:  # _fmt of a datetime: to the second
-            cells.append([None if v is None else prefix + v.strftime("%Y-%m-%d %H:%M:%S") for v in values])
+        if kind is None:  # NULL in every row: left out of every line
+            continue
+        if kind is dt.datetime:  # _fmt of a datetime: to the second (isoformat's own, when it writes the same)
+            cells.append([None if v is None else prefix + (
+                v.isoformat(" ", "seconds") if v.tzinfo is None and v.year >= 1000 else v.strftime("%Y-%m-%d %H:%M:%S")
+            ) for v in values])
         elif kind is float:
             cells.append([None if v is None else f"{prefix}{v:g}" for v in values])
         elif kind is int:
@@ -177,6 +183,8 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
             cells.append([None if v is None else prefix + v.replace("\n", " ").strip() for v in values])
         else:
             cells.append([None if v is None else prefix + _fmt(v) for v in values])
+    if not cells:
+        return ["- "] * len(rows)
     return ["- " + "; ".join([c for c in row if c is not None]) for row in zip(*cells, strict=True)]
 
 
@@ -191,25 +199,46 @@ def _event_tables(episode: Episode) -> list[str]:
 
 
 _MOMENT_TIME = pa.timestamp("us")
-"""The unit of a block's time in :func:`_moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
+"""The unit of a block's time in :class:`_Moments` (an ``int``: microseconds since the epoch, as Arrow keeps it)."""
 
 
-def _micros(times: pa.Array | pa.ChunkedArray) -> list[int]:
-    """Times as :data:`_MOMENT_TIME` integers (cheaper to sort and compare than ``datetime`` objects)."""
-    return times.cast(_MOMENT_TIME).cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+class _Moments:
+    """Every (event time, table, rows) block of an episode, most recent first, from its inventory (no read): a
+    sequence whose length is known at once and whose items are merged from the tables' times only as far as they
+    are asked for (a package shows the newest few dozen of a record's thousands). Times are :data:`_MOMENT_TIME`
+    integers (see :func:`_datetimes`); blocks of one instant are ordered by table name, descending."""
 
+    def __init__(self, episode: Episode) -> None:
+        runs: list[Iterator[tuple[int, str, int]]] = []
+        self._total = 0
+        for name in _event_tables(episode):
+            times = episode.event_times(name)
+            if times is not None and len(times):
+                if times.type != _MOMENT_TIME:
+                    times = times.cast(_MOMENT_TIME)
+                counted = pc.value_counts(times.view(pa.int64()))  # ascending times: values in that order
+                values = counted.field("values").to_pylist()
+                self._total += len(values)
+                runs.append(zip(reversed(values), itertools.repeat(name), reversed(counted.field("counts").to_pylist())))
+        self._merged = heapq.merge(*runs, reverse=True)  # by time, then table name: one block per (time, table)
+        self._seen: list[tuple[int, str, int]] = []
 
-def _moments(episode: Episode) -> list[tuple[int, str, int]]:
-    """Every (event time, table, rows) block of the episode, most recent first (from its inventory: no read);
-    times as :data:`_MOMENT_TIME` integers (see :func:`_datetimes`)."""
-    found: list[tuple[int, str, int]] = []
-    for name in _event_tables(episode):
-        times = episode.event_times(name)
-        if times is not None and len(times):
-            counted = pc.value_counts(times)
-            found += zip(_micros(counted.field("values")), itertools.repeat(name), counted.field("counts").to_pylist())
-    found.sort(reverse=True)  # by time, then table name: one block per (time, table)
-    return found
+    def __len__(self) -> int:
+        return self._total
+
+    def __getitem__(self, i: int) -> tuple[int, str, int]:
+        self._merge(i + 1)
+        return self._seen[i]
+
+    def between(self, start: int, stop: int) -> list[tuple[int, str, int]]:
+        """Blocks ``start`` to ``stop`` (exclusive; fewer at the end)."""
+        self._merge(stop)
+        return self._seen[start:stop]
+
+    def _merge(self, n: int) -> None:
+        """Merge the first ``n`` blocks (all there are, when fewer)."""
+        if n > len(self._seen):
+            self._seen += itertools.islice(self._merged, n - len(self._seen))
 
 
 def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
@@ -217,7 +246,7 @@ def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:
     return pa.array(micros, _MOMENT_TIME).to_pylist()  # type: ignore[no-any-return]
 
 
-def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> int:
+def _window(moments: _Moments, start: int, rows: int) -> int:
     """How many blocks from ``moments[start]`` on hold about ``rows`` rows: at least one, and never part of
     the blocks of one instant (a window holds every table's rows of the instants it covers)."""
     i, n = start, 0
@@ -227,18 +256,37 @@ def _window(moments: Sequence[tuple[int, str, int]], start: int, rows: int) -> i
     return i - start
 
 
-def _read_blocks(
-    episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None
-) -> list[str]:
-    """The rendered blocks of ``moments`` (a window of consecutive instants, newest first), newest first."""
-    whens = _datetimes([when for when, _, _ in moments])
-    lines: dict[tuple[dt.datetime, str], list[str]] = {(at, name): [] for at, (_, name, _) in zip(whens, moments, strict=True)}
-    for name in sorted({name for _, name, _ in moments}, key=_registry_order):
-        data = episode.timeline_rows(name, since=whens[-1], until=before)
+class _Window:
+    """The blocks of ``moments`` (a window of consecutive instants, newest first) rendered one by one, newest
+    first: a table's rows of the whole window are read (one statement) when its first block is rendered, so a
+    table none of whose blocks is rendered costs nothing."""
+
+    def __init__(self, episode: Episode, moments: Sequence[tuple[int, str, int]], before: dt.datetime | None) -> None:
+        self.episode = episode
+        self.names = [name for _, name, _ in moments]
+        self.whens = _datetimes([when for when, _, _ in moments])
+        self.before = before
+        self.lines: dict[str, dict[dt.datetime, list[str]]] = {}
+        """Each table read: the lines of its rows by event time."""
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def block(self, i: int) -> str:
+        """The rendered block ``i`` (``## <Table> [<time>]`` and the lines of its rows)."""
+        at, name = self.whens[i], self.names[i]
+        lines = self.lines.get(name)
+        if lines is None:
+            lines = self.lines[name] = self._read(name)
+        return _Block(at, name, tuple(lines.get(at, ()))).render()
+
+    def _read(self, name: str) -> dict[dt.datetime, list[str]]:
+        data = self.episode.timeline_rows(name, since=self.whens[-1], until=self.before)
         at = data.columns.index(EVENT_TIME)
+        lines: dict[dt.datetime, list[str]] = {}
         for row, line in zip(data.rows, _row_lines(data.columns, data.rows), strict=True):
-            lines[(row[at], name)].append(line)
-    return [_Block(at, name, tuple(lines[(at, name)])).render() for at, (_, name, _) in zip(whens, moments, strict=True)]
+            lines.setdefault(row[at], []).append(line)
+        return lines
 
 
 @lru_cache(maxsize=1)
@@ -280,17 +328,22 @@ def render_text_timeline(
     text: blocks are added newest first until the budget is full.
     """
     head = _demographics(episode)
-    moments = _moments(episode)
+    moments = _Moments(episode)
     texts: list[str] = []
     totals = _Totals(head, texts)
+    budget = budget_tokens - _NOTICE_TOKENS
     want = max(_MIN_FIRST_ROWS, budget_tokens // _ROW_TOKENS_LOW)
     while True:
         start = len(texts)
         if start < len(moments):
             taken = _window(moments, start, want)
             before = _datetimes([moments[start - 1][0]])[0] if start else None
-            texts += _read_blocks(episode, moments[start : start + taken], before)
-        shown = _fit(head, texts, totals, budget_tokens - _NOTICE_TOKENS, counter)
+            window = _Window(episode, moments.between(start, start + taken), before)
+            for i in range(len(window)):
+                texts.append(window.block(i))
+                if not counter.exact and totals.largest(budget) < len(texts):
+                    break  # past the estimate's budget: no later block is shown (an exact count may show more)
+        shown = _fit(head, texts, totals, budget, counter)
         if shown < len(texts) or len(texts) == len(moments):
             break
         want *= 2

@@ -33,6 +33,7 @@ def build_episode(
     *,
     candidates: Mapping[str, CandidateSource] | None = None,
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    queries: bool = True,
 ) -> Episode:
     """Build the sealed episode for ``key``.
 
@@ -62,10 +63,13 @@ def build_episode(
             names becomes ``(candidate VARCHAR)`` in the given order; an Arrow table keeps its dictionary
             columns after the check of :func:`check_candidate_table` (no patient data).
         memory_limit: DuckDB ``memory_limit`` of the episode database (it cannot spill to disk).
+        queries: ``False``: an episode for its inventory and timelines only (what Curated Input reads): no
+            sealed database is taken (none to wipe at close); :meth:`Episode.execute` raises
+            :class:`EpisodeError`. Everything else reads the same.
 
     Raises:
         EpisodeError: the subject is not in ``hosp.patients``, a candidate name or value or
-            ``memory_limit`` is invalid, a candidate table has a column that could hold patient data,
+            ``memory_limit`` is invalid, candidates are given with ``queries=False``, a candidate table has a column that could hold patient data,
             or the store cannot be read.
         StoreError: the store file is missing, is not a clinseek store, or is truncated or damaged
             (also raised later, by a query whose table load reads a damaged block); the reader is closed
@@ -73,10 +77,10 @@ def build_episode(
         PolicyError: ``key.policy`` is unknown.
     """
     if isinstance(store, StoreReader):
-        return _build(store, key, candidates or {}, memory_limit, owned=False)
+        return _build(store, key, candidates or {}, memory_limit, owned=False, queries=queries)
     reader = open_store_reader(store)
     try:
-        return _build(reader, key, candidates or {}, memory_limit, owned=True)
+        return _build(reader, key, candidates or {}, memory_limit, owned=True, queries=queries)
     except BaseException:
         reader.close()
         raise
@@ -89,14 +93,27 @@ def _build(
     memory_limit: str,
     *,
     owned: bool,
+    queries: bool,
 ) -> Episode:
     reader.check_open()
     policy = get_policy(key.policy)
+    if candidates and not queries:
+        raise EpisodeError("candidate tables live in the episode's database: build_episode(..., queries=False) takes none")
     cands = _candidate_tables(candidates)
     inventory, encounters = reader.survey(policy, key)
     if "hosp.patients" in inventory and inventory["hosp.patients"].rows == 0:
         raise EpisodeError(f"{reader.location}: subject_id {key.subject_id} is not in hosp.patients")
     inventory.update({name: TableInventory(rows, None) for name, rows in reader.dictionary_rows().items()})
+    ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
+    if not queries:
+        reads = _Timelines(reader, policy, key, encounters)
+
+        def done(_: duckdb.DuckDBPyConnection | None) -> None:
+            if owned:
+                reader.close()
+
+        return Episode(key, None, ordered, (), loader=_no_load, timeline=reads.timeline,
+                       timeline_rows=reads.timeline_rows, watchdog=reader.watchdog, on_close=done)
     sealed = reader.sealed.acquire(memory_limit)
     try:
         _add_candidates(sealed, cands)
@@ -105,12 +122,11 @@ def _build(
         reader.sealed.release(sealed)
         raise
 
-    def give_back(_: duckdb.DuckDBPyConnection) -> None:
+    def give_back(_: duckdb.DuckDBPyConnection | None) -> None:
         reader.sealed.release(sealed)
         if owned:
             reader.close()
 
-    ordered = {n: inventory[n] for n in sorted(inventory, key=_registry_order)}
     loader = _Loader(reader, policy, key, encounters, sealed)
     return Episode(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
@@ -119,29 +135,20 @@ def _build(
     )
 
 
-class _Loader:
-    """Loads one table of an episode into its sealed database, on first use (calls are serialised), and
-    reads tables as timelines for it (see :meth:`Episode.timeline`)."""
+def _no_load(_: duckdb.DuckDBPyConnection, name: str, __: int) -> None:
+    raise EpisodeError(f"cannot load {name}: the episode was built without a database (queries=False)")
 
-    def __init__(
-        self,
-        reader: StoreReader,
-        policy: Policy,
-        key: EpisodeKey,
-        encounters: dict[str, list[int]],
-        sealed: Sealed,
-    ) -> None:
+
+class _Timelines:
+    """Reads an episode's tables as timelines through its reader and policy (see :meth:`Episode.timeline`)."""
+
+    def __init__(self, reader: StoreReader, policy: Policy, key: EpisodeKey, encounters: dict[str, list[int]]) -> None:
         self.reader = reader
         self.policy = policy
         self.key = key
         self.encounters = encounters
         """The key's visible encounter ids by owning table (read at build with the inventory: :meth:`StoreReader.survey`)."""
-        self.slot = sealed.slot
-        """The Arrow slot of the episode's database its loads copy through."""
-        self.dictionaries = sealed.dictionaries
-        """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
-        self.created = sealed.created
-        """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
+
     def timeline(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> pa.Table:
         """``name`` as a timeline in [since, until) (:meth:`StoreReader.timeline`), with its dictionary labels."""
         data = self.reader.timeline(
@@ -161,6 +168,27 @@ class _Loader:
             columns = (*columns, label.name)
             rows = [(*row, value) for row, value in zip(rows, found, strict=True)]
         return TimelineRows(columns, rows)
+
+
+class _Loader(_Timelines):
+    """Loads one table of an episode into its sealed database, on first use (calls are serialised), and
+    reads tables as timelines for it."""
+
+    def __init__(
+        self,
+        reader: StoreReader,
+        policy: Policy,
+        key: EpisodeKey,
+        encounters: dict[str, list[int]],
+        sealed: Sealed,
+    ) -> None:
+        super().__init__(reader, policy, key, encounters)
+        self.slot = sealed.slot
+        """The Arrow slot of the episode's database its loads copy through."""
+        self.dictionaries = sealed.dictionaries
+        """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
+        self.created = sealed.created
+        """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
 
     def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
         """Create ``name`` in ``con``: a dictionary (whole), or the visible rows of a patient table.

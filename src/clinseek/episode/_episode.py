@@ -67,13 +67,16 @@ class Episode:
     table first. A table is therefore complete whenever a query can see it, and :meth:`table_counts`
     always matches it.
 
+    An episode built with ``queries=False`` (Curated Input: it reads only the inventory and timelines) has
+    no database: :meth:`execute` raises, everything else works the same.
+
     Thread-safe: queries from several threads are serialised on the episode's connection.
     """
 
     def __init__(
         self,
         key: EpisodeKey,
-        con: duckdb.DuckDBPyConnection,
+        con: duckdb.DuckDBPyConnection | None,
         inventory: Mapping[str, TableInventory],
         candidates: tuple[str, ...],
         *,
@@ -81,7 +84,7 @@ class Episode:
         timeline: Timeline,
         timeline_rows: TimelineRowsReader,
         watchdog: Watchdog,
-        on_close: Callable[[duckdb.DuckDBPyConnection], None],
+        on_close: Callable[[duckdb.DuckDBPyConnection | None], None],
         loaded: Collection[str] = (),
     ) -> None:
         self._key = key
@@ -93,7 +96,7 @@ class Episode:
         self._timeline: Timeline | None = timeline
         self._timeline_rows: TimelineRowsReader | None = timeline_rows
         self._watchdog = watchdog
-        self._on_close: Callable[[duckdb.DuckDBPyConnection], None] | None = on_close
+        self._on_close: Callable[[duckdb.DuckDBPyConnection | None], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
         self._shapes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         """Result column names and types by SQL text (queries without parameters): the same text reads the same
@@ -154,8 +157,11 @@ class Episode:
             duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
         """
         with self._lock:
-            if self._closed or self._con is None:
+            if self._closed:
                 raise EpisodeError("the episode is closed")
+            if self._con is None:
+                raise EpisodeError("this episode has no database to query: it was built for timelines only "
+                                   "(build_episode(..., queries=False))")
             statement = self._read_only_statement(self._con, sql)
             if self._pending:
                 names = self._pending if tables is None else self._named(tables)
@@ -319,7 +325,7 @@ class Episode:
             self._loader = self._timeline = self._timeline_rows = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
             self._shapes.clear()
-        if con is not None and on_close is not None:
+        if on_close is not None:
             on_close(con)
 
     def __enter__(self) -> Episode:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anthropic
@@ -20,6 +20,7 @@ from ._anthropic_wire import (
     stop_reason,
 )
 from ._errors import BadRequest, ProviderUnavailable
+from ._loops import PerLoop
 from ._messages import GenerateConfig, Message, ModelResponse
 from ._names import ToolNameMap, to_tool_infos
 from ._preflight import PreflightReport
@@ -44,14 +45,20 @@ class AnthropicChatModel:
 
     supports_native_tools = True
 
-    def __init__(self, model_id: str, *, client: AnthropicClient, prices: PriceTable, provider: str) -> None:
+    def __init__(self, model_id: str, *, client: AnthropicClient, prices: PriceTable, provider: str,
+                 http_client: Callable[[], Any] | None = None) -> None:
         self.name = f"{provider}:{model_id}"
         self.model_id = model_id
         self.supports_vision = vision_capable(model_id)
         self._provider = provider
         self._prices = prices
         self.priced = prices.price(self.name) is not None
-        self._client = client
+
+        def make() -> AnthropicClient:  # ``client``'s configuration on a connection pool of this loop
+            return client if http_client is None else client.copy(http_client=http_client())
+
+        self._clients: PerLoop[AnthropicClient] = PerLoop(make, _close)
+        """One SDK client per event loop (a connection pool cannot move between loops), closed with it."""
 
     def __repr__(self) -> str:
         return f"AnthropicChatModel({self.name!r})"
@@ -79,7 +86,7 @@ class AnthropicChatModel:
         started = time.perf_counter()
         try:
             with anyio.fail_after(config.timeout_s):
-                reply = await self._client.messages.create(**request, extra_body=extra_body or None,
+                reply = await (await self._clients.get()).messages.create(**request, extra_body=extra_body or None,
                                                            timeout=config.timeout_s)
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
@@ -114,11 +121,15 @@ class AnthropicChatModel:
         Raises:
             ModelError: the service cannot serve the run (the message says why and what to do).
         """
-        return await anthropic_preflight(self, self._client, self._provider, tools=tools, timeout_s=timeout_s)
+        return await anthropic_preflight(self, await self._clients.get(), self._provider, tools=tools, timeout_s=timeout_s)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        await self._client.close()
+        """Close the HTTP connection pools."""
+        await self._clients.aclose()
+
+
+async def _close(client: AnthropicClient) -> None:
+    await client.close()
 
 
 __all__ = ["AnthropicChatModel"]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..errors import MissingExtraError, ModelError, import_optional
@@ -44,7 +45,8 @@ def _anthropic(model_id: str, options: ProviderOptions) -> ChatModel:
     key = require_secret(env, options.credentials_file, f"anthropic:{model_id}")
     client = anthropic.AsyncAnthropic(api_key=key, base_url=options.base_url, max_retries=0,
                                       http_client=_aiohttp_transport(anthropic))
-    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="anthropic")
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="anthropic",
+                              http_client=partial(_aiohttp_transport, anthropic))
 
 
 @provider("bedrock")
@@ -65,7 +67,8 @@ def _bedrock(model_id: str, options: ProviderOptions) -> ChatModel:
         )
     except (ValueError, anthropic.AnthropicError) as err:
         raise ModelError(f"bedrock:{model_id}: {err} (pass region=, or set AWS_REGION)") from None
-    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="bedrock")
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="bedrock",
+                              http_client=partial(_aiohttp_transport, anthropic))
 
 
 @provider("vertex")
@@ -94,7 +97,8 @@ def _vertex(model_id: str, options: ProviderOptions) -> ChatModel:
             f"vertex:{model_id}: {err} (pass region= and project_id=, or set CLOUD_ML_REGION and "
             "ANTHROPIC_VERTEX_PROJECT_ID)"
         ) from None
-    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="vertex")
+    return AnthropicChatModel(model_id, client=client, prices=options.prices, provider="vertex",
+                              http_client=partial(_aiohttp_transport, anthropic))
 
 
 def _require_module(module: str, feature: str, extra: str) -> None:
@@ -112,15 +116,15 @@ __all__: list[str] = []
 
 
 def _aiohttp_transport(sdk: Any) -> Any:
-    """The Anthropic SDK's own aiohttp transport (``sdk.DefaultAioHttpClient()``), else ``None`` (its httpx pool)
-    when aiohttp is not installed.
+    """The Anthropic SDK's own aiohttp transport (``sdk.DefaultAioHttpClient()``), else its httpx pool
+    (``sdk.DefaultAsyncHttpxClient()``) when aiohttp is not installed.
 
     At 256 calls in flight one httpx pool checks every one of its connections on each request and each
     reply: ``messages.create`` cost 7.2–8.5 ms of CPU per call on one httpx client, 4.9–5.0 ms over eight,
     and 3.0–3.8 ms on one client of this transport (alternating runs on the development machine, docs/ray.md).
-    Its session is opened on the first call, in the caller's event loop.
+    Its session is opened on the first call, in the caller's event loop: a model makes one per event loop.
     """
     try:
         return sdk.DefaultAioHttpClient()
     except RuntimeError:  # the SDK's stand-in when aiohttp is not installed
-        return None
+        return sdk.DefaultAsyncHttpxClient()

@@ -21,7 +21,6 @@ The timeout is the caller's (``anyio.fail_after`` around the call).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import urllib.request
@@ -32,6 +31,7 @@ import aiohttp
 
 from .._version import __version__
 from ._errors import ModelCallError, ProviderUnavailable
+from ._loops import PerLoop
 from ._sdk_errors import from_status
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
@@ -46,8 +46,8 @@ class ChatEndpoint:
         base_url: e.g. ``http://127.0.0.1:8000/v1``; ``None`` for ``OPENAI_BASE_URL`` or OpenAI's API.
         model: ``provider:model``, named in the errors.
 
-    The session (its connection pool, any number of connections) is opened on the first call, in the
-    caller's event loop; a call from another event loop opens a new one.
+    One session (its connection pool, any number of connections) per event loop, opened on the loop's
+    first call and closed with the loop or by :meth:`aclose` (:class:`~._loops.PerLoop`).
     """
 
     def __init__(self, *, api_key: str, base_url: str | None, model: str) -> None:
@@ -61,21 +61,14 @@ class ChatEndpoint:
                 headers[header] = os.environ[variable]
         self._headers = headers
         self._proxy = _env_proxy(self.base_url)
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions = PerLoop(self._new_session, aiohttp.ClientSession.close)
 
     def __repr__(self) -> str:
         return f"ChatEndpoint({self.base_url!r})"
 
-    def _open(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._loop is not loop or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=None), raise_for_status=False,
-            )
-            self._loop = loop
-        return self._session
+    def _new_session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), headers=self._headers,
+                                     timeout=aiohttp.ClientTimeout(total=None), raise_for_status=False)
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[Any, str | None]:
         """``POST {base_url}/{path}`` with ``body`` as JSON: (the reply's JSON, its ``x-request-id``).
@@ -86,7 +79,7 @@ class ChatEndpoint:
         """
         data = json.dumps(body, ensure_ascii=False).encode()
         try:
-            async with self._open().post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
+            async with (await self._sessions.get()).post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
                 raw = await reply.read()
                 status, headers = reply.status, reply.headers
         except aiohttp.ClientConnectionError as err:
@@ -102,10 +95,8 @@ class ChatEndpoint:
             raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
 
     async def aclose(self) -> None:
-        """Close the session (its connections)."""
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        """Close every session still open (their connections)."""
+        await self._sessions.aclose()
 
 
 def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCallError:

@@ -5,8 +5,8 @@ called ``run_benchmark``) joins or starts a Ray cluster and starts ``workers`` a
 (:class:`~._ray_worker.EpisodeWorker`), spread over the nodes, plus one
 :class:`~._ray_worker.LimiterActor` (the cluster's request rate and 429 pauses). It hands out the
 jobs in (run_index, question) order, each to the live worker with the fewest out, many per actor
-call; a worker runs at most its share of ``concurrency`` (the shares sum to it) and holds a few more
-queued (:func:`queued`), so that a finished job's successor starts at once, not after the driver's
+call; a worker runs at most its share of ``concurrency`` (the shares sum to it) and holds as many
+more queued (:func:`queued`), so that a finished job's successor starts at once, not after the driver's
 round trip. The rows stream back as their jobs
 finish (all those done since the last reply, in one reply per worker) and the driver appends each
 to ``results.jsonl``, exactly as the local engine does (same resume, manifest and configuration
@@ -331,6 +331,20 @@ class RayExecutor:
                 fresh.alive = False
             await send.send(_Outcome(fresh, started=True))
 
+        def refill() -> None:
+            """Hand the pending jobs to the workers with room, one actor call per worker."""
+            nonlocal running
+            batches: dict[str, tuple[_Worker, list[tuple[int, Job]]]] = {}
+            while pending and (free := pick()) is not None:
+                job, deaths = pending.popleft()
+                ticket = next(tickets)
+                free.out[ticket] = (job, deaths)
+                free.load += 1
+                running += 1
+                batches.setdefault(free.name, (free, []))[1].append((ticket, job))
+            for target, batch in batches.values():
+                tg.start_soon(submit, target, batch)
+
         def pick() -> _Worker | None:
             free = [w for w in pool if w.alive and w.load < w.slots + queued(w.slots)]
             return min(free, key=lambda w: w.load - w.slots) if free else None
@@ -347,16 +361,7 @@ class RayExecutor:
                 if live.alive:
                     tg.start_soon(collect, live)
             while pending or running or starting:
-                batches: dict[str, tuple[_Worker, list[tuple[int, Job]]]] = {}
-                while pending and (free := pick()) is not None:
-                    job, deaths = pending.popleft()
-                    ticket = next(tickets)
-                    free.out[ticket] = (job, deaths)
-                    free.load += 1
-                    running += 1
-                    batches.setdefault(free.name, (free, []))[1].append((ticket, job))
-                for target, batch in batches.values():
-                    tg.start_soon(submit, target, batch)
+                refill()
                 if not running and not starting:
                     failure = ClinseekError(f"every Ray worker died and none could replace them; {len(pending)} "
                                             "question runs were not run (rerun the same command to resume)")
@@ -385,11 +390,12 @@ class RayExecutor:
                         else:  # an infra_error row (redone on resume), never a StoreError
                             write(executor.error_row(job, outcome.died))
                     continue
-                for ticket, row in outcome.rows:
-                    if worker.out.pop(ticket, None) is None:  # not this worker's job (never: each ticket goes once)
-                        continue
-                    running -= 1
-                    worker.load -= 1
+                rows = [row for ticket, row in outcome.rows
+                        if worker.out.pop(ticket, None) is not None]  # never another's: each ticket goes once
+                running -= len(rows)
+                worker.load -= len(rows)
+                refill()  # the worker's next runs leave before its rows are written (a wave's rows come together)
+                for row in rows:
                     failure = write(row)
                     if failure is not None:
                         break
@@ -409,8 +415,15 @@ class RayExecutor:
 
 
 def queued(slots: int) -> int:
-    """Jobs a worker that runs ``slots`` at once holds queued beyond them: a quarter of its share (at least one)."""
-    return max(1, math.ceil(slots / 4))
+    """Jobs a worker that runs ``slots`` at once holds queued beyond them: as many again.
+
+    Runs that started together end together (the model answers a wave of them at once), so a
+    worker must hold the successors of a whole wave: with a quarter of its share queued (sessions
+    6-8), 7-10 % of its slot time passed with an empty queue, waiting for the driver's round trip
+    (docs/ray.md, "Session 9"). A worker that dies loses its queued runs too; they go back to the
+    front of the driver's queue.
+    """
+    return max(1, slots)
 
 
 def shares(concurrency: int, workers: int) -> list[int]:

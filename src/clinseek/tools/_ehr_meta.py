@@ -171,11 +171,7 @@ def get_unique_values(
     assert ref.table is not None
     view = table_view(ctx, ref.table)
     column = column_named(view.columns, column_name, ref.qualified)
-    sql = (
-        f'SELECT v."{column}" AS value, count(*) AS "rows", count(*) OVER () AS _total FROM ({view.sql}) v '
-        f'WHERE v."{column}" IS NOT NULL GROUP BY v."{column}" ORDER BY count(*) DESC, v."{column}"'
-    )
-    result = run_query(ctx, sql, max_rows=ctx.limits.max_unique_values, tables=view.tables)
+    result = run_query(ctx, view.values(column), max_rows=ctx.limits.max_unique_values, tables=view.tables)
     total = result.rows[0][-1] if result.rows else 0
     rows = Rows(("value", "rows"), [r[:2] for r in result.rows], total, result.truncated, unit="value")
     narrow = "filter with ehr.get_records_by_keyword or ehr.run_sql_query (WHERE ... LIKE, GROUP BY, LIMIT/OFFSET)."

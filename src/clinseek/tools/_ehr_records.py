@@ -15,7 +15,7 @@ from ._query import run_query
 from ._registry import tool
 from ._render import Rows, echo, table_result
 from ._result import ToolResult
-from ._tables import EVENT_TIME, TableRef, ehr_tables, resolve_table
+from ._tables import TableRef, ehr_tables, resolve_table
 from ._timewin import parse_window
 from ._views import View, table_view
 
@@ -85,7 +85,7 @@ def get_records_by_time(
     start, end = parse_window(start_time, end_time)
     ref, view = _ehr_view(ctx, table_name, timed=True)
     title = f"{ref.qualified} [{_fmt(start)}, {_fmt(end)})"
-    where = f"v.{EVENT_TIME} >= ? AND v.{EVENT_TIME} < ?"
+    where = f"{view.time} >= ? AND {view.time} < ?"
     return _rows(ctx, title, view, where, [start, end], _NARROW_TIME)
 
 
@@ -153,7 +153,7 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
     ref, view = _ehr_view(ctx, table_name, timed=True)
     times = ctx.episode.event_times(ref.qualified)
     latest = times[len(times) - 1].as_py() if times is not None and len(times) else None
-    return _rows(ctx, f"{ref.qualified} latest", view, f"v.{EVENT_TIME} = ?", [latest], _NARROW_SQL)
+    return _rows(ctx, f"{ref.qualified} latest", view, f"{view.time} = ?", [latest], _NARROW_SQL)
 
 
 @tool("ehr.get_records_by_keyword")
@@ -183,7 +183,7 @@ def get_records_by_keyword(
     if not searched:
         return _rows(ctx, f"{ref.qualified} containing {echo(keyword)}", view, "FALSE", [], _NARROW_SQL)
     haystack = ", ".join(
-        f'v."{c}"' if t == "VARCHAR" else f'CAST(v."{c}" AS VARCHAR)'
+        view.col(c) if t == "VARCHAR" else f"CAST({view.col(c)} AS VARCHAR)"
         for c, t in zip(view.columns, view.types, strict=True)
         if c in searched
     )
@@ -211,14 +211,14 @@ def get_records_by_value(
     column = column_named(view.columns, column_name, ref.qualified)
     type_ = view.types[view.columns.index(column)]
     if type_ == "VARCHAR":
-        where, param = f'trim(v."{column}") = ?', value.strip()
+        where, param = f"trim({view.col(column)}) = ?", value.strip()
     else:
         cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()], tables=()).rows[0][0]
         if cast is None:
             raise ToolError(
                 "bad_argument", f"value {echo(value)} is not a {type_} (the type of {ref.qualified}.{column})"
             )
-        where, param = f'v."{column}" = ?', cast
+        where, param = f"{view.col(column)} = ?", cast
     return _rows(
         ctx, f"{ref.qualified} where {column} = {echo(value.strip())}", view, where, [param], _NARROW_SQL
     )

@@ -16,7 +16,6 @@ from ._context import ToolContext
 from ._render import echo
 
 CANDIDATE_SCHEMA = "candidates"
-EVENT_TIME = "_event_time"
 
 
 @dataclass(frozen=True, slots=True)
