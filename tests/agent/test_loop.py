@@ -217,3 +217,24 @@ def test_a_tool_crash_is_an_infra_error_named_after_the_real_exception() -> None
     outcome = anyio.run(lambda: run_agent(model, ctx, question, tools=("ehr.run_sql_query", "ehr.finish", "ehr.think")))
     assert outcome.status == "infra_error" and outcome.error_type == "AttributeError"
     assert outcome.messages[-1].role == "assistant"  # the transcript up to the crash is kept
+
+
+def test_compaction_is_decided_by_the_count_whatever_the_character_bound() -> None:
+    """The loop skips counting only when the character bound is within the limit: a limit between the estimate
+    and the bound compacts nothing, one below the estimate compacts (letters: ~3 per token, 1 per character)."""
+    from clinseek.models import ESTIMATE, messages_tokens, messages_tokens_bound
+
+    def script() -> ScriptedModel:
+        return ScriptedModel([assistant(call("ehr.think", response="abcdefghij" * 300)),
+                              assistant(call("ehr.finish", response=["no"]))])
+
+    first = _run(script())
+    pending = first.messages[2:4]  # what the second request adds: the think call and its output
+    assert [m.role for m in pending] == ["assistant", "tool"]
+    base = first.calls[0].usage.total_tokens
+    count, bound = messages_tokens(ESTIMATE, pending), messages_tokens_bound(ESTIMATE, pending)
+    assert bound is not None and count < bound
+    for limit, compacted in [(base + count - 1, True), (base + count, False), (base + (count + bound) // 2, False)]:
+        outcome = _run(script(), AgentBudget(context_window_tokens=limit, compact_at=1.0, keep_recent_tool_outputs=0))
+        assert outcome.status == "answered"
+        assert (outcome.compactions == 1) is compacted, (limit, base, count, bound)

@@ -11,10 +11,12 @@ from pathlib import Path
 import anyio
 import pytest
 from _agent_helpers import ScriptedModel, assistant, call
+from _tool_cases import pick_case
 
 import clinseek
+from _cpu_limit import on_the_cpu_limiter
 from clinseek import AgentBudget, RunOptions, RunSettings, Sources
-from clinseek.agent import run_agent
+from clinseek.agent import EpisodeSession, run_agent
 from clinseek.bench import Question, episode_key, load_questions
 from clinseek.errors import ClinseekError
 
@@ -143,3 +145,32 @@ def test_bad_candidate_tables_stop_a_run_before_any_row(synthetic_store: Path, s
     with pytest.raises(ClinseekError, match=r"no\.db"):
         clinseek.run(small_bench, synthetic_store, "baseline:null", tmp_path / "runs", settings=settings)
     assert not (tmp_path / "runs").exists()
+
+
+def test_open_episode_async_waits_for_a_cpu_token(synthetic_store: Path) -> None:
+    case = pick_case(synthetic_store)
+
+    async def main() -> tuple[int, bool]:
+        session = await on_the_cpu_limiter(lambda: clinseek.open_episode_async(
+            synthetic_store, case.subject_id, case.prediction_time))
+        async with session:
+            reply = await session.call_tool_async("ehr.get_table_names")
+            return session.key.subject_id, reply.ok
+
+    assert anyio.run(main) == (case.subject_id, True)
+
+
+def test_open_question_episode_async_waits_for_a_cpu_token(small_bench: Path, synthetic_store: Path) -> None:
+    from clinseek.bench import load_questions
+
+    question = load_questions(small_bench)[0]
+
+    async def main() -> EpisodeSession:
+        session = await on_the_cpu_limiter(lambda: clinseek.open_question_episode_async(
+            small_bench, question.qid, synthetic_store))
+        await session.aclose()
+        return session
+
+    session = anyio.run(main)
+    assert session.closed and session.key.subject_id == question.subject_id
+    assert [m.role for m in session.messages] == ["system", "user"]

@@ -183,3 +183,29 @@ def test_a_sample_that_does_not_read_is_named_and_the_others_are_imported(mock_r
     assert run.rows == 1 and len(run.unreadable) == 1
     assert run.unreadable[0].startswith(f"{bad.id} epoch 1: SampleOutcome field status:")
     assert [r.qid for r in read_results(run.results).rows] == [str(log.samples[1].id)]
+
+
+@pytest.mark.parametrize("mode", ["agent", "curated"])
+def test_the_solvers_blocking_work_waits_for_a_cpu_token(mode: str, inspect_bench: Path, synthetic_store: Path) -> None:
+    """The question load, the episode, the answer vocabulary and a rendered package run on the event loop's CPU
+    limiter (anyio's default threads are exhausted meanwhile); the sample is read as without the limiter."""
+    import anyio
+    from inspect_ai.model import ModelName, ModelOutput
+    from inspect_ai.solver import TaskState
+
+    from _cpu_limit import on_the_cpu_limiter
+    from clinseek.inspect_tasks import STORE_KEY, clinseek_agent, clinseek_curated
+
+    question = next(q for q in load_questions(inspect_bench) if q.task == "Inpatient_Mortality")
+    make = clinseek_agent if mode == "agent" else clinseek_curated
+    solve = make(bench=str(inspect_bench), store=str(synthetic_store))
+    state = TaskState(ModelName("mockllm/model"), question.qid, 1, "", [])
+
+    async def generate(state: TaskState, **_: Any) -> TaskState:  # answers in text: no tool call
+        state.output = ModelOutput.from_content("mockllm/model", "<answer>\nno\n</answer>")
+        state.messages.append(state.output.message)
+        return state
+
+    done = anyio.run(on_the_cpu_limiter, lambda: solve(state, generate))  # type: ignore[arg-type]
+    outcome = done.store.get(STORE_KEY)
+    assert (outcome["status"], outcome["answer"]) == ("answered", ["no"])

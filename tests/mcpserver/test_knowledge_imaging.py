@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 
 import clinseek
+from _cpu_limit import on_the_cpu_limiter
 from clinseek.agent import Sources
 from clinseek.imaging import store_cxr_root
 from clinseek.knowledge import KnowledgeConfig
@@ -75,3 +76,22 @@ def test_browser_and_image_tools_through_the_in_memory_client(synthetic_store: P
                 await direct.call_tool_async("image.dicom_processor", {"dicom_path": other})).result.error_kind
 
     anyio.run(main)
+
+
+def test_a_picture_reply_waits_for_a_cpu_token(synthetic_store: Path) -> None:
+    """The picture's MCP content is made on the event loop's CPU limiter, not on anyio's default threads."""
+    subject, when, study, dicoms, _ = _mm_episode(synthetic_store)
+
+    async def main() -> types.CallToolResult:
+        sources = Sources(cxr_root=store_cxr_root(synthetic_store))
+        async with await clinseek.open_episode_async(synthetic_store, subject, when, policy=MM_POLICY,
+                                                     study_ids=(study,), dicom_ids=dicoms,
+                                                     sources=sources) as session, \
+                Client(session_server(session)) as client:
+            return await on_the_cpu_limiter(lambda: client.call_tool("image.dicom_processor",
+                                                                     {"dicom_path": dicoms[0]}))
+
+    waited = anyio.run(main)
+    assert not waited.is_error and isinstance(waited.content[0], types.TextContent)
+    pictures = [b for b in waited.content if isinstance(b, types.ImageContent)]
+    assert len(pictures) == 1 and base64.b64decode(pictures[0].data).startswith(b"\x89PNG")

@@ -10,6 +10,7 @@ from clinseek.models import (
     ServerTokenCounter,
     estimate_tokens,
     messages_tokens,
+    messages_tokens_bound,
     probe_token_counter,
 )
 from fakes.llm_servers import OpenAIFake, fake_token_count
@@ -78,3 +79,46 @@ def test_the_estimate_is_its_definition_on_any_text() -> None:
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(4000)]
     for text in texts:
         assert estimate_tokens(text) == _estimate_by_its_definition(text), repr(text)
+
+
+def _texts() -> list[str]:
+    """Every string of up to 4 characters over a letter, a digit, each blank, a line break, punctuation and a
+    non-ASCII letter, every one of 5 over letters, a digit and blanks, then seeded random longer ones (runs of
+    blanks before digits, column alignment)."""
+    import itertools
+    import random
+
+    alphabet = "a1 \t\r\n.é\f\v"
+    out = ["".join(p) for n in range(5) for p in itertools.product(alphabet, repeat=n)]
+    out += ["".join(p) for p in itertools.product("aZ 1\t\n", repeat=5)]
+    rng = random.Random(7)
+    pieces = ["Glucose", " ", "  ", "\t", "120", " 7.5", "\n", "mg/dL", "—", "  |", "é", "\r\n", "\v", "\f", "xyzw"]
+    out += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 80))) for _ in range(3000)]
+    return out
+
+
+def test_the_estimate_never_exceeds_the_characters() -> None:
+    """The bound the agent loop uses to skip counting (``messages_tokens_bound``) rests on this."""
+    for text in _texts():
+        assert estimate_tokens(text) <= len(text), repr(text)
+
+
+def test_the_character_bound_of_a_request_bounds_its_estimate() -> None:
+    from clinseek.models import ToolCall
+    from clinseek.tools import tool_names, tool_schemas
+
+    texts = _texts()[-50:]
+    calls = [ToolCall(id=f"c{i}", name="ehr.run_sql_query", arguments={"sql_query": t}) for i, t in enumerate(texts[:5])]
+    messages = [Message.system(texts[0]), Message.user(texts[1]),
+                Message(role="assistant", content=texts[2], tool_calls=calls),
+                *(Message.tool(c, t) for c, t in zip(calls, texts[3:], strict=False))]
+    schemas = tool_schemas(tool_names("ehr"))
+    for tools in ([], schemas):
+        bound = messages_tokens_bound(ESTIMATE, messages, tools)
+        assert bound is not None and messages_tokens(ESTIMATE, messages, tools) <= bound
+    assert messages_tokens_bound(ESTIMATE, [], []) == 0
+
+
+def test_no_character_bound_for_a_servers_tokenizer() -> None:
+    counter = ServerTokenCounter("http://127.0.0.1:9", "llama.cpp", "m")
+    assert messages_tokens_bound(counter, [Message.user(TEXT)]) is None

@@ -34,6 +34,7 @@ from ..models import (
     ToolCall,
     accepts_images,
     messages_tokens,
+    messages_tokens_bound,
     price_known,
 )
 from ..records import CallRecord
@@ -140,9 +141,11 @@ class _Run:
             self.messages.append(Message.user(FINISH_NOW))
             self.finish_notice_sent = True
 
-    async def context_estimate(self) -> int:
-        """Tokens of the next request: the last prompt and reply as the provider counted them, plus the
-        messages added since, counted with ``counter`` (the whole request when no usage was reported)."""
+    async def context_exceeds(self, limit: float) -> bool:
+        """Whether the next request holds more than ``limit`` tokens: the last prompt and reply as the provider
+        counted them, plus the messages added since, counted with ``counter`` (the whole request when no usage
+        was reported). Nothing is counted when a bound by characters (``messages_tokens_bound``) is within
+        ``limit`` already."""
         ok = [c for c in self.transcript.calls if c.status == "ok"]
         last = ok[-1] if ok else None
         if last is not None and last.usage_reported and last.usage.input_tokens:
@@ -150,8 +153,11 @@ class _Run:
             base = last.usage.total_tokens
         else:
             pending, tools, base = list(self.messages), list(self.schemas), 0
+        bound = messages_tokens_bound(self.counter, pending, tools)
+        if bound is not None and base + bound <= limit:
+            return False
         count = functools.partial(messages_tokens, self.counter, pending, tools)
-        return base + (await run_cpu_bound(count) if self.counter.exact else count())
+        return base + (await run_cpu_bound(count) if self.counter.exact else count()) > limit
 
     def compact(self, keep: int) -> bool:
         """Replace all but the newest ``keep`` tool outputs by a short notice; True if anything changed."""
@@ -169,7 +175,7 @@ class _Run:
 
     # -- model calls ---------------------------------------------------------------------------
     async def generate(self) -> ModelResponse:
-        if await self.context_estimate() > self.budget.compact_at * self.budget.context_window_tokens:
+        if await self.context_exceeds(self.budget.compact_at * self.budget.context_window_tokens):
             self.compact(self.budget.keep_recent_tool_outputs)
         try:
             return await self.call()

@@ -76,8 +76,7 @@ async def open_episode_async(
         EpisodeError: the subject is not in the store; StoreError: not a clinseek store.
         RegistryError: an unknown tool name; ImagingError: a linked image without a file under ``cxr_root``.
     """
-    import anyio.to_thread
-
+    from .._threads import run_cpu_bound
     from ..agent import Sources, open_session
     from ..episode import EpisodeKey
 
@@ -87,7 +86,7 @@ async def open_episode_async(
     knowledge, close = await _open_knowledge(sources)
     try:
         opened = replace(sources, knowledge=knowledge)
-        session = await anyio.to_thread.run_sync(lambda: open_session(
+        session = await run_cpu_bound(lambda: open_session(
             store, key, candidates={k: list(v) for k, v in (candidates or {}).items()}, tools=tools, limits=limits,
             budget=budget, sources=opened, vision=vision))
     except BaseException:
@@ -129,11 +128,10 @@ async def open_question_episode_async(
         ClinseekError: no question ``qid`` in ``bench`` (the closest ids are named).
         ManifestError: a manifest row does not validate (and what :func:`open_episode_async` raises).
     """
-    import anyio.to_thread
-
+    from .._threads import run_cpu_bound
     from ..agent import Sources, open_question_session
 
-    question = await anyio.to_thread.run_sync(_question, bench, qid)
+    question = await run_cpu_bound(_question, bench, qid)
     sources = sources or Sources()
     knowledge, close_knowledge = await _open_knowledge(sources)
     work = Path(tempfile.mkdtemp(prefix="clinseek_episode_"))
@@ -144,7 +142,7 @@ async def open_question_episode_async(
 
     try:
         opened = replace(sources, knowledge=knowledge)
-        session = await anyio.to_thread.run_sync(lambda: open_question_session(
+        session = await run_cpu_bound(lambda: open_question_session(
             store, question, tools=tools, limits=limits, budget=budget, sources=opened,
             artifact_dir=work / "artifacts", fitted_dir=work / "fitted", vision=vision))
     except BaseException:

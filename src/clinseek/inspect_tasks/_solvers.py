@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio.to_thread
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -27,6 +26,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
+from .._threads import run_cpu_bound
 from ..agent import (
     FINISH_NOW,
     FINISH_TOOL,
@@ -73,7 +73,7 @@ class _Questions:
 
     async def get(self, qid: str) -> Question:
         if self._by_qid is None:
-            questions = await anyio.to_thread.run_sync(load_questions, self.bench)
+            questions = await run_cpu_bound(load_questions, self.bench)
             self._by_qid = {q.qid: q for q in questions}
         if qid not in self._by_qid:
             raise ClinseekError(f"{self.bench}: no question {qid!r} (the sample id must be a qid of the benchmark)")
@@ -142,7 +142,7 @@ class _AgentRun:
         self.reading: AnswerReading | None = None
 
     async def start(self, state: TaskState) -> None:
-        self.vocabulary = tuple(await anyio.to_thread.run_sync(answer_vocabulary, self.session.context, self.question))
+        self.vocabulary = tuple(await run_cpu_bound(answer_vocabulary, self.session.context, self.question))
         state.messages = [to_inspect(m, self.names) for m in self.session.messages]
         state.tools = episode_tools(self.session, on_reply=self.on_reply, names=self.names)
 
@@ -253,7 +253,7 @@ def clinseek_curated(bench: str, store: str, vision: bool = True, cxr_root: str 
         question = await questions.get(str(state.sample_id))
         package, embeds = verbatim_package(question)
         if package is None:
-            package = await anyio.to_thread.run_sync(_render, question, store, budget.curated_budget_tokens)
+            package = await run_cpu_bound(_render, question, store, budget.curated_budget_tokens)
         state.messages, images = await _curated_turns(question, package, embeds, store, sources, vision)
         state.tools = []
         try:

@@ -23,11 +23,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from .._threads import run_cpu_bound
 from .._version import __version__
 from ..agent import EpisodeSession
 from ..models import ToolNameMap
@@ -146,7 +146,7 @@ def episode_server(source: EpisodeSource, *, instructions: str | None = None) ->
                 pictures = served.pictures and bool(reply.result.images)
                 if not pictures:
                     return call_result(reply, pictures=False)
-                return await anyio.to_thread.run_sync(lambda: call_result(reply, pictures=True))
+                return await run_cpu_bound(lambda: call_result(reply, pictures=True))
             except Exception:  # an infrastructure failure: its text (paths, the database's message) stays here
                 logger.exception("tool %s failed on the server", canonical or params.name)
                 raise MCPError(types.INTERNAL_ERROR, TOOL_FAILED) from None

@@ -57,6 +57,7 @@ from ._tokens import (
     TokenCounter,
     estimate_tokens,
     messages_tokens,
+    messages_tokens_bound,
     probe_token_counter,
 )
 from ._vision import VISION_PATTERNS, accepts_images, vision_capable
@@ -105,6 +106,7 @@ __all__ = [
     "estimate_tokens",
     "get_model",
     "messages_tokens",
+    "messages_tokens_bound",
     "parse_action",
     "parse_model_name",
     "preflight",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -105,19 +105,38 @@ ESTIMATE = EstimatedTokens()
 """The counter used when the server has no tokenizer endpoint (and by default)."""
 
 
-def messages_tokens(counter: TokenCounter, messages: Sequence[Message], tools: Sequence[Any] = ()) -> int:
-    """Tokens of a request: each message's text (and reasoning it carries) plus the template overhead,
-    its tool calls' arguments and the tool schemas (as JSON)."""
+def _request_texts(messages: Sequence[Message], tools: Sequence[Any]) -> Iterator[tuple[str, int]]:
+    """The texts a request's tokens are counted from, each with the tokens added to its count: one per message
+    (its text and its tool calls' arguments, plus the template overhead), then the tool schemas as JSON."""
     import json
 
-    total = 0
     for message in messages:
         parts = [message.content]
         parts += [f"{c.name} {json.dumps(c.arguments)}" for c in message.tool_calls]
-        total += counter.count("\n".join(p for p in parts if p)) + MESSAGE_OVERHEAD_TOKENS
+        yield "\n".join(p for p in parts if p), MESSAGE_OVERHEAD_TOKENS
     if tools:
-        total += counter.count(json.dumps(list(tools)))
-    return total
+        yield json.dumps(list(tools)), 0
+
+
+def messages_tokens(counter: TokenCounter, messages: Sequence[Message], tools: Sequence[Any] = ()) -> int:
+    """Tokens of a request: each message's text (and reasoning it carries) plus the template overhead,
+    its tool calls' arguments and the tool schemas (as JSON)."""
+    return sum(counter.count(text) + extra for text, extra in _request_texts(messages, tools))
+
+
+def messages_tokens_bound(counter: TokenCounter, messages: Sequence[Message], tools: Sequence[Any] = ()) -> int | None:
+    """An upper bound of :func:`messages_tokens` from character counts alone (no tokenizer run, no server
+    asked), or ``None`` when ``counter`` has no such bound.
+
+    The bound is the characters of the counted texts plus the same template overhead, for the estimate
+    (:class:`EstimatedTokens`): :func:`estimate_tokens` never exceeds ``len(text)``, because a run of
+    letters counts at most one token per letter, every other character that is not a blank one token, and
+    each blank token (a match of ``_LONE_SPACES``) holds at least one blank character of its own. A
+    server's tokenizer has no bound by characters that holds for every vocabulary: ``None``.
+    """
+    if type(counter) is not EstimatedTokens:  # a subclass may count otherwise
+        return None
+    return sum(len(text) + extra for text, extra in _request_texts(messages, tools))
 
 
 _DIALECTS: dict[str, tuple[str, str]] = {
@@ -225,6 +244,7 @@ __all__ = [
     "TokenCounter",
     "estimate_tokens",
     "messages_tokens",
+    "messages_tokens_bound",
     "probe_token_counter",
     "server_root",
 ]
