@@ -35,7 +35,7 @@ def git_commit(start: Path | None = None) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def package_versions(names: tuple[str, ...] = ("clinseek", "openai", "anthropic", "duckdb", "pydantic")) -> dict[str, str]:
+def package_versions(names: tuple[str, ...] = ("clinseek", "aiohttp", "openai", "anthropic", "duckdb", "pydantic")) -> dict[str, str]:
     """Installed versions of the packages that shape a run."""
     found: dict[str, str] = {}
     for name in names:
