@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from clinseek.schema import tables
-from clinseek.store import connect_store, open_store
+from clinseek.store import connect_store, open_store, stored_instants
 
 
 def _columns(path: Path) -> dict[str, list[tuple[str, str]]]:
@@ -27,8 +27,17 @@ def _columns(path: Path) -> dict[str, list[tuple[str, str]]]:
 
 def test_every_registry_table_has_registry_columns_and_types(synthetic_store: Path) -> None:
     got = _columns(synthetic_store)
+    present = set(open_store(synthetic_store).row_counts)
     for t in tables():
-        assert got.get(t.qualified) == [(c.name, c.type) for c in t.columns], t.qualified
+        registered = [(c.name, c.type) for c in t.columns]
+        columns = got.get(t.qualified, [])
+        assert columns[: len(registered)] == registered, t.qualified
+        # then the store's own row instants, reserved names only, as an ingested store has them
+        instants = stored_instants(t, present)
+        expected = [] if instants is None else [
+            *([instants.event_time] if instants.event_time else []), *instants.known_at.values()
+        ]
+        assert [c for c, _ in columns[len(registered):]] == expected, t.qualified
 
 
 def test_every_patient_table_has_rows(synthetic_store: Path) -> None:
