@@ -35,7 +35,7 @@ def _con(ep: Episode) -> duckdb.DuckDBPyConnection:
 
 # Objects an episode's database could be left holding that the episode did not record creating, as a bug
 # elsewhere could leave them: each holds a row of the patient where it can.
-_BEHIND_ITS_BACK: dict[str, Callable[[duckdb.DuckDBPyConnection], None]] = {
+_BEHIND_ITS_BACK: dict[str, Callable[[duckdb.DuckDBPyConnection], object]] = {
     "table in a module schema": lambda con: con.execute(f"CREATE TABLE hosp.stray AS SELECT {S} AS subject_id"),
     "table in main": lambda con: con.execute(f"CREATE TABLE main.stray AS SELECT {S} AS subject_id"),
     "empty table in icu": lambda con: con.execute("CREATE TABLE icu.stray (subject_id INTEGER)"),
