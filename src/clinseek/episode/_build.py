@@ -19,7 +19,7 @@ from ..schema import Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
-from ._sealed import ArrowSlot, Sealed, parsed
+from ._sealed import ArrowSlot, Sealed
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -208,7 +208,7 @@ class _Loader(_Timelines):
         if expected_rows == 0:
             # nothing visible: the registry's columns and types (what a load gives; tests/episode/
             # test_lazy.py checks both), without a read of the store (a third of a typical episode's tables)
-            con.execute(parsed(con, table_ddl(table)))  # parsed once per thread: ~0.25 ms less per table
+            con.execute(table_ddl(table))
             return
         data = self.reader.rows(self.policy, self.key, name, encounters=self.encounters)
         if data.num_rows != expected_rows:
