@@ -61,9 +61,11 @@ async def call_tools(
 ) -> list[ToolResult]:
     """Run the ``(name, arguments)`` calls of one model turn in ``ctx``, in order; their results in that order.
 
-    Consecutive blocking tools run one after another in one hand-off (``clinseek._threads.run_cpu_bound``;
-    a tool from outside clinseek always in a worker thread: it may start an event loop of its own); coroutine
-    tools (``ehr.finish``, ``ehr.think``) are awaited on the loop between them. Each result is what
+    The coroutine tools (``ehr.finish``, ``ehr.think``) are awaited on the loop first, then the blocking ones run
+    one after another, in their order, in one hand-off (``clinseek._threads.run_cpu_bound``; in a worker thread
+    whatever else runs on the loop when one of them comes from outside clinseek: it may start an event loop of
+    its own). The calls of a turn are independent of one another (models send them as parallel calls; they
+    once ran concurrently): the results come back in the calls' order. Each result is what
     :func:`call_tool` returns for that call alone: its own ``elapsed_s`` (from its own start, the wait for a
     thread not counted), its own ``ok=False`` result for an unknown tool, bad arguments or a ``ToolError``.
 
@@ -71,30 +73,25 @@ async def call_tools(
         Exception: the first infrastructure error a call raised (not a ``ToolError``), once every call ran.
     """
     found = registry or DEFAULT_REGISTRY
-    out: list[ToolResult | Exception] = []
-    batch: list[tuple[ToolSpec | str, str, Arguments]] = []
-
-    async def flush() -> None:
-        if batch:
-            todo = list(batch)
-            batch.clear()
-            run = hand_off if any(isinstance(spec, ToolSpec) and not _own(spec) for spec, _, _ in todo) else run_cpu_bound
-            out.extend(await run(_run_blocking, ctx, todo))
-
-    for name, arguments in calls:
+    out: list[ToolResult | Exception | None] = [None] * len(calls)
+    blocking: list[tuple[int, ToolSpec | str, str, Arguments]] = []
+    for i, (name, arguments) in enumerate(calls):
         try:
             spec: ToolSpec | str = found.get(name)
         except RegistryError as err:
-            spec = str(err)  # answered in the batch, in its turn: unknown_tool
+            spec = str(err)  # answered with the blocking calls, in its place: unknown_tool
         if isinstance(spec, ToolSpec) and spec.is_async:
-            await flush()
-            out.append(await _run_async(ctx, spec, arguments))
+            out[i] = await _run_async(ctx, spec, arguments)
         else:
-            batch.append((spec, name, arguments))
-    await flush()
+            blocking.append((i, spec, name, arguments))
+    if blocking:
+        own = all(not isinstance(spec, ToolSpec) or _own(spec) for _, spec, _, _ in blocking)
+        ran = await (run_cpu_bound if own else hand_off)(_run_blocking, ctx, [b[1:] for b in blocking])
+        for (i, *_), result in zip(blocking, ran, strict=True):
+            out[i] = result
     for item in out:
         if not isinstance(item, ToolResult):
-            raise item
+            raise item or RuntimeError("a tool call was not run")
     return [item for item in out if isinstance(item, ToolResult)]
 
 
