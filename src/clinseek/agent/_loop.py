@@ -2,7 +2,8 @@
 
 Differences from the reference loop (ref_agent_tools.md §6.1, (b) 19-21, 27): the prompt comes
 from an explicit mode; tool names are canonical (the provider maps them, unknown names are errors,
-never repaired); parallel calls in one turn run concurrently and are returned in order;
+never repaired); the parallel calls of one turn run in one hand-off to a worker thread (through a channel:
+concurrently) and are returned in order;
 ``ToolError`` goes back to the model as a structured error while any other exception ends the run
 as ``infra_error`` with the partial transcript kept; a turn without a tool call gets a reminder,
 and when the model still calls no tool, an answer it wrote in text is read by the one extractor
