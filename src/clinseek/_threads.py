@@ -13,11 +13,27 @@ cannot wait on itself. Ray workers are processes with loops of their own.
 
 A token is taken before the work starts: time limits measured inside the work (the SQL watchdog of
 ``Limits.sql_timeout_s``) do not count the wait for one.
+
+**No hand-off without something to overlap.** Handing work to a thread costs CPU of its own (anyio's and
+asyncio's machinery on the loop's thread, the work's caches cold in the worker: ~1.2 ms per tool call of a
+question, docs/performance.md). It buys nothing when the calling task is the only unfinished task of its
+event loop (a sync twin's own loop, the CLI, a script awaiting one call at a time): no other task could run
+meanwhile. :func:`run_cpu_bound` then runs the work inline, on the loop's thread, in a copy of the caller's
+context; with any other task on the loop (the runner's other questions, an MCP server's reader, inspect_ai's
+samples) it hands the work off as above. Time limits hold inline too: the SQL watchdog is a thread of its own
+that interrupts DuckDB whichever thread runs the statement. Callbacks without a task (timers, a bare
+``asyncio.Protocol``) and coroutines submitted from other threads wait for the inline work to end, as they
+would for any synchronous code of that task. Work that may start an event loop of its own (a plug-in tool)
+goes through :func:`hand_off`, which always uses a worker thread; a sync twin (:func:`clinseek._sync.run_sync`)
+called from inline work runs its loop on a thread of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import os
+import threading
 from collections.abc import Callable
 from typing import TypeVar, TypeVarTuple
 
@@ -57,10 +73,46 @@ def cpu_limiter() -> CapacityLimiter:
         return limiter
 
 
-async def run_cpu_bound(fn: Callable[[*_Ts], _T], *args: *_Ts) -> _T:
-    """``fn(*args)`` in a worker thread once the loop's :func:`cpu_limiter` grants a token; its result or exception.
+_INLINE = threading.local()
 
-    The calling task is not cancelled while ``fn`` runs (anyio's default): ``fn`` owns resources (a sealed
-    database, an open episode) that it must release itself.
+
+def alone_on_loop() -> bool:
+    """True when the calling task is the only unfinished task of the running asyncio event loop (nothing else
+    on the loop could run while it blocks); False under another backend (trio) or outside a task."""
+    try:
+        current = asyncio.current_task()
+    except RuntimeError:  # no running asyncio loop in this thread
+        return False
+    if current is None:
+        return False
+    tasks = asyncio.all_tasks()
+    return len(tasks) == 1 and current in tasks
+
+
+def running_inline() -> bool:
+    """True inside work that :func:`run_cpu_bound` runs inline on an event loop's thread."""
+    return bool(getattr(_INLINE, "depth", 0))
+
+
+async def run_cpu_bound(fn: Callable[[*_Ts], _T], *args: *_Ts) -> _T:
+    """``fn(*args)``: its result or exception. Inline on the loop's thread when the calling task is alone on its
+    loop (:func:`alone_on_loop`), else in a worker thread once the loop's :func:`cpu_limiter` grants a token.
+
+    ``fn`` runs in a copy of the caller's context either way. The calling task is not cancelled while ``fn``
+    runs (anyio's default for threads; inline work is not interrupted either): ``fn`` owns resources (a sealed
+    database, an open episode) that it must release itself. ``fn`` must not start an event loop in its own
+    thread (``asyncio.run``); a clinseek sync twin is fine (it moves to a thread of its own when inline).
     """
+    if alone_on_loop():
+        _INLINE.depth = getattr(_INLINE, "depth", 0) + 1
+        try:
+            return contextvars.copy_context().run(fn, *args)
+        finally:
+            _INLINE.depth -= 1
+    return await hand_off(fn, *args)
+
+
+async def hand_off(fn: Callable[[*_Ts], _T], *args: *_Ts) -> _T:
+    """``fn(*args)`` in a worker thread once the loop's :func:`cpu_limiter` grants a token, whatever else runs on
+    the loop: for work that may start an event loop of its own (a plug-in tool calling ``asyncio.run``)."""
     return await anyio.to_thread.run_sync(fn, *args, limiter=cpu_limiter())

@@ -54,6 +54,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     json: Any
+    raw: bytes = b""
+    """The body exactly as sent."""
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -85,7 +87,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload = json.loads(raw) if raw else None
         except json.JSONDecodeError:
             payload = raw.decode("utf-8", "replace")
-        request = RecordedRequest(method, self.path, {k.lower(): v for k, v in self.headers.items()}, payload)
+        request = RecordedRequest(method, self.path, {k.lower(): v for k, v in self.headers.items()}, payload, raw)
         reply = self.server.fake._next(request)
         wait = reply.delay_s + self.server.fake.latency_s
         if wait and self.server.fake._stopping.wait(wait):

@@ -2,7 +2,8 @@
 
 Differences from the reference loop (ref_agent_tools.md §6.1, (b) 19-21, 27): the prompt comes
 from an explicit mode; tool names are canonical (the provider maps them, unknown names are errors,
-never repaired); parallel calls in one turn run concurrently and are returned in order;
+never repaired); the parallel calls of one turn run in one hand-off to a worker thread (through a channel:
+concurrently) and are returned in order;
 ``ToolError`` goes back to the model as a structured error while any other exception ends the run
 as ``infra_error`` with the partial transcript kept; a turn without a tool call gets a reminder,
 and when the model still calls no tool, an answer it wrote in text is read by the one extractor
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -53,7 +54,7 @@ from ._prompts import (
 )
 from ._reading import AnswerReading, answer_vocabulary, correction_message, read_finish, read_text_answer
 from ._records import Transcript
-from ._toolturn import call_offered, cap_output, tool_record, tool_turn_text
+from ._toolturn import call_offered_turn, cap_output, tool_record, tool_turn_text
 
 if TYPE_CHECKING:
     from ..bench import Question
@@ -94,8 +95,11 @@ class _Run:
     def __init__(self, model: ChatModel, ctx: ToolContext, question: Question, budget: AgentBudget,
                  config: GenerateConfig, tools: Sequence[str], images: Sequence[ImageRef] = (),
                  linked: LinkedEvidence | None = None, vision: bool = True,
-                 counter: TokenCounter = ESTIMATE, channel: ToolChannel | None = None) -> None:
+                 counter: TokenCounter = ESTIMATE, channel: ToolChannel | None = None,
+                 on_end: Callable[[], None] | None = None) -> None:
         self.model = model
+        self.on_end = on_end
+        self.end_error: Exception | None = None
         self.channel = channel
         self.counter = counter
         self.ctx = ctx
@@ -199,12 +203,19 @@ class _Run:
 
     # -- tools ---------------------------------------------------------------------------------
     async def run_tools(self, calls: Sequence[ToolCall]) -> list[tuple[ToolCall, ToolResult]]:
+        """The turn's calls, in order: in process with one hand-off for all of them (``call_offered_turn``),
+        through a channel concurrently. The first infrastructure failure is raised once every call ran."""
+        if self.channel is None:
+            readable = [c for c in calls if c.error_kind is None]
+            ran = iter(await call_offered_turn(self.ctx, self.offered, [(c.name, c.arguments) for c in readable]))
+            return self.record_tools([(c, next(ran) if c.error_kind is None else _unread(c)) for c in calls])
+        channel = self.channel
         results: list[ToolResult | None] = [None] * len(calls)
         crashes: list[Exception] = []
 
         async def one(i: int, call: ToolCall) -> None:
             try:
-                results[i] = await self.run_tool(call)
+                results[i] = await self.run_tool(channel, call)
             except Exception as err:  # not a ToolError: an infrastructure failure, raised after the batch
                 crashes.append(err)
 
@@ -213,7 +224,10 @@ class _Run:
                 tg.start_soon(one, i, call)
         if crashes:
             raise crashes[0]
-        done = [(c, r) for c, r in zip(calls, results, strict=True) if r is not None]
+        return self.record_tools([(c, r) for c, r in zip(calls, results, strict=True) if r is not None])
+
+    def record_tools(self, done: list[tuple[ToolCall, ToolResult]]) -> list[tuple[ToolCall, ToolResult]]:
+        """The tool turns of ``done`` added to the messages and the transcript; ``done``."""
         for call, result in done:
             content = cap_output(result.content, self.budget.max_tool_chars)
             self.messages.append(self.tool_message(call, result, content))
@@ -230,12 +244,12 @@ class _Run:
             message = message.model_copy(update={"images": [ImageRef(path=p) for p in result.images]})
         return message
 
-    async def run_tool(self, call: ToolCall) -> ToolResult:
-        if call.error_kind is not None:  # decided by the provider's name map / JSON parser; never repaired
-            return ToolResult.failed(call.error_kind, call.error or "the call could not be read")
-        if self.channel is not None:
-            return await self.channel.call(call.name, call.arguments)
-        return await call_offered(self.ctx, self.offered, call.name, call.arguments)
+    @staticmethod
+    async def run_tool(channel: ToolChannel, call: ToolCall) -> ToolResult:
+        """One call through ``channel`` (a call that could not be read is answered here)."""
+        if call.error_kind is not None:
+            return _unread(call)
+        return await channel.call(call.name, call.arguments)
 
     # -- finish --------------------------------------------------------------------------------
     def read(self, reading: AnswerReading) -> AgentOutcome:
@@ -249,16 +263,36 @@ class _Run:
         if not finishes:
             return None
         call, result = finishes[-1]
-        # without candidates in the question, the vocabulary is read from the episode: off the event loop
-        vocabulary: Sequence[str] = self.question.candidates
-        if not vocabulary:
-            vocabulary = await run_cpu_bound(answer_vocabulary, self.ctx, self.question)
-        reading = read_finish(finish_items(result.data.get("answer", _first_value(call.arguments))), vocabulary)
-        if reading.invalid_answer and self.corrections < self.budget.answer_corrections:
+        items = finish_items(result.data.get("answer", _first_value(call.arguments)))
+        if self.question.candidates:
+            reading = read_finish(items, self.question.candidates)
+        else:  # the vocabulary is read from the episode: off the event loop, with the run's end when it ends here
+
+            def read_and_end() -> AnswerReading:
+                found = read_finish(items, answer_vocabulary(self.ctx, self.question))
+                if not self.corrects(found):
+                    self.end()
+                return found
+
+            reading = await run_cpu_bound(read_and_end)
+        if self.corrects(reading):
             self.corrections += 1
             self.messages.append(Message.user(correction_message(reading.invalid_answer)))
             return None
         return self.read(reading)
+
+    def corrects(self, reading: AnswerReading) -> bool:
+        """Whether ``reading``'s invalid items are sent back for a correction (the run goes on)."""
+        return bool(reading.invalid_answer) and self.corrections < self.budget.answer_corrections
+
+    def end(self) -> None:
+        """Run ``on_end`` (blocking) unless it ran already; what it raises is kept for :meth:`run` to raise."""
+        on_end, self.on_end = self.on_end, None
+        if on_end is not None:
+            try:
+                on_end()
+            except Exception as err:  # raised by run() after the outcome, as the caller's own close would be
+                self.end_error = err
 
     def text_answer(self) -> AgentOutcome:
         """The model stopped calling tools without ``ehr.finish``: the answer its last replies wrote in
@@ -286,6 +320,14 @@ class _Run:
         return await self.finish(done)
 
     async def run(self) -> AgentOutcome:
+        outcome = await self.turns()
+        if self.on_end is not None:
+            await run_cpu_bound(self.end)
+        if self.end_error is not None:
+            raise self.end_error
+        return outcome
+
+    async def turns(self) -> AgentOutcome:
         try:
             while self.turn < self.budget.max_turns:
                 if self.transcript.usage.total_tokens >= self.budget.max_total_tokens:
@@ -300,6 +342,11 @@ class _Run:
         except Exception as err:  # STYLE rule 7: anything but ToolError is an infrastructure failure
             return self.outcome("infra_error", "exception", error=f"{type(err).__name__}: {err}",
                                 error_type=type(err).__name__)
+
+
+def _unread(call: ToolCall) -> ToolResult:
+    """The result of a call the provider's name map or JSON parser could not read (never repaired)."""
+    return ToolResult.failed(call.error_kind or "bad_argument", call.error or "the call could not be read")
 
 
 def _first_value(arguments: dict[str, Any]) -> Any:
@@ -340,6 +387,7 @@ async def run_agent(
     vision: bool | None = None,
     counter: TokenCounter = ESTIMATE,
     channel: ToolChannel | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AgentOutcome:
     """Run ClinSeekAgent mode for one question on one episode.
 
@@ -360,6 +408,11 @@ async def run_agent(
             runner's pre-flight, else the conservative estimate).
         channel: where the tool calls go (default: the tools of ``ctx`` in process); its ``tool_names``
             are then the tools offered (``tools`` is not read) and its schemas what the model is given.
+        on_end: blocking work to do once the run ended, before this returns (the runner closes the episode
+            there): in the same hand-off to a worker thread as the last answer's reading when that reads the
+            episode (a question without candidates), else in one of its own. Run once, whatever the outcome;
+            an exception it raises propagates (the run's outcome is then lost, as any infrastructure error
+            outside the loop); not run when the run is cancelled.
 
     Returns:
         The outcome; it never raises for model, provider or tool failures (those end the run as
@@ -373,5 +426,5 @@ async def run_agent(
         raise ClinseekError(f"the agent loop needs {FINISH_TOOL} among the tools; got {list(offered)}")
     sees = accepts_images(model) if vision is None else vision
     run = _Run(model, ctx, question, budget or AgentBudget(), config or GenerateConfig(), offered, images, linked, sees,
-               counter, channel)
+               counter, channel, on_end)
     return await run.run()

@@ -7,11 +7,11 @@ them with the same text.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..records import ToolRecord
-from ..tools import ToolContext, ToolResult, call_tool, strip_ansi
+from ..tools import ToolContext, ToolResult, call_tools, strip_ansi
 from ._prompts import PICTURES_NOT_SHOWN
 
 CUT_NOTICE = "\n[output cut by the agent loop at {limit} of {total} characters; narrow the query]"
@@ -26,9 +26,23 @@ async def call_offered(
     Raises:
         Exception: what :func:`clinseek.tools.call_tool` raises (infrastructure failures only).
     """
-    if name not in offered:
-        return ToolResult.failed("unknown_tool", f"{name!r} is not one of the tools offered in this run")
-    return await call_tool(ctx, name, arguments)
+    return (await call_offered_turn(ctx, offered, [(name, arguments)]))[0]
+
+
+async def call_offered_turn(
+    ctx: ToolContext, offered: Collection[str], calls: Sequence[tuple[str, Mapping[str, Any] | str | None]]
+) -> list[ToolResult]:
+    """:func:`call_offered` for each ``(name, arguments)`` call of one model turn, in order, their blocking work
+    in one hand-off (:func:`clinseek.tools.call_tools`); each result as that call alone would give.
+
+    Raises:
+        Exception: the first infrastructure failure of a call, once every call ran.
+    """
+    ran = await call_tools(ctx, [(name, arguments) for name, arguments in calls if name in offered])
+    results = iter(ran)
+    return [next(results) if name in offered else
+            ToolResult.failed("unknown_tool", f"{name!r} is not one of the tools offered in this run")
+            for name, _ in calls]
 
 
 def cap_output(content: str, max_chars: int) -> str:

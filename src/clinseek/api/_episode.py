@@ -131,8 +131,9 @@ async def open_question_episode_async(
     from .._threads import run_cpu_bound
     from ..agent import Sources, open_question_session
 
-    question = await run_cpu_bound(_question, bench, qid)
     sources = sources or Sources()
+    # the question is read before a knowledge source is opened for it, else with the episode (one hand-off)
+    loaded = await run_cpu_bound(_question, bench, qid) if sources.knowledge is not None else None
     knowledge, close_knowledge = await _open_knowledge(sources)
     work = Path(tempfile.mkdtemp(prefix="clinseek_episode_"))
 
@@ -143,7 +144,7 @@ async def open_question_episode_async(
     try:
         opened = replace(sources, knowledge=knowledge)
         session = await run_cpu_bound(lambda: open_question_session(
-            store, question, tools=tools, limits=limits, budget=budget, sources=opened,
+            store, loaded or _question(bench, qid), tools=tools, limits=limits, budget=budget, sources=opened,
             artifact_dir=work / "artifacts", fitted_dir=work / "fitted", vision=vision))
     except BaseException:
         close()

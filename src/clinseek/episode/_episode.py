@@ -33,21 +33,38 @@ _PARSED_PER_THREAD = 256
 _parse_cache = threading.local()
 
 
-def _parsed(con: duckdb.DuckDBPyConnection, sql: str) -> list[duckdb.Statement]:
-    """DuckDB's own parse of ``sql`` (``extract_statements``), kept per thread by text.
+def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
+    """The one read-only statement of ``sql``, parsed by DuckDB (``extract_statements``) and run as parsed.
 
-    A parse holds no data: the same text parses the same way in every episode. Tools send the same
-    texts again and again with other parameters, and DuckDB's parser costs ~0.5 ms for a tool's query.
+    Kept per thread by text, with the check's verdict: a parse holds no data (the same text parses the same
+    way in every episode), tools send the same texts again and again with other parameters, and DuckDB's
+    parser costs ~0.5 ms for a tool's query.
+
+    Raises:
+        EpisodeQueryError: ``kind="read_only"``: not exactly one read-only statement.
+        duckdb.ParserException: DuckDB cannot parse ``sql`` (not kept).
     """
-    cache: dict[str, list[duckdb.Statement]] | None = getattr(_parse_cache, "statements", None)
+    cache: dict[str, duckdb.Statement | str] | None = getattr(_parse_cache, "statements", None)
     if cache is None:
         cache = _parse_cache.statements = {}
-    statements = cache.get(sql)
-    if statements is None:
+    checked = cache.get(sql)
+    if checked is None:
         if len(cache) >= _PARSED_PER_THREAD:
             cache.clear()
-        statements = cache[sql] = con.extract_statements(sql)
-    return statements
+        checked = cache[sql] = _checked(con.extract_statements(sql))
+    if isinstance(checked, str):
+        raise EpisodeQueryError("read_only", checked)
+    return checked
+
+
+def _checked(statements: list[duckdb.Statement]) -> duckdb.Statement | str:
+    """The one statement if it is read-only, else why not."""
+    if len(statements) != 1:
+        return f"exactly one statement runs on an episode, got {len(statements)}"
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        return f"only read-only queries run on an episode, got a {kind.name} statement"
+    return statements[0]
 
 
 class Episode:
@@ -95,7 +112,6 @@ class Episode:
         self._loader: Loader | None = loader
         self._timeline: Timeline | None = timeline
         self._timeline_rows: TimelineRowsReader | None = timeline_rows
-        self._watchdog = watchdog
         self._on_close: Callable[[duckdb.DuckDBPyConnection | None], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
         self._shapes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -103,7 +119,7 @@ class Episode:
         complete tables every time, so its result has the same shape (DuckDB's description costs a call per query)."""
         self._lock = threading.Lock()
         self._irq_lock = threading.Lock()
-        self._running: object | None = None
+        self._watch = watchdog.watch(self._interrupt)
         self._closed = False
         names = [*self._counts, *candidates]
         self._by_name = {n: n for n in names}
@@ -162,7 +178,7 @@ class Episode:
             if self._con is None:
                 raise EpisodeError("this episode has no database to query: it was built for timelines only "
                                    "(build_episode(..., queries=False))")
-            statement = self._read_only_statement(self._con, sql)
+            statement = _read_only_statement(self._con, sql)
             if self._pending:
                 names = self._pending if tables is None else self._named(tables)
                 if names:
@@ -201,10 +217,9 @@ class Episode:
         describe: bool = True,
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Rows (at most ``max_rows + 1``) and description (``[]`` unless ``describe``) of one query, under the time limit."""
-        token = object()
-        with self._irq_lock:
-            self._running = token
-        watch = self._watchdog.watch(timeout_s, lambda: self._interrupt(token))
+        watch = self._watch
+        with self._irq_lock:  # an interrupt meant for the query before this one cannot reach this one
+            watch.start(timeout_s)
         try:
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
@@ -213,25 +228,8 @@ class Episode:
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
         finally:
-            Watchdog.done(watch)
-            with self._irq_lock:
-                self._running = None
+            watch.stop()
         return rows, desc
-
-    @staticmethod
-    def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
-        """The one read-only statement of ``sql``, parsed (and run as parsed: one parse per query)."""
-        statements = _parsed(con, sql)
-        if len(statements) != 1:
-            raise EpisodeQueryError(
-                "read_only", f"exactly one statement runs on an episode, got {len(statements)}"
-            )
-        kind = statements[0].type
-        if kind != duckdb.StatementType.SELECT:
-            raise EpisodeQueryError(
-                "read_only", f"only read-only queries run on an episode, got a {kind.name} statement"
-            )
-        return statements[0]
 
     def _load(self, names: Collection[str]) -> None:
         assert self._loader is not None and self._con is not None
@@ -239,10 +237,11 @@ class Episode:
             self._loader(self._con, name, self._counts[name])
             self._pending.discard(name)
 
-    def _interrupt(self, token: object | None = None) -> None:
-        """Interrupt the running query (only the one ``token`` names, when given)."""
+    def _interrupt(self, query: int | None = None) -> None:
+        """Interrupt the running query (only when it is query number ``query`` of :class:`Watch`, when given)."""
         with self._irq_lock:
-            if self._running is not None and (token is None or self._running is token) and self._con is not None:
+            watch = self._watch
+            if watch.running and (query is None or watch.query == query) and self._con is not None:
                 self._con.interrupt()
 
     def table_counts(self) -> dict[str, int]:

@@ -4,28 +4,69 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
 
+_IDLE = math.inf
+"""A watch's deadline while no query runs (and its queued time while the watchdog holds no entry of it)."""
+
 
 class Watch:
-    """One query being watched; :meth:`Watchdog.done` ends the watch (its callback is then never called)."""
+    """The time limit of one episode's queries, which run one at a time (the episode's lock).
 
-    __slots__ = ("active", "callback")
+    :meth:`start` arms it for the next query and :meth:`stop` disarms it: two attribute writes and a
+    clock read, without a lock or a heap push in the common case. The watchdog holds at most a few
+    entries per watch: it pushes one only when no entry it holds is due before the new deadline
+    (the first query, a query after an idle spell longer than its time limit, a shorter limit), and
+    when an entry falls due while a later query runs, it re-queues that query's deadline instead of
+    firing. ``callback(query)`` runs on the watchdog thread once a query's deadline has passed while
+    it still runs; the callback must itself check that ``query`` (the number :meth:`start` returned)
+    is still the running one, under the same lock the caller holds around :meth:`start`.
+    """
 
-    def __init__(self, callback: Callable[[], None]) -> None:
-        self.active = True
-        self.callback = callback
+    __slots__ = ("_callback", "_dog", "deadline", "query", "queued")
+
+    def __init__(self, dog: Watchdog, callback: Callable[[int], None]) -> None:
+        self._dog = dog
+        self._callback = callback
+        self.deadline = _IDLE
+        """``time.monotonic()`` past which the running query is interrupted; ``inf`` while none runs."""
+        self.query = 0
+        """The number of the query started last."""
+        self.queued = _IDLE
+        """The earliest time an entry of this watch the watchdog holds falls due (``inf``: none known)."""
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self.deadline != _IDLE
+
+    def start(self, timeout_s: float) -> int:
+        """Arm the limit for a query starting now; returns its number (what the callback gets).
+
+        Raises:
+            RuntimeError: the watchdog is closed.
+        """
+        deadline = time.monotonic() + timeout_s
+        self.query += 1
+        self.deadline = deadline  # written before ``queued`` is read; the watchdog clears ``queued`` before reading it
+        if deadline < self.queued:
+            self._dog._queue(self, deadline)
+        return self.query
+
+    def stop(self) -> None:
+        """Disarm the limit: the query ended (its callback is not called for it any more)."""
+        self.deadline = _IDLE
 
 
 class Watchdog:
     """Calls a query's interrupt callback when its deadline passes, unless the query ended first.
 
-    One daemon thread (started on first use) sleeps until the earliest deadline; starting and ending
-    a watch costs a heap push and a flag, and wakes the thread only when the new deadline is the
-    earliest. The callback runs on the watchdog thread and must itself make sure it interrupts the
-    query it was given for (the episode checks that the query is still the one running).
+    One daemon thread (started on first use) sleeps until the earliest entry falls due; an episode's
+    queries are watched through one :class:`Watch` (:meth:`watch`). The callback runs on the
+    watchdog thread, outside its lock.
     """
 
     def __init__(self) -> None:
@@ -35,34 +76,34 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def watch(self, timeout_s: float, callback: Callable[[], None]) -> Watch:
-        """Start watching: ``callback()`` runs once ``timeout_s`` seconds have passed, unless :meth:`done` ran."""
-        entry = Watch(callback)
-        deadline = time.monotonic() + timeout_s
+    def watch(self, callback: Callable[[int], None]) -> Watch:
+        """A new :class:`Watch` (one per episode) whose expired queries go to ``callback(query)``.
+
+        Raises:
+            RuntimeError: the watchdog is closed.
+        """
+        if self._closed:
+            raise RuntimeError("the watchdog is closed")
+        return Watch(self, callback)
+
+    def _queue(self, watch: Watch, due: float) -> None:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the watchdog is closed")
-            earliest = not self._heap or deadline < self._heap[0][0]
-            heapq.heappush(self._heap, (deadline, next(self._order), entry))
+            earliest = not self._heap or due < self._heap[0][0]
+            heapq.heappush(self._heap, (due, next(self._order), watch))
+            watch.queued = min(watch.queued, due)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="clinseek-query-watchdog", daemon=True)
                 self._thread.start()
             elif earliest:
                 self._cond.notify()
-        return entry
-
-    @staticmethod
-    def done(entry: Watch) -> None:
-        """End a watch (the query finished); its callback will not be called."""
-        entry.active = False
 
     def _loop(self) -> None:
         while True:
-            due: list[Watch] = []
+            expired: list[tuple[Watch, int]] = []
             with self._cond:
                 while not self._closed:
-                    while self._heap and not self._heap[0][2].active:
-                        heapq.heappop(self._heap)  # finished queries: dropped without waiting for their deadline
                     wait = self._heap[0][0] - time.monotonic() if self._heap else None
                     if wait is not None and wait <= 0:
                         break
@@ -71,17 +112,23 @@ class Watchdog:
                     return
                 now = time.monotonic()
                 while self._heap and self._heap[0][0] <= now:
-                    entry = heapq.heappop(self._heap)[2]
-                    if entry.active:
-                        due.append(entry)
-            for entry in due:
-                if entry.active:
-                    entry.callback()
+                    watch = heapq.heappop(self._heap)[2]
+                    watch.queued = _IDLE  # cleared before the query is read: a query starting meanwhile queues itself
+                    query, deadline = watch.query, watch.deadline
+                    if deadline <= now:
+                        expired.append((watch, query))
+                    elif deadline != _IDLE:  # a later query runs: watch its own deadline
+                        heapq.heappush(self._heap, (deadline, next(self._order), watch))
+                        watch.queued = min(watch.queued, deadline)
+            for watch, query in expired:
+                watch._callback(query)
 
     def close(self) -> None:
-        """Stop the thread (pending watches are dropped). Idempotent."""
+        """Stop the thread (pending watches are dropped; starting a watched query then raises). Idempotent."""
         with self._cond:
             self._closed = True
+            for _, _, watch in self._heap:
+                watch.queued = _IDLE
             self._heap.clear()
             self._cond.notify()
             thread = self._thread

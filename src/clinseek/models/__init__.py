@@ -29,7 +29,16 @@ from ._messages import (
     ToolCallSource,
     Usage,
 )
-from ._names import WIRE_NAME_RULES, ToolInfo, ToolNameMap, WireNameRule, to_tool_infos, wire_name
+from ._names import (
+    WIRE_NAME_RULES,
+    ToolInfo,
+    ToolNameMap,
+    ToolSet,
+    WireNameRule,
+    to_tool_infos,
+    tool_set,
+    wire_name,
+)
 from ._preflight import CONNECT_TIMEOUT_S, PreflightReport, preflight, safe_url
 from ._pricing import Price, PriceTable, price_known
 from ._protocol import ChatModel
@@ -98,6 +107,7 @@ __all__ = [
     "ToolInfo",
     "ToolNameMap",
     "ToolProtocol",
+    "ToolSet",
     "Usage",
     "WireNameRule",
     "accepts_images",
@@ -119,6 +129,7 @@ __all__ = [
     "safe_url",
     "split_reasoning",
     "to_tool_infos",
+    "tool_set",
     "vision_capable",
     "wire_name",
 ]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anthropic
-import anyio
 
 from ._anthropic_preflight import anthropic_preflight
 from ._anthropic_wire import (
@@ -22,7 +22,7 @@ from ._anthropic_wire import (
 from ._errors import BadRequest, ProviderUnavailable
 from ._loops import PerLoop
 from ._messages import GenerateConfig, Message, ModelResponse
-from ._names import ToolNameMap, to_tool_infos
+from ._names import tool_set
 from ._preflight import PreflightReport
 from ._pricing import PriceTable
 from ._sdk_errors import is_credential_error, map_sdk_error
@@ -71,8 +71,8 @@ class AnthropicChatModel:
     ) -> ModelResponse:
         """One Messages call (see ``ChatModel.generate``)."""
         config = config or GenerateConfig()
-        specs = to_tool_infos(tools)
-        names = ToolNameMap(self._provider, [s.name for s in specs])
+        offered = tool_set(self._provider, tools)
+        specs, names = list(offered.specs), offered.names
         request: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
         system = encode_system(messages)
         if system:
@@ -85,7 +85,7 @@ class AnthropicChatModel:
         extra_body = {key: request.pop(key) for key in _BODY_ONLY if key in request}
         started = time.perf_counter()
         try:
-            with anyio.fail_after(config.timeout_s):
+            async with asyncio.timeout(config.timeout_s):  # asyncio's own: the SDK's transport is aiohttp
                 reply = await (await self._clients.get()).messages.create(**request, extra_body=extra_body or None,
                                                            timeout=config.timeout_s)
         except TimeoutError:

@@ -2,17 +2,20 @@
 
 Tools are named canonically with dots (``ehr.run_sql_query``, ``browser.search``). OpenAI and
 Anthropic (also on Bedrock and Vertex) only accept ``^[a-zA-Z0-9_-]{1,64}$``, so on the wire every
-``.`` becomes ``__`` (``ehr__run_sql_query``); the inspect_ai adapter names its tools the same way. The map is built per request from the tool list,
-checked to be one-to-one, and decoded through its inverse dictionary, never by string repair:
+``.`` becomes ``__`` (``ehr__run_sql_query``); the inspect_ai adapter names its tools the same way. The map is built once
+per tool list and provider (:func:`tool_set`: a loop offers the same list on every call), checked to be one-to-one, and decoded through its inverse dictionary, never by string repair:
 a wire name that is not in the map is *unknown* (the call gets an ``unknown_tool`` error that the
 loop returns to the model). The text protocol uses the canonical names unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ModelError
@@ -121,6 +124,73 @@ class ToolNameMap:
         return list(self._to_wire)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ToolSet:
+    """One tool list as one provider is offered it: its specs, its name map, and what each request
+    encoding derives from them once (:meth:`encoded`), shared by every call that offers the same list.
+
+    Built by :func:`tool_set`; never mutated after (the derived encodings are memoised by kind).
+    """
+
+    specs: tuple[ToolInfo, ...]
+    names: ToolNameMap
+    _encoded: dict[str, Any] = field(default_factory=dict)
+
+    def encoded(self, kind: str, encode: Callable[[ToolSet], Any]) -> Any:
+        """``encode(self)``, computed on the first call for ``kind`` and reused after (e.g. the tools'
+        JSON text of one wire format). ``encode`` must depend on this tool set only."""
+        try:
+            return self._encoded[kind]
+        except KeyError:
+            value = self._encoded.setdefault(kind, encode(self))
+            return value
+
+
+_TOOL_SETS: OrderedDict[tuple[str, tuple[str, ...]], tuple[list[Any], ToolSet]] = OrderedDict()
+_TOOL_SETS_MAX = 64
+_TOOL_SETS_LOCK = threading.Lock()
+
+
+def tool_set(provider: str, tools: Sequence[Mapping[str, Any]]) -> ToolSet:
+    """The :class:`ToolSet` of ``tools`` for ``provider``: built once per tool list, then reused.
+
+    The agent loop offers the same tools on every call of a run; reading the schemas, checking the
+    wire names and encoding the tools' JSON cost ~0.45 ms per call for the 16 EHR tools. Entries are
+    keyed by the provider and the tools' names and kept with a private deep copy of the schemas: a
+    list whose schemas differ in anything (a description, a parameter) from the cached copy is
+    rebuilt, never served stale. At most 64 lists are kept (least recently used dropped).
+
+    Raises:
+        ModelError: as :func:`to_tool_infos` and :class:`ToolNameMap`.
+    """
+    schemas = list(tools)
+    key = (provider, tuple(_name_of(t) for t in schemas))
+    with _TOOL_SETS_LOCK:
+        hit = _TOOL_SETS.get(key)
+        if hit is not None and hit[0] == schemas:
+            _TOOL_SETS.move_to_end(key)
+            return hit[1]
+    specs = to_tool_infos(schemas)
+    built = ToolSet(specs=tuple(specs), names=ToolNameMap(provider, [s.name for s in specs]))
+    try:
+        snapshot = copy.deepcopy(schemas)
+    except Exception:  # a schema that cannot be copied (an exotic mapping): used as it is, not kept
+        return built
+    with _TOOL_SETS_LOCK:
+        _TOOL_SETS[key] = (snapshot, built)
+        _TOOL_SETS.move_to_end(key)
+        while len(_TOOL_SETS) > _TOOL_SETS_MAX:
+            _TOOL_SETS.popitem(last=False)
+    return built
+
+
+def _name_of(tool: Mapping[str, Any]) -> str:
+    """A schema's name for the cache key (a schema without one fails in :func:`to_tool_infos`)."""
+    body = tool.get("function", tool) if tool.get("type", "function") == "function" else tool
+    name = body.get("name") if isinstance(body, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
 def forced_wire_name(name: str, names: ToolNameMap) -> str:
     """The wire name of a tool forced by ``GenerateConfig.tool_choice``.
 
@@ -141,8 +211,10 @@ __all__ = [
     "WIRE_NAME_RULES",
     "ToolInfo",
     "ToolNameMap",
+    "ToolSet",
     "WireNameRule",
     "forced_wire_name",
     "to_tool_infos",
+    "tool_set",
     "wire_name",
 ]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import anyio
-
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
-from ._names import ToolNameMap, to_tool_infos
+from ._names import ToolNameMap, ToolSet, tool_set
 from ._openai_http import ChatEndpoint
 from ._openai_wire import (
     decode_message,
@@ -69,22 +69,34 @@ class OpenAIChatModel:
     ) -> ModelResponse:
         """One Chat Completions call (see ``ChatModel.generate``)."""
         config = config or GenerateConfig()
-        specs = to_tool_infos(tools)
-        names = ToolNameMap(self._provider, [s.name for s in specs])
-        request: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
-        if specs:
-            request["tools"] = encode_tools(specs, names)
-        request.update(request_options(config, names, bool(specs), self._max_tokens_param))
-        if self._extra_body:
-            request.update(self._extra_body)
+        offered = tool_set(self._provider, tools)
+        names = offered.names
+        body = self._body(messages, offered, config)
         started = time.perf_counter()
-        try:
-            with anyio.fail_after(config.timeout_s):
-                completion, request_id = await self._endpoint.post("chat/completions", request)
+        try:  # asyncio's own timeout (aiohttp runs on asyncio only): a third of anyio's fail_after CPU per call
+            async with asyncio.timeout(config.timeout_s):
+                completion, request_id = await self._endpoint.post("chat/completions", body)
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
         latency_s = time.perf_counter() - started
         return self._response(completion, request_id, names, latency_s)
+
+    def _body(self, messages: Sequence[Message], offered: ToolSet, config: GenerateConfig) -> str:
+        """The request's JSON text: ``model``, ``messages``, ``tools``, the options, the extra body, in that order.
+
+        The tools' JSON is encoded once per tool list (:meth:`ToolSet.encoded`) and spliced in; the
+        text is the one ``json.dumps`` gives for the whole request dict (tests/models checks it).
+        """
+        names = offered.names
+        head: dict[str, Any] = {"model": self.model_id, "messages": encode_messages(messages, names)}
+        tail = request_options(config, names, bool(offered.specs), self._max_tokens_param)
+        extra = self._extra_body or {}
+        if not offered.specs or extra.keys() & {"model", "messages", "tools"}:
+            request = head | ({"tools": encode_tools(offered.specs, names)} if offered.specs else {}) | tail | extra
+            return _dumps(request)
+        tools_json = offered.encoded("openai-tools-json", lambda t: _dumps(encode_tools(t.specs, t.names)))
+        rest = _dumps(tail | extra)
+        return f'{_dumps(head)[:-1]}, "tools": {tools_json}{", " + rest[1:] if rest != "{}" else "}"}'
 
     def _response(self, completion: Any, request_id: str | None, names: ToolNameMap, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
@@ -121,6 +133,11 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         await self._endpoint.aclose()
+
+
+def _dumps(value: Any) -> str:
+    """JSON text as every request of this provider is encoded (``ensure_ascii=False``)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _text_or_none(value: Any) -> str | None:

@@ -16,7 +16,7 @@ its time there. What the SDK did that the runner relies on is kept:
   or dropped connection and a body that is not JSON as ``ProviderUnavailable``;
 - **no retries**: one request per call (the runner's ``ResilientModel`` retries with backoff).
 
-The timeout is the caller's (``anyio.fail_after`` around the call).
+The timeout is the caller's (``asyncio.timeout`` around the call).
 """
 
 from __future__ import annotations
@@ -70,14 +70,15 @@ class ChatEndpoint:
         return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), headers=self._headers,
                                      timeout=aiohttp.ClientTimeout(total=None), raise_for_status=False)
 
-    async def post(self, path: str, body: dict[str, Any]) -> tuple[Any, str | None]:
-        """``POST {base_url}/{path}`` with ``body`` as JSON: (the reply's JSON, its ``x-request-id``).
+    async def post(self, path: str, body: dict[str, Any] | str) -> tuple[Any, str | None]:
+        """``POST {base_url}/{path}`` with ``body`` as JSON (a dict, or its JSON text already encoded):
+        (the reply's JSON, its ``x-request-id``).
 
         Raises:
             ModelCallError: an HTTP error status (``RateLimited``, ``BadRequest``, ...), a failed
                 connection or a reply that is not JSON (``ProviderUnavailable``).
         """
-        data = json.dumps(body, ensure_ascii=False).encode()
+        data = (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)).encode()
         try:
             async with (await self._sessions.get()).post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
                 raw = await reply.read()

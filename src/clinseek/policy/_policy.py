@@ -92,7 +92,9 @@ class Policy:
                 :meth:`encounter_selects` give them for the same key (a build runs those once
                 and passes them to every table). An encounter-id column whose owner is listed
                 is masked with ``IN (ids)`` instead of a correlated subquery per row: same
-                values, cheaper. ``None`` (or an owner not listed): the subquery.
+                values, cheaper. ``None`` (or an owner not listed): the subquery. A table whose
+                store keeps the encounter's start per row (``instants``) compares that column with
+                the cutoff instead of either (cheaper still to plan).
             instants: the row instants the store keeps (:func:`clinseek.store.valid_row_instants` of the
                 store the statement runs on; ``None``: none). A table listed there reads its inherited
                 event time and the mask instants that read other tables from its own columns instead of

@@ -157,12 +157,13 @@ class Executor:
                                 linked=session.linked, vision=self.vision, counter=self.counter)
         try:  # ImagingError (a linked image without a file) is raised above: the row becomes an infra error
             transport = self.settings.run.tool_transport
-            if transport is None:
-                return await run()
+            if transport is None:  # the episode closes with the run's last blocking work (one hand-off)
+                return await run(on_end=session.close)
             async with transport.connect(session, job.question) as channel:
                 return await run(channel=channel)
         finally:
-            await session.aclose()
+            if not session.closed:  # a channel's run, a cancelled one
+                await session.aclose()
 
     def _image_dir(self) -> Path:
         if self.image_dir is None:  # a bare Executor (tests): a private temporary folder
@@ -175,38 +176,38 @@ class Executor:
         """The folder the imaging tools of one (question, run) write to."""
         return self._image_dir() / "artifacts" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', job.qid)}__run_{job.run_index}"
 
-    def _curated_images_blocking(self, job: Job) -> list[ImageRef]:
+    def _curated_images(self, job: Job) -> list[ImageRef]:
+        """The linked images of a multimodal question with a CXR root (blocking), else none."""
         question: Question = job.question
         sources = self.settings.sources
+        if question.task_type != "multimodal" or sources.cxr_root is None:
+            return []
         with build_episode(self.reader(), episode_key(question)) as episode:
             _, images = linked_evidence(ToolContext(episode), question, cxr_root=sources.cxr_root,
                                         imaging=sources.imaging, max_images=sources.max_images,
                                         artifact_dir=self._artifacts(job), fitted_dir=self._image_dir() / "fitted")
         return images
 
-    async def _curated_images(self, job: Job) -> list[ImageRef]:
-        question: Question = job.question
-        if question.task_type != "multimodal" or self.settings.sources.cxr_root is None:
-            return []
-        return await run_cpu_bound(self._curated_images_blocking, job)
-
     async def _curated(self, job: Job) -> AgentOutcome:
         question: Question = job.question
-        package, embeds = verbatim_package(question)
-        if package is None:
-            package = await self._render(question)
-        images = await self._curated_images(job)
+        verbatim, embeds = verbatim_package(question)
+
+        def prepare() -> tuple[str, list[ImageRef]]:  # the rendering and the linked images: one hand-off
+            return self._render(question) if verbatim is None else verbatim, self._curated_images(job)
+
+        if verbatim is None or (question.task_type == "multimodal" and self.settings.sources.cxr_root is not None):
+            package, images = await run_cpu_bound(prepare)
+        else:
+            package, images = verbatim, []
         return await run_curated(self.model, question, package, embeds_question=embeds, budget=self.settings.budget,
                                  config=self._config(job), images=images, vision=self.vision)
 
-    async def _render(self, question: Question) -> str:
+    def _render(self, question: Question) -> str:
+        """The question's rendered Curated Input (blocking: the first build opens the run's reader)."""
         from ..bench import render_curated  # builds the question's own sealed episode, as the tools do
 
-        def render() -> str:  # in a worker thread: the first build opens the run's reader there
-            return render_curated(question, self.reader(), budget_tokens=self.settings.budget.curated_budget_tokens,
-                                  counter=self.counter).text
-
-        return await run_cpu_bound(render)
+        return render_curated(question, self.reader(), budget_tokens=self.settings.budget.curated_budget_tokens,
+                              counter=self.counter).text
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""

@@ -9,7 +9,7 @@ errors come back as structured results (:class:`ToolResult` with ``error_kind``)
 
 from . import _browser, _ehr_candidates, _ehr_control, _ehr_meta, _ehr_records, _ehr_sql, _image  # noqa: F401  (register)
 from ._browser_state import PageBrowser, PageBrowserLimits, attach_browser
-from ._call import call_tool
+from ._call import call_tool, call_tools
 from ._context import ToolContext
 from ._ehr_candidates import EHR_SEMANTIC_TOOL, available_tools, load_encoder, semantic_available
 from ._image_state import attach_imaging
@@ -70,6 +70,7 @@ __all__ = [
     "attach_imaging",
     "available_tools",
     "call_tool",
+    "call_tools",
     "format_value",
     "get_tool",
     "guard_sql",

@@ -72,7 +72,7 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     note = verdict.note + "\n" if verdict.note is not None else ""
     extra = {"dialect": "sqlite"} if verdict.note is not None else {}
     if not result.rows:
-        return ToolResult.model_construct(
+        return ToolResult(
             ok=True,
             content=note + "The query ran and returned no rows.",
             data={"columns": list(result.columns), "types": list(result.types), "rows": [], "row_count": 0, **extra},
@@ -82,7 +82,7 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     text, cut = render_rows(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
     data = {"columns": list(result.columns), "rows": [list(r) for r in result.rows], "row_count": total,
             "types": list(result.types), **extra}
-    return ToolResult.model_construct(ok=True, content=note + text, data=data, truncated=cut)
+    return ToolResult(ok=True, content=note + text, data=data, truncated=cut)
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:

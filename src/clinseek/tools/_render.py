@@ -190,10 +190,11 @@ def _split_columns(
     for i, name in enumerate(names):
         values = columns[i]
         value = values[0]
-        kind = type(value)
-        if not all(v == value and type(v) is kind for v in values):
-            keep.append(i)
-            continue
+        if n > 1:  # one row: its values are trivially uniform (and a NaN, unequal to itself, is not NULL either)
+            kind = type(value)
+            if not all(v == value and type(v) is kind for v in values):
+                keep.append(i)
+                continue
         if value is None:
             nulls.append((i, (n + len(name) + 1) - (len(name) + 2)))
         elif n > 1:
@@ -201,6 +202,8 @@ def _split_columns(
             same.append((i, (n * (width + 1) + len(name) + 1) - (len(name) + width + 3)))
         else:
             keep.append(i)
+    if not same and not nulls:  # no uniform column: the grid is every column, in order
+        return keep, [], []
     if len(nulls) == len(names):  # every column NULL: the caller says so in one line
         return [], [], [i for i, _ in nulls]
     listed_same = [i for i, saved in same if saved > 0] if sum(max(s, 0) for _, s in same) > _SAME else []
