@@ -153,3 +153,25 @@ def test_a_rows_line_writes_each_value_as_the_one_formatter_does() -> None:
     ]
     assert _row_lines(columns, rows) == expected
     assert _row_lines(("_event_time", "empty"), [(dt.datetime(2180, 1, 1), None)]) == ["- "]
+    for when in (dt.datetime(2180, 7, 23, 12, 0, 0, 5), dt.datetime(999, 1, 2, 3, 4, 5), dt.datetime(1000, 1, 1),
+                 dt.datetime(2180, 1, 2, 3, 4, 5, tzinfo=utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999_999)):
+        assert _fmt(when) == when.strftime("%Y-%m-%d %H:%M:%S"), when
+
+
+def test_blocks_come_newest_first_from_each_tables_times() -> None:
+    """A table's blocks (its distinct event times and their rows) come newest first, converted in chunks from the
+    newest end: the same sequence as counting every time, at chunk edges too."""
+    import random
+
+    import numpy as np
+
+    from clinseek.bench._curated import _distinct, _newest_first
+
+    rng = random.Random(3)
+    for n in (0, 1, 2, 63, 64, 65, 320, 321, 2_000):
+        times = sorted(rng.randrange(0, max(1, n // 2) + 1) * 60_000_000 for _ in range(n))
+        values, counts = _distinct(np.array(times, dtype=np.int64))
+        expected = sorted({t: times.count(t) for t in times}.items(), reverse=True)
+        got = list(_newest_first(values, counts, "hosp.labevents"))
+        assert got == [(t, "hosp.labevents", c) for t, c in expected], n
+        assert all(type(t) is int and type(c) is int for t, c in zip(values.tolist(), counts.tolist(), strict=True))

@@ -303,3 +303,23 @@ def test_two_readers_of_one_store_share_nothing(small_store: Path) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_a_code_the_dictionary_does_not_list_has_no_label(small_store: Path, tmp_path: Path) -> None:
+    # rows and the Arrow timeline alike: NULL labels for an itemid d_labitems lacks, the listed ones looked up
+    store = tmp_path / "unlisted.duckdb"
+    store.write_bytes(small_store.read_bytes())
+    con = duckdb.connect(str(store))
+    first = con.execute("SELECT min(labevent_id) FROM hosp.labevents WHERE subject_id = $1", [S]).fetchall()[0][0]
+    con.execute("UPDATE hosp.labevents SET itemid = 999999999 WHERE labevent_id = $1", [first])
+    con.close()
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T), queries=False) as ep:
+        got = ep.timeline_rows("labevents")
+        assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))
+        labels = {row[got.columns.index("labevent_id")]: row[got.columns.index("label")] for row in got.rows}
+        assert labels[first] is None
+        assert all(label is not None for at, label in labels.items() if at != first)
+        lookup = reader.dictionary_lookup("hosp.d_labitems", ("itemid",), "label")
+        d_labitems = reader.dictionary("hosp.d_labitems")
+        assert lookup == dict(zip(((i,) for i in d_labitems.column("itemid").to_pylist()),
+                                  d_labitems.column("label").to_pylist(), strict=True))

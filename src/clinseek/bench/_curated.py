@@ -25,12 +25,13 @@ import io
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..episode import Episode, EpisodeKey, StoreReader, build_episode
 from ..models import ESTIMATE, TokenCounter, estimate_tokens
@@ -143,13 +144,26 @@ class _Block:
     lines: tuple[str, ...]
 
     def render(self) -> str:
-        title = get_table(self.table).name.replace("_", " ").title()
-        return f"## {title} [{self.time:%Y-%m-%d %H:%M:%S}]\n" + "\n".join(self.lines)
+        return f"## {_title(self.table)} [{_fmt_datetime(self.time)}]\n" + "\n".join(self.lines)
+
+
+@cache
+def _title(name: str) -> str:
+    """A block's title: the table's name in title case (``hosp.microbiologyevents`` -> ``Microbiologyevents``)."""
+    return get_table(name).name.replace("_", " ").title()
+
+
+def _fmt_datetime(value: dt.datetime) -> str:
+    """``value`` to the second, as ``strftime("%Y-%m-%d %H:%M:%S")`` writes it (``isoformat`` where it writes the
+    same: naive, year >= 1000)."""
+    if value.tzinfo is None and value.year >= 1000:
+        return value.isoformat(" ", "seconds")
+    return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _fmt(value: Any) -> str:
     if isinstance(value, dt.datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
+        return _fmt_datetime(value)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value).replace("\n", " ").strip()
@@ -171,10 +185,8 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
         kind = next((type(v) for v in values if v is not None), None)
         if kind is None:  # NULL in every row: left out of every line
             continue
-        if kind is dt.datetime:  # _fmt of a datetime: to the second (isoformat's own, when it writes the same)
-            cells.append([None if v is None else prefix + (
-                v.isoformat(" ", "seconds") if v.tzinfo is None and v.year >= 1000 else v.strftime("%Y-%m-%d %H:%M:%S")
-            ) for v in values])
+        if kind is dt.datetime:  # _fmt of a datetime
+            cells.append([None if v is None else prefix + _fmt_datetime(v) for v in values])
         elif kind is float:
             cells.append([None if v is None else f"{prefix}{v:g}" for v in values])
         elif kind is int:
@@ -190,12 +202,13 @@ def _row_lines(columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> list[
 
 def _event_tables(episode: Episode) -> list[str]:
     """Qualified names of the episode's patient event tables with visible rows, in registry order."""
-    out = []
-    for name, rows in episode.table_counts().items():
-        table = get_table(name)
-        if rows and table.visibility == "event" and table.is_patient_table:
-            out.append(name)
-    return out
+    return [name for name, rows in episode.table_counts().items() if rows and _patient_event_table(name)]
+
+
+@cache
+def _patient_event_table(name: str) -> bool:
+    table = get_table(name)
+    return table.visibility == "event" and table.is_patient_table
 
 
 _MOMENT_TIME = pa.timestamp("us")
@@ -216,10 +229,9 @@ class _Moments:
             if times is not None and len(times):
                 if times.type != _MOMENT_TIME:
                     times = times.cast(_MOMENT_TIME)
-                counted = pc.value_counts(times.view(pa.int64()))  # ascending times: values in that order
-                values = counted.field("values").to_pylist()
+                values, counts = _distinct(times.view(pa.int64()).to_numpy(zero_copy_only=False))
                 self._total += len(values)
-                runs.append(zip(reversed(values), itertools.repeat(name), reversed(counted.field("counts").to_pylist())))
+                runs.append(_newest_first(values, counts, name))
         self._merged = heapq.merge(*runs, reverse=True)  # by time, then table name: one block per (time, table)
         self._seen: list[tuple[int, str, int]] = []
 
@@ -239,6 +251,29 @@ class _Moments:
         """Merge the first ``n`` blocks (all there are, when fewer)."""
         if n > len(self._seen):
             self._seen += itertools.islice(self._merged, n - len(self._seen))
+
+
+_TAIL_BLOCKS = 64
+"""Blocks of one table turned into Python values at a time, newest first (then four times as many each time)."""
+
+
+def _distinct(times: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct values of ``times`` (ascending) and how many times each occurs."""
+    if not len(times):
+        return times, times
+    firsts = np.flatnonzero(times[1:] != times[:-1]) + 1
+    return times[np.concatenate(([0], firsts))], np.diff(np.concatenate(([0], firsts, [len(times)])))
+
+
+def _newest_first(values: npt.NDArray[np.int64], counts: npt.NDArray[np.int64], name: str) -> Iterator[tuple[int, str, int]]:
+    """``(time, name, rows)`` of a table's blocks, newest first (``values``: its distinct times ascending, ``counts``:
+    their rows), turned into Python values from the newest end only as far as they are taken (a package shows a few
+    dozen blocks of a record's thousands)."""
+    stop, size = len(values), _TAIL_BLOCKS
+    while stop > 0:
+        start = max(0, stop - size)
+        yield from zip(values[start:stop][::-1].tolist(), itertools.repeat(name), counts[start:stop][::-1].tolist())
+        stop, size = start, size * 4
 
 
 def _datetimes(micros: Sequence[int]) -> list[dt.datetime]:

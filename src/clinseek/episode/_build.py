@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..errors import EpisodeError
 from ..policy import EpisodeKey, Policy, get_policy
-from ..schema import Table, get_table, tables
+from ..schema import DictJoin, Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
@@ -157,17 +157,24 @@ class _Timelines:
         return _with_labels(self.reader, get_table(name), data)
 
     def timeline_rows(self, name: str, since: dt.datetime | None, until: dt.datetime | None) -> TimelineRows:
-        """:meth:`timeline` as Python rows (:meth:`StoreReader.timeline_rows`), the labels appended to each row."""
+        """:meth:`timeline` as Python rows (:meth:`StoreReader.timeline_rows`), the labels appended to each row
+        (looked up in Python: :meth:`StoreReader.dictionary_lookup`)."""
         data = self.reader.timeline_rows(
             self.policy, self.key, name, encounters=self.encounters, since=since, until=until
         )
         columns, rows = data.columns, data.rows
-        for label in _labels(self.reader, get_table(name), columns, len(rows)):
-            keys = [columns.index(c) for c in label.columns]
-            found = label.of(tuple([row[i] for i in keys]) for row in rows).to_pylist()
-            columns = (*columns, label.name)
-            rows = [(*row, value) for row, value in zip(rows, found, strict=True)]
-        return TimelineRows(columns, rows)
+        plan = _label_plan(name, columns, self.reader.present) if rows else ()
+        if not plan:
+            return data
+        found: list[list[Any]] = []
+        for join, labels in plan:
+            at = [columns.index(c) for c in join.columns]
+            keys = [tuple([row[i] for i in at]) for row in rows]
+            for label in labels:
+                lookup = self.reader.dictionary_lookup(join.table, join.keys, label)
+                found.append([lookup.get(k) for k in keys])
+        names = tuple(label for _, labels in plan for label in labels)
+        return TimelineRows((*columns, *names), [(*row, *extra) for row, extra in zip(rows, zip(*found, strict=True), strict=True)])
 
 
 class _Loader(_Timelines):
@@ -236,18 +243,32 @@ class _Label:
 def _labels(reader: StoreReader, table: Table, columns: Sequence[str], rows: int) -> list[_Label]:
     """The labels of ``table``'s dictionary joins that ``columns`` (of ``rows`` rows) lack, in order (``label``
     of ``d_labitems``, ``long_title`` of an ICD dictionary)."""
-    have, out = set(columns), []
-    for join in table.dict_joins:
-        if join.table not in reader.present or not rows:
-            continue
-        labels = [label for label in join.labels if label not in table.column_names and label not in have]
-        if not labels:
-            continue
-        index = reader.dictionary_index(join.table, tuple(join.keys))
+    if not rows:
+        return []
+    out = []
+    for join, labels in _label_plan(table.qualified, tuple(columns), reader.present):
+        index = reader.dictionary_index(join.table, join.keys)
         dictionary = reader.dictionary(join.table)
-        have.update(labels)
-        out += [_Label(label, tuple(join.columns), index, dictionary.column(label)) for label in labels]
+        out += [_Label(label, join.columns, index, dictionary.column(label)) for label in labels]
     return out
+
+
+@lru_cache(maxsize=512)
+def _label_plan(name: str, columns: tuple[str, ...], present: frozenset[str]) -> tuple[tuple[DictJoin, tuple[str, ...]], ...]:
+    """The dictionary joins of table ``name`` whose labels rows with ``columns`` lack (dictionaries in
+    ``present`` only), each with those labels: a label is neither a column of the table nor of the rows, nor
+    given by an earlier join. From the registry alone (no data)."""
+    table = get_table(name)
+    own, have = set(table.column_names), set(columns)
+    out = []
+    for join in table.dict_joins:
+        if join.table not in present:
+            continue
+        labels = tuple(label for label in join.labels if label not in own and label not in have)
+        if labels:
+            have.update(labels)
+            out.append((join, labels))
+    return tuple(out)
 
 
 def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:

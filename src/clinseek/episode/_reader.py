@@ -118,6 +118,7 @@ class StoreReader(ABC):
         self._dictionaries: dict[str, pa.Table] = {}
         self._dictionary_rows: dict[str, int] | None = None
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], int]] = {}
+        self._lookups: dict[tuple[str, tuple[str, ...], str], dict[tuple[Any, ...], Any]] = {}
         self._closed = False
         self.watchdog = Watchdog()
         """Interrupts queries of this reader's episodes that run past their time limit (one thread)."""
@@ -194,6 +195,27 @@ class StoreReader(ABC):
             index.setdefault(key, row)
         with self._lock:
             return self._indexes.setdefault((name, keys), index)
+
+    def dictionary_lookup(self, name: str, keys: tuple[str, ...], label: str) -> Mapping[tuple[Any, ...], Any]:
+        """One column of a dictionary table by key: ``keys`` columns' values -> the ``label`` column's value of
+        the row :meth:`dictionary_index` gives (as Arrow's ``to_pylist`` gives it); a key not listed is absent.
+
+        Built on first use and kept; what a reader that labels Python rows uses (Curated Input's timelines).
+
+        Raises:
+            EpisodeError: ``name`` is not a dictionary table of the source, or it cannot be read.
+            KeyError: ``label`` is not a column of the dictionary.
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        index = self.dictionary_index(name, keys)
+        with self._lock:
+            found = self._lookups.get((name, keys, label))
+        if found is not None:
+            return found
+        values = self.dictionary(name).column(label).to_pylist()
+        lookup = {key: values[row] for key, row in index.items()}
+        with self._lock:
+            return self._lookups.setdefault((name, keys, label), lookup)
 
     def dictionary_rows(self) -> dict[str, int]:
         """Rows of every dictionary table of the source, in registry order (counted once per reader).
@@ -387,6 +409,7 @@ class StoreReader(ABC):
         with self._lock:
             self._dictionaries.clear()
             self._indexes.clear()
+            self._lookups.clear()
         self._release()
 
     def __enter__(self) -> StoreReader:
