@@ -12,8 +12,10 @@ import signal
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from fakes.llm_servers import AnthropicFake, OpenAIFake
@@ -221,3 +223,17 @@ def anthropic_server() -> Iterator[AnthropicFake]:
     """A loopback fake of the Anthropic Messages API (one per test)."""
     with AnthropicFake() as server:
         yield server  # type: ignore[misc]
+
+
+@pytest.fixture
+def hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per hand-off of work to a worker thread (anyio's ``to_thread.run_sync``)."""
+    counted: list[int] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        counted.append(1)
+        return await run_sync(*args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    return counted

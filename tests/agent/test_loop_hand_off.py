@@ -31,20 +31,6 @@ def _turn() -> Any:
                      call("ehr.run_sql_query", "d", sql_query="SELECT hadm_id FROM admissions ORDER BY hadm_id"))
 
 
-@pytest.fixture
-def hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per hand-off of work to a worker thread (anyio's ``to_thread.run_sync``)."""
-    counted: list[int] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        counted.append(1)
-        return await run_sync(*args, **kwargs)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
-    return counted
-
-
 async def _beside_another_task(work: Callable[[], Awaitable[_T]]) -> _T:
     """``await work()`` while another task of the loop waits (as the runner's other questions do)."""
     out: list[_T] = []

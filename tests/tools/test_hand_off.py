@@ -59,20 +59,6 @@ def statement_threads(session: EpisodeSession, monkeypatch: pytest.MonkeyPatch) 
     return seen
 
 
-@pytest.fixture()
-def hand_offs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per hand-off of work to a worker thread (anyio's ``to_thread.run_sync``)."""
-    counted: list[int] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        counted.append(1)
-        return await run_sync(*args, **kwargs)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
-    return counted
-
-
 async def _beside_another_task(work: Any) -> Any:
     """``await work()`` while another task of the loop waits (as the runner's other questions do)."""
     out: list[Any] = []
