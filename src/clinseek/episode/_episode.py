@@ -15,7 +15,7 @@ from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import EpisodeKey, Policy, get_policy
 from ._reader import TableInventory, TimelineRows
 from ._result import QueryResult
-from ._sealed import CANDIDATE_SCHEMA
+from ._sealed import CANDIDATE_SCHEMA, TextCache
 from ._watchdog import Watchdog
 
 Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
@@ -29,8 +29,6 @@ TimelineRowsReader = Callable[[str, dt.datetime | None, dt.datetime | None], Tim
 
 __all__ = ["CANDIDATE_SCHEMA", "Episode", "Loader"]
 
-_PARSED_PER_THREAD = 256
-_parse_cache = threading.local()
 
 
 def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
@@ -44,14 +42,7 @@ def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Sta
         EpisodeQueryError: ``kind="read_only"``: not exactly one read-only statement.
         duckdb.ParserException: DuckDB cannot parse ``sql`` (not kept).
     """
-    cache: dict[str, duckdb.Statement | str] | None = getattr(_parse_cache, "statements", None)
-    if cache is None:
-        cache = _parse_cache.statements = {}
-    checked = cache.get(sql)
-    if checked is None:
-        if len(cache) >= _PARSED_PER_THREAD:
-            cache.clear()
-        checked = cache[sql] = _checked(con.extract_statements(sql))
+    checked = _READ_ONLY.get(con, sql)
     if isinstance(checked, str):
         raise EpisodeQueryError("read_only", checked)
     return checked
@@ -65,6 +56,12 @@ def _checked(statements: list[duckdb.Statement]) -> duckdb.Statement | str:
     if kind != duckdb.StatementType.SELECT:
         return f"only read-only queries run on an episode, got a {kind.name} statement"
     return statements[0]
+
+
+_READ_ONLY: TextCache[duckdb.Statement | str] = TextCache(
+    256, lambda con, sql: _checked(con.extract_statements(sql))
+)
+"""DuckDB's parse of a query with :func:`_checked`'s verdict, per thread by text."""
 
 
 class Episode:

@@ -14,12 +14,16 @@ as sealed as a new one.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from ..errors import EpisodeError
+
+_V = TypeVar("_V")
 
 CANDIDATE_SCHEMA = "candidates"
 """Schema of the candidate tables (``candidates.<task>_candidates(candidate VARCHAR)``)."""
@@ -53,10 +57,41 @@ its candidate lists) or that should never be there (another database): ``(databa
 internal)`` rows, DuckDB's own views and databases included. :func:`leftovers` leaves those out in Python: the
 statement without filters costs ~0.3 ms less than with them (DuckDB 2.0.1)."""
 
-_PARSED_PER_THREAD = 128
-"""Parsed statements a thread keeps (:func:`parsed`): the wipe's drop of each table and its catalog check."""
+class TextCache(Generic[_V]):
+    """Values derived from a SQL text alone (DuckDB's parse, a verdict on it), kept per thread by text.
 
-_parsed = threading.local()
+    A parse holds no data and is tied to no database: the same text gives the same value in every episode.
+    At most ``limit`` texts per thread; a full cache is emptied (the texts sent are few and repeat).
+    """
+
+    def __init__(self, limit: int, make: Callable[[duckdb.DuckDBPyConnection, str], _V]) -> None:
+        self._limit = limit
+        self._make = make
+        self._local = threading.local()
+
+    def get(self, con: duckdb.DuckDBPyConnection, sql: str) -> _V:
+        """The value of ``sql`` (made with ``con`` on the first use in this thread).
+
+        Raises:
+            duckdb.Error: what making the value raises (nothing is kept then).
+        """
+        cache: dict[str, _V] | None = getattr(self._local, "values", None)
+        if cache is None:
+            cache = self._local.values = {}
+        value = cache.get(sql)
+        if value is None:
+            if len(cache) >= self._limit:
+                cache.clear()
+            value = cache[sql] = self._make(con, sql)
+        return value
+
+
+def _one_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
+    (statement,) = con.extract_statements(sql)
+    return statement
+
+
+_PARSED: TextCache[duckdb.Statement] = TextCache(128, _one_statement)
 
 
 def parsed(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
@@ -64,18 +99,9 @@ def parsed(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
 
     The wipe's statements (a drop per table, the catalog check) are the same few texts in every episode, and
     DuckDB 2.0.1 runs them parsed cheaper than as text (5 drops 3.2 -> 2.6 ms, the check ~0.5 ms less;
-    docs/performance.md, session 10). A parse holds no data and is tied to no database.
+    docs/performance.md, session 10).
     """
-    cache: dict[str, duckdb.Statement] | None = getattr(_parsed, "statements", None)
-    if cache is None:
-        cache = _parsed.statements = {}
-    statement = cache.get(sql)
-    if statement is None:
-        if len(cache) >= _PARSED_PER_THREAD:
-            cache.clear()
-        (statement,) = con.extract_statements(sql)
-        cache[sql] = statement
-    return statement
+    return _PARSED.get(con, sql)
 
 
 LOAD_VIEW = "_clinseek_load"
