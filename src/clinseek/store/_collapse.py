@@ -114,7 +114,7 @@ def collapse_index_rows(con: duckdb.DuckDBPyConnection, table: Table, event_time
                 starts.append(valid_from)
                 ends.append(valid_until)
     n = len(subjects)
-    columns: dict[str, Any] = {
+    data: dict[str, Any] = {
         "table_name": pa.array([table.qualified] * n, pa.string()),
         "subject_id": pa.array(subjects, pa.int32()),
         "event_time": pa.array(event_times, pa.timestamp("us")),
@@ -123,4 +123,4 @@ def collapse_index_rows(con: duckdb.DuckDBPyConnection, table: Table, event_time
         "valid_from": pa.array(starts, pa.timestamp("us")),
         "valid_until": pa.array(ends, pa.timestamp("us")),
     }
-    return pa.table(columns)
+    return pa.table(data)

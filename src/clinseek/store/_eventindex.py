@@ -33,8 +33,8 @@ from collections.abc import Collection
 import duckdb
 
 from ..schema import ENCOUNTER_IDS, Table, get_table, tables
-from ._duck import META_SCHEMA
 from ._collapse import collapse_index_rows, collapse_mask
+from ._duck import META_SCHEMA
 from ._instants import RowInstants, valid_row_instants, write_row_instants
 
 EVENT_INDEX = f"{META_SCHEMA}.event_index"
