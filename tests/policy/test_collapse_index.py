@@ -23,7 +23,9 @@ from typing import Any
 
 import duckdb
 import pytest
+from typer.testing import CliRunner
 
+from clinseek.cli import app
 from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import get_table
@@ -198,6 +200,8 @@ def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared
     _as_layout_2(old)
     with open_store_reader(old) as reader:
         assert MICRO in reader.present and MICRO not in reader.indexed and reader.indexed
+    said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
+    assert said.exit_code == 0 and "event index layout 2, not 3: microbiology is counted by its own" in said.output
     report = ingest(old, mimic_iv=shared_data / "mimic-iv-demo-2.2", ed=shared_data / "mimic-iv-ed-demo-2.2",
                     progress=False)
     assert {t.status for t in report.tables} == {"skipped"}  # nothing re-read: only the index rewritten
@@ -207,3 +211,5 @@ def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared
         assert con.execute(index).fetchall() == new.execute(index).fetchall()
     with open_store_reader(old) as reader:
         assert MICRO in reader.indexed
+    said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
+    assert said.exit_code == 0 and "event_index_version: 3" in said.output and "event index layout" not in said.output
