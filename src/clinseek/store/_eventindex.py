@@ -6,8 +6,10 @@ table whose rows inherit their time from a parent, one join per table: about 45 
 episode on the MIMIC-IV demo, whatever the patient's size. The index holds the same instants, computed
 once at ingest, so the inventory is one filtered scan of one table.
 
-``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id)`` has one row
-per row of each *indexed* table (:func:`indexable`): ``table_name`` an ``ENUM`` of the indexed tables'
+``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id, valid_from,
+valid_until)`` has one row per row of each *indexed* table (:func:`indexable`), and for a table whose pending
+results collapse (microbiology) one row per interval in which a row is kept (``valid_from``, ``valid_until``:
+:mod:`clinseek.store._collapse`; NULL on every other table's rows): ``table_name`` an ``ENUM`` of the indexed tables'
 names (a one-byte code: the inventory filters, groups and returns it cheaper than text),
 ``event_time`` the registry's event time of the row (:attr:`~clinseek.schema.EventTime.expr`, inherited
 parent time included, NULL for a table without one), ``target_id`` the value of the table's
@@ -21,14 +23,15 @@ store only, the same for every policy and question.
 
 ``clinseek_meta.event_index_tables(table_name, table_rows)`` records the tables covered and the row
 count of every patient table when the index was written: a reader uses the index only while every
-count still matches and ``store_info`` records this layout's :data:`EVENT_INDEX_VERSION`
-(:func:`valid_event_index`), so a store changed by anything but ingest, or indexed by an older clinseek,
-falls back to the per-table statements (and its next ingest rewrites the index).
+count still matches and ``store_info`` records a layout it reads (:data:`READ_LAYOUTS`)
+(:func:`valid_event_index`; layout 2 is still read, without microbiology), so a store changed by anything but
+ingest, or indexed by an older clinseek, falls back to the per-table statements (and its next ingest
+rewrites the index).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 import duckdb
 
@@ -141,12 +144,25 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     patient = [t for t in tables() if t.qualified in present and t.is_patient_table]
     timed = {t.qualified: (t, found) for t in patient if indexable(t) and (found := _timed(t, present)) is not None}
     parts = [select for name in timed if (select := event_index_select(get_table(name), present)) is not None]
-    registered = []
-    for i, (table, (instant, join)) in enumerate(v for v in timed.values() if collapses(v[0])):
-        name = f"_clinseek_collapse_rows{i}"  # the intervals of each kept row, computed in Python
-        con.register(name, collapse_index_rows(con, table, instant, join))
-        registered.append(name)
-        parts.append(f"SELECT * FROM {name}")
+    collapsing = [v for v in timed.values() if collapses(v[0])]
+    registered: list[str] = []
+    try:
+        for i, (table, (instant, join)) in enumerate(collapsing):
+            name = f"_clinseek_collapse_rows{i}"  # the intervals of each kept row, computed in Python
+            con.register(name, collapse_index_rows(con, table, instant, join))
+            registered.append(name)
+            parts.append(f"SELECT * FROM {name}")
+        _write(con, present, patient, timed, parts)
+    finally:
+        for name in registered:
+            con.unregister(name)
+    return list(timed)
+
+
+def _write(con: duckdb.DuckDBPyConnection, present: Collection[str], patient: list[Table],
+           timed: Mapping[str, object], parts: list[str]) -> None:
+    """The index's and its record's tables from ``parts`` (selects of index rows), and the row instants, in one
+    transaction."""
     counts = (
         " UNION ALL ".join(f"SELECT '{t.qualified}' AS table_name, count(*) AS table_rows FROM {t.qualified}" for t in patient)
         or "SELECT NULL::VARCHAR AS table_name, NULL::BIGINT AS table_rows WHERE false"
@@ -175,16 +191,12 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    finally:
-        for name in registered:
-            con.unregister(name)
-    return list(timed)
 
 
 def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> frozenset[str]:
     """The tables whose inventory a reader may take from the index: the covered ones, while the store
-    records this layout (:data:`EVENT_INDEX_VERSION`) and the row count of every patient table of the store
-    is still the one recorded when the index was written (else none).
+    records a layout it reads (:data:`READ_LAYOUTS`; with layout 2, not the collapsing tables) and the row
+    count of every patient table of the store is still the one recorded when the index was written (else none).
 
     Raises:
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
