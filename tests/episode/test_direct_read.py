@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy.crafted import OTHER, S, T
 
 from clinseek.episode import EpisodeKey, EpisodeTimeout, build_episode, open_store_reader
 from clinseek.errors import EpisodeError
+from policy.crafted import OTHER, S, T
 
 
 def _created(ep: object) -> set[str]:
