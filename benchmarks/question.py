@@ -259,9 +259,14 @@ def bench_sql(store: Path, data: Path, tmp: Path, repeats: int, out: dict[str, A
 # ---------------------------------------------------------------- 2-4. whole question, curated, first calls
 
 
-async def _script(ctx: ToolContext, cutoff: dt.datetime) -> None:
-    for name, args in SCRIPT:
+async def _script(ctx: ToolContext, cutoff: dt.datetime, steps: dict[str, list[float]] | None = None) -> None:
+    """The calls of ``SCRIPT`` through ``call_tool``; with ``steps``, each call's CPU (ms) appended under its step
+    name (valid alone on the loop: the calls run inline, so the process' CPU between two stamps is the call's)."""
+    for i, (name, args) in enumerate(SCRIPT):
+        started = time.process_time()
         result = await call_tool(ctx, name, fill(args, cutoff))
+        if steps is not None:
+            steps.setdefault(f"{i + 1}. {name}", []).append((time.process_time() - started) * 1000)
         assert result.ok, (name, result.content)
 
 
@@ -283,14 +288,20 @@ def bench_questions(store: Path, out: dict[str, Any]) -> None:
     curated: list[float] = []
     rendered: list[float] = []
     first: dict[str, list[float]] = {}
+    steps: dict[str, list[float]] = {}
     loop = asyncio.new_event_loop()
     try:
         with open_source(store) as source:
             build(source, key_of(qs[0])).close()  # one-time process costs (imports, first DuckDB) untimed
             for q in qs:
                 def question(q: Question = q) -> None:
-                    with build(source, key_of(q)) as ep:
-                        loop.run_until_complete(_script(ToolContext(ep), q.prediction_time))
+                    started = time.process_time()
+                    ep = build(source, key_of(q))
+                    steps.setdefault("build", []).append((time.process_time() - started) * 1000)
+                    with ep:
+                        loop.run_until_complete(_script(ToolContext(ep), q.prediction_time, steps))
+                        started = time.process_time()
+                    steps.setdefault("close", []).append((time.process_time() - started) * 1000)
 
                 def question_beside(q: Question = q) -> None:
                     with build(source, key_of(q)) as ep:
@@ -315,6 +326,9 @@ def bench_questions(store: Path, out: dict[str, Any]) -> None:
     print(f"\n{n} questions (patients {', '.join(map(str, PATIENTS))}; admit + 1 s, inside, discharge + 1 s)")
     print(f"whole question (build + {len(SCRIPT)} tool calls + close): CPU p50 {pct(whole, 0.5):.1f} ms, "
           f"p95 {pct(whole, 0.95):.1f} ms (target p50 <= 60 ms) [{load()}]")
+    print("  per step (CPU ms; the record tools read a table not loaded yet with one statement on the store):")
+    for name in ("build", *(k for k in steps if k[0].isdigit()), "close"):
+        print(f"    {name:40} p50 {pct(steps[name], 0.5):7.2f}  p95 {pct(steps[name], 0.95):7.2f}")
     print(f"the same beside another task of its loop (each turn one worker-thread hand-off): CPU p50 "
           f"{pct(beside, 0.5):.1f} ms, p95 {pct(beside, 0.95):.1f} ms [{load()}]")
     print(f"Curated Input render_curated (build included): CPU p50 {pct(curated, 0.5):.1f} ms, "
@@ -332,6 +346,7 @@ def bench_questions(store: Path, out: dict[str, Any]) -> None:
         "curated_p50": pct(curated, 0.5), "curated_p95": pct(curated, 0.95),
         "rendering_p50": pct(rendered, 0.5), "rendering_p95": pct(rendered, 0.95),
         "first_call_p50": {k: pct(v, 0.5) for k, v in first.items()},
+        "step_p50": {k: pct(v, 0.5) for k, v in steps.items()},
     }
 
 

@@ -264,6 +264,27 @@ def test_timeline_rows_order_nulls_and_nan_as_the_timeline(small_store: Path, tm
         assert alike[0] == "-1.5" and alike[-4:] == ["1000000000.0", "nan", "nan", "None"], alike
 
 
+def test_timeline_rows_alike_in_event_time_and_key_keep_the_total_order(small_store: Path, tmp_path: Path) -> None:
+    # rows equal in event time and key are ordered by every other column (text by its bytes, NULLs last), and
+    # NULL keys sort after the keyed rows of their time: the reader's rows in the Arrow timeline's order
+    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        first = ep.timeline("labevents").column("labevent_id")[0].as_py()
+    alike = "($1, 'b'), ($1, 'a'), ($1, NULL), ($1, 'B'), ($1, 'é')"
+    for i, values in enumerate((alike, alike + ", (NULL, 'z'), (NULL, 'a')")):  # then NULL keys too
+        store = tmp_path / f"ties{i}.duckdb"
+        store.write_bytes(small_store.read_bytes())
+        con = duckdb.connect(str(store))
+        con.execute("INSERT INTO hosp.labevents SELECT l.* REPLACE (v.id AS labevent_id, v.x AS value) FROM "
+                    f"hosp.labevents l, (VALUES {values}) AS v(id, x) WHERE l.labevent_id = $1", [first])
+        con.close()
+        with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+            got = ep.timeline_rows("labevents")
+            assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))
+            at, value = got.columns.index("labevent_id"), got.columns.index("value")
+            assert [row[value] for row in got.rows if row[at] == first][-5:] == ["B", "a", "b", "é", None]
+    assert [row[value] for row in got.rows if row[at] is None] == ["a", "z"]
+
+
 def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
     key = _keys(demo_store, 1, seed=2)[0]
     with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:

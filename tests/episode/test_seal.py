@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import duckdb
@@ -9,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from clinseek.episode import Episode, EpisodeQueryError
+from clinseek.episode._sealed import new_sealed
 
 REFUSED_BY_TYPE = [
     "ATTACH '{store}' AS s (READ_ONLY)",
@@ -126,3 +128,22 @@ def test_runaway_query_cannot_spill_to_disk(small_store: Path) -> None:
         assert ep.execute("SELECT current_setting('temp_directory')").rows == [("",)]
         with pytest.raises(duckdb.OutOfMemoryException):
             ep.execute("SELECT * FROM range(30000000) t(a) ORDER BY hash(a)", timeout_s=30)
+
+
+def test_a_sealed_database_starts_no_threads() -> None:
+    """A sealed database runs its statements on the caller's thread: creating one starts no thread of its own (DuckDB's
+    default starts asynchronous I/O threads per database; a runner holds one database per question in flight)."""
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 0
+
+    if not threads():
+        pytest.skip("no /proc/self/task on this platform")
+    before = threads()
+    made = [new_sealed("256MB") for _ in range(4)]
+    try:
+        made[0][0].execute("SELECT count(*) FROM range(100000)").fetchall()
+        started = threads() - before
+    finally:
+        for con, _ in made:
+            con.close()
+    assert started < 4, f"4 sealed databases started {started} threads"

@@ -152,3 +152,28 @@ def test_a_subject_the_database_does_not_hold(pg_reader: StoreReader) -> None:
 
     with pytest.raises(EpisodeError, match=r"postgresql://clinseek_reader@.*: subject_id 1 is not in hosp\.patients"):
         build_episode(pg_reader, EpisodeKey(1, datetime(2150, 1, 1)))
+
+
+def test_record_tools_on_a_postgres_source_load_the_table_and_give_the_duckdb_stores_text(
+    pg_reader: StoreReader, duck_reader: StoreReader, demo_store: Path
+) -> None:
+    """A PostgreSQL source does not compose the record tools' statements (its collation, text functions and
+    numeric types are not DuckDB's): the tools load the table and read the copy, and give the text the DuckDB
+    store gives by one statement on the store."""
+    from clinseek.tools import Limits, ToolContext, get_tool
+
+    assert not pg_reader.composes and duck_reader.composes
+    key = _keys(demo_store, 1, seed=7)[0]
+    calls = [("ehr.get_records_by_time", {"table_name": "labevents", "start_time": "2100-01-01", "end_time": "2200-01-01"}),
+             ("ehr.get_latest_records", {"table_name": "admissions"}),
+             ("ehr.get_records_by_keyword", {"table_name": "prescriptions", "keyword": "a"}),
+             ("ehr.get_records_by_value", {"table_name": "labevents", "column_name": "label", "value": "Creatinine"}),
+             ("ehr.get_unique_values", {"table_name": "emar", "column_name": "event_txt"})]
+    with build_episode(pg_reader, key) as live, build_episode(duck_reader, key) as stored:
+        for name, args in calls:
+            got = [get_tool(name).fn(ToolContext(ep, Limits(max_rows=5)), **args) for ep in (live, stored)]
+            assert got[0].content == got[1].content and got[0].data == got[1].data, (name, args)
+        loaded = live.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'hosp'", tables=()).rows
+        assert {r[0] for r in loaded} >= {"labevents", "admissions", "prescriptions", "emar"}
+        kept = stored.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'hosp'", tables=()).rows
+        assert not {r[0] for r in kept} & {"labevents", "admissions", "prescriptions", "emar"}

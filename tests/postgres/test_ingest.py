@@ -8,7 +8,14 @@ import duckdb
 import pytest
 
 from clinseek.errors import StoreError
-from clinseek.store import ingest, open_store, redact_url
+from clinseek.store import (
+    EVENT_INDEX,
+    EVENT_INDEX_VERSION,
+    event_index_layout,
+    ingest,
+    open_store,
+    redact_url,
+)
 from pgserver import READER_PASSWORD, PgDatabase, store_columns, store_hashes, trim
 
 psycopg = pytest.importorskip("psycopg")
@@ -29,6 +36,17 @@ def test_ingest_from_postgres_gives_the_same_store_as_csv_ingest(pg_store: tuple
     for name, (rows, digest) in from_csv.items():
         assert from_pg[name] == (rows, digest), name  # row counts and content hashes, table by table
     assert open_store(out).row_counts == open_store(demo_store).row_counts
+
+
+def test_the_store_from_postgres_has_the_event_index_of_csv_ingest(pg_store: tuple[Path, object],
+                                                                    demo_store: Path) -> None:
+    """The same index layout and rows, microbiology's intervals of the collapse included."""
+    out, _ = pg_store
+    rows = f"SELECT CAST(table_name AS VARCHAR), * EXCLUDE (table_name) FROM {EVENT_INDEX} ORDER BY ALL"
+    with duckdb.connect(str(out), read_only=True) as pg, duckdb.connect(str(demo_store), read_only=True) as csv:
+        assert event_index_layout(pg) == event_index_layout(csv) == EVENT_INDEX_VERSION
+        assert pg.execute(rows).fetchall() == csv.execute(rows).fetchall()
+        assert pg.execute(f"SELECT count(*) FROM {EVENT_INDEX} WHERE table_name = 'hosp.microbiologyevents'").fetchall()[0][0]
 
 
 def test_the_report_and_provenance_name_the_database_never_its_password(pg_store: tuple[Path, object],

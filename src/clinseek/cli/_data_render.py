@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from ..store import IngestReport, StoreInfo
+from ..store import EVENT_INDEX_VERSION, IngestReport, StoreInfo
 
 
 def print_ingest_report(report: IngestReport) -> None:
@@ -42,6 +42,11 @@ def print_info(info: StoreInfo) -> None:
     for key, value in sorted(info.provenance.items()):
         if key not in {"kind", "clinseek_version"}:
             out.print(f"  {key}: {value}")
+    layout = info.provenance.get("event_index_version")
+    if layout is not None and layout != EVENT_INDEX_VERSION:
+        read = "microbiology is counted by its own statement" if layout == "2" else "it is not used"
+        out.print(f"  note: event index layout {layout}, not {EVENT_INDEX_VERSION}: {read}; `clinseek data ingest "
+                  f"--out {info.path}` with its sources rewrites it")
     grid = Table("table", "rows", "first event", "last event", "source")
     for t in info.tables:
         source = Path(t.source_file).name if t.source_file else (t.source_version or "")

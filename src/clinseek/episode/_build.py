@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -132,6 +132,7 @@ def _build(
         key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
         timeline_rows=loader.timeline_rows,
         watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
+        direct=loader if reader.composes else None,
     )
 
 
@@ -196,6 +197,21 @@ class _Loader(_Timelines):
         """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
         self.created = sealed.created
         """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
+
+    def source(self, name: str) -> tuple[str, list[Any]] | None:
+        """The policy's select of patient table ``name`` for the key (:meth:`StoreReader.visible_source`); ``None``
+        for a dictionary (read by loading it: it stays in the database for reuse)."""
+        if get_table(name).visibility == "dictionary":
+            return None
+        return self.reader.visible_source(self.policy, self.key, name, encounters=self.encounters)
+
+    def run(
+        self, sql: str, params: list[Any], max_rows: int, running: Callable[[Callable[[], None]], None]
+    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """One statement composed around :meth:`source` selects, on the store (:meth:`StoreReader.select_rows`)."""
+        return self.reader.select_rows(
+            sql, params, max_rows=max_rows, what=f"read the rows of subject_id {self.key.subject_id}", running=running
+        )
 
     def load(self, con: duckdb.DuckDBPyConnection, name: str, expected_rows: int) -> None:
         """Create ``name`` in ``con``: a dictionary (whole), or the visible rows of a patient table.

@@ -6,7 +6,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -27,8 +27,24 @@ Timeline = Callable[[str, dt.datetime | None, dt.datetime | None], pa.Table]
 TimelineRowsReader = Callable[[str, dt.datetime | None, dt.datetime | None], TimelineRows]
 """As :data:`Timeline`, the rows as Python tuples."""
 
-__all__ = ["CANDIDATE_SCHEMA", "Episode", "Loader"]
+__all__ = ["CANDIDATE_SCHEMA", "Episode", "Loader", "StoreSelect"]
 
+
+class StoreSelect(Protocol):
+    """Reads a table that is not loaded yet with one statement on the episode's store reader."""
+
+    def source(self, name: str) -> tuple[str, list[Any]] | None:
+        """The policy's select of table ``name`` for the episode's key (:meth:`StoreReader.visible_source`:
+        ``$n`` parameters), or ``None`` where the table is read only by loading it (a dictionary)."""
+
+    def run(
+        self, sql: str, params: list[Any], max_rows: int, running: Callable[[Callable[[], None]], None]
+    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """:meth:`StoreReader.select_rows` of ``sql`` on the store."""
+
+
+SOURCE_TOKEN = "__clinseek_source__"
+"""Where :meth:`Episode.read` puts the policy's select in a statement written for the store."""
 
 
 def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
@@ -62,6 +78,42 @@ _READ_ONLY: TextCache[duckdb.Statement | str] = TextCache(
     256, lambda con, sql: _checked(con.extract_statements(sql))
 )
 """DuckDB's parse of a query with :func:`_checked`'s verdict, per thread by text."""
+
+
+def _result(shape: tuple[tuple[str, ...], tuple[str, ...]], rows: list[tuple[Any, ...]], max_rows: int) -> QueryResult:
+    cut = len(rows) > max_rows
+    return QueryResult(
+        columns=shape[0],
+        types=shape[1],
+        rows=rows[:max_rows] if cut else rows,  # fetchmany gives a new list of tuples
+        truncated=cut,
+        row_count=None if cut else len(rows),
+    )
+
+
+def _numbered(sql: str, after: int, expected: int) -> str:
+    """``sql`` with its ``?`` parameters (those outside quoted strings and identifiers) written ``$after+1``, ...
+
+    Raises:
+        ValueError: ``sql`` does not hold exactly ``expected`` of them.
+    """
+    out: list[str] = []
+    quote: str | None = None
+    n = after
+    for ch in sql:
+        if quote is not None:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "?":
+            n += 1
+            out.append(f"${n}")
+            continue
+        out.append(ch)
+    if n - after != expected:
+        raise ValueError(f"{n - after} '?' parameters in a statement given {expected}")
+    return "".join(out)
 
 
 class Episode:
@@ -100,6 +152,7 @@ class Episode:
         watchdog: Watchdog,
         on_close: Callable[[duckdb.DuckDBPyConnection | None], None],
         loaded: Collection[str] = (),
+        direct: StoreSelect | None = None,
     ) -> None:
         self._key = key
         self._con: duckdb.DuckDBPyConnection | None = con
@@ -111,6 +164,9 @@ class Episode:
         self._timeline_rows: TimelineRowsReader | None = timeline_rows
         self._on_close: Callable[[duckdb.DuckDBPyConnection | None], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
+        self._direct = direct
+        self._target: Callable[[], None] | None = None
+        """What :meth:`_interrupt` interrupts while a statement runs on the store (:meth:`read`), else the database."""
         self._shapes: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         """Result column names and types by SQL text (queries without parameters): the same text reads the same
         complete tables every time, so its result has the same shape (DuckDB's description costs a call per query)."""
@@ -170,30 +226,102 @@ class Episode:
             duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
         """
         with self._lock:
-            if self._closed:
-                raise EpisodeError("the episode is closed")
-            if self._con is None:
-                raise EpisodeError("this episode has no database to query: it was built for timelines only "
-                                   "(build_episode(..., queries=False))")
-            statement = _read_only_statement(self._con, sql)
-            if self._pending:
-                names = self._pending if tables is None else self._named(tables)
-                if names:
-                    self._load(names)
-            shape = self._shapes.get(sql) if params is None else None
-            rows, desc = self._run(self._con, statement, params, max_rows, timeout_s, describe=shape is None)
-            if shape is None:
-                shape = (tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc]))
-                if params is None:
-                    self._shapes[sql] = shape
-        cut = len(rows) > max_rows
-        return QueryResult(
-            columns=shape[0],
-            types=shape[1],
-            rows=rows[:max_rows] if cut else rows,  # fetchmany gives a new list of tuples
-            truncated=cut,
-            row_count=None if cut else len(rows),
-        )
+            con = self._open()
+            return self._execute(con, sql, params, tables, max_rows, timeout_s)
+
+    def read(
+        self,
+        name: str,
+        statement: Callable[[str | None], str],
+        params: Sequence[Any] | None = None,
+        *,
+        tables: Collection[str],
+        max_rows: int = 200,
+        timeout_s: float = 10.0,
+    ) -> QueryResult:
+        """Run one read-only query over a table's visible rows, without loading the table when it is not loaded yet.
+
+        ``statement(source)`` writes the query (``?`` parameters). ``statement(None)``: over the episode's
+        database, as :meth:`execute` runs it (the table by its name). While the table is not loaded and the
+        store reader composes (:attr:`StoreReader.composes`), the query runs on the store instead, as ONE
+        statement: ``statement(source)``, ``source`` being the ``FROM`` item to read the table through: the
+        policy's select of it for this episode's key (:meth:`StoreReader.visible_source`: the rows and values
+        a load would copy, and the event time as ``_event_time`` last), so the query sees nothing a load would
+        not. Its other tables must be dictionaries (the store's: the same rows). Same time limit and row cap.
+
+        Args:
+            name: the table the query reads rows of (qualified or bare).
+            statement: writes the query for a source (see above).
+            params: positional ``?`` parameters.
+            tables: the tables ``statement(None)`` reads (loaded first when not yet, as :meth:`execute`'s).
+            max_rows, timeout_s: as :meth:`execute`'s.
+
+        Raises:
+            As :meth:`execute`.
+        """
+        qualified = self.qualify(name)
+        with self._lock:
+            con = self._open()
+            direct = self._direct
+            found = direct.source(qualified) if direct is not None and qualified in self._pending else None
+            if found is None or direct is None:
+                return self._execute(con, statement(None), params, tables, max_rows, timeout_s)
+            source_sql, source_params = found
+            tool = list(params) if params is not None else []
+            sql = _numbered(statement(SOURCE_TOKEN), len(source_params), len(tool))
+            sql = sql.replace(SOURCE_TOKEN, f"({source_sql})")
+            watch = self._watch
+
+            def running(interrupt: Callable[[], None]) -> None:
+                with self._irq_lock:  # as in _run: an interrupt meant for an earlier query cannot reach this one
+                    self._target = interrupt
+                    watch.start(timeout_s)
+
+            try:
+                rows, desc = direct.run(sql, [*source_params, *tool], max_rows, running)
+            except EpisodeTimeout:
+                raise EpisodeTimeout(timeout_s) from None
+            finally:
+                watch.stop()
+                with self._irq_lock:
+                    self._target = None
+        return _result((tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc])), rows, max_rows)
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        """The episode's database (the lock held).
+
+        Raises:
+            EpisodeError: the episode is closed, or has no database.
+        """
+        if self._closed:
+            raise EpisodeError("the episode is closed")
+        if self._con is None:
+            raise EpisodeError("this episode has no database to query: it was built for timelines only "
+                               "(build_episode(..., queries=False))")
+        return self._con
+
+    def _execute(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        sql: str,
+        params: Sequence[Any] | None,
+        tables: Collection[str] | None,
+        max_rows: int,
+        timeout_s: float,
+    ) -> QueryResult:
+        """:meth:`execute` with the lock held."""
+        statement = _read_only_statement(con, sql)
+        if self._pending:
+            names = self._pending if tables is None else self._named(tables)
+            if names:
+                self._load(names)
+        shape = self._shapes.get(sql) if params is None else None
+        rows, desc = self._run(con, statement, params, max_rows, timeout_s, describe=shape is None)
+        if shape is None:
+            shape = (tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc]))
+            if params is None:
+                self._shapes[sql] = shape
+        return _result(shape, rows, max_rows)
 
     def _named(self, tables: Collection[str]) -> set[str]:
         found = set()
@@ -238,8 +366,11 @@ class Episode:
         """Interrupt the running query (only when it is query number ``query`` of :class:`Watch`, when given)."""
         with self._irq_lock:
             watch = self._watch
-            if watch.running and (query is None or watch.query == query) and self._con is not None:
-                self._con.interrupt()
+            if watch.running and (query is None or watch.query == query):
+                if self._target is not None:
+                    self._target()
+                elif self._con is not None:
+                    self._con.interrupt()
 
     def table_counts(self) -> dict[str, int]:
         """Rows per visible table (qualified name), dictionaries included, candidate tables not."""
@@ -318,7 +449,7 @@ class Episode:
         with self._lock:
             con, self._con = self._con, None
             on_close, self._on_close = self._on_close, None
-            self._loader = self._timeline = self._timeline_rows = None  # they hold the store's reader: a closed episode keeps nothing of it
+            self._loader = self._timeline = self._timeline_rows = self._direct = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
             self._shapes.clear()
         if on_close is not None:

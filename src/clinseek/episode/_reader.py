@@ -17,11 +17,12 @@ implementation is :class:`DuckDBStoreReader`; another source (PostgreSQL) implem
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +32,7 @@ from typing import Any, ClassVar
 import duckdb
 import pyarrow as pa
 
-from ..errors import EpisodeError, StoreError
+from ..errors import EpisodeError, EpisodeTimeout, StoreError
 from ..policy import TEXT_POLICY, EpisodeKey, Policy, get_policy, timeline_order
 from ..schema import Table, get_table, tables
 from ..store import (
@@ -83,6 +84,46 @@ def _ascending(value: Any) -> tuple[Any, ...]:
     if value != value:  # NaN
         return (1,)
     return (0, value)
+
+
+def _sort_timeline(rows: list[tuple[Any, ...]], order: list[int], leading: int) -> None:
+    """Sort ``rows`` in place by the values at ``order`` (indexes into a row), each ascending as :func:`_ascending`
+    orders them (values, then NaN, then NULL).
+
+    The first ``leading`` of ``order`` (a timeline's event time and key) decide the order of nearly every pair of
+    rows: when none of their values is NULL or NaN, the rows are sorted by those values as they are (no key object
+    per value), and only runs of rows equal on all of them are sorted again by the whole order (a stable sort:
+    the same order as one sort by the whole order)."""
+    first = order[:leading]
+    if not _plain(rows, first):
+        rows.sort(key=lambda row: tuple([_ascending(row[i]) for i in order]))
+        return
+    if len(first) == 1:
+        at = first[0]
+        rows.sort(key=lambda row: row[at])
+    else:
+        rows.sort(key=operator.itemgetter(*first))
+    rest = order[leading:]
+    if not rest:
+        return
+    leads = list(map(operator.itemgetter(*first), rows))
+    start = 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or leads[end] != leads[start]:
+            if end - start > 1:
+                rows[start:end] = sorted(rows[start:end], key=lambda row: tuple([_ascending(row[i]) for i in rest]))
+            start = end
+
+
+def _plain(rows: list[tuple[Any, ...]], columns: list[int]) -> bool:
+    """Whether no row has NULL or NaN at any of ``columns`` (then the values sort as :func:`_ascending` orders
+    them, without a key per value)."""
+    for i in columns:
+        for row in rows:
+            value = row[i]
+            if value is None or value != value:
+                return False
+    return True
 
 
 class StoreReader(ABC):
@@ -381,6 +422,39 @@ class StoreReader(ABC):
             raise EpisodeError(f"{self._location}: {table.qualified} is not visible to this episode")
         return query
 
+    composes: ClassVar[bool] = False
+    """Whether :meth:`select_rows` runs a statement composed around a policy select on this source (the
+    record tools' reads of a table not loaded yet); where not, an episode loads the table and reads its copy."""
+
+    def visible_source(
+        self, policy: Policy, key: EpisodeKey, name: str, *, encounters: Mapping[str, Collection[int]] | None = None
+    ) -> tuple[str, list[Any]]:
+        """The policy's select of what ``key`` sees of table ``name``, ``_event_time`` last for an event table (the
+        unbounded :meth:`~clinseek.policy.Policy.timeline_select`: :meth:`rows`' rows and columns, and the event
+        time the policy decided each row's visibility by), as ``(sql, params)`` in the DuckDB dialect with ``$n``
+        parameters: the ``FROM`` item a composed statement (:meth:`select_rows`) reads the table through.
+
+        Raises:
+            EpisodeError: the table is never visible to the key.
+        """
+        return self._timeline_query(policy, key, get_table(name), encounters, None, None)
+
+    def select_rows(
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """Run one statement composed around :meth:`visible_source` selects on the source: at most ``max_rows + 1``
+        rows and the result's description (DB-API ``(name, type, ...)`` tuples). Only where :attr:`composes`.
+
+        ``running`` is called with a function that interrupts the statement, right before it starts (the
+        caller's time limit arms it).
+
+        Raises:
+            EpisodeTimeout: the statement was interrupted.
+            EpisodeError: the source cannot run the statement (or does not compose: :attr:`composes` is false).
+            StoreError: the reader is closed, or the source is damaged.
+        """
+        raise EpisodeError(f"{self._location}: this source reads tables only by loading them")
+
     @abstractmethod
     def _arrow(self, sql: str, params: list[Any], *, what: str) -> pa.Table:
         """Run one policy query (DuckDB dialect, ``$n`` parameters) on the source; the rows as Arrow.
@@ -507,6 +581,28 @@ class DuckDBStoreReader(StoreReader):
     def _tuples(self, sql: str, params: list[Any], *, what: str) -> list[tuple[Any, ...]]:
         return self._run(sql, params, what, lambda result: result.fetchall())  # type: ignore[no-any-return]
 
+    composes: ClassVar[bool] = True
+
+    def select_rows(
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
+        """:meth:`StoreReader.select_rows` on this thread's cursor (DuckDB's parse kept per thread by text)."""
+        try:
+            cur = self._cursor()
+            statement = self._statement(cur, sql)
+            running(cur.interrupt)
+            result = cur.execute(statement, params or None)
+            rows = result.fetchmany(max_rows + 1)
+            desc = result.description or []
+            result.abort()  # drop the unread rest
+            return rows, desc
+        except duckdb.InterruptException:
+            raise EpisodeTimeout(0) from None
+        except duckdb.Error as err:
+            if is_damage(err):
+                raise damage_error(self._path, err) from err
+            raise EpisodeError(f"{self._path}: cannot {what}: {err}") from err
+
     def timeline_rows(
         self,
         policy: Policy,
@@ -531,8 +627,7 @@ class DuckDBStoreReader(StoreReader):
             lambda result: (tuple(d[0] for d in result.description), result.fetchall()),
         )
         if len(rows) > 1:
-            order = [columns.index(c) for c in timeline_order(table)]
-            rows.sort(key=lambda row: tuple([_ascending(row[i]) for i in order]))
+            _sort_timeline(rows, [columns.index(c) for c in timeline_order(table)], 1 + len(table.key))
         return TimelineRows(columns, rows)
 
     def _release(self) -> None:

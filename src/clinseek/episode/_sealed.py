@@ -36,6 +36,10 @@ DATABASES = frozenset({"memory", "system", "temp"})
 
 _SEALED_CONFIG: dict[str, str | int | bool] = {
     "threads": 1,
+    # No asynchronous I/O threads: a sealed database reads no file and no network, yet DuckDB 2.0 starts 8 such
+    # threads per database, and a runner at concurrency 64 holds 64 or more databases (500+ idle threads, each
+    # with its allocator state: more page faults and kernel time per question; docs/performance.md, session 11).
+    "async_threads": 0,
     "autoload_known_extensions": False,
     "autoinstall_known_extensions": False,
     "allow_community_extensions": False,

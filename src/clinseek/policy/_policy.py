@@ -181,7 +181,8 @@ class Policy:
 
         ``indexed`` names tables the store's event index covers and may be trusted for
         (:func:`clinseek.store.valid_event_index`): those whose visible rows depend on the subject, the
-        event time and the target encounter alone are counted from the index in one part (one scan of
+        event time, the target encounter and the collapse of pending results alone (the index holds the
+        intervals in which a collapsing table's row is kept) are counted from the index in one part (one scan of
         one table instead of one scan, and for inherited times one join, per table), and such a table
         gets a row only when it has visible rows: the caller counts the other tables of
         :meth:`inventory_tables` as 0 rows, ``times`` NULL (as the statement gives for an empty table).

@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
-from ..store import EVENT_INDEX, RowInstants, TableInstants, encounter_column, indexable
+from ..store import EVENT_INDEX, RowInstants, TableInstants, collapses, encounter_column, indexable
 
 if TYPE_CHECKING:
     from ._key import EpisodeKey
@@ -466,7 +466,8 @@ def inventory_tables(tables: Iterable[Table], key: EpisodeKey, *, present: Colle
 
 def _from_index(table: Table, linked_only: bool) -> bool:
     """True when the store's event index tells ``table``'s visible rows under this policy: its rows are chosen
-    by the subject, the event time and the target encounter alone (no linked-study filter, no collapse)."""
+    by the subject, the event time, the target encounter and the collapse of pending results alone (no
+    linked-study filter)."""
     return indexable(table) and not (linked_only and table.module == "cxr")
 
 
@@ -474,7 +475,11 @@ def _index_part(tables: list[Table], q: _Query) -> str:
     """One ``(table_name, n, times, encounter_ids)`` row per indexed table with visible rows (the caller counts
     the others 0): the rows :func:`_visible_rows` keeps, told by the index's event time and target id, and
     for an encounter table (:func:`~clinseek.store.encounter_column`) the ids of those rows: the encounters
-    whose start is known, as :func:`encounter_sqls` gives them."""
+    whose start is known, as :func:`encounter_sqls` gives them.
+
+    A table whose pending results collapse (:func:`~clinseek.store.collapses`) has one index row per interval
+    in which a row is kept (``valid_from``, ``valid_until``; NULL on every other table's rows): such a row
+    counts while ``valid_from`` is known and ``valid_until`` is not."""
     names = ", ".join(f"'{t.qualified}'" for t in tables)
     where = [f"i.subject_id = {SUBJECT}", f"i.table_name IN ({names})"]
     untimed = [t.qualified for t in tables if t.event_time is None]
@@ -486,6 +491,9 @@ def _index_part(tables: list[Table], q: _Query) -> str:
         if target is not None and owners:
             listed = ", ".join(f"'{n}'" for n in owners)
             where.append(f"(i.table_name NOT IN ({listed}) OR i.target_id IS DISTINCT FROM {q.add(target)})")
+    if any(collapses(t) for t in tables):
+        where.append(f"(i.valid_from IS NULL OR {known_sql('i.valid_from', q.op)})")
+        where.append(f"(i.valid_until IS NULL OR NOT {known_sql('i.valid_until', q.op)})")
     # the names are an ENUM in the index (a one-byte code); filtered, grouped and returned as text
     return (
         "SELECT CAST(i.table_name AS VARCHAR) AS table_name, count(*) AS n, list(i.event_time ORDER BY i.event_time) "

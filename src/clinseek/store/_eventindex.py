@@ -6,8 +6,10 @@ table whose rows inherit their time from a parent, one join per table: about 45 
 episode on the MIMIC-IV demo, whatever the patient's size. The index holds the same instants, computed
 once at ingest, so the inventory is one filtered scan of one table.
 
-``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id)`` has one row
-per row of each *indexed* table (:func:`indexable`): ``table_name`` an ``ENUM`` of the indexed tables'
+``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id, valid_from,
+valid_until)`` has one row per row of each *indexed* table (:func:`indexable`), and for a table whose pending
+results collapse (microbiology) one row per interval in which a row is kept (``valid_from``, ``valid_until``:
+:mod:`clinseek.store._collapse`; NULL on every other table's rows): ``table_name`` an ``ENUM`` of the indexed tables'
 names (a one-byte code: the inventory filters, groups and returns it cheaper than text),
 ``event_time`` the registry's event time of the row (:attr:`~clinseek.schema.EventTime.expr`, inherited
 parent time included, NULL for a table without one), ``target_id`` the value of the table's
@@ -21,28 +23,36 @@ store only, the same for every policy and question.
 
 ``clinseek_meta.event_index_tables(table_name, table_rows)`` records the tables covered and the row
 count of every patient table when the index was written: a reader uses the index only while every
-count still matches and ``store_info`` records this layout's :data:`EVENT_INDEX_VERSION`
-(:func:`valid_event_index`), so a store changed by anything but ingest, or indexed by an older clinseek,
-falls back to the per-table statements (and its next ingest rewrites the index).
+count still matches and ``store_info`` records a layout it reads (:data:`READ_LAYOUTS`)
+(:func:`valid_event_index`; layout 2 is still read, without microbiology), so a store changed by anything but
+ingest, or indexed by an older clinseek, falls back to the per-table statements (and its next ingest
+rewrites the index).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 import duckdb
 
 from ..schema import ENCOUNTER_IDS, Table, get_table, tables
+from ._collapse import collapse_index_rows, collapse_mask
 from ._duck import META_SCHEMA
 from ._instants import RowInstants, valid_row_instants, write_row_instants
 
 EVENT_INDEX = f"{META_SCHEMA}.event_index"
 """The index table: ``(table_name ENUM, subject_id INTEGER, event_time TIMESTAMP, target_id BIGINT,
-encounter_id BIGINT)``."""
+encounter_id BIGINT, valid_from TIMESTAMP, valid_until TIMESTAMP)``."""
 
-EVENT_INDEX_VERSION = "2"
+EVENT_INDEX_VERSION = "3"
 """The index layout, recorded as ``store_info.event_index_version``: 2 added ``encounter_id`` and made
-``table_name`` an ``ENUM``; an index without it (version 1, VARCHAR names) is not used."""
+``table_name`` an ``ENUM``; 3 added ``valid_from`` / ``valid_until`` and the tables whose pending results
+collapse (microbiology, one row per interval in which a row is kept). An index of layout 2 is still read for
+its tables (microbiology then counted by its own statement: :data:`READ_LAYOUTS`); one without a layout
+(version 1, VARCHAR names) is not used."""
+
+READ_LAYOUTS = ("2", EVENT_INDEX_VERSION)
+"""The layouts a reader uses; the next ingest rewrites any other than :data:`EVENT_INDEX_VERSION`."""
 
 _VERSION_KEY = "event_index_version"
 
@@ -52,14 +62,20 @@ EVENT_INDEX_TABLES = f"{META_SCHEMA}.event_index_tables"
 
 def indexable(table: Table) -> bool:
     """True for a table whose visible rows the index can tell: an ``event`` or ``static`` patient table
-    outside CXR (whose rows also depend on the question's linked studies) without rows that collapse
-    while a result is pending (MIMIC microbiology: which rows are visible depends on more than one instant)."""
+    outside CXR (whose rows also depend on the question's linked studies) whose rows, if some collapse while a
+    result is pending (MIMIC microbiology), collapse as :func:`~clinseek.store._collapse.collapse_mask` allows
+    (then its index rows are the intervals in which each row is kept)."""
     return (
         table.is_patient_table
         and table.visibility in ("event", "static")
         and table.module != "cxr"
-        and not any(mask.collapse_on for mask in table.masks)
+        and (not any(mask.collapse_on for mask in table.masks) or collapse_mask(table) is not None)
     )
+
+
+def collapses(table: Table) -> bool:
+    """True for an indexed table whose index rows carry ``valid_from`` / ``valid_until`` (pending results collapse)."""
+    return any(mask.collapse_on for mask in table.masks)
 
 
 def encounter_column(table: Table) -> str | None:
@@ -80,27 +96,36 @@ def encounter_column(table: Table) -> str | None:
     return None
 
 
-def event_index_select(table: Table, present: Collection[str]) -> str | None:
-    """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent."""
+def _timed(table: Table, present: Collection[str]) -> tuple[str, str] | None:
+    """The row's event time over ``t`` and the join (with its filter) it needs; ``None`` when the parent is absent."""
     event_time = table.event_time
     instant = "CAST(NULL AS TIMESTAMP)" if event_time is None else f"CAST({event_time.expr} AS TIMESTAMP)"
-    join = where = ""
-    if event_time is not None and event_time.parent is not None:
-        parent = event_time.parent
-        if parent.table not in present:
-            return None
-        by_subject = get_table(parent.table).is_patient_table
-        keys = (("subject_id",) if by_subject else ()) + parent.on
-        on = " AND ".join(f't."{c}" = _parent."{c}"' for c in keys)
-        join = f" JOIN ({parent.times_sql(by_subject=by_subject)}) AS _parent ON {on}"
-        where = " WHERE _parent.parent_time IS NOT NULL"
+    if event_time is None or event_time.parent is None:
+        return instant, ""
+    parent = event_time.parent
+    if parent.table not in present:
+        return None
+    by_subject = get_table(parent.table).is_patient_table
+    keys = (("subject_id",) if by_subject else ()) + parent.on
+    on = " AND ".join(f't."{c}" = _parent."{c}"' for c in keys)
+    join = f" JOIN ({parent.times_sql(by_subject=by_subject)}) AS _parent ON {on} WHERE _parent.parent_time IS NOT NULL"
+    return instant, join
+
+
+def event_index_select(table: Table, present: Collection[str]) -> str | None:
+    """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent or its rows
+    collapse (:func:`collapses`: written from :func:`~clinseek.store._collapse.collapse_index_rows`)."""
+    timed = _timed(table, present)
+    if timed is None or collapses(table):
+        return None
+    instant, join = timed
     target = f't."{table.target_key}"' if table.target_key else "NULL"
     encounter = encounter_column(table)
     encounter_id = f't."{encounter}"' if encounter else "NULL"
     return (
         f"SELECT '{table.qualified}' AS table_name, t.subject_id, {instant} AS event_time, "
-        f"CAST({target} AS BIGINT) AS target_id, CAST({encounter_id} AS BIGINT) AS encounter_id "
-        f"FROM {table.qualified} t{join}{where}"
+        f"CAST({target} AS BIGINT) AS target_id, CAST({encounter_id} AS BIGINT) AS encounter_id, "
+        f"CAST(NULL AS TIMESTAMP) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until FROM {table.qualified} t{join}"
     )
 
 
@@ -117,23 +142,45 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
 
     present = finished_tables(con)
     patient = [t for t in tables() if t.qualified in present and t.is_patient_table]
-    selects = {t.qualified: s for t in patient if indexable(t) and (s := event_index_select(t, present)) is not None}
+    timed = {t.qualified: (t, found) for t in patient if indexable(t) and (found := _timed(t, present)) is not None}
+    parts = [select for name in timed if (select := event_index_select(get_table(name), present)) is not None]
+    collapsing = [v for v in timed.values() if collapses(v[0])]
+    registered: list[str] = []
+    try:
+        for i, (table, (instant, join)) in enumerate(collapsing):
+            name = f"_clinseek_collapse_rows{i}"  # the intervals of each kept row, computed in Python
+            con.register(name, collapse_index_rows(con, table, instant, join))
+            registered.append(name)
+            parts.append(f"SELECT * FROM {name}")
+        _write(con, present, patient, timed, parts)
+    finally:
+        for name in registered:
+            con.unregister(name)
+    return list(timed)
+
+
+def _write(con: duckdb.DuckDBPyConnection, present: Collection[str], patient: list[Table],
+           timed: Mapping[str, object], parts: list[str]) -> None:
+    """The index's and its record's tables from ``parts`` (selects of index rows), and the row instants, in one
+    transaction."""
     counts = (
         " UNION ALL ".join(f"SELECT '{t.qualified}' AS table_name, count(*) AS table_rows FROM {t.qualified}" for t in patient)
         or "SELECT NULL::VARCHAR AS table_name, NULL::BIGINT AS table_rows WHERE false"
     )
-    rows = " UNION ALL ".join(selects.values()) or (
+    rows = " UNION ALL BY NAME ".join(parts) or (
         "SELECT NULL::VARCHAR AS table_name, NULL::INTEGER AS subject_id, NULL::TIMESTAMP AS event_time, "
-        "NULL::BIGINT AS target_id, NULL::BIGINT AS encounter_id WHERE false"
+        "NULL::BIGINT AS target_id, NULL::BIGINT AS encounter_id, NULL::TIMESTAMP AS valid_from, "
+        "NULL::TIMESTAMP AS valid_until WHERE false"
     )
-    covered = ", ".join(f"'{name}'" for name in selects) or "NULL"
-    name_type = f"ENUM({covered})" if selects else "VARCHAR"  # names in registry order: the codes sort as the registry
+    covered = ", ".join(f"'{name}'" for name in timed) or "NULL"
+    name_type = f"ENUM({covered})" if timed else "VARCHAR"  # names in registry order: the codes sort as the registry
     con.execute("BEGIN TRANSACTION")
     try:
         write_row_instants(con, present)  # the same counts below vouch for both
         con.execute(
             f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT CAST(table_name AS {name_type}) AS table_name, "
-            f"subject_id, event_time, target_id, encounter_id FROM ({rows}) ORDER BY subject_id, table_name, event_time"
+            f"CAST(subject_id AS INTEGER) AS subject_id, event_time, target_id, encounter_id, valid_from, valid_until "
+            f"FROM ({rows}) ORDER BY subject_id, table_name, event_time"
         )
         con.execute(
             f"CREATE OR REPLACE TABLE {EVENT_INDEX_TABLES} AS SELECT table_name, table_rows, "
@@ -144,13 +191,12 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return list(selects)
 
 
 def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> frozenset[str]:
     """The tables whose inventory a reader may take from the index: the covered ones, while the store
-    records this layout (:data:`EVENT_INDEX_VERSION`) and the row count of every patient table of the store
-    is still the one recorded when the index was written (else none).
+    records a layout it reads (:data:`READ_LAYOUTS`; with layout 2, not the collapsing tables) and the row
+    count of every patient table of the store is still the one recorded when the index was written (else none).
 
     Raises:
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
@@ -180,6 +226,23 @@ def store_layout(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> tu
     if any(now.get(name) != rows for name, rows, _ in recorded):
         return frozenset(), {}
     instants = valid_row_instants(con, present, counts_hold=True)
-    if version != [(EVENT_INDEX_VERSION,)]:
+    layout = version[0][0] if version else None
+    if layout not in READ_LAYOUTS:
         return frozenset(), instants  # an older index layout: read per table until the next ingest rewrites it
-    return frozenset(name for name, _, indexed in recorded if indexed and indexable(get_table(name))), instants
+    return frozenset(
+        name for name, _, indexed in recorded
+        if indexed and indexable(table := get_table(name)) and (layout == EVENT_INDEX_VERSION or not collapses(table))
+    ), instants
+
+
+def event_index_layout(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The layout of the store's event index (``store_info.event_index_version``); ``None`` without one.
+
+    Raises:
+        duckdb.Error: the store cannot be read (not a missing record: that gives ``None``).
+    """
+    try:
+        found = con.execute(f"SELECT value FROM {META_SCHEMA}.store_info WHERE key = ?", [_VERSION_KEY]).fetchall()
+    except duckdb.CatalogException:
+        return None
+    return str(found[0][0]) if found else None

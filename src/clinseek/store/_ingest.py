@@ -27,7 +27,7 @@ from ._duck import (
     record_table,
     table_ddl,
 )
-from ._eventindex import valid_event_index, write_event_index
+from ._eventindex import EVENT_INDEX_VERSION, event_index_layout, valid_event_index, write_event_index
 from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
 from ._pgingest import (
@@ -149,7 +149,11 @@ def ingest(
                     _ingest_table(con, st, recorded.get(st.table.qualified), bar, _PgReader(postgres, pg))
                     for st in entries_plan
                 )
-            if any(e.status == "ingested" for e in entries) or not valid_event_index(con, finished_tables(con)):
+            if (
+                any(e.status == "ingested" for e in entries)
+                or not valid_event_index(con, finished_tables(con))
+                or event_index_layout(con) != EVENT_INDEX_VERSION  # an older layout, still read: upgraded here
+            ):
                 write_event_index(con)  # every patient row's event time, for the episodes' inventory
             _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))
             con.execute("CHECKPOINT")

@@ -12,7 +12,7 @@ from ._registry import tool
 from ._render import Rows, echo, table_result
 from ._result import ToolResult
 from ._tables import candidate_tables, ehr_tables, resolve_table
-from ._views import table_view
+from ._views import table_view, view_read
 
 SubjectArg = str | int | None
 
@@ -171,7 +171,7 @@ def get_unique_values(
     assert ref.table is not None
     view = table_view(ctx, ref.table)
     column = column_named(view.columns, column_name, ref.qualified)
-    result = run_query(ctx, view.values(column), max_rows=ctx.limits.max_unique_values, tables=view.tables)
+    result = view_read(ctx, view, lambda v: v.values(column), max_rows=ctx.limits.max_unique_values)
     total = result.rows[0][-1] if result.rows else 0
     rows = Rows(("value", "rows"), [r[:2] for r in result.rows], total, result.truncated, unit="value")
     narrow = "filter with ehr.get_records_by_keyword or ehr.run_sql_query (WHERE ... LIKE, GROUP BY, LIMIT/OFFSET)."

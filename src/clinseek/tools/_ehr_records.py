@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from ._render import Rows, echo, table_result
 from ._result import ToolResult
 from ._tables import TableRef, ehr_tables, resolve_table
 from ._timewin import parse_window
-from ._views import View, table_view
+from ._views import View, table_view, view_read
 
 _NARROW_TIME = (
     "ask for a shorter window (start_time/end_time) or use ehr.run_sql_query with WHERE and LIMIT/OFFSET."
@@ -43,7 +44,7 @@ def _rows(
     ctx: ToolContext,
     title: str,
     view: View,
-    where: str,
+    where: Callable[[View], str],
     params: list[Any],
     narrow: str,
     *,
@@ -51,14 +52,14 @@ def _rows(
 ) -> ToolResult:
     limit = ctx.limits.max_rows + 1
     if costly_filter:  # evaluate the filter once: the total comes from a window over the matches
-        result = run_query(ctx, view.select(where, limit=limit, with_total=True), params, tables=view.tables)
+        result = view_read(ctx, view, lambda v: v.select(where(v), limit=limit, with_total=True), params)
         total = result.rows[0][-1] if result.rows else 0
         rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
         return table_result(title, rows, ctx.limits, narrow=narrow)
-    result = run_query(ctx, view.select(where, limit=limit), params, tables=view.tables)
+    result = view_read(ctx, view, lambda v: v.select(where(v), limit=limit), params)
     total = result.row_count
     if total is None:  # cut: count them all (cheaper than a window when the filter is cheap)
-        total = run_query(ctx, view.count(where), params, tables=view.tables).rows[0][0]
+        total = view_read(ctx, view, lambda v: v.count(where(v)), params).rows[0][0]
     return table_result(
         title, Rows(view.columns, result.rows, total, result.truncated), ctx.limits, narrow=narrow
     )
@@ -85,8 +86,7 @@ def get_records_by_time(
     start, end = parse_window(start_time, end_time)
     ref, view = _ehr_view(ctx, table_name, timed=True)
     title = f"{ref.qualified} [{_fmt(start)}, {_fmt(end)})"
-    where = f"{view.time} >= ? AND {view.time} < ?"
-    return _rows(ctx, title, view, where, [start, end], _NARROW_TIME)
+    return _rows(ctx, title, view, lambda v: f"{v.time} >= ? AND {v.time} < ?", [start, end], _NARROW_TIME)
 
 
 def _fmt(when: dt.datetime) -> str:
@@ -153,7 +153,7 @@ def get_latest_records(ctx: ToolContext, table_name: str, subject_id: SubjectArg
     ref, view = _ehr_view(ctx, table_name, timed=True)
     times = ctx.episode.event_times(ref.qualified)
     latest = times[len(times) - 1].as_py() if times is not None and len(times) else None
-    return _rows(ctx, f"{ref.qualified} latest", view, f"{view.time} = ?", [latest], _NARROW_SQL)
+    return _rows(ctx, f"{ref.qualified} latest", view, lambda v: f"{v.time} = ?", [latest], _NARROW_SQL)
 
 
 @tool("ehr.get_records_by_keyword")
@@ -181,13 +181,16 @@ def get_records_by_keyword(
     types = {"VARCHAR", *(_INTEGER_TYPES if set(needle) <= set("0123456789-") else ())}
     searched = [c for c, t in zip(view.columns, view.types, strict=True) if t in types]
     if not searched:
-        return _rows(ctx, f"{ref.qualified} containing {echo(keyword)}", view, "FALSE", [], _NARROW_SQL)
-    haystack = ", ".join(
-        view.col(c) if t == "VARCHAR" else f"CAST({view.col(c)} AS VARCHAR)"
-        for c, t in zip(view.columns, view.types, strict=True)
-        if c in searched
-    )
-    where = f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
+        return _rows(ctx, f"{ref.qualified} containing {echo(keyword)}", view, lambda v: "FALSE", [], _NARROW_SQL)
+
+    def where(v: View) -> str:
+        haystack = ", ".join(
+            v.col(c) if t == "VARCHAR" else f"CAST({v.col(c)} AS VARCHAR)"
+            for c, t in zip(v.columns, v.types, strict=True)
+            if c in searched
+        )
+        return f"strpos(lower(concat_ws(chr(31), {haystack})), ?) > 0"
+
     title = f"{ref.qualified} containing {echo(keyword)}"
     return _rows(ctx, title, view, where, [needle], _NARROW_SQL, costly_filter=True)
 
@@ -211,14 +214,20 @@ def get_records_by_value(
     column = column_named(view.columns, column_name, ref.qualified)
     type_ = view.types[view.columns.index(column)]
     if type_ == "VARCHAR":
-        where, param = f"trim({view.col(column)}) = ?", value.strip()
+        param: Any = value.strip()
+
+        def where(v: View) -> str:
+            return f"trim({v.col(column)}) = ?"
     else:
         cast = run_query(ctx, f"SELECT TRY_CAST(? AS {type_})", [value.strip()], tables=()).rows[0][0]
         if cast is None:
             raise ToolError(
                 "bad_argument", f"value {echo(value)} is not a {type_} (the type of {ref.qualified}.{column})"
             )
-        where, param = f"{view.col(column)} = ?", cast
+        param = cast
+
+        def where(v: View) -> str:
+            return f"{v.col(column)} = ?"
     return _rows(
         ctx, f"{ref.qualified} where {column} = {echo(value.strip())}", view, where, [param], _NARROW_SQL
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -40,8 +40,40 @@ def run_query(
             DuckDB exception is its ``__cause__`` (``duckdb.BinderException``: rejected before running).
     """
     limit = ctx.limits.max_rows if max_rows is None else max_rows
+    return _guarded(
+        ctx, lambda: ctx.episode.execute(sql, params, tables=tables, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s),
+        from_model=from_model,
+    )
+
+
+def run_read(
+    ctx: ToolContext,
+    name: str,
+    statement: Callable[[str | None], str],
+    params: Sequence[Any] | None = None,
+    *,
+    tables: Collection[str],
+    max_rows: int | None = None,
+) -> QueryResult:
+    """Run a tool's query over table ``name``'s visible rows under ``ctx.limits``, without loading the table when
+    it is not loaded yet (:meth:`~clinseek.episode.Episode.read`: ``statement(source)`` writes the query for
+    ``source``, ``None`` being the episode's database).
+
+    Raises:
+        ToolError: ``"timeout"`` when the query ran past ``sql_timeout_s`` (it is interrupted).
+    """
+    limit = ctx.limits.max_rows if max_rows is None else max_rows
+    return _guarded(
+        ctx, lambda: ctx.episode.read(name, statement, params, tables=tables, max_rows=limit,
+                                      timeout_s=ctx.limits.sql_timeout_s),
+        from_model=False,
+    )
+
+
+def _guarded(ctx: ToolContext, run: Callable[[], QueryResult], *, from_model: bool) -> QueryResult:
+    """``run()``, its time-outs (and a model's failing SQL) as :class:`ToolError`."""
     try:
-        return ctx.episode.execute(sql, params, tables=tables, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s)
+        return run()
     except (EpisodeTimeout, duckdb.InterruptException):
         raise ToolError(
             "timeout",

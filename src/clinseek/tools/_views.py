@@ -9,11 +9,18 @@ per record-tool call on a 20-column table). Callers write their conditions with 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from ..policy import EVENT_TIME
 from ..schema import Table, get_table
 from ._context import ToolContext
+from ._query import run_query, run_read
 from ._tables import ehr_tables
+
+if TYPE_CHECKING:
+    from ..episode import QueryResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +39,8 @@ class View:
         order: the ``ORDER BY`` expressions (oldest first; the table's key breaks ties).
         tables: the episode tables the view reads (the table, its joined dictionaries, the parent of an
             inherited time): what a query over it loads.
+        table: the registry table viewed (``None``: a view that is always read from the episode's database).
+        labels: whether the dictionary labels are joined in.
     """
 
     source: str
@@ -41,6 +50,8 @@ class View:
     time: str | None
     order: tuple[str, ...]
     tables: frozenset[str]
+    table: Table | None = None
+    labels: bool = True
 
     @property
     def timed(self) -> bool:
@@ -82,8 +93,13 @@ class View:
         )
 
 
-def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
-    """The view of ``table`` in ``ctx``'s episode (labels only from dictionaries the episode has)."""
+def table_view(ctx: ToolContext, table: Table, *, labels: bool = True, source: str | None = None) -> View:
+    """The view of ``table`` in ``ctx``'s episode (labels only from dictionaries the episode has).
+
+    ``source``: the ``FROM`` item of the table's visible rows with their event time as ``_event_time`` (what
+    :meth:`~clinseek.episode.Episode.read` gives a statement run on the store) instead of the table itself; an
+    inherited event time is then that column (the parent is not read).
+    """
     names = list(table.column_names)
     exprs = [f't."{c}"' for c in names]
     types = [c.type for c in table.columns]
@@ -101,8 +117,14 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
             names.append(label if label not in names else f"{dtable.name}_{label}")
             exprs.append(f'd{i}."{label}"')
             types.append(dtable.column(label).type)
-    source, time = _time_source(table)
-    if table.visibility == "event" and table.event_time is not None and table.event_time.parent is not None:
+    base, time = _time_source(table)
+    inherited = table.visibility == "event" and table.event_time is not None and table.event_time.parent is not None
+    if source is not None:
+        base = source
+        if inherited:
+            time = f't."{EVENT_TIME}"'
+    elif inherited:
+        assert table.event_time is not None and table.event_time.parent is not None
         read.add(table.event_time.parent.table)
     if time is not None and time not in exprs:  # a derived time is shown as a column of its own
         names.append("event_time")
@@ -113,8 +135,26 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
         if col != "subject_id" and f't."{col}"' not in order:
             order.append(f't."{col}"')
     return View(
-        " ".join([f"{source} t", *joins]), tuple(names), tuple(exprs), tuple(types), time, tuple(order), frozenset(read)
+        " ".join([f"{base} t", *joins]), tuple(names), tuple(exprs), tuple(types), time, tuple(order), frozenset(read),
+        table, labels,
     )
+
+
+def view_read(
+    ctx: ToolContext, view: View, statement: Callable[[View], str], params: Sequence[Any] | None = None, *,
+    max_rows: int | None = None,
+) -> QueryResult:
+    """``statement`` of ``view`` run on the episode (:func:`~clinseek.tools._query.run_read`): over the loaded table,
+    or, while it is not loaded, as one statement on the store over :func:`table_view`'s view of the policy's select
+    (the same rows, columns, order and values)."""
+    table = view.table
+    if table is None:
+        return run_query(ctx, statement(view), params, tables=view.tables, max_rows=max_rows)
+
+    def write(source: str | None) -> str:
+        return statement(view if source is None else table_view(ctx, table, labels=view.labels, source=source))
+
+    return run_read(ctx, table.qualified, write, params, tables=view.tables, max_rows=max_rows)
 
 
 def _time_source(table: Table) -> tuple[str, str | None]:

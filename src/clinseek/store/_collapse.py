@@ -1,0 +1,126 @@
+"""When a row of a table with pending results is kept by the policy's collapse, as intervals of the cutoff.
+
+A table whose mask sets :attr:`~clinseek.schema.Mask.collapse_on` (MIMIC microbiology: one row per organism x
+antibiotic, all NULL while the culture is pending) shows, among its visible rows whose result is not yet known
+at the cutoff ``T``, only one row per ``collapse_on`` value (NULL equal to NULL): the first by the mask's
+``renumber`` column, then the table's key (NULLs last). A row ``r`` of group ``g`` is therefore kept at ``T``
+iff ``e_r op T`` and (``s_r op T`` or no row before ``r`` in ``g`` has ``e op T`` and not ``s op T``), with
+``e`` the row's event time, ``s`` its result instant (the mask's ``known_at``; NULL: never known), ``op`` the
+policy's ``<`` or ``<=``.
+
+Each term is ``x op T`` for an instant ``x`` of the group, true from one breakpoint on; so whether a row is
+kept depends only on how many of the group's distinct instants ``x_0 < x_1 < ...`` are passed (for ``<``:
+``T`` in ``(x_k, x_{k+1}]``; for ``<=``: ``[x_k, x_{k+1})``: the same ``k`` for both operators). A row's
+kept cutoffs are a union of runs of ``k``, each written as ``(valid_from, valid_until)``: kept iff
+``valid_from op T`` and not ``valid_until op T`` (``valid_until`` NULL: to the end), whatever ``op``. These
+facts need no cutoff, so ingest writes them into the event index (:mod:`clinseek.store._eventindex`, layout 3).
+
+Ties in the collapse order (the same ``renumber`` and key, which MIMIC never has) are broken by the event
+time, then the result instant: any strict order keeps exactly one row per group with pending rows, so the
+counts are those of the policy's select; only the event time listed for such a group may be the other tied
+row's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ..schema import Mask, Table
+
+Instant = dt.datetime
+Interval = tuple[Instant, Instant | None]
+
+
+def collapse_mask(table: Table) -> Mask | None:
+    """The one mask of ``table`` that collapses pending results, when the event index can hold its kept rows
+    (:func:`kept_intervals`): exactly one such mask, its ``known_at`` an expression over the row itself (no
+    subquery: it is computed at ingest with the row), and no target encounter column (the question's own
+    encounter would be left out before the collapse, which the index cannot know). Else ``None``."""
+    masks = [m for m in table.masks if m.collapse_on]
+    if len(masks) != 1 or table.target_key or table.event_time is None:
+        return None
+    mask = masks[0]
+    if mask.known_at is None or "select" in mask.known_at.lower():
+        return None
+    return mask
+
+
+def kept_intervals(rows: Sequence[tuple[Instant, Instant | None]]) -> list[list[Interval]]:
+    """Per row of one collapse group, the cutoffs at which the collapse keeps it, as ``(valid_from, valid_until)``
+    intervals (``valid_until`` ``None``: to the end).
+
+    ``rows``: ``(event_time, known_at)`` of the group's rows with an event time, in the collapse order (first
+    kept first); ``known_at`` ``None`` when the result is never known.
+    """
+    breakpoints = sorted({x for row in rows for x in row if x is not None})
+    out: list[list[Interval]] = [[] for _ in rows]
+    start: list[Instant | None] = [None] * len(rows)
+    for x in breakpoints:  # the cutoffs past exactly the instants <= x
+        first = True  # no pending row before this one yet
+        for i, (event_time, known_at) in enumerate(rows):
+            visible = event_time <= x
+            known = known_at is not None and known_at <= x
+            kept = visible and (known or first)
+            if visible and not known:
+                first = False
+            if kept and start[i] is None:
+                start[i] = x
+            elif not kept and (begun := start[i]) is not None:
+                out[i].append((begun, x))
+                start[i] = None
+    for i, begun in enumerate(start):
+        if begun is not None:
+            out[i].append((begun, None))
+    return out
+
+
+def collapse_index_rows(con: duckdb.DuckDBPyConnection, table: Table, event_time_sql: str, join: str) -> pa.Table:
+    """The event index rows of ``table`` (which has a :func:`collapse_mask`): one per interval in which a row is
+    kept, ``(table_name, subject_id, event_time, target_id, encounter_id, valid_from, valid_until)``.
+
+    ``event_time_sql`` / ``join``: the row's event time over ``t`` and the join it needs (as the index's other
+    tables compute it; rows whose parent is absent are left out by the join).
+    """
+    mask = collapse_mask(table)
+    assert mask is not None
+    on = [f't."{c}"' for c in mask.collapse_on]
+    order = [f't."{c}"' for c in dict.fromkeys(c for c in (mask.renumber, *table.key) if c)]
+    columns = [*(f"{c} AS _g{i}" for i, c in enumerate(on)), f"CAST({event_time_sql} AS TIMESTAMP) AS _e",
+               f"CAST({mask.known_at} AS TIMESTAMP) AS _s", *(f"{c} AS _o{i}" for i, c in enumerate(order))]
+    sort = [*(f"_g{i} NULLS FIRST" for i in range(len(on))), *(f"_o{i} NULLS LAST" for i in range(len(order))),
+            "_e", "_s NULLS LAST"]
+    sql = (
+        f"SELECT subject_id, {', '.join(f'_g{i}' for i in range(len(on)))}, _e, _s FROM (SELECT t.subject_id, "
+        f"{', '.join(columns)} FROM {table.qualified} t{join}) WHERE _e IS NOT NULL ORDER BY subject_id, {', '.join(sort)}"
+    )
+    found = con.execute(sql).fetchall()
+    width = 1 + len(on)
+    subjects: list[int] = []
+    event_times: list[Instant] = []
+    starts: list[Instant] = []
+    ends: list[Instant | None] = []
+    for group, members in groupby(found, key=lambda row: row[:width]):
+        rows = [(row[width], row[width + 1]) for row in members]
+        for (event_time, _), intervals in zip(rows, kept_intervals(rows), strict=True):
+            for valid_from, valid_until in intervals:
+                subjects.append(group[0])
+                event_times.append(event_time)
+                starts.append(valid_from)
+                ends.append(valid_until)
+    n = len(subjects)
+    data: dict[str, Any] = {
+        "table_name": pa.array([table.qualified] * n, pa.string()),
+        "subject_id": pa.array(subjects, pa.int32()),
+        "event_time": pa.array(event_times, pa.timestamp("us")),
+        "target_id": pa.nulls(n, pa.int64()),
+        "encounter_id": pa.nulls(n, pa.int64()),
+        "valid_from": pa.array(starts, pa.timestamp("us")),
+        "valid_until": pa.array(ends, pa.timestamp("us")),
+    }
+    return pa.table(data)

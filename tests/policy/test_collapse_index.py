@@ -1,0 +1,215 @@
+"""Microbiology in the event index (layout 3): the survey counts exactly the rows the policy's own select keeps.
+
+The collapse of pending results (one row per culture and test while its result is not known) is stored at
+ingest as one index row per interval in which a row is kept (``clinseek.store._collapse``). Checked at every
+cutoff around every breakpoint (each event and result instant, one second before, at and after it) of every
+microbiology row, under both policies (``<`` and ``<=``): the survey's index part against the policy's
+visible rows (``Policy.timeline_select``), on an adversarial store (pending then final, results re-reported
+later, NULL times and ids, ties of ids and instants, rows of other encounters and patients in the same group
+keys, a row kept, then not, then kept again, a result stored before the specimen) and on the MIMIC-IV demo.
+
+Every cutoff of a patient is checked in one statement: the policy's SQL with its subject and cutoff
+parameters read from a table of (subject, cutoff) pairs through a ``LATERAL`` join; a sample of the same
+keys also goes through ``StoreReader.survey`` itself, one key at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from clinseek.cli import app
+from clinseek.episode import open_store_reader
+from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
+from clinseek.schema import get_table
+from clinseek.store import EVENT_INDEX, EVENT_INDEX_VERSION, event_index_layout, ingest
+from clinseek.store._collapse import kept_intervals
+
+from .crafted import DONE, LATER, OPEN, OTHER, ROWS, S, d, ts, write_store
+
+MICRO = "hosp.microbiologyevents"
+POLICIES = (TEXT_POLICY, MM_POLICY)  # cutoff exclusive, inclusive
+
+
+def _micro(microevent_id: int | None, spec: int | None, test: int | None, chart: str | None, stored: str | None, *,
+           chartdate: str | None = None, storedate: str | None = None, subject_id: int = S,
+           hadm_id: int | None = OPEN) -> dict[str, Any]:
+    return dict(
+        microevent_id=microevent_id, subject_id=subject_id, hadm_id=hadm_id, micro_specimen_id=spec,
+        chartdate=d(chartdate) if chartdate else (d(chart[:5]) if chart else None),
+        charttime=ts(chart) if chart else None, spec_type_desc="BLOOD CULTURE", test_itemid=test,
+        test_name="Blood Culture", storetime=ts(stored) if stored else None,
+        storedate=d(storedate) if storedate else (d(stored[:5]) if stored else None),
+        org_name="E. COLI", ab_name="CEFTRIAXONE", interpretation="R",
+    )
+
+
+ADVERSARIAL = [
+    # pending, then a preliminary result, the same culture re-reported a day later, one row never resulted
+    _micro(1, 70, 1, "06-01 08:00", "06-03 08:00"),
+    _micro(2, 70, 1, "06-01 08:00", "06-04 10:00"),
+    _micro(3, 70, 1, "06-01 08:00", None),
+    # a result that reverts: 11 is the only pending row (kept), then 10 (a lower id) is drawn and 11 is not kept,
+    # then 10 is resulted and 11 is kept again; 12 was stored before its specimen time
+    _micro(11, 71, 1, "06-02 06:00", "06-06 00:00"),
+    _micro(10, 71, 1, "06-02 12:00", "06-05 00:00"),
+    _micro(12, 71, 1, "06-02 13:00", "06-02 11:00"),
+    # ties: one id twice (same specimen time, results a minute apart), equal instants across rows, and an
+    # event time equal to another row's result instant, resulted at its own event time
+    _micro(20, 72, 2, "06-03 08:00", "06-04 08:00"),
+    _micro(20, 72, 2, "06-03 08:00", "06-04 08:01"),
+    _micro(21, 72, 2, "06-03 08:00", "06-04 08:00"),
+    _micro(22, 72, 2, "06-04 08:00", "06-04 08:00"),
+    # NULL times: a specimen known by its date only, a result by its date only, no specimen time at all, no
+    # result at all, a NULL id (ordered last) and a NULL test
+    _micro(30, 73, None, None, None, chartdate="06-03", storedate="06-05"),
+    _micro(31, 73, None, None, "06-04 00:00", chartdate=None),
+    _micro(None, 73, None, "06-03 12:00", None),
+    _micro(32, 73, None, "06-05 00:00", None),
+    # a NULL specimen and test, rows of other encounters (and none) in one group
+    _micro(40, None, None, "06-01 00:00", "06-07 00:00", hadm_id=DONE),
+    _micro(41, None, None, "05-31 00:00", "06-08 00:00", hadm_id=LATER),
+    _micro(42, None, None, "06-06 00:00", "06-06 12:00", hadm_id=None),
+    # another patient with the same group keys: never in this patient's groups
+    _micro(5, 70, 1, "06-01 09:00", None, subject_id=OTHER),
+    _micro(4, 70, 1, "06-01 07:00", "06-02 00:00", subject_id=OTHER),
+    _micro(6, None, None, "05-30 00:00", None, subject_id=OTHER, hadm_id=None),
+]
+
+
+def _cutoffs(con: duckdb.DuckDBPyConnection) -> list[tuple[int, dt.datetime]]:
+    """(subject, cutoff): one second before, at and after every event and result instant of every row."""
+    return con.execute(
+        f"SELECT DISTINCT subject_id, x + o * INTERVAL 1 SECOND FROM (SELECT subject_id, coalesce(charttime, "
+        f"chartdate + INTERVAL 1 DAY) AS x FROM {MICRO} UNION SELECT subject_id, coalesce(storetime, storedate + "
+        f"INTERVAL 1 DAY) FROM {MICRO}), (VALUES (-1), (0), (1)) AS _o(o) WHERE x IS NOT NULL ORDER BY 1, 2"
+    ).fetchall()
+
+
+def _at_every_cutoff(con: duckdb.DuckDBPyConnection, query: tuple[str, list[Any]], cutoffs: list[tuple[int, dt.datetime]],
+                     select: str) -> dict[tuple[int, dt.datetime], tuple[int, list[dt.datetime]]]:
+    """``query`` (a policy statement; ``$1`` the subject, ``$2`` the cutoff) at every (subject, cutoff): its rows
+    aggregated by ``select`` over ``_v``; a pair without rows is absent."""
+    sql = re.sub(r"\$2\b", "_c.cutoff", re.sub(r"\$1\b", "_c.subject_id", query[0]))
+    found = con.execute(
+        f"SELECT _c.subject_id, _c.cutoff, {select} FROM (SELECT unnest($1) AS subject_id, unnest($2) AS cutoff) "
+        f"AS _c, LATERAL ({sql}) AS _v GROUP BY 1, 2",
+        [[s for s, _ in cutoffs], [c for _, c in cutoffs], *query[1][2:]],
+    ).fetchall()
+    return {(s, c): (n, times) for s, c, n, times in found if n}
+
+
+def _check_every_cutoff(store: Path, *, sample: int) -> int:
+    """The survey's microbiology part equals the policy's visible rows at every cutoff (both policies), and
+    ``StoreReader.survey`` gives the same for every ``sample``-th key. Returns the rows compared."""
+    compared = 0
+    with open_store_reader(store) as reader, duckdb.connect(str(store), read_only=True) as con:
+        assert MICRO in reader.indexed, "the store's event index does not cover microbiology"
+        cutoffs = _cutoffs(con)
+        for name in POLICIES:
+            policy = get_policy(name)
+            key = EpisodeKey(cutoffs[0][0], cutoffs[0][1], name)
+            visible = policy.timeline_select(get_table(MICRO), key, present=reader.present)
+            survey = policy.visible_inventory_select(key, present=[MICRO], indexed=reader.indexed)
+            assert visible is not None and survey is not None and "event_index" in survey[0]
+            want = _at_every_cutoff(con, visible, cutoffs, "count(*), list(_v._event_time ORDER BY _v._event_time)")
+            got = _at_every_cutoff(con, survey, cutoffs, "sum(_v.n), flatten(list(_v.times))")
+            assert got == want, name
+            compared += sum(n for n, _ in want.values())
+            for subject_id, cutoff in cutoffs[::sample]:
+                key = EpisodeKey(subject_id, cutoff, name)
+                found = reader.survey(policy, key)[0][MICRO]
+                times = None if found.times is None else found.times.to_pylist()
+                assert (found.rows, times if found.rows else []) == want.get((subject_id, cutoff), (0, [])), key
+    return compared
+
+
+def _norm(inventory: dict[str, Any]) -> dict[str, tuple[int, list[Any] | None]]:
+    return {n: (v.rows, None if v.times is None else v.times.to_pylist()) for n, v in inventory.items()}
+
+
+def test_kept_intervals_follow_the_collapse_rule() -> None:
+    t = [dt.datetime(2150, 1, day) for day in range(1, 8)]
+    # one row: kept from its event time on, whatever its result
+    assert kept_intervals([(t[1], None)]) == [[(t[1], None)]]
+    # the later-drawn row with the lower id blocks the other while it is pending: kept, not kept, kept again
+    assert kept_intervals([(t[2], t[4]), (t[1], t[5])]) == [[(t[2], None)], [(t[1], t[2]), (t[4], None)]]
+    # a row pending behind the first one is kept once its own result is known
+    assert kept_intervals([(t[1], t[6]), (t[1], t[3])]) == [[(t[1], None)], [(t[3], None)]]
+    # a result stored before the specimen time: known as soon as visible
+    assert kept_intervals([(t[1], None), (t[2], t[0])]) == [[(t[1], None)], [(t[2], None)]]
+
+
+@pytest.fixture(scope="module")
+def adversarial_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rows = {**ROWS, MICRO: [*ROWS[MICRO], *ADVERSARIAL]}
+    out = tmp_path_factory.mktemp("collapse") / "collapse.duckdb"
+    return write_store(out, rows, "tests/policy/test_collapse_index.py")
+
+
+def test_every_cutoff_of_an_adversarial_store(adversarial_store: Path) -> None:
+    store = adversarial_store
+    assert _check_every_cutoff(store, sample=5) > 0
+    with duckdb.connect(str(store), read_only=True) as con:  # a row kept in two intervals: the one that reverts
+        assert con.execute(f"SELECT count(*) FROM {EVENT_INDEX} WHERE table_name = '{MICRO}' AND valid_until "
+                           "IS NOT NULL").fetchall()[0][0] > 0
+
+
+def _as_layout_2(store: Path) -> None:
+    """Make ``store``'s event index what layout 2 wrote: no intervals, no microbiology rows, version 2."""
+    with duckdb.connect(str(store)) as con:
+        con.execute(f"CREATE OR REPLACE TABLE {EVENT_INDEX} AS SELECT table_name, subject_id, event_time, target_id, "
+                    f"encounter_id FROM {EVENT_INDEX} WHERE table_name <> '{MICRO}'")
+        con.execute(f"UPDATE {EVENT_INDEX}_tables SET indexed = false WHERE table_name = '{MICRO}'")
+        con.execute("UPDATE clinseek_meta.store_info SET value = '2' WHERE key = 'event_index_version'")
+        assert event_index_layout(con) == "2"
+
+
+def test_a_store_of_layout_2_counts_microbiology_per_table_until_it_is_rewritten(adversarial_store: Path,
+                                                                                    tmp_path: Path) -> None:
+    new = adversarial_store
+    old = tmp_path / "layout2.duckdb"
+    shutil.copy(new, old)
+    _as_layout_2(old)
+    keys = [EpisodeKey(S, cutoff, name) for name in POLICIES
+            for cutoff in (ts("06-02 12:00"), ts("06-03 08:00"), ts("06-04 08:00"), ts("06-05 12:00"))]
+    with open_store_reader(old) as reader, open_store_reader(new) as indexed:
+        assert MICRO not in reader.indexed and reader.indexed == indexed.indexed - {MICRO}
+        for key in keys:
+            got, want = reader.survey(get_policy(key.policy), key), indexed.survey(get_policy(key.policy), key)
+            assert _norm(got[0]) == _norm(want[0]), key
+            assert got[1] == want[1]
+
+
+@pytest.mark.slow
+def test_every_cutoff_of_every_microbiology_row_of_the_demo(demo_store: Path) -> None:
+    assert _check_every_cutoff(demo_store, sample=1500) > 10_000
+
+
+@pytest.mark.slow
+def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared_data: Path, tmp_path: Path) -> None:
+    old = tmp_path / "layout2.duckdb"
+    shutil.copy(demo_store, old)
+    _as_layout_2(old)
+    with open_store_reader(old) as reader:
+        assert MICRO in reader.present and MICRO not in reader.indexed and reader.indexed
+    said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
+    assert said.exit_code == 0 and "event index layout 2, not 3: microbiology is counted by its own" in said.output
+    report = ingest(old, mimic_iv=shared_data / "mimic-iv-demo-2.2", ed=shared_data / "mimic-iv-ed-demo-2.2",
+                    progress=False)
+    assert {t.status for t in report.tables} == {"skipped"}  # nothing re-read: only the index rewritten
+    with duckdb.connect(str(old), read_only=True) as con, duckdb.connect(str(demo_store), read_only=True) as new:
+        assert event_index_layout(con) == EVENT_INDEX_VERSION
+        index = f"SELECT * FROM {EVENT_INDEX} ORDER BY ALL"
+        assert con.execute(index).fetchall() == new.execute(index).fetchall()
+    with open_store_reader(old) as reader:
+        assert MICRO in reader.indexed
+    said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
+    assert said.exit_code == 0 and "event_index_version: 3" in said.output and "event index layout" not in said.output
