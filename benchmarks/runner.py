@@ -250,6 +250,8 @@ class Round:
     """Harness only: from the start of ``run_benchmark`` to the first request the server received."""
     serving_s: float | None = None
     """Harness only: from the first request the server received in this round to its last reply."""
+    turnaround_s: float | None = None
+    """Harness only: mean seconds from a reply the server sent to the next request it received (:func:`_turnaround`)."""
 
 
 def _machine_busy_s() -> float:
@@ -507,14 +509,28 @@ def _harness(base_url: str, n: int, concurrency: int, progress: bool = False, lo
     assert run.answered == n, run
     in_model = sum(c.latency_s for r in rows for c in r.calls)
     per_row = sum(r.latency_s for r in rows)
-    setup = serving = first = None
+    setup = serving = first = turnaround = None
     if log is not None:  # this round's requests in the server's log
         spans = [(a, b) for a, b in (map(float, line.split()) for line in Path(log).read_text().splitlines())
                  if a >= clock0]
         first = min(a for a, _ in spans)
         setup, serving = first - clock0, max(b for _, b in spans) - first
+        turnaround = _turnaround(spans, concurrency)
     return Round("harness" if ray_workers is None else "ray", wall, cpu, in_model / len(rows),
-                 100 * (per_row - in_model) / per_row, setup_s=setup, serving_s=serving, serving_at=first)
+                 100 * (per_row - in_model) / per_row, setup_s=setup, serving_s=serving, serving_at=first,
+                 turnaround_s=turnaround)
+
+
+def _turnaround(spans: list[tuple[float, float]], concurrency: int) -> float | None:
+    """Mean seconds from a reply the server sent to the request that took its place (the client's wait for its
+    event loop: reading the reply, the row, the next question's request), seen from the server.
+
+    With ``concurrency`` requests always in flight, the ``i``-th reply (in time order) frees the slot that the
+    ``i + concurrency``-th request fills; pairing them by rank gives the mean exactly (the pairing of single
+    replies and requests is only approximate)."""
+    arrivals, replies = sorted(a for a, _ in spans), sorted(b for _, b in spans)
+    waits = [arrivals[i + concurrency] - replies[i] for i in range(len(replies) - concurrency)]
+    return statistics.fmean(waits) if waits else None
 
 
 def _start_ray(workers: int) -> None:
@@ -750,6 +766,9 @@ def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
         if x.kind == "ray" and x.cpu_by_process:
             top = sorted(x.cpu_by_process.items(), key=lambda item: -item[1])[:6]
             print("  Ray round, CPU per question by process: " + ", ".join(f"{name} {1000 * v / n:.2f} ms" for name, v in top))
+    turnaround = {k: _mean(rounds, k, "turnaround_s") for k in wall}
+    print(f"  a question's wait for its event loop (server side: a reply sent -> the next request received): Ray"
+          f" {1000 * turnaround['ray']:.1f} ms vs local {1000 * turnaround['harness']:.1f} ms (mean)")
     serving_cpu = {k: _mean(rounds, k, "serving_cpu_s") for k in wall}
     print(f"  CPU per question of every client-side process within the serving window (workers' start left out):"
           f" Ray {1000 * serving_cpu['ray'] / n:.2f} ms vs local {1000 * serving_cpu['harness'] / n:.2f} ms")

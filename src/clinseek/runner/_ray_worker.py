@@ -29,6 +29,7 @@ from ._routing import routed
 from ._stage import StagedStore, check_worker_store, materialize
 
 if TYPE_CHECKING:
+    from ..agent import AgentOutcome
     from ..knowledge import Knowledge
     from ._execute import Executor
     from ._settings import RunSettings
@@ -210,6 +211,9 @@ class EpisodeWorker:
         self._executors: dict[str, Executor] = {}
         self._limiter: ClusterLimiter | None = None
         self._running: set[asyncio.Task[None]] = set()
+        self._tails: list[tuple[str, Executor, int, Job, tuple[AgentOutcome, float, str] | Exception]] = []
+        """Jobs finished whose rows are not built yet (:meth:`_finished`)."""
+        self._rows_due = False
         self._done: dict[str, list[tuple[int, ResultRow]]] = {}
         self._has_done: dict[str, asyncio.Event] = {}
 
@@ -274,22 +278,49 @@ class EpisodeWorker:
     async def _run_queued(self) -> None:
         """Run queued jobs one after another until none is left.
 
-        A job's successor starts in the same step of the event loop as the job's row is stored, as the
-        local engine's workers do: its request leaves at once instead of after every other reply of the
-        wave that a semaphore's wake-up would queue it behind (docs/ray.md, "Session 10").
+        A job's successor starts in the same step of the event loop as the job's outcome comes back, as
+        the local engine's workers do: its request leaves at once instead of after every other reply of
+        the wave that a semaphore's wake-up would queue it behind (docs/ray.md, "Session 10"). The
+        finished job's row is built later (:meth:`_finished`), after the requests of that step have left.
         """
         try:
             while self._queue:
                 key, executor, ticket, job = self._queue.popleft()
-                execute = routed(executor.execute)
                 try:
-                    row = await execute(job)
+                    done: tuple[AgentOutcome, float, str] | Exception = await routed(executor.run)(job)
                 except Exception as exc:  # recorded, as the local engine does
-                    row = executor.error_row(job, exc)
-                self._done.setdefault(key, []).append((ticket, row))
-                self._has_done.setdefault(key, asyncio.Event()).set()
+                    done = exc
+                self._finished(key, executor, ticket, job, done)
         finally:
             self._runners -= 1
+
+    def _finished(self, key: str, executor: Executor, ticket: int, job: Job,
+                  done: tuple[AgentOutcome, float, str] | Exception) -> None:
+        """Keep a finished job until the rows of its step are built (:meth:`_build_rows`).
+
+        Replies that arrive together are handled in one step of the event loop, and each of their
+        successors' requests leaves in the next step (aiohttp writes a request body from a task of its
+        own). Building the rows in that step would hold every request of the wave behind every row of
+        it; they are built one step later still, after those requests have left (docs/ray.md,
+        "Session 11").
+        """
+        self._tails.append((key, executor, ticket, job, done))
+        if not self._rows_due:
+            self._rows_due = True
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, self._build_rows)  # two steps: behind the sends the next step makes
+
+    def _build_rows(self) -> None:
+        """The rows of every job finished since the last call, ready for :meth:`collect`."""
+        self._rows_due = False
+        tails, self._tails = self._tails, []
+        for key, executor, ticket, job, done in tails:
+            try:
+                row = executor.error_row(job, done) if isinstance(done, Exception) else executor.row(job, *done)
+            except Exception as exc:  # a row that cannot be built is recorded as the local engine records it
+                row = executor.error_row(job, exc)
+            self._done.setdefault(key, []).append((ticket, row))
+            self._has_done.setdefault(key, asyncio.Event()).set()
 
     async def collect(self, key: str) -> list[tuple[int, ResultRow]]:
         """The (ticket, row) of every job of group ``key`` done since the last call, waiting for at least one."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from ..models import (
     ChatModel,
@@ -28,8 +28,9 @@ from ..models import (
     accepts_images,
     preflight,
 )
-from ..records import ResultRow
 from ._engine import Job
+
+R = TypeVar("R")
 
 _ROUTE: ContextVar[str | None] = ContextVar("clinseek_route", default=None)
 """The routing key (qid) of the job whose model calls run in this context; ``None`` outside a job."""
@@ -40,10 +41,10 @@ def replica_index(key: str, replicas: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % replicas
 
 
-def routed(execute: Callable[[Job], Awaitable[ResultRow]]) -> Callable[[Job], Awaitable[ResultRow]]:
+def routed(execute: Callable[[Job], Awaitable[R]]) -> Callable[[Job], Awaitable[R]]:
     """``execute`` with the job's qid set as the routing key while it runs."""
 
-    async def call(job: Job) -> ResultRow:
+    async def call(job: Job) -> R:
         token = _ROUTE.set(job.qid)
         try:
             return await execute(job)
