@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from clinseek.errors import ToolError
 from clinseek.store import connect_store
+from clinseek.tools import ToolContext, get_tool
 
 CANDIDATES = {
     "diagnoses_ccs": [
@@ -54,3 +57,13 @@ def store_fixture(request: pytest.FixtureRequest, name: str) -> Path:
         return Path(request.getfixturevalue(name))
     except ImportError as err:  # clinseek.store.synthesize not there yet
         pytest.skip(f"{name} unavailable: {err}")
+
+
+def tool_outcome(ctx: ToolContext, name: str, args: dict[str, str]) -> tuple[Any, ...]:
+    """What a tool call gives, comparable across episodes: ``(ok, content, data, truncated)``, or
+    ``("error", kind, message)`` for a :class:`ToolError`."""
+    try:
+        result = get_tool(name).fn(ctx, **args)
+    except ToolError as err:
+        return ("error", err.kind, err.message)
+    return (result.ok, result.content, result.data, result.truncated)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _tool_cases import tool_outcome
 
 from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
-from clinseek.errors import ToolError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -59,14 +59,6 @@ def _tricky_rows() -> dict[str, list[dict[str, Any]]]:
 @pytest.fixture(scope="module")
 def tricky_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_store(tmp_path_factory.mktemp("direct") / "tricky.duckdb", _tricky_rows(), "tests/tools/test_direct_reads.py")
-
-
-def _outcome(ctx: ToolContext, name: str, args: dict[str, str]) -> tuple[Any, ...]:
-    try:
-        result = get_tool(name).fn(ctx, **args)
-    except ToolError as err:
-        return ("error", err.kind, err.message)
-    return (result.ok, result.content, result.data, result.truncated)
 
 
 def _loaded(ep: Episode) -> set[str]:
@@ -126,8 +118,8 @@ def _compare(store: Path, keys: list[EpisodeKey], tables: frozenset[str] | None 
                         if key != keys[0] and name not in _LATER:
                             continue
                         limits = (FULL, SMALL)[i % 2]
-                        direct = _outcome(ToolContext(cold, limits), name, args)
-                        copied = _outcome(ToolContext(warm, limits), name, args)
+                        direct = tool_outcome(ToolContext(cold, limits), name, args)
+                        copied = tool_outcome(ToolContext(warm, limits), name, args)
                         assert direct == copied, (key, table, name, args, limits)
                     checked.add(table)
                 assert not _loaded(cold), key  # no call loaded a table

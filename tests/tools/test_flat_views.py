@@ -17,10 +17,9 @@ from typing import Any
 
 import _oracle_views
 import pytest
-from _tool_cases import store_fixture
+from _tool_cases import store_fixture, tool_outcome
 
 from clinseek.episode import EpisodeKey, build_episode, open_store_reader
-from clinseek.errors import ToolError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -54,21 +53,13 @@ def _keys(store: Path, n: int, seed: int) -> list[EpisodeKey]:
     return keys
 
 
-def _outcome(ctx: ToolContext, name: str, args: dict[str, str]) -> tuple[Any, ...]:
-    try:
-        result = get_tool(name).fn(ctx, **args)
-    except ToolError as err:
-        return ("error", err.kind, err.message)
-    return (result.ok, result.content, result.data, result.truncated)
-
-
 def _both(ep: Any, name: str, args: dict[str, str], limits: Limits) -> None:
     ctx = ToolContext(ep, limits)
-    flat = _outcome(ctx, name, args)
+    flat = tool_outcome(ctx, name, args)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_ehr_records, "table_view", _oracle_views.oracle_view)
         patch.setattr(_ehr_meta, "table_view", _oracle_views.oracle_view)
-        pinned = _outcome(ctx, name, args)
+        pinned = tool_outcome(ctx, name, args)
     assert flat == pinned, (ep.key, name, args, limits)
 
 
