@@ -219,7 +219,7 @@ def _guard(
     query = cast(exp.Expression, tree)
     _check_nodes(query, prediction_time)
     read = _qualify_tables(query, resolve, available)
-    return GuardedQuery(query.sql(dialect="duckdb"), frozenset(read))
+    return GuardedQuery(query.sql(dialect="duckdb", copy=False), frozenset(read))  # the tree is ours and done with: no copy (~0.35 ms)
 
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
