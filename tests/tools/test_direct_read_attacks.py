@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from _tool_cases import tool_outcome
 
@@ -21,12 +24,17 @@ from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_read
 from clinseek.episode._episode import SOURCE_TOKEN
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
+from clinseek.store import write_event_index
+from clinseek.store._duck import record_table
 from clinseek.tools import Limits, ToolContext
-from policy.crafted import OPEN, OTHER, ROWS, S, T, write_store
+from policy.crafted import ICU_OPEN, OPEN, OTHER, ROWS, S, T, write_store
 
 AT = T - dt.timedelta(hours=1)
 SECRET = "SECRET_FUTURE_OR_OTHER"
 """Text held only by rows no episode of patient S at T may see (a later row, another patient's row)."""
+
+CHART = 4_000
+"""Chart events added to the store: a keyword search over them takes long enough to be cut by a tiny time limit."""
 
 NASTY = [
     "?", "? ?", "$1", "$2 $1", "'", "''", '"', "' OR 1=1 --", "/* ? */", "-- ?", SOURCE_TOKEN,
@@ -63,7 +71,24 @@ def _rows() -> dict[str, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_store(tmp_path_factory.mktemp("attack") / "attack.duckdb", _rows(), "tests/tools/test_direct_read_attacks.py")
+    """:func:`_rows`, and :data:`CHART` chart events (a keyword search over them takes long enough to be interrupted)."""
+    path = write_store(tmp_path_factory.mktemp("attack") / "attack.duckdb", _rows(), "tests/tools/test_direct_read_attacks.py")
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(  # a quarter of another patient, a ninth after the cutoff, ties in time
+            "INSERT INTO icu.chartevents (subject_id, hadm_id, stay_id, charttime, storetime, itemid, value, valuenum, "
+            "valueuom) SELECT CASE WHEN i % 4 = 0 THEN $1 ELSE $2 END, CASE WHEN i % 4 = 0 THEN 200 ELSE $3 END, "
+            "CASE WHEN i % 4 = 0 THEN 250 ELSE $4 END, CASE WHEN i % 9 = 0 THEN $5 + INTERVAL 2 HOUR "
+            "ELSE $6 - (i % 3) * INTERVAL 1 HOUR END, $6 + ((i * 7) % 90) * INTERVAL 1 MINUTE, 220045 + (i * 13) % 40, "
+            "CAST(i AS VARCHAR), i, CASE WHEN i % 2 = 0 THEN 'bpm' END FROM range($7) r(i)",
+            [OTHER, S, OPEN, ICU_OPEN, T, AT, CHART],
+        )
+        record_table(con, get_table("icu.chartevents"), row_count=CHART + len(ROWS["icu.chartevents"]))
+        write_event_index(con)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return path
 
 
 @pytest.fixture
@@ -100,7 +125,7 @@ def test_hostile_keywords_and_values_are_data_on_the_store(episodes: tuple[Episo
     keyword or value: the same outcome as on the loaded copy, never a row of another patient or of after the cutoff,
     and no table loaded."""
     cold, warm = episodes
-    for table, column in [("labevents", "comments"), ("prescriptions", "route"), ("labevents", "value")]:
+    for table, column in [("labevents", "comments"), ("prescriptions", "route")]:
         for text in NASTY:
             for name, args in [("ehr.get_records_by_keyword", {"table_name": table, "keyword": text}),
                                ("ehr.get_records_by_value", {"table_name": table, "column_name": column, "value": text}),
@@ -149,3 +174,62 @@ def test_a_stale_interrupt_on_the_threads_store_cursor_reaches_no_later_statemen
             assert tool_outcome(ToolContext(b), "ehr.get_records_by_time", args)[0]
             assert tool_outcome(ToolContext(a), "ehr.get_records_by_time", args) == first
         assert not _loaded(a) and not _loaded(b)
+
+
+def test_a_timed_out_store_read_interrupts_no_later_statement(store: Path) -> None:
+    """Store reads cut by a time limit far below their run time (a race between the watchdog and the statement's end,
+    every time): the next read of another episode on the same thread's cursor, and of the same episode, is never
+    interrupted; an episode reading on another thread meanwhile is never interrupted either."""
+    args = {"table_name": "chartevents", "keyword": "1"}
+    tiny = Limits(sql_timeout_s=0.0005)
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T, TEXT_POLICY)) as a, \
+            build_episode(reader, EpisodeKey(S, T, MM_POLICY)) as b, build_episode(reader, EpisodeKey(S, T)) as c:
+        want_a = tool_outcome(ToolContext(a), "ehr.get_records_by_keyword", args)
+        want_b = tool_outcome(ToolContext(b), "ehr.get_records_by_keyword", args)
+        assert want_a[0] is True and want_b[0] is True
+        stop = threading.Event()
+        other: list[Any] = []
+
+        def elsewhere() -> None:  # episode c on its own thread (its own cursor), no time limit to speak of
+            while not stop.is_set():
+                other.append(tool_outcome(ToolContext(c), "ehr.get_records_by_keyword", args))
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        cut = 0
+        try:
+            for i in range(12):
+                got = tool_outcome(ToolContext(a, tiny), "ehr.get_records_by_keyword", args)
+                cut += got[:2] == ("error", "timeout")
+                assert got[:2] == ("error", "timeout") or got == want_a, i
+                assert tool_outcome(ToolContext(b), "ehr.get_records_by_keyword", args) == want_b, i
+                assert tool_outcome(ToolContext(a), "ehr.get_records_by_keyword", args) == want_a, i
+        finally:
+            stop.set()
+            thread.join()
+        assert cut, "no read was cut: the race was not exercised"
+        assert other and all(o == want_a for o in other)
+        assert not _loaded(a) and not _loaded(b) and not _loaded(c)
+
+
+def test_a_deadline_that_passes_before_the_store_statement_starts_still_stops_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FINDING (time limit): the watchdog is armed (``running``) before ``cursor.execute`` starts the statement; if the
+    deadline passes in that gap (a thread stalled on the GIL or descheduled longer than the limit), the interrupt lands
+    on an idle cursor, which DuckDB ignores, and the statement then runs to its end with no limit at all (the watch's
+    only deadline has fired). The stall is simulated by a sleep right after arming."""
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        select_rows = reader.select_rows
+
+        def stalled(sql: str, params: list[Any], *, max_rows: int, what: str, running: Any) -> Any:
+            def late(interrupt: Any) -> None:
+                running(interrupt)
+                time.sleep(0.05)  # the reading thread stalls after arming the limit, before the statement starts
+
+            return select_rows(sql, params, max_rows=max_rows, what=what, running=late)
+
+        monkeypatch.setattr(reader, "select_rows", stalled)
+        got = tool_outcome(ToolContext(ep, Limits(sql_timeout_s=0.01)), "ehr.get_records_by_keyword",
+                           {"table_name": "chartevents", "keyword": "1"})
+        assert got[:2] == ("error", "timeout"), got[:2]
