@@ -106,6 +106,10 @@ def _loaded(ep: Episode) -> set[str]:
     return {r[0] for r in rows if get_table(r[0]).visibility != "dictionary"}
 
 
+@pytest.mark.xfail(strict=True, reason="known (session 11): the record tools order by time, sort columns and the "
+                   "registry key, which does not make rows unique (prescriptions' key repeats); rows tied on the whole "
+                   "ORDER BY and cut at the row limit differ between the store read and the loaded copy; fix: a total "
+                   "order both paths share")
 def test_rows_tied_on_the_whole_order_cut_at_the_row_limit_are_the_loaded_tables(episodes: tuple[Episode, Episode]) -> None:
     """FINDING: rows tied on every ORDER BY expression (here prescriptions with one starttime and one registry key;
     icu.chartevents, datetimeevents, ingredientevents, outputevents, ed.medrecon, ed.pyxis have no key at all) are
@@ -212,6 +216,9 @@ def test_a_timed_out_store_read_interrupts_no_later_statement(store: Path) -> No
         assert not _loaded(a) and not _loaded(b) and not _loaded(c)
 
 
+@pytest.mark.xfail(strict=True, reason="known (session 11; the sealed path's order is the same): the watch is armed "
+                   "before the statement starts; a deadline passing in that gap interrupts an idle cursor, which DuckDB "
+                   "ignores, and the statement then runs with no limit")
 def test_a_deadline_that_passes_before_the_store_statement_starts_still_stops_it(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
