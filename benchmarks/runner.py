@@ -675,27 +675,53 @@ def _demo_questions(store: Path, n: int) -> list[Any]:
     return out[:n]
 
 
-def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mode: str) -> tuple[float, float, int]:
-    """One run of real questions (episodes built from ``store``, tools or rendered packages); (wall, CPU, model calls)."""
+@dataclass(frozen=True, slots=True)
+class RealRound:
+    """One run of real questions (:func:`_real_round`)."""
+
+    wall_s: float
+    cpu_s: float
+    """CPU seconds of this process (every thread); with Ray, the driver's only."""
+    calls: int
+    """Model calls made by the run's questions."""
+    setup_s: float
+    """From the start of ``run_benchmark`` to the first request the server received (with Ray: the workers' start)."""
+    serving_s: float
+    """From the first request the server received to its last reply."""
+    serving_at: float
+    """``time.time()`` of that first request."""
+
+
+def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mode: str, log: str,
+                ray_workers: int | None = None) -> RealRound:
+    """One run of real questions (episodes built from ``store``, tools or rendered packages), on the local executor
+    or on Ray with ``ray_workers`` actors; the server's ``log`` gives the serving window."""
     import anyio
 
     from clinseek.models import GenerateConfig
     from clinseek.runner import ModelSettings, RunOptions, RunSettings, read_results, run_benchmark
 
+    options = RunOptions(concurrency=concurrency, progress=False)
+    if ray_workers is not None:
+        options = replace(options, executor="ray", workers=ray_workers)
     settings = RunSettings(model=ModelSettings(base_url=base_url, generate=GenerateConfig(timeout_s=_TIMEOUT_S)),
-                           run=RunOptions(concurrency=concurrency, progress=False))
+                           run=options)
     with tempfile.TemporaryDirectory() as out:
-        cpu0, started = time.process_time(), time.perf_counter()
+        cpu0, started, clock0 = time.process_time(), time.perf_counter(), time.time()
         summary = anyio.run(lambda: run_benchmark(qs, store, mode, "openai:bench-model", Path(out), settings=settings))
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
         rows = read_results(Path(summary.runs[0].out_dir) / "results.jsonl").rows
     bad = [r for r in rows if r.status != "answered"]
     assert not bad, (bad[0].status, bad[0].error)
-    return wall, cpu, sum(len(r.calls) for r in rows)
+    assert len(rows) == len(qs), (len(rows), len(qs))
+    spans = [(a, b) for a, b in (map(float, line.split()) for line in Path(log).read_text().splitlines()) if a >= clock0]
+    first = min(a for a, _ in spans)
+    return RealRound(wall, cpu, sum(len(r.calls) for r in rows), first - clock0, max(b for _, b in spans) - first,
+                     first)
 
 
 def measure_real(store: Path, questions: int, concurrency: int, latency_s: float,
-                 modes: tuple[str, ...] = ("curated", "agent")) -> None:
+                 modes: tuple[str, ...] = ("curated", "agent"), ray_workers: int | None = None) -> None:
     """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU.
 
     Prints, per mode: throughput against the ideal (``ceil(questions / concurrency) x model calls per question
@@ -704,6 +730,11 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
     of the cores other processes used meanwhile, and the CPU budget per question the target leaves: at 0.9 x
     ideal the run lasts ideal / 0.9, so the harness and the server together may spend at most
     ``cores x ideal / 0.9 / questions``.
+
+    With ``ray_workers``, each mode also runs on the Ray executor (a local Ray with that many worker actors,
+    each a process of its own), judged as the non-real mode judges it: on the serving window (the server's first
+    request to its last reply), the workers' start (new processes importing clinseek, each run) printed apart
+    with the whole wall; its CPU is every client-side process's (driver, Ray's daemons, the workers).
     """
     import psutil
 
@@ -711,35 +742,60 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
     stop = mp.Event()
     qs = _demo_questions(store, questions)
     cores = psutil.cpu_count() or 1
+    load = lambda: "/".join(f"{x:.1f}" for x in os.getloadavg())  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        server = mp.Process(target=_serve, args=(latency_s, send, stop, str(Path(tmp) / "request.json"),
-                                                   str(Path(tmp) / "times.log")), daemon=True)
+        log = str(Path(tmp) / "times.log")
+        server = mp.Process(target=_serve, args=(latency_s, send, stop, str(Path(tmp) / "request.json"), log),
+                            daemon=True)
         server.start()
         base_url = f"http://127.0.0.1:{receive.recv()}/v1"
         assert server.pid is not None
-        meter = _Meter(server.pid)
+        meter = _Meter(server.pid)  # before Ray: a fork of this process while Ray's threads run is not safe
         try:
+            if ray_workers is not None:
+                started = time.perf_counter()
+                _start_ray(ray_workers)
+                print(f"Ray started in {time.perf_counter() - started:.2f} s ({ray_workers} workers per run) [load {load()}]")
             for mode in modes:
-                _real_round(base_url, store, qs[:concurrency], concurrency, mode)  # warm-up (imports, first episodes)
-                busy0 = _machine_busy_s()
-                meter.start()
-                wall, cpu, calls = _real_round(base_url, store, qs, concurrency, mode)
-                server_cpu, client_cpu, _ = meter.stop()
-                others = max(0.0, _machine_busy_s() - busy0 - server_cpu - client_cpu) / (wall * cores)
-                per_question = calls / len(qs)
-                ideal = math.ceil(len(qs) / concurrency) * per_question * latency_s
-                budget = 1000 * cores * ideal / 0.9 / len(qs)
-                print(f"real episodes, {mode}: {len(qs)} questions x {per_question:.0f} model calls of {latency_s:g} s at "
-                      f"concurrency {concurrency}: wall {wall:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
-                      f"{ideal / wall:.3f} x ideal (target >= 0.9); harness CPU per question {1000 * cpu / len(qs):.1f} ms"
-                      f" (episode, {'tools' if mode == 'agent' else 'rendering'}, model client, results), loopback "
-                      f"server {1000 * server_cpu / len(qs):.1f} ms; CPU budget per question at 0.9 x ideal on {cores} "
-                      f"cores {budget:.0f} ms; other processes used {100 * others:.0f}% of the cores"
-                      f" [load {'/'.join(f'{x:.1f}' for x in os.getloadavg())}]")
+                for executor in ("local", "ray") if ray_workers is not None else ("local",):
+                    workers = ray_workers if executor == "ray" else None
+                    _real_round(base_url, store, qs[:concurrency], concurrency, mode, log, workers)  # warm-up
+                    busy0 = _machine_busy_s()
+                    meter.start()
+                    r = _real_round(base_url, store, qs, concurrency, mode, log, workers)
+                    server_cpu, client_cpu, by_name = meter.stop()
+                    serving_cpu = meter.between(r.serving_at, r.serving_at + r.serving_s)
+                    others = max(0.0, _machine_busy_s() - busy0 - server_cpu - client_cpu) / (r.wall_s * cores)
+                    per_question = r.calls / len(qs)
+                    ideal = math.ceil(len(qs) / concurrency) * per_question * latency_s
+                    budget = 1000 * cores * ideal / 0.9 / len(qs)
+                    n = len(qs)
+                    if executor == "local":
+                        print(f"real episodes, {mode}: {n} questions x {per_question:.0f} model calls of {latency_s:g} s at "
+                              f"concurrency {concurrency}: wall {r.wall_s:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
+                              f"{ideal / r.wall_s:.3f} x ideal (target >= 0.9); harness CPU per question "
+                              f"{1000 * r.cpu_s / n:.1f} ms (episode, {'tools' if mode == 'agent' else 'rendering'}, model"
+                              f" client, results), loopback server {1000 * server_cpu / n:.1f} ms; CPU budget per question"
+                              f" at 0.9 x ideal on {cores} cores {budget:.0f} ms; other processes used {100 * others:.0f}%"
+                              f" of the cores [load {load()}]")
+                        continue
+                    top = sorted(by_name.items(), key=lambda item: -item[1])[:5]
+                    print(f"real episodes on Ray, {mode}: {n} questions, {ray_workers} workers: serving {r.serving_s:.2f} s,"
+                          f" ideal {ideal:.2f} s -> RAY THROUGHPUT {ideal / r.serving_s:.3f} x ideal once the workers are"
+                          f" up (target >= 0.9); setup before the first request {r.setup_s:.2f} s, whole wall"
+                          f" {r.wall_s:.2f} s ({ideal / r.wall_s:.3f} x ideal); client-side CPU per question"
+                          f" {1000 * serving_cpu / n:.1f} ms in the serving window, {1000 * client_cpu / n:.1f} ms over the"
+                          f" round (" + ", ".join(f"{name} {1000 * v / n:.1f}" for name, v in top) + f"), loopback"
+                          f" server {1000 * server_cpu / n:.1f} ms; other processes used {100 * others:.0f}% of the cores"
+                          f" [load {load()}]")
         finally:
             meter.close()
             stop.set()
             server.join(5)
+            if ray_workers is not None:
+                import ray
+
+                ray.shutdown()
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -792,11 +848,13 @@ def main() -> None:
                         help="instead: real episodes of STORE (e.g. the ingested MIMIC-IV demo) with tools (agent mode, "
                              "the scripted calls of AGENT_TURNS) and rendered Curated Input")
     parser.add_argument("--modes", default="curated,agent", help="with --real: the modes run, in order")
-    parser.add_argument("--ray", action="store_true", help="also time the harness on the Ray executor (the [ray] extra)")
+    parser.add_argument("--ray", action="store_true", help="also time the harness on the Ray executor (the [ray] extra;"
+                                                           " with --real: each mode on Ray after the local executor)")
     parser.add_argument("--ray-workers", type=int, default=2, help="with --ray: worker actors")
     args = parser.parse_args()
     if args.real is not None:
-        measure_real(args.real, args.questions, args.concurrency, args.latency, tuple(args.modes.split(",")))
+        measure_real(args.real, args.questions, args.concurrency, args.latency, tuple(args.modes.split(",")),
+                     args.ray_workers if args.ray else None)
         return
     report(measure(args.questions, args.concurrency, args.latency, args.rounds, args.progress,
                    args.ray_workers if args.ray else None))
