@@ -690,6 +690,12 @@ class RealRound:
     """From the first request the server received to its last reply."""
     serving_at: float
     """``time.time()`` of that first request."""
+    turnaround_s: float | None
+    """Mean seconds from a reply the server sent to the next request it received (:func:`_turnaround`): in agent
+    mode the question's tool calls of the turn are in it."""
+    first_wave_s: float
+    """From the first request the server received to the ``concurrency``-th (every question of the first wave
+    builds its episode before its first request: they queue for the cores and the interpreter lock)."""
 
 
 def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mode: str, log: str,
@@ -717,7 +723,8 @@ def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mod
     spans = [(a, b) for a, b in (map(float, line.split()) for line in Path(log).read_text().splitlines()) if a >= clock0]
     first = min(a for a, _ in spans)
     return RealRound(wall, cpu, sum(len(r.calls) for r in rows), first - clock0, max(b for _, b in spans) - first,
-                     first)
+                     first, _turnaround(spans, concurrency),
+                     sorted(a for a, _ in spans)[min(concurrency, len(spans)) - 1] - first)
 
 
 def measure_real(store: Path, questions: int, concurrency: int, latency_s: float,
@@ -777,7 +784,8 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                               f"{1000 * r.cpu_s / n:.1f} ms (episode, {'tools' if mode == 'agent' else 'rendering'}, model"
                               f" client, results), loopback server {1000 * server_cpu / n:.1f} ms; CPU budget per question"
                               f" at 0.9 x ideal on {cores} cores {budget:.0f} ms; other processes used {100 * others:.0f}%"
-                              f" of the cores [load {load()}]")
+                              f" of the cores; setup {r.setup_s:.2f} s, first wave's requests over {r.first_wave_s:.2f} s;"
+                              f" a reply -> the next request {_ms(r.turnaround_s)} ms (mean) [load {load()}]")
                         continue
                     top = sorted(by_name.items(), key=lambda item: -item[1])[:5]
                     print(f"real episodes on Ray, {mode}: {n} questions, {ray_workers} workers: serving {r.serving_s:.2f} s,"
@@ -786,8 +794,9 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                           f" {r.wall_s:.2f} s ({ideal / r.wall_s:.3f} x ideal); client-side CPU per question"
                           f" {1000 * serving_cpu / n:.1f} ms in the serving window, {1000 * client_cpu / n:.1f} ms over the"
                           f" round (" + ", ".join(f"{name} {1000 * v / n:.1f}" for name, v in top) + f"), loopback"
-                          f" server {1000 * server_cpu / n:.1f} ms; other processes used {100 * others:.0f}% of the cores"
-                          f" [load {load()}]")
+                          f" server {1000 * server_cpu / n:.1f} ms; other processes used {100 * others:.0f}% of the cores;"
+                          f" first wave's requests over {r.first_wave_s:.2f} s; a reply -> the next request"
+                          f" {_ms(r.turnaround_s)} ms (mean) [load {load()}]")
         finally:
             meter.close()
             stop.set()
@@ -797,6 +806,10 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
 
                 ray.shutdown()
     print(f"load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{1000 * seconds:.1f}"
 
 
 def _report_ray(r: dict[str, Any], rounds: list[Round]) -> None:
