@@ -184,3 +184,34 @@ def test_loading_opens_no_way_out(demo_store: Path) -> None:
         views = ep.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal", max_rows=1000).rows
         assert views == [(_sealed.LOAD_VIEW,)]  # no Arrow view of a load is left behind, only the load slot ...
         assert ep.execute(f"SELECT * FROM {_sealed.LOAD_VIEW}", tables=()).rows == []  # ... empty between loads
+
+
+def test_a_name_counts_as_loaded_only_once_its_table_is(demo_store: Path) -> None:
+    """The names a caller gives are remembered as loaded only after the load: a load that failed is tried again, and
+    every spelling of a loaded table reads it (the episode skips the look-up for names it has seen loaded)."""
+    from clinseek.episode import EpisodeError
+
+    key = _keys(demo_store, 1, seed=3)[0]
+    with open_store_reader(demo_store) as reader, build_episode(reader, key) as ep:
+        real = ep._loader
+
+        def failing(con: duckdb.DuckDBPyConnection, name: str, rows: int) -> None:
+            raise EpisodeError(f"cannot load {name}")
+
+        ep._loader = failing
+        with pytest.raises(EpisodeError):
+            ep.execute("SELECT count(*) FROM hosp.emar", tables=["emar"])
+        assert "hosp.emar" in _pending(ep)
+        ep._loader = real
+        expected = [(ep.table_counts()["hosp.emar"],)]
+        for spelling in ("emar", " EMAR", "hosp.emar", "emar"):
+            assert ep.execute("SELECT count(*) FROM hosp.emar", tables=[spelling]).rows == expected
+        assert "hosp.emar" not in _pending(ep)
+        ep.execute("SELECT count(*) FROM hosp.emar", tables=["emar", "labevents"])  # a known name with a new one
+        assert "hosp.labevents" not in _pending(ep)
+        few = ep.execute("SELECT * FROM hosp.labevents", tables=["labevents"], max_rows=10_000)  # fewer rows than the cap
+        cut = ep.execute("SELECT * FROM hosp.labevents", tables=["labevents"], max_rows=2)  # the rest dropped
+        assert (few.truncated, cut.truncated, len(cut.rows)) == (False, True, 2)
+        assert ep.execute("SELECT count(*) FROM hosp.prescriptions", tables=["prescriptions"]).rows == [
+            (ep.table_counts()["hosp.prescriptions"],)
+        ]

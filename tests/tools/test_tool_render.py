@@ -121,3 +121,31 @@ def test_character_cap_cuts_at_a_row_and_says_so() -> None:
 def test_empty_result() -> None:
     text, cut = render_rows("T", Rows(("a",), [], 0, False), Limits(), narrow="")
     assert (text, cut) == ("T: no rows.", False)
+
+
+def test_a_single_row_renders_as_the_grid_would() -> None:
+    """The one-row path (a count, a maximum, one record) gives the grid's text and cut for every kind of value."""
+    from decimal import Decimal
+
+    from clinseek.tools._render import _render_grid
+
+    values = [
+        0, -7, 2**40, True, False, 2.5, 7.0, float("nan"), float("inf"), Decimal("1.50"), "", "text", "a|b\\c\nd\r",
+        "x" * 1_500, dt.date(2150, 1, 2), dt.datetime(2150, 1, 2, 3, 4), dt.datetime(2150, 1, 2, 3, 4, 5),
+        dt.datetime(2150, 1, 2, 3, 4, 5, 600), dt.time(3, 4), dt.timedelta(hours=5), [1, 2], {"k": 1}, b"\x00", None,
+    ]
+    names = ("n", "a|b", "new\nline", "label")
+    for title in (None, "T"):
+        for truncated, total in ((False, 1), (True, None), (True, 40)):
+            for i, value in enumerate(values):
+                row = (value, values[-1 - i], None, values[(i * 7) % len(values)])
+                for width in (1, 4):  # one column, and several with a NULL among them
+                    rows = Rows(names[:width], [row[:width]], total, truncated)
+                    for narrow in ("page.", lambda n: f"{n} shown"):
+                        assert render_rows(title, rows, Limits(), narrow=narrow) == _render_grid(title, rows, Limits(), narrow)
+
+
+def test_a_single_row_of_nulls_says_so() -> None:
+    assert render_rows(None, Rows(("a", "b"), [(None, None)], 1, False), Limits(), narrow="") == (
+        "NULL in all rows shown: a, b\n(1 row, all values NULL)", False
+    )

@@ -164,6 +164,9 @@ class Episode:
         self._timeline_rows: TimelineRowsReader | None = timeline_rows
         self._on_close: Callable[[duckdb.DuckDBPyConnection | None], None] | None = on_close
         self._pending = set(self._counts) - set(loaded)
+        self._ready: set[str] = set()
+        """Table names as callers gave them (``tables`` of :meth:`execute`) whose tables are loaded: a query naming only
+        these needs no look-up (the tables a model's SQL reads come as the same names call after call)."""
         self._direct = direct
         self._target: Callable[[], None] | None = None
         """What :meth:`_interrupt` interrupts while a statement runs on the store (:meth:`read`), else the database."""
@@ -311,10 +314,12 @@ class Episode:
     ) -> QueryResult:
         """:meth:`execute` with the lock held."""
         statement = _read_only_statement(con, sql)
-        if self._pending:
+        if self._pending and (tables is None or not self._ready.issuperset(tables)):
             names = self._pending if tables is None else self._named(tables)
             if names:
                 self._load(names)
+            if tables is not None:
+                self._ready.update(tables)  # each is loaded now, or not a table of the episode (never loaded)
         shape = self._shapes.get(sql) if params is None else None
         rows, desc = self._run(con, statement, params, max_rows, timeout_s, describe=shape is None)
         if shape is None:
@@ -349,7 +354,8 @@ class Episode:
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
             desc = (cur.description or []) if describe else []
-            cur.abort()  # drop the unread rest: the connection is free for the next load/query
+            if len(rows) > max_rows:
+                cur.abort()  # drop the unread rest: the connection is free for the next load/query (fewer rows: none left)
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
         finally:
@@ -451,6 +457,7 @@ class Episode:
             on_close, self._on_close = self._on_close, None
             self._loader = self._timeline = self._timeline_rows = self._direct = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()
+            self._ready.clear()
             self._shapes.clear()
         if on_close is not None:
             on_close(con)

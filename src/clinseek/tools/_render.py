@@ -101,6 +101,15 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     if not rows.rows:
         return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
+    if len(rows.rows) == 1 and any(v is not None for v in rows.rows[0]):
+        return _render_one(title, rows, cap, narrow)
+    return _render_grid(title, rows, limits, narrow)
+
+
+def _render_grid(title: str | None, rows: Rows, limits: Limits, narrow: Narrow) -> tuple[str, bool]:
+    """:func:`render_rows` of one or more rows: columns formatted and split (uniform ones listed once), then the grid
+    up to the character budget."""
+    cap = limits.max_cell_chars
     columns = list(zip(*rows.rows, strict=True))
     cells = [_format_column(values, cap) for values in columns]
     keep, same, nulls = _split_columns(rows.columns, columns, cells)
@@ -130,6 +139,19 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     if cut:
         lines.append(_notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
     return "\n".join(lines), cut
+
+
+def _render_one(title: str | None, rows: Rows, cap: int, narrow: Narrow) -> tuple[str, bool]:
+    """:func:`render_rows` of a single row with a non-NULL value (a count, a maximum, one record): the same text
+    without the column split, which never lists a column of one row apart (a NULL listed once saves nothing; a
+    row of NULLs only takes the general path). The header and the row always fit (the first row is never cut)."""
+    cells = [_format_times((v,))[0] if type(v) is dt.datetime else format_value(v, cap) for v in rows.rows[0]]
+    lines = [f"{title}: {_count(rows)}"] if title is not None else []
+    lines.append("|".join([_header(name) for name in rows.columns]))
+    lines.append("|".join(cells))
+    if rows.truncated:
+        lines.append(_notice(1, rows, narrow, chars_cut=False))
+    return "\n".join(lines), rows.truncated
 
 
 def _format_column(values: tuple[Any, ...], cap: int) -> list[str]:
