@@ -46,15 +46,8 @@ _SEALED_CONFIG: dict[str, str | int | bool] = {
     "python_enable_replacements": False,
     "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
     # Optimizations for large inputs cost more than they save on one patient's rows (benchmarks/question.py:
-    # -30 % CPU on the SQL set; top-N queries -40 %): results are the same, only the plan differs. The second
-    # line: rewrites for large scans, joins and windows, or for what a sealed database never has (optimizer
-    # extensions, remote databases), each tried on every statement: -4.4 % CPU on the 14 SQL pairs warm, the
-    # join pairs -9 % (docs/performance.md, session 12). Join order, filter pushdown, top-N, the expression
-    # rewriter and the other optimizers that keep a large patient's query from blowing up all stay on.
-    "disabled_optimizers": "late_materialization,compressed_materialization,statistics_propagation,"
-    "row_group_pruner,top_n_window_elimination,sampling_pushdown,join_filter_pushdown,extension,common_subplan,"
-    "window_self_join,partitioned_execution,partial_aggregate_pushdown,remote_pushdown,aggregate_reuse,"
-    "self_join_aggregate",
+    # -30 % CPU on the SQL set; top-N queries -40 %): results are the same, only the plan differs.
+    "disabled_optimizers": "late_materialization,compressed_materialization,statistics_propagation",
 }
 
 _OBJECTS = (
