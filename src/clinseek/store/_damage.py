@@ -24,7 +24,12 @@ _DAMAGE_TEXT = (
 
 
 def check_complete(con: duckdb.DuckDBPyConnection, path: Path, database: str) -> None:
-    """Refuse a store file shorter than its DuckDB header says it is.
+    """Refuse a store file shorter than the blocks its DuckDB header says are in use.
+
+    Only used blocks count: DuckDB may cut free blocks off the end of a file (a rewritten event index frees
+    its old blocks), so the header's ``total_blocks`` can exceed a sound file's length. A file cut inside its
+    used blocks is refused here; one cut only by a few is refused by DuckDB's first read of a missing block
+    (:func:`is_damage`).
 
     Args:
         con: a connection with the store attached as ``database``.
@@ -35,12 +40,12 @@ def check_complete(con: duckdb.DuckDBPyConnection, path: Path, database: str) ->
         StoreError: the file is truncated (naming its size and the size DuckDB expects).
     """
     found = con.execute(
-        "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = ?", [database]
+        "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [database]
     ).fetchall()
     if not found or not path.is_file():
         return
-    block_size, total_blocks = found[0]
-    expected = int(block_size) * int(total_blocks)
+    block_size, used_blocks = found[0]
+    expected = int(block_size) * int(used_blocks)
     size = path.stat().st_size
     if size < expected:
         raise StoreError(

@@ -73,11 +73,8 @@ def connect_store(
         temp = limits.temp_directory or path.with_name(path.name + ".tmp")
         config["temp_directory"] = str(temp)
     try:
-        if read_only or (path.exists() and path.stat().st_size > 0):
-            # an existing store (a resumed ingest) is opened as before: attached with ROW_GROUP_SIZE and rewritten,
-            # a store failed check_complete on its next open (file shorter than its header: tests/policy/
-            # test_collapse_index.py); not understood yet, so only a new store gets the small row groups
-            con = duckdb.connect(str(path), read_only=read_only, config=config)
+        if read_only:
+            con = duckdb.connect(str(path), read_only=True, config=config)
         else:
             con = _open_for_writing(path, config)
     except duckdb.Error as err:
@@ -102,8 +99,8 @@ Every policy statement reads one patient's rows, and the store's tables are sort
 (filters) a whole one otherwise. With 8,192-row groups a patient's select scans one or two small groups
 instead of up to 122,880 rows: on the demo store the whole agent question -2 ms CPU p50 (-4 %), a
 ``labevents`` load -0.5 ms (docs/performance.md, session 12). A store written before keeps its row groups
-(read the same way, only slower) until it is ingested again into a new file: a resumed ingest opens an existing
-store as before (:func:`connect_store`).
+(read the same way, only slower) until it is ingested again; the tables a resumed ingest writes get the small
+groups.
 """
 
 STORE_ALIAS = "clinseek_store_rw"
