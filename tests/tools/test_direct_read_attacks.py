@@ -106,15 +106,11 @@ def _loaded(ep: Episode) -> set[str]:
     return {r[0] for r in rows if get_table(r[0]).visibility != "dictionary"}
 
 
-@pytest.mark.xfail(strict=True, reason="known (session 11): the record tools order by time, sort columns and the "
-                   "registry key, which does not make rows unique (prescriptions' key repeats); rows tied on the whole "
-                   "ORDER BY and cut at the row limit differ between the store read and the loaded copy; fix: a total "
-                   "order both paths share")
 def test_rows_tied_on_the_whole_order_cut_at_the_row_limit_are_the_loaded_tables(episodes: tuple[Episode, Episode]) -> None:
-    """FINDING: rows tied on every ORDER BY expression (here prescriptions with one starttime and one registry key;
-    icu.chartevents, datetimeevents, ingredientevents, outputevents, ed.medrecon, ed.pyxis have no key at all) are
-    cut at the row limit (DuckDB's top-N, LIMIT max_rows + 1) in a different order on the store than on the loaded
-    copy: the first rows shown differ, breaking the byte-identical rule."""
+    """Rows tied on every ORDER BY expression (here prescriptions with one starttime and one registry key;
+    icu.chartevents, datetimeevents, ingredientevents, outputevents, ed.medrecon, ed.pyxis have no key at all: see
+    tests/tools/test_total_order.py) cut at the row limit: the same rows in the same order on the store as on the
+    loaded copy (once a finding: DuckDB's top-N kept other rows on each path)."""
     cold, warm = episodes
     small = Limits(max_rows=3)
     for name, args in [("ehr.get_latest_records", {"table_name": "prescriptions"}),

@@ -17,7 +17,6 @@ implementation is :class:`DuckDBStoreReader`; another source (PostgreSQL) implem
 
 from __future__ import annotations
 
-import operator
 import os
 import threading
 import warnings
@@ -46,6 +45,7 @@ from ..store import (
     is_postgres_url,
     store_layout,
 )
+from ._order import sort_rows
 from ._sealed import SealedPool
 from ._watchdog import Watchdog
 
@@ -75,55 +75,6 @@ class TimelineRows:
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
-
-
-def _ascending(value: Any) -> tuple[Any, ...]:
-    """A sort key of one value as Arrow's ascending sort orders them: values, then NaN, then NULL."""
-    if value is None:
-        return (2,)
-    if value != value:  # NaN
-        return (1,)
-    return (0, value)
-
-
-def _sort_timeline(rows: list[tuple[Any, ...]], order: list[int], leading: int) -> None:
-    """Sort ``rows`` in place by the values at ``order`` (indexes into a row), each ascending as :func:`_ascending`
-    orders them (values, then NaN, then NULL).
-
-    The first ``leading`` of ``order`` (a timeline's event time and key) decide the order of nearly every pair of
-    rows: when none of their values is NULL or NaN, the rows are sorted by those values as they are (no key object
-    per value), and only runs of rows equal on all of them are sorted again by the whole order (a stable sort:
-    the same order as one sort by the whole order)."""
-    first = order[:leading]
-    if not _plain(rows, first):
-        rows.sort(key=lambda row: tuple([_ascending(row[i]) for i in order]))
-        return
-    if len(first) == 1:
-        at = first[0]
-        rows.sort(key=lambda row: row[at])
-    else:
-        rows.sort(key=operator.itemgetter(*first))
-    rest = order[leading:]
-    if not rest:
-        return
-    leads = list(map(operator.itemgetter(*first), rows))
-    start = 0
-    for end in range(1, len(rows) + 1):
-        if end == len(rows) or leads[end] != leads[start]:
-            if end - start > 1:
-                rows[start:end] = sorted(rows[start:end], key=lambda row: tuple([_ascending(row[i]) for i in rest]))
-            start = end
-
-
-def _plain(rows: list[tuple[Any, ...]], columns: list[int]) -> bool:
-    """Whether no row has NULL or NaN at any of ``columns`` (then the values sort as :func:`_ascending` orders
-    them, without a key per value)."""
-    for i in columns:
-        for row in rows:
-            value = row[i]
-            if value is None or value != value:
-                return False
-    return True
 
 
 class StoreReader(ABC):
@@ -627,7 +578,7 @@ class DuckDBStoreReader(StoreReader):
             lambda result: (tuple(d[0] for d in result.description), result.fetchall()),
         )
         if len(rows) > 1:
-            _sort_timeline(rows, [columns.index(c) for c in timeline_order(table)], 1 + len(table.key))
+            sort_rows(rows, [columns.index(c) for c in timeline_order(table)], 1 + len(table.key))
         return TimelineRows(columns, rows)
 
     def _release(self) -> None:
