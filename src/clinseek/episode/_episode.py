@@ -16,7 +16,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ._reader import TableInventory, TimelineRows
 from ._result import QueryResult
 from ._sealed import CANDIDATE_SCHEMA, TextCache
-from ._watchdog import Watchdog
+from ._watchdog import Arm, Watchdog
 
 Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
 """Creates one table (qualified name) with its expected row count in an episode's database."""
@@ -38,7 +38,7 @@ class StoreSelect(Protocol):
         ``$n`` parameters), or ``None`` where the table is read only by loading it (a dictionary)."""
 
     def run(
-        self, sql: str, params: list[Any], max_rows: int, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], max_rows: int, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """:meth:`StoreReader.select_rows` of ``sql`` on the store."""
 
@@ -272,10 +272,11 @@ class Episode:
             sql = sql.replace(SOURCE_TOKEN, f"({source_sql})")
             watch = self._watch
 
-            def running(interrupt: Callable[[], None]) -> None:
+            def running(interrupt: Callable[[], None]) -> Callable[[], bool]:
                 with self._irq_lock:  # as in _run: an interrupt meant for an earlier query cannot reach this one
                     self._target = interrupt
                     watch.start(timeout_s)
+                return watch.passed
 
             try:
                 rows, desc = direct.run(sql, [*source_params, *tool], max_rows, running)
@@ -346,6 +347,8 @@ class Episode:
         with self._irq_lock:  # an interrupt meant for the query before this one cannot reach this one
             watch.start(timeout_s)
         try:
+            if watch.passed():  # an interrupt before the statement starts is lost (the watchdog repeats it)
+                raise EpisodeTimeout(timeout_s)
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
             desc = (cur.description or []) if describe else []

@@ -21,7 +21,7 @@ import os
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,7 +47,7 @@ from ..store import (
 )
 from ._order import sort_rows
 from ._sealed import SealedPool
-from ._watchdog import Watchdog
+from ._watchdog import Arm, Watchdog
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,13 +391,13 @@ class StoreReader(ABC):
         return self._timeline_query(policy, key, get_table(name), encounters, None, None)
 
     def select_rows(
-        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Run one statement composed around :meth:`visible_source` selects on the source: at most ``max_rows + 1``
         rows and the result's description (DB-API ``(name, type, ...)`` tuples). Only where :attr:`composes`.
 
         ``running`` is called with a function that interrupts the statement, right before it starts (the
-        caller's time limit arms it).
+        caller's time limit arms it); the statement does not start when the limit it returns has passed.
 
         Raises:
             EpisodeTimeout: the statement was interrupted.
@@ -535,13 +535,15 @@ class DuckDBStoreReader(StoreReader):
     composes: ClassVar[bool] = True
 
     def select_rows(
-        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """:meth:`StoreReader.select_rows` on this thread's cursor (DuckDB's parse kept per thread by text)."""
         try:
             cur = self._cursor()
             statement = self._statement(cur, sql)
-            running(cur.interrupt)
+            passed = running(cur.interrupt)
+            if passed():  # an interrupt before the statement starts is lost: do not start it
+                raise EpisodeTimeout(0)
             result = cur.execute(statement, params or None)
             rows = result.fetchmany(max_rows + 1)
             desc = result.description or []

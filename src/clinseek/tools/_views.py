@@ -36,9 +36,10 @@ class View:
         types: DuckDB type of each shown column.
         time: the event time's SQL expression over ``source`` (``None``: the table has no event time),
             the registry's instant (parent times included) that the policy decided visibility by.
-        order: the ``ORDER BY`` expressions (oldest first; the table's sort columns and key break ties). Not a
-            total order (a key may repeat or be absent, e.g. ``icu.chartevents``): rows tied on it are put in the
-            order of every shown column (:meth:`select`'s ``total``, :func:`settle`).
+        order: the ``ORDER BY`` expressions (oldest first; the table's sort columns and key break ties), each
+            one of :attr:`exprs`. Not a total order (a key may repeat or be absent, e.g. ``icu.chartevents``):
+            rows tied on it are put in the order of every other shown column (:meth:`select`'s ``total``,
+            :attr:`ranks`).
         tables: the episode tables the view reads (the table, its joined dictionaries, the parent of an
             inherited time): what a query over it loads.
         table: the registry table viewed (``None``: a view that is always read from the episode's database).
@@ -70,8 +71,8 @@ class View:
 
     @property
     def ranks(self) -> tuple[list[int], list[int]]:
-        """(indexes of :attr:`order` among the shown columns, indexes of the other shown columns): what
-        :func:`settle` sorts rows by."""
+        """(indexes of :attr:`order` among the shown columns, indexes of the other shown columns): the total order
+        of the rows shown, as :func:`~clinseek.episode.sort_rows` takes it."""
         first = [self.exprs.index(e) for e in self.order]
         return first, [i for i in range(len(self.exprs)) if i not in first]
 
