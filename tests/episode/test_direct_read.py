@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from clinseek.episode import EpisodeKey, EpisodeTimeout, build_episode, open_store_reader
+from clinseek.episode._episode import SOURCE_TOKEN
 from clinseek.errors import EpisodeError
 from policy.crafted import OTHER, S, T
 
@@ -74,3 +75,25 @@ def test_a_source_that_does_not_compose_loads_the_table(small_store: Path) -> No
         with build_episode(reader, EpisodeKey(S, T)) as ep:
             assert ep.read("labevents", _subjects, ["x"], tables=["hosp.labevents"]).rows == [(S, "?", "x")]
             assert _created(ep) == {"hosp.labevents"}
+
+
+def test_marks_and_the_source_token_in_strings_identifiers_and_comments_stay_as_written(small_store: Path) -> None:
+    """Only what DuckDB's tokenizer sees as a parameter mark or as the source token is rewritten: a ``?`` or the
+    token in a string, an E-string with an escaped quote, a quoted identifier and a comment stay as written."""
+    token = SOURCE_TOKEN
+
+    def statement(source: str | None) -> str:
+        return (
+            f"SELECT '?' AS a, E'it\\'s ? {token}' AS b, '{token}' AS c, 1 AS \"x?\", ? AS p -- ? {token}\n"
+            f"FROM {source or 'hosp.labevents'} t /* ? {token} */ WHERE t.subject_id = ? LIMIT 1"
+        )
+
+    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        got = ep.read("labevents", statement, ["x", S], tables=["hosp.labevents"])
+        assert got.rows == [("?", f"it's ? {token}", token, 1, "x")]
+        assert got.columns == ("a", "b", "c", "x?", "p")
+        assert _created(ep) == set()
+        with pytest.raises(ValueError, match="parameters"):  # the marks in strings and comments are not counted
+            ep.read("labevents", statement, ["x"], tables=["hosp.labevents"])
+        with pytest.raises(ValueError, match=token):  # a statement that does not read the source
+            ep.read("labevents", lambda s: f"SELECT '{token}' AS a", tables=["hosp.labevents"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,10 @@ from typer.testing import CliRunner
 from clinseek.cli import app
 from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
-from clinseek.schema import get_table
+from clinseek.schema import get_table, tables
 from clinseek.store import EVENT_INDEX, EVENT_INDEX_VERSION, event_index_layout, ingest
-from clinseek.store._collapse import kept_intervals
+from clinseek.store._collapse import BATCH_ROWS, collapse_index_rows, collapse_mask, kept_intervals
+from clinseek.store._eventindex import _timed
 
 from .crafted import DONE, LATER, OPEN, OTHER, ROWS, S, d, ts, write_store
 
@@ -213,3 +215,51 @@ def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared
         assert MICRO in reader.indexed
     said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
     assert said.exit_code == 0 and "event_index_version: 3" in said.output and "event index layout" not in said.output
+
+
+def _collapse_rows_at_once(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
+    """The index rows as ``collapse_index_rows`` built them with one ``fetchall`` (main 3f1d214): the oracle."""
+    mask = collapse_mask(get_table(MICRO))
+    assert mask is not None
+    width = 1 + len(mask.collapse_on)  # subject_id and the group's columns, then the event and result instants
+    out = []
+    for group, members in groupby(con.execute(sql).fetchall(), key=lambda row: row[:width]):
+        rows = [(row[width], row[width + 1]) for row in members]
+        for (event_time, _), intervals in zip(rows, kept_intervals(rows), strict=True):
+            out += [(MICRO, group[0], event_time, None, None, start, end) for start, end in intervals]
+    return out
+
+
+class _Recording:
+    """A connection that records the statements run on it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.sql: list[str] = []
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.sql.append(sql)
+        return self.con.execute(sql, *args)
+
+
+@pytest.mark.parametrize("which", ["adversarial_store", "demo_store"])
+def test_the_collapse_rows_are_read_in_batches_split_at_any_row(which: str, request: pytest.FixtureRequest) -> None:
+    """Batches of 1, 2, 7 rows and the default give the index rows of one read of every row, in the same order
+    (groups split between batches are joined), as one Arrow table of the index's columns."""
+    store = request.getfixturevalue(which)
+    table = get_table(MICRO)
+    with duckdb.connect(str(store), read_only=True) as con:
+        timed = _timed(table, {t.qualified for t in tables()})
+        assert timed is not None
+        instant, join = timed
+        recording = _Recording(con)
+        first = collapse_index_rows(recording, table, instant, join)  # type: ignore[arg-type]
+        want = _collapse_rows_at_once(con, recording.sql[0])
+        assert len(want) > 5, "too few microbiology rows"
+        for batch in (BATCH_ROWS, 1, 2, 7):
+            got = first if batch == BATCH_ROWS else collapse_index_rows(con, table, instant, join, batch_rows=batch)
+            assert [tuple(r.values()) for r in got.to_pylist()] == want, batch
+            assert got.schema.names == ["table_name", "subject_id", "event_time", "target_id", "encounter_id",
+                                        "valid_from", "valid_until"]
+        with pytest.raises(ValueError, match="batch_rows"):
+            collapse_index_rows(con, table, instant, join, batch_rows=0)

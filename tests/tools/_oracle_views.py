@@ -47,7 +47,9 @@ def oracle_view(ctx: ToolContext, table: Table, *, labels: bool = True) -> View:
             names.append("event_time")
             types.append("TIMESTAMP")
     sql = f"SELECT {', '.join(select)} FROM {source} t {' '.join(joins)}"
-    order = ["_event_time"] if timed else []
+    shown_time = None if time_expr is None else _PLAIN_COLUMN.match(time_expr)
+    # the event time as the shown column it is (View.order names shown columns only; the same values)
+    order = [] if time_expr is None else [f'"{shown_time.group(1)}"' if shown_time else '"event_time"']
     for col in (*table.sort_columns, *table.key):
         if col != "subject_id" and f'"{col}"' not in order:
             order.append(f'"{col}"')

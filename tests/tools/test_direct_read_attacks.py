@@ -20,7 +20,7 @@ import duckdb
 import pytest
 from _tool_cases import tool_outcome
 
-from clinseek.episode import Episode, EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import Episode, EpisodeKey, EpisodeTimeout, build_episode, open_store_reader
 from clinseek.episode._episode import SOURCE_TOKEN
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
@@ -106,15 +106,11 @@ def _loaded(ep: Episode) -> set[str]:
     return {r[0] for r in rows if get_table(r[0]).visibility != "dictionary"}
 
 
-@pytest.mark.xfail(strict=True, reason="known (session 11): the record tools order by time, sort columns and the "
-                   "registry key, which does not make rows unique (prescriptions' key repeats); rows tied on the whole "
-                   "ORDER BY and cut at the row limit differ between the store read and the loaded copy; fix: a total "
-                   "order both paths share")
 def test_rows_tied_on_the_whole_order_cut_at_the_row_limit_are_the_loaded_tables(episodes: tuple[Episode, Episode]) -> None:
-    """FINDING: rows tied on every ORDER BY expression (here prescriptions with one starttime and one registry key;
-    icu.chartevents, datetimeevents, ingredientevents, outputevents, ed.medrecon, ed.pyxis have no key at all) are
-    cut at the row limit (DuckDB's top-N, LIMIT max_rows + 1) in a different order on the store than on the loaded
-    copy: the first rows shown differ, breaking the byte-identical rule."""
+    """Rows tied on every ORDER BY expression (here prescriptions with one starttime and one registry key;
+    icu.chartevents, datetimeevents, ingredientevents, outputevents, ed.medrecon, ed.pyxis have no key at all: see
+    tests/tools/test_total_order.py) cut at the row limit: the same rows in the same order on the store as on the
+    loaded copy (once a finding: DuckDB's top-N kept other rows on each path)."""
     cold, warm = episodes
     small = Limits(max_rows=3)
     for name, args in [("ehr.get_latest_records", {"table_name": "prescriptions"}),
@@ -216,28 +212,86 @@ def test_a_timed_out_store_read_interrupts_no_later_statement(store: Path) -> No
         assert not _loaded(a) and not _loaded(b) and not _loaded(c)
 
 
-@pytest.mark.xfail(strict=False, reason="known (session 11; the sealed path's order is the same; not strict: a watchdog "
-                   "delayed past the simulated stall hits the statement): the watch is armed "
-                   "before the statement starts; a deadline passing in that gap interrupts an idle cursor, which DuckDB "
-                   "ignores, and the statement then runs with no limit")
+class _SlowStart:
+    """A DuckDB connection or cursor whose statements start :data:`STALL` seconds late: the thread stalls inside
+    ``execute`` before DuckDB starts the statement (on the GIL, descheduled), after the time limit was armed."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(STALL)
+        return self._inner.execute(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+STALL = 0.05
+"""Longer than the time limits below (0.01 s): their deadline has passed when the statement starts."""
+
+LONG_RUN = "SELECT count(*) FROM {source} a, range(100000000) r WHERE r.range % 7 = a.n"
+"""A statement that runs far longer than the watchdog's RETRY_S (seconds unless interrupted)."""
+
+
 def test_a_deadline_that_passes_before_the_store_statement_starts_still_stops_it(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """FINDING (time limit): the watchdog is armed (``running``) before ``cursor.execute`` starts the statement; if the
-    deadline passes in that gap (a thread stalled on the GIL or descheduled longer than the limit), the interrupt lands
-    on an idle cursor, which DuckDB ignores, and the statement then runs to its end with no limit at all (the watch's
-    only deadline has fired). The stall is simulated by a sleep right after arming."""
+    """The reading thread stalls after arming the time limit, before starting the statement, past its deadline: the
+    watchdog's interrupt lands on an idle cursor (DuckDB ignores it), so the statement is not started at all (once
+    a finding: it then ran with no limit)."""
     with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
         select_rows = reader.select_rows
 
         def stalled(sql: str, params: list[Any], *, max_rows: int, what: str, running: Any) -> Any:
-            def late(interrupt: Any) -> None:
-                running(interrupt)
-                time.sleep(0.05)  # the reading thread stalls after arming the limit, before the statement starts
+            def late(interrupt: Any) -> Any:
+                passed = running(interrupt)
+                time.sleep(STALL)  # the reading thread stalls after arming the limit, before the statement starts
+                return passed
 
             return select_rows(sql, params, max_rows=max_rows, what=what, running=late)
 
         monkeypatch.setattr(reader, "select_rows", stalled)
-        got = tool_outcome(ToolContext(ep, Limits(sql_timeout_s=0.01)), "ehr.get_records_by_keyword",
-                           {"table_name": "chartevents", "keyword": "1"})
+        args = {"table_name": "chartevents", "keyword": "1"}
+        got = tool_outcome(ToolContext(ep, Limits(sql_timeout_s=0.01)), "ehr.get_records_by_keyword", args)
         assert got[:2] == ("error", "timeout"), got[:2]
+        monkeypatch.undo()
+        assert tool_outcome(ToolContext(ep), "ehr.get_records_by_keyword", args)[0] is True
+        assert not _loaded(ep)
+
+
+def test_a_deadline_that_passes_while_the_store_statement_starts_still_stops_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stall falls inside the cursor's ``execute``, after the last check of the deadline: the interrupts that
+    land before DuckDB starts the statement are lost, and the watchdog repeats them until one stops it; the next
+    statement on that cursor runs to its end."""
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        cursor = reader._cursor
+        monkeypatch.setattr(reader, "_cursor", lambda: _SlowStart(cursor()))
+
+        def statement(source: str | None) -> str:
+            return LONG_RUN.format(source=f"(SELECT itemid % 7 AS n FROM {source or 'icu.chartevents'})")
+
+        started = time.monotonic()
+        with pytest.raises(EpisodeTimeout):
+            ep.read("icu.chartevents", statement, tables=["icu.chartevents"], timeout_s=0.01)
+        assert time.monotonic() - started < 60
+        monkeypatch.undo()
+        args = {"table_name": "chartevents", "keyword": "1"}
+        assert tool_outcome(ToolContext(ep), "ehr.get_records_by_keyword", args)[0] is True
+        assert not _loaded(ep)
+
+
+def test_a_deadline_that_passes_while_the_sealed_statement_starts_still_stops_it(store: Path) -> None:
+    """The same stall on the sealed database's connection (``Episode.execute``): the repeated interrupt stops the
+    statement; the episode's next statement runs."""
+    with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        con = ep._con
+        ep._con = _SlowStart(con)
+        try:
+            with pytest.raises(EpisodeTimeout):
+                ep.execute(LONG_RUN.format(source="(SELECT 3 AS n)"), tables=(), timeout_s=0.01)
+        finally:
+            ep._con = con
+        assert ep.execute("SELECT 1", tables=()).rows == [(1,)]

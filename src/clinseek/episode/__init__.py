@@ -12,6 +12,7 @@ from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import CandidateSource, build_episode, check_candidate_table
 from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names
 from ._episode import CANDIDATE_SCHEMA, Episode
+from ._order import sort_rows, tied
 from ._pgreader import PostgresStoreReader
 from ._reader import DuckDBStoreReader, StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._result import QueryResult
@@ -38,4 +39,6 @@ __all__ = [
     "check_candidate_table",
     "clock_names",
     "open_store_reader",
+    "sort_rows",
+    "tied",
 ]

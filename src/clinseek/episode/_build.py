@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +20,7 @@ from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._sealed import ArrowSlot, Sealed
+from ._watchdog import Arm
 
 _CANDIDATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
@@ -206,7 +207,7 @@ class _Loader(_Timelines):
         return self.reader.visible_source(self.policy, self.key, name, encounters=self.encounters)
 
     def run(
-        self, sql: str, params: list[Any], max_rows: int, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], max_rows: int, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """One statement composed around :meth:`source` selects, on the store (:meth:`StoreReader.select_rows`)."""
         return self.reader.select_rows(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import lru_cache
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -16,7 +17,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ._reader import TableInventory, TimelineRows
 from ._result import QueryResult
 from ._sealed import CANDIDATE_SCHEMA, TextCache
-from ._watchdog import Watchdog
+from ._watchdog import Arm, Watchdog
 
 Loader = Callable[[duckdb.DuckDBPyConnection, str, int], None]
 """Creates one table (qualified name) with its expected row count in an episode's database."""
@@ -38,7 +39,7 @@ class StoreSelect(Protocol):
         ``$n`` parameters), or ``None`` where the table is read only by loading it (a dictionary)."""
 
     def run(
-        self, sql: str, params: list[Any], max_rows: int, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], max_rows: int, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """:meth:`StoreReader.select_rows` of ``sql`` on the store."""
 
@@ -91,29 +92,38 @@ def _result(shape: tuple[tuple[str, ...], tuple[str, ...]], rows: list[tuple[Any
     )
 
 
-def _numbered(sql: str, after: int, expected: int) -> str:
-    """``sql`` with its ``?`` parameters (those outside quoted strings and identifiers) written ``$after+1``, ...
+@lru_cache(maxsize=512)
+def _composed(sql: str, source: str, after: int, expected: int) -> str:
+    """``sql`` with its ``?`` parameters written ``$after+1``, ... and each :data:`SOURCE_TOKEN` as ``(source)``.
+
+    Only the parameter marks and the source token DuckDB's own tokenizer sees as such are rewritten: a ``?`` or
+    the token inside a string (E-strings and doubled quotes included), a quoted identifier or a comment stays as
+    written. Kept by its arguments: a tool sends the same texts with other parameters.
 
     Raises:
-        ValueError: ``sql`` does not hold exactly ``expected`` of them.
+        ValueError: ``sql`` does not hold exactly ``expected`` parameter marks, or no source token.
     """
-    out: list[str] = []
-    quote: str | None = None
+    edits: list[tuple[int, int, str]] = []
     n = after
-    for ch in sql:
-        if quote is not None:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "?":
-            n += 1
-            out.append(f"${n}")
-            continue
-        out.append(ch)
+    tokens = duckdb.tokenize(sql)
+    for i, (at, kind) in enumerate(tokens):
+        end = tokens[i + 1][0] if i + 1 < len(tokens) else len(sql)
+        if kind == duckdb.token_type.operator:
+            for j in range(at, end):
+                if sql[j] == "?":
+                    n += 1
+                    edits.append((j, j + 1, f"${n}"))
+        elif kind == duckdb.token_type.identifier and sql[at:end].rstrip() == SOURCE_TOKEN:
+            edits.append((at, at + len(SOURCE_TOKEN), f"({source})"))
     if n - after != expected:
         raise ValueError(f"{n - after} '?' parameters in a statement given {expected}")
-    return "".join(out)
+    if len(edits) == expected:
+        raise ValueError(f"no {SOURCE_TOKEN} in a statement to run on the store")
+    out, last = [], 0
+    for start, stop, text in edits:
+        out += [sql[last:start], text]
+        last = stop
+    return "".join([*out, sql[last:]])
 
 
 class Episode:
@@ -271,14 +281,14 @@ class Episode:
                 return self._execute(con, statement(None), params, tables, max_rows, timeout_s)
             source_sql, source_params = found
             tool = list(params) if params is not None else []
-            sql = _numbered(statement(SOURCE_TOKEN), len(source_params), len(tool))
-            sql = sql.replace(SOURCE_TOKEN, f"({source_sql})")
+            sql = _composed(statement(SOURCE_TOKEN), source_sql, len(source_params), len(tool))
             watch = self._watch
 
-            def running(interrupt: Callable[[], None]) -> None:
+            def running(interrupt: Callable[[], None]) -> Callable[[], bool]:
                 with self._irq_lock:  # as in _run: an interrupt meant for an earlier query cannot reach this one
                     self._target = interrupt
                     watch.start(timeout_s)
+                return watch.passed
 
             try:
                 rows, desc = direct.run(sql, [*source_params, *tool], max_rows, running)
@@ -351,6 +361,8 @@ class Episode:
         with self._irq_lock:  # an interrupt meant for the query before this one cannot reach this one
             watch.start(timeout_s)
         try:
+            if watch.passed():  # an interrupt before the statement starts is lost (the watchdog repeats it)
+                raise EpisodeTimeout(timeout_s)
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
             desc = (cur.description or []) if describe else []

@@ -18,12 +18,11 @@ implementation is :class:`DuckDBStoreReader`; another source (PostgreSQL) implem
 from __future__ import annotations
 
 import functools
-import operator
 import os
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -47,8 +46,9 @@ from ..store import (
     is_postgres_url,
     store_layout,
 )
+from ._order import sort_rows
 from ._sealed import SealedPool
-from ._watchdog import Watchdog
+from ._watchdog import Arm, Watchdog
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,55 +84,6 @@ def _encounter_tables(names: tuple[str, ...]) -> tuple[str, ...]:
     (:func:`~clinseek.store.encounter_column`). From the registry alone, which never changes: kept by the names (a
     build asked it for the same few tuples again, at ~0.2 ms a time)."""
     return tuple(name for name in names if encounter_column(get_table(name)))
-
-
-def _ascending(value: Any) -> tuple[Any, ...]:
-    """A sort key of one value as Arrow's ascending sort orders them: values, then NaN, then NULL."""
-    if value is None:
-        return (2,)
-    if value != value:  # NaN
-        return (1,)
-    return (0, value)
-
-
-def _sort_timeline(rows: list[tuple[Any, ...]], order: list[int], leading: int) -> None:
-    """Sort ``rows`` in place by the values at ``order`` (indexes into a row), each ascending as :func:`_ascending`
-    orders them (values, then NaN, then NULL).
-
-    The first ``leading`` of ``order`` (a timeline's event time and key) decide the order of nearly every pair of
-    rows: when none of their values is NULL or NaN, the rows are sorted by those values as they are (no key object
-    per value), and only runs of rows equal on all of them are sorted again by the whole order (a stable sort:
-    the same order as one sort by the whole order)."""
-    first = order[:leading]
-    if not _plain(rows, first):
-        rows.sort(key=lambda row: tuple([_ascending(row[i]) for i in order]))
-        return
-    if len(first) == 1:
-        at = first[0]
-        rows.sort(key=lambda row: row[at])
-    else:
-        rows.sort(key=operator.itemgetter(*first))
-    rest = order[leading:]
-    if not rest:
-        return
-    leads = list(map(operator.itemgetter(*first), rows))
-    start = 0
-    for end in range(1, len(rows) + 1):
-        if end == len(rows) or leads[end] != leads[start]:
-            if end - start > 1:
-                rows[start:end] = sorted(rows[start:end], key=lambda row: tuple([_ascending(row[i]) for i in rest]))
-            start = end
-
-
-def _plain(rows: list[tuple[Any, ...]], columns: list[int]) -> bool:
-    """Whether no row has NULL or NaN at any of ``columns`` (then the values sort as :func:`_ascending` orders
-    them, without a key per value)."""
-    for i in columns:
-        for row in rows:
-            value = row[i]
-            if value is None or value != value:
-                return False
-    return True
 
 
 class StoreReader(ABC):
@@ -449,13 +400,13 @@ class StoreReader(ABC):
         return self._timeline_query(policy, key, get_table(name), encounters, None, None)
 
     def select_rows(
-        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """Run one statement composed around :meth:`visible_source` selects on the source: at most ``max_rows + 1``
         rows and the result's description (DB-API ``(name, type, ...)`` tuples). Only where :attr:`composes`.
 
         ``running`` is called with a function that interrupts the statement, right before it starts (the
-        caller's time limit arms it).
+        caller's time limit arms it); the statement does not start when the limit it returns has passed.
 
         Raises:
             EpisodeTimeout: the statement was interrupted.
@@ -593,13 +544,15 @@ class DuckDBStoreReader(StoreReader):
     composes: ClassVar[bool] = True
 
     def select_rows(
-        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Callable[[Callable[[], None]], None]
+        self, sql: str, params: list[Any], *, max_rows: int, what: str, running: Arm
     ) -> tuple[list[tuple[Any, ...]], list[Any]]:
         """:meth:`StoreReader.select_rows` on this thread's cursor (DuckDB's parse kept per thread by text)."""
         try:
             cur = self._cursor()
             statement = self._statement(cur, sql)
-            running(cur.interrupt)
+            passed = running(cur.interrupt)
+            if passed():  # an interrupt before the statement starts is lost: do not start it
+                raise EpisodeTimeout(0)
             result = cur.execute(statement, params or None)
             rows = result.fetchmany(max_rows + 1)
             desc = result.description or []
@@ -636,7 +589,7 @@ class DuckDBStoreReader(StoreReader):
             lambda result: (tuple(d[0] for d in result.description), result.fetchall()),
         )
         if len(rows) > 1:
-            _sort_timeline(rows, [columns.index(c) for c in timeline_order(table)], 1 + len(table.key))
+            sort_rows(rows, [columns.index(c) for c in timeline_order(table)], 1 + len(table.key))
         return TimelineRows(columns, rows)
 
     def _release(self) -> None:

@@ -12,6 +12,15 @@ from collections.abc import Callable
 _IDLE = math.inf
 """A watch's deadline while no query runs (and its queued time while the watchdog holds no entry of it)."""
 
+RETRY_S = 0.01
+"""How often a query still running past its deadline is interrupted again: DuckDB ignores an interrupt that
+lands before its statement starts (a thread stalled between arming the limit and starting it)."""
+
+Arm = Callable[[Callable[[], None]], Callable[[], bool]]
+"""Arms a statement's time limit, called with the function that interrupts the statement right before it starts;
+returns whether the limit has passed already (the caller asks once more right before starting it and does not
+start a statement whose limit has passed)."""
+
 
 class Watch:
     """The time limit of one episode's queries, which run one at a time (the episode's lock).
@@ -23,7 +32,9 @@ class Watch:
     when an entry falls due while a later query runs, it re-queues that query's deadline instead of
     firing. ``callback(query)`` runs on the watchdog thread once a query's deadline has passed while
     it still runs; the callback must itself check that ``query`` (the number :meth:`start` returned)
-    is still the running one, under the same lock the caller holds around :meth:`start`.
+    is still the running one, under the same lock the caller holds around :meth:`start`. A query still
+    running :data:`RETRY_S` after its callback ran gets it again (the first interrupt may have landed before the
+    statement started), until :meth:`stop`.
     """
 
     __slots__ = ("_callback", "_dog", "deadline", "query", "queued")
@@ -59,6 +70,10 @@ class Watch:
     def stop(self) -> None:
         """Disarm the limit: the query ended (its callback is not called for it any more)."""
         self.deadline = _IDLE
+
+    def passed(self) -> bool:
+        """Whether the running query's deadline has passed (``False`` while none runs)."""
+        return time.monotonic() >= self.deadline
 
 
 class Watchdog:
@@ -115,9 +130,10 @@ class Watchdog:
                     watch = heapq.heappop(self._heap)[2]
                     watch.queued = _IDLE  # cleared before the query is read: a query starting meanwhile queues itself
                     query, deadline = watch.query, watch.deadline
-                    if deadline <= now:
+                    if deadline <= now:  # interrupted now, and again until it stops (see RETRY_S)
                         expired.append((watch, query))
-                    elif deadline != _IDLE:  # a later query runs: watch its own deadline
+                        deadline = now + RETRY_S
+                    if deadline != _IDLE:  # still running, or a later query runs: watch its deadline
                         heapq.heappush(self._heap, (deadline, next(self._order), watch))
                         watch.queued = min(watch.queued, deadline)
             for watch, query in expired:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..episode import sort_rows, tied
 from ..errors import ToolError
 from ._context import ToolContext
 from ._ehr_meta import SubjectArg, column_named
@@ -50,19 +51,33 @@ def _rows(
     *,
     costly_filter: bool = False,
 ) -> ToolResult:
-    limit = ctx.limits.max_rows + 1
-    if costly_filter:  # evaluate the filter once: the total comes from a window over the matches
-        result = view_read(ctx, view, lambda v: v.select(where(v), limit=limit, with_total=True), params)
-        total = result.rows[0][-1] if result.rows else 0
-        rows = Rows(view.columns, [r[:-1] for r in result.rows], total, result.truncated)
-        return table_result(title, rows, ctx.limits, narrow=narrow)
-    result = view_read(ctx, view, lambda v: v.select(where(v), limit=limit), params)
-    total = result.row_count
-    if total is None:  # cut: count them all (cheaper than a window when the filter is cheap)
+    """The first ``max_rows`` rows matching ``where`` in the view's total order, and how many match.
+
+    DuckDB orders by :attr:`View.order` (cheap to plan; not total) and keeps ``max_rows + 1`` rows; rows tied on
+    it are then sorted by every shown column here (:func:`~clinseek.episode.sort_rows`). Only when the row cap
+    cuts a run of such ties (the last row kept and the first dropped tie) does the statement run again with the
+    total order in SQL, so that the same rows are kept whatever order the source holds them in (the store or a
+    loaded copy).
+    """
+    cap = ctx.limits.max_rows
+    first, rest = view.ranks
+
+    def read(total: bool) -> list[tuple[Any, ...]]:
+        def statement(v: View) -> str:
+            return v.select(where(v), limit=cap + 1, with_total=costly_filter, total=total)
+
+        return view_read(ctx, view, statement, params, max_rows=cap + 1).rows
+
+    found = read(False)
+    if len(found) > cap > 0 and tied(found[cap - 1], found[cap], first):
+        found = read(True)
+    cut = len(found) > cap
+    total = found[0][-1] if costly_filter and found else len(found)  # costly: a window counted the matches
+    shown = [r[:-1] for r in found[:cap]] if costly_filter else found[:cap]
+    sort_rows(shown, [*first, *rest], len(first))
+    if cut and not costly_filter:  # count them all (cheaper than a window when the filter is cheap)
         total = view_read(ctx, view, lambda v: v.count(where(v)), params).rows[0][0]
-    return table_result(
-        title, Rows(view.columns, result.rows, total, result.truncated), ctx.limits, narrow=narrow
-    )
+    return table_result(title, Rows(view.columns, shown, total, cut), ctx.limits, narrow=narrow)
 
 
 @tool("ehr.get_records_by_time")
