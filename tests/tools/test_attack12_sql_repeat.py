@@ -1,8 +1,9 @@
 """Attack (session 12, sqlwarm12's per-call caches and optimizer settings): the same ``ehr.run_sql_query`` asked
 twice in one episode gives the same text (cold, then warm: loaded tables remembered, shapes kept, one-row path).
 
-Sampling is the exception today (main too, not a regression of a branch): ``USING SAMPLE`` draws other rows on
-every call, so a model asking for a sample twice sees two different answers (xfail, not strict: a draw can repeat).
+Sampling was the exception (found by this attack, main too): ``USING SAMPLE`` drew other rows on every call. The
+guard now refuses what cannot repeat (a sample without a seed, ``random()``, ``uuid()``, ...) and a seeded sample
+gives the same rows every time (the sealed database runs one thread).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from clinseek.errors import ToolError
 from clinseek.tools import ToolContext, get_tool
 
 _REPEATABLE = [
@@ -38,9 +40,27 @@ def test_the_same_query_twice_gives_the_same_text(episode: Any, sql: str) -> Non
     assert _run(episode, sql) == first
 
 
-@pytest.mark.xfail(reason="USING SAMPLE draws other rows on every call (main too): a repeated question, another answer")
-def test_a_sample_asked_twice_is_the_same_sample(episode: Any) -> None:
-    sql = "SELECT labevent_id FROM labevents USING SAMPLE 50 PERCENT (bernoulli)"
+@pytest.mark.parametrize("sql", [
+    "SELECT labevent_id FROM labevents USING SAMPLE 50 PERCENT (bernoulli, 7) ORDER BY 1",
+    "SELECT labevent_id FROM labevents TABLESAMPLE reservoir(5 ROWS) REPEATABLE (3) ORDER BY 1",
+])
+def test_a_seeded_sample_asked_twice_is_the_same_sample(episode: Any, sql: str) -> None:
     first = _run(episode, sql)
     assert first[0], first[1]
     assert _run(episode, sql) == first
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT labevent_id FROM labevents USING SAMPLE 50 PERCENT (bernoulli)",
+    "SELECT labevent_id FROM labevents TABLESAMPLE 10 ROWS",
+    "SELECT * FROM labevents USING SAMPLE 5",
+    "SELECT labevent_id FROM labevents ORDER BY random() LIMIT 3",
+    "SELECT gen_random_uuid(), uuid(), uuidv4()",
+    "SELECT setseed(0.5)",
+    "SELECT labevent_id FROM (SELECT labevent_id, random() AS r FROM labevents) WHERE r < 0.5",
+])
+def test_what_cannot_repeat_is_refused_with_the_way_out(episode: Any, sql: str) -> None:
+    with pytest.raises(ToolError) as refused:
+        _run(episode, sql)
+    assert refused.value.kind == "not_repeatable"
+    assert "seed" in refused.value.message, refused.value.message

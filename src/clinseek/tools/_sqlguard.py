@@ -64,6 +64,8 @@ _DENY_PREFIX = (
     "s3_",
 )
 _DENY_SUFFIX = ("_scan", "_metadata", "_schema")
+_RANDOM = frozenset({"rand", "random", "setseed", "gen_random_uuid", "uuid", "uuidv4"})
+"""Functions whose value differs on every call (or that reseed those): the same question would get another answer."""
 _FORBIDDEN_NODES = tuple(
     getattr(exp, n)
     for n in (
@@ -166,7 +168,8 @@ def check_sql(
             reads the real clock — ``now()``, ``current_timestamp``, ``uuidv7()``, ``ago()``, ... —
             and one-argument ``age()``: :func:`clinseek.episode.clock_names`), ``"too_large"`` (value builders such as
             ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
-            literal), ``"unknown_table"`` (a table not in this episode).
+            literal), ``"not_repeatable"`` (a sample without a seed, ``random()``, ``uuid()`` and the
+            like: the same text must give the same rows), ``"unknown_table"`` (a table not in this episode).
     """
     if len(sql) > MAX_SQL_CHARS:
         raise ToolError(
@@ -232,6 +235,18 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
         if isinstance(node, _FORBIDDEN_NODES):
             raise ToolError(
                 "read_only", f"{node.key.upper()} is not allowed; only read-only queries run here"
+            )
+        if isinstance(node, exp.TableSample) and not node.args.get("seed"):
+            raise ToolError(
+                "not_repeatable",
+                "a sample without a seed draws other rows on every call; give one: "
+                "USING SAMPLE 10 PERCENT (bernoulli, 42) or TABLESAMPLE reservoir(20 ROWS) REPEATABLE (42)",
+            )
+        if isinstance(node, exp.Func) and function_name(node) in _RANDOM:
+            raise ToolError(
+                "not_repeatable",
+                f"{function_name(node)}() gives another value on every call; the same question must get the same "
+                "answer: order by a column (e.g. ORDER BY hash(<key>)) or sample with a seed",
             )
         if isinstance(node, exp.Func) and _denied(function_name(node)):
             raise ToolError(
