@@ -211,18 +211,14 @@ class Executor:
 
     async def execute(self, job: Job) -> ResultRow:
         """Run one job; failures inside the loop come back as ``infra_error`` outcomes."""
-        return self.finish(job, await self.run(job))
+        return self.row(job, *await self.run(job))
 
     async def run(self, job: Job) -> tuple[AgentOutcome, float, str]:
         """Run one job up to its outcome: ``(outcome, latency_s, started_at)``, the rest of :meth:`row`'s
-        arguments (the local engine and a Ray worker build the row once its successors' requests have left)."""
+        arguments (a Ray worker builds the row once its next runs' requests have left)."""
         started_at, started = _now(), time.perf_counter()
         outcome = await (self._agent(job) if self.mode == "agent" else self._curated(job))
         return outcome, time.perf_counter() - started, started_at
-
-    def finish(self, job: Job, done: tuple[AgentOutcome, float, str]) -> ResultRow:
-        """The row of a job :meth:`run` brought to ``done`` (its outcome, latency and start)."""
-        return self.row(job, *done)
 
     def _base(self, job: Job) -> dict[str, Any]:
         q: Question = job.question

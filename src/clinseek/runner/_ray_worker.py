@@ -316,7 +316,7 @@ class EpisodeWorker:
         tails, self._tails = self._tails, []
         for key, executor, ticket, job, done in tails:
             try:
-                row = executor.error_row(job, done) if isinstance(done, Exception) else executor.finish(job, done)
+                row = executor.error_row(job, done) if isinstance(done, Exception) else executor.row(job, *done)
             except Exception as exc:  # a row that cannot be built is recorded as the local engine records it
                 row = executor.error_row(job, exc)
             self._done.setdefault(key, []).append((ticket, row))

@@ -300,9 +300,8 @@ async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "
             if shared.ray is not None:
                 ran = invalid + await shared.ray.run_jobs(jobs, executor, results, progress=progress)
             else:
-                ran = invalid + await run_jobs(jobs, routed(executor.run), executor.error_row, results,
-                                               concurrency=settings.run.concurrency, progress=progress,
-                                               finish=executor.finish)
+                ran = invalid + await run_jobs(jobs, routed(executor.execute), executor.error_row, results,
+                                               concurrency=settings.run.concurrency, progress=progress)
     finally:
         results.close()
         await anyio.to_thread.run_sync(executor.close)
