@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from clinseek.episode import clock_names, volatile_names
 from clinseek.errors import ToolError
 from clinseek.tools import ToolContext, get_tool
 
@@ -57,3 +58,15 @@ def test_what_cannot_repeat_is_refused_with_the_way_out(episode: Any, sql: str) 
         _run(episode, sql)
     assert refused.value.kind == "not_repeatable"
     assert "seed" in refused.value.message, refused.value.message
+
+
+def test_every_function_duckdb_marks_volatile_is_refused(episode: Any) -> None:
+    """The class, not the examples: every volatile function of the installed DuckDB's catalog (the wall clock's are
+    refused as ``clock`` first)."""
+    names = volatile_names()
+    assert {"random", "uuid", "setseed", "nextval", "current_query_id"} <= names
+    for name in sorted(names):
+        with pytest.raises(ToolError) as refused:
+            _run(episode, f'SELECT "{name}"() AS v')
+        expected = "clock" if f"{name}()" in clock_names().functions or name in clock_names().functions else "not_repeatable"
+        assert refused.value.kind == expected, (name, refused.value.kind, refused.value.message)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 import duckdb
 
@@ -68,6 +69,24 @@ def clock_names() -> ClockNames:
             if not _FOUND:
                 _FOUND.append(_derive())
     return _FOUND[0]
+
+
+@lru_cache(maxsize=1)
+def volatile_names() -> frozenset[str]:
+    """Lower-case names of the functions and macros of the installed DuckDB whose value may differ from call to call
+    with the same arguments (``duckdb_functions()`` stability ``VOLATILE``: ``random``, ``uuid``, ``setseed``,
+    ``current_query_id``, ``nextval``, ...), and every macro that calls one of them. Computed once per process.
+    """
+    con = duckdb.connect(":memory:")
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT lower(function_name), function_type, stability, macro_definition FROM duckdb_functions()"
+        ).fetchall()
+    finally:
+        con.close()
+    names = {name for name, _, stability, _ in rows if stability == "VOLATILE"}
+    _close_over_macros(names, set(), [(n, d.lower()) for n, kind, _, d in rows if kind == "macro" and d])
+    return frozenset(names)
 
 
 def _derive() -> ClockNames:

@@ -18,6 +18,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from ..episode import volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
 from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
@@ -64,8 +65,13 @@ _DENY_PREFIX = (
     "s3_",
 )
 _DENY_SUFFIX = ("_scan", "_metadata", "_schema")
-_RANDOM = frozenset({"rand", "random", "setseed", "gen_random_uuid", "uuid", "uuidv4"})
-"""Functions whose value differs on every call (or that reseed those): the same question would get another answer."""
+_SQLGLOT_VOLATILE = frozenset({"rand"})
+"""sqlglot's names of volatile functions whose DuckDB names differ (``random()`` parses as ``Rand``)."""
+
+
+def _volatile(name: str) -> bool:
+    """Whether the function ``name`` may give another value on every call (DuckDB's catalog, :func:`volatile_names`)."""
+    return name in _SQLGLOT_VOLATILE or name in volatile_names()
 _FORBIDDEN_NODES = tuple(
     getattr(exp, n)
     for n in (
@@ -168,8 +174,9 @@ def check_sql(
             reads the real clock — ``now()``, ``current_timestamp``, ``uuidv7()``, ``ago()``, ... —
             and one-argument ``age()``: :func:`clinseek.episode.clock_names`), ``"too_large"`` (value builders such as
             ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
-            literal), ``"not_repeatable"`` (a sample without a seed, ``random()``, ``uuid()`` and the
-            like: the same text must give the same rows), ``"unknown_table"`` (a table not in this episode).
+            literal), ``"not_repeatable"`` (a sample without a seed, and every function the installed
+            DuckDB marks volatile — ``random()``, ``uuid()``, ``setseed()``, ``nextval()``, ... —
+            :func:`clinseek.episode.volatile_names`: the same text must give the same rows), ``"unknown_table"`` (a table not in this episode).
     """
     if len(sql) > MAX_SQL_CHARS:
         raise ToolError(
@@ -242,11 +249,11 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
                 "a sample without a seed draws other rows on every call; give one: "
                 "USING SAMPLE 10 PERCENT (bernoulli, 42) or TABLESAMPLE reservoir(20 ROWS) REPEATABLE (42)",
             )
-        if isinstance(node, exp.Func) and function_name(node) in _RANDOM:
+        if isinstance(node, exp.Func) and _volatile(function_name(node)):
             raise ToolError(
                 "not_repeatable",
-                f"{function_name(node)}() gives another value on every call; the same question must get the same "
-                "answer: order by a column (e.g. ORDER BY hash(<key>)) or sample with a seed",
+                f"{function_name(node)}() may give another value (or do something) on every call; the same question "
+                "must get the same answer: order by a column (e.g. ORDER BY hash(<key>)) or sample with a seed",
             )
         if isinstance(node, exp.Func) and _denied(function_name(node)):
             raise ToolError(
