@@ -34,6 +34,43 @@ SCHEMAS = ("hosp", "icu", "ed", "note", "cxr", CANDIDATE_SCHEMA)
 DATABASES = frozenset({"memory", "system", "temp"})
 """The only databases a sealed episode database ever has (the store is never attached)."""
 
+_RARE_REWRITES = (
+    "aggregate_function_rewriter",
+    "top_n_window_elimination",
+    "outer_join_simplification",
+    "redundant_order_keys",
+    "regex_range",
+    "in_clause",
+    "empty_result_pullup",
+    "filter_pullup",
+    "cte_filter_pusher",
+    "sampling_pushdown",
+    "unnest_rewriter",
+    "type_pushdown",
+    "scalar_fn_pushdown",
+    "remote_pushdown",
+    "extension",
+    "grouping_sets",
+    "projection_placement",
+    "duplicate_groups",
+    "common_aggregate",
+    "reorder_filter",
+    "window_self_join",
+    "self_join_aggregate",
+    "aggregate_reuse",
+    "distinct_aggregate_rewrite",
+    "join_elimination",
+    "partial_aggregate_pushdown",
+)
+"""DuckDB 2.0.1 optimizers that each walk every plan (a few us per statement) to rewrite shapes a patient's query
+seldom has, and save little when it has them on one patient's rows: disabled together, -10 % DuckDB CPU on the
+benchmark's statements (``SELECT count(*)`` -20 %). Kept on purpose (docs/performance.md, session 13): the join
+order, filter pushdown, unused columns, top-N, limit pushdown and column lifetime (needed by big patients and comma
+joins); ``projection_pullup``, ``build_side_probe_side``, ``join_filter_pushdown`` and the CTE / delim-join
+optimizers (disabling them changes the ROW ORDER of queries without ORDER BY); ``common_subplan`` and
+``common_subexpressions`` (a query repeating a subquery or an expression runs it once: 1.3-1.4x slower without them
+on a 200k-row patient); ``row_group_pruner`` (ORDER BY ... LIMIT on 200k rows 1.9x slower without it)."""
+
 _SEALED_CONFIG: dict[str, str | int | bool] = {
     "threads": 1,
     # No asynchronous I/O threads: a sealed database reads no file and no network, yet DuckDB 2.0 starts 8 such
@@ -47,7 +84,14 @@ _SEALED_CONFIG: dict[str, str | int | bool] = {
     "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
     # Optimizations for large inputs cost more than they save on one patient's rows (benchmarks/question.py:
     # -30 % CPU on the SQL set; top-N queries -40 %): results are the same, only the plan differs.
-    "disabled_optimizers": "late_materialization,compressed_materialization,statistics_propagation",
+    "disabled_optimizers": ",".join(
+        (
+            "late_materialization",
+            "compressed_materialization",
+            "statistics_propagation",
+            *_RARE_REWRITES,
+        )
+    ),
 }
 
 _OBJECTS = (
