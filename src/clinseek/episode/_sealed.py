@@ -62,14 +62,15 @@ _RARE_REWRITES = (
     "join_elimination",
     "partial_aggregate_pushdown",
 )
-"""DuckDB 2.0.1 optimizers that each walk every plan (a few us per statement) to rewrite shapes a patient's query
-seldom has, and save little when it has them on one patient's rows: disabled together, -10 % DuckDB CPU on the
-benchmark's statements (``SELECT count(*)`` -20 %). Kept on purpose (docs/performance.md, session 13): the join
-order, filter pushdown, unused columns, top-N, limit pushdown and column lifetime (needed by big patients and comma
-joins); ``projection_pullup``, ``build_side_probe_side``, ``join_filter_pushdown`` and the CTE / delim-join
-optimizers (disabling them changes the ROW ORDER of queries without ORDER BY); ``common_subplan`` and
-``common_subexpressions`` (a query repeating a subquery or an expression runs it once: 1.3-1.4x slower without them
-on a 200k-row patient); ``row_group_pruner`` (ORDER BY ... LIMIT on 200k rows 1.9x slower without it)."""
+"""DuckDB 2.0.1 optimizers that each walk every plan (1-3 us per statement) to rewrite shapes a patient's query
+seldom has, and save little when it has them on one patient's rows. Disabled together: the bare statement of the
+SQL pairs' ``SELECT count(*)`` -5 to -8 % CPU, the other pairs within the noise; the same rows in the same order on
+every EHRSQL 2024 gold query run in the demo's episodes, no query of a 215k-row patient slower (docs/performance.md,
+session 13). Kept on purpose: the join order (a self-join 2.7x slower without it), filter pushdown, unused columns,
+top-N, limit pushdown, column lifetime; ``common_subplan`` (a subquery repeated three times 1.7-2.3x slower without
+it) and ``common_subexpressions``; ``row_group_pruner`` (``ORDER BY ... LIMIT`` on 215k rows 1.9x slower);
+``projection_pullup``, ``build_side_probe_side``, ``join_filter_pushdown`` and the CTE / delim-join optimizers
+(disabled, queries without ORDER BY give their rows in another order)."""
 
 _SEALED_CONFIG: dict[str, str | int | bool] = {
     "threads": 1,
