@@ -82,7 +82,7 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     text, cut = render_rows(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
     data = {"columns": list(result.columns), "rows": [list(r) for r in result.rows], "row_count": total,
             "types": list(result.types), **extra}
-    return ToolResult(ok=True, content=note + text, data=data, truncated=cut)
+    return ToolResult.table(note + text, data, cut)
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:

@@ -14,6 +14,7 @@ from ._limits import Limits
 from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
+_NONE = type(None)
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
 Narrow = str | Callable[[int], str]
@@ -128,13 +129,18 @@ def _render_grid(title: str | None, rows: Rows, limits: Limits, narrow: Narrow) 
     lines.append("|".join([_header(rows.columns[i]) for i in keep]))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
-    shown = 0
-    for line in map("|".join, zip(*grid, strict=True)) if len(grid) > 1 else grid[0]:
-        budget -= len(line) + 1
-        if budget < 0 and shown:
-            break
-        lines.append(line)
-        shown += 1
+    body = list(map("|".join, zip(*grid, strict=True))) if len(grid) > 1 else grid[0]
+    if sum(map(len, body)) + len(body) <= budget:  # every row fits
+        lines += body
+        shown = len(body)
+    else:
+        shown = 0
+        for line in body:
+            budget -= len(line) + 1
+            if budget < 0 and shown:
+                break
+            lines.append(line)
+            shown += 1
     cut = rows.truncated or shown < len(rows.rows)
     if cut:
         lines.append(_notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
@@ -155,17 +161,29 @@ def _render_one(title: str | None, rows: Rows, cap: int, narrow: Narrow) -> tupl
 
 
 def _format_column(values: tuple[Any, ...], cap: int) -> list[str]:
-    """The cells of one column, formatted as :func:`format_value` does (timestamps as :func:`_format_times`)."""
+    """The cells of one column, formatted as :func:`format_value` does (timestamps as :func:`_format_times`).
+
+    A column of one kind (NULLs aside) is formatted in one pass: text that needs no escape and no cut as it is
+    (checked on the column at once), integers with ``str``, floats as :func:`format_value` writes them.
+    """
     kinds = set(map(type, values))
-    kinds.discard(type(None))
+    nulls = _NONE in kinds
+    if nulls:
+        kinds.discard(_NONE)
     if len(kinds) == 1:
         kind = kinds.pop()
+        if kind is str:
+            present = [v for v in values if v is not None] if nulls else values
+            joined = "".join(present)
+            if "|" in joined or "\\" in joined or "\n" in joined or "\r" in joined or max(map(len, present)) > cap:
+                return ["" if v is None else _format_text(v, cap) for v in values]
+            return ["" if v is None else v for v in values] if nulls else list(values)
         if kind is dt.datetime:
             return _format_times(values)
         if kind is int:
-            return ["" if v is None else str(v) for v in values]
-        if kind is str:
-            return ["" if v is None else _format_text(v, cap) for v in values]
+            return ["" if v is None else str(v) for v in values] if nulls else list(map(str, values))
+        if kind is float:
+            return ["" if v is None else "NaN" if v != v else f"{v:.10g}" for v in values]
     return [format_value(v, cap) for v in values]
 
 
@@ -174,14 +192,20 @@ def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
     when a time has a fraction); a time on the same date as the one in the row just above shows only its time
     of day."""
     minutes = not any(v is not None and (v.second or v.microsecond) for v in values)
-    out: list[str] = []
+    spec = "minutes" if minutes else "auto"
+    if None not in values:  # each time's date against the one above
+        texts = [v.isoformat(" ", spec) for v in values]  # type: ignore[union-attr]
+        out = texts[:1]
+        out += [text[11:] if text[:10] == above[:10] else text for above, text in zip(texts, texts[1:])]
+        return out
+    out = []
     above = ""
     for value in values:
         if value is None:
             out.append("")
             above = ""
             continue
-        text = value.isoformat(" ", "minutes") if minutes else value.isoformat(" ")
+        text = value.isoformat(" ", spec)
         day = text[:10]
         out.append(text[11:] if day == above else text)
         above = day
@@ -213,8 +237,8 @@ def _split_columns(
         values = columns[i]
         value = values[0]
         if n > 1:  # one row: its values are trivially uniform (and a NaN, unequal to itself, is not NULL either)
-            kind = type(value)
-            if not all(v == value and type(v) is kind for v in values):
+            kind = type(value)  # count() first (in C; it takes an identical value as equal, so all() decides)
+            if values.count(value) != n or not all(v == value and type(v) is kind for v in values):
                 keep.append(i)
                 continue
         if value is None:

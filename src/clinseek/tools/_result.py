@@ -6,6 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+_set = object.__setattr__
+_TABLE_FIELDS = frozenset({"ok", "content", "data", "truncated"})
+
 
 class ToolResult(BaseModel):
     """The outcome of one tool call: text for the model plus structured data for the loop.
@@ -31,6 +34,25 @@ class ToolResult(BaseModel):
     """Wall-clock seconds the call took, including argument validation."""
     images: tuple[str, ...] = ()
     """Paths of images the tool produced (imaging tools); never base64."""
+
+    @classmethod
+    def table(cls, content: str, data: dict[str, Any], truncated: bool) -> ToolResult:
+        """A successful result (``ok=True``) of a tool's own values, built without validation: exactly what
+        ``ToolResult(ok=True, content=content, data=data, truncated=truncated)`` gives (the same fields, the same
+        fields set), without running pydantic's validator (a warm ``ehr.run_sql_query`` call's hot path).
+
+        Args:
+            content: the text (a ``str``).
+            data: the structured output, a new ``dict`` with ``str`` keys that the result then owns.
+            truncated: a ``bool``.
+        """
+        result = cls.__new__(cls)
+        _set(result, "__dict__", {"ok": True, "content": content, "error_kind": None, "data": data,
+                                  "truncated": truncated, "elapsed_s": 0.0, "images": ()})
+        _set(result, "__pydantic_fields_set__", set(_TABLE_FIELDS))
+        _set(result, "__pydantic_extra__", None)
+        _set(result, "__pydantic_private__", None)
+        return result
 
     @classmethod
     def failed(cls, kind: str, message: str) -> ToolResult:
