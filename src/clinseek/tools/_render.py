@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from operator import attrgetter, eq, itemgetter, methodcaller
 from typing import Any
 
 from ._limits import Limits
@@ -15,6 +16,7 @@ from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
 _NONE = type(None)
+_SECOND, _MICROSECOND, _DAY = attrgetter("second"), attrgetter("microsecond"), itemgetter(slice(None, 10))
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
 Narrow = str | Callable[[int], str]
@@ -102,7 +104,7 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     if not rows.rows:
         return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
-    if len(rows.rows) == 1 and any(v is not None for v in rows.rows[0]):
+    if len(rows.rows) == 1 and rows.rows[0].count(None) != len(rows.rows[0]):  # one row with a value
         return _render_one(title, rows, cap, narrow)
     return _render_grid(title, rows, limits, narrow)
 
@@ -126,7 +128,7 @@ def _render_grid(title: str | None, rows: Rows, limits: Limits, narrow: Narrow) 
         if cut:
             lines.append(_notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), cut
-    lines.append("|".join([_header(rows.columns[i]) for i in keep]))
+    lines.append(_headers([rows.columns[i] for i in keep]))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
     body = list(map("|".join, zip(*grid, strict=True))) if len(grid) > 1 else grid[0]
@@ -153,7 +155,7 @@ def _render_one(title: str | None, rows: Rows, cap: int, narrow: Narrow) -> tupl
     row of NULLs only takes the general path). The header and the row always fit (the first row is never cut)."""
     cells = [_format_times((v,))[0] if type(v) is dt.datetime else format_value(v, cap) for v in rows.rows[0]]
     lines = [f"{title}: {_count(rows)}"] if title is not None else []
-    lines.append("|".join([_header(name) for name in rows.columns]))
+    lines.append(_headers(rows.columns))
     lines.append("|".join(cells))
     if rows.truncated:
         lines.append(_notice(1, rows, narrow, chars_cut=False))
@@ -191,13 +193,18 @@ def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
     """A timestamp column: to the minute when every time is on a whole minute (else to the second, or finer
     when a time has a fraction); a time on the same date as the one in the row just above shows only its time
     of day."""
+    if None not in values:  # in one pass per step (C loops); each time's date against the one above
+        spec = "auto" if any(map(_SECOND, values)) or any(map(_MICROSECOND, values)) else "minutes"
+        texts = list(map(methodcaller("isoformat", " ", spec), values))
+        days = list(map(_DAY, texts))
+        if not any(map(eq, days, days[1:])):
+            return texts
+        out = texts[:1]
+        later = zip(days, days[1:], texts[1:], strict=False)  # each row but the first, with the date above it
+        out += [text[11:] if day == above else text for above, day, text in later]
+        return out
     minutes = not any(v is not None and (v.second or v.microsecond) for v in values)
     spec = "minutes" if minutes else "auto"
-    if None not in values:  # each time's date against the one above
-        texts = [v.isoformat(" ", spec) for v in values]  # type: ignore[union-attr]
-        out = texts[:1]
-        out += [text[11:] if text[:10] == above[:10] else text for above, text in zip(texts, texts[1:])]
-        return out
     out = []
     above = ""
     for value in values:
@@ -210,6 +217,14 @@ def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
         out.append(text[11:] if day == above else text)
         above = day
     return out
+
+
+def _headers(names: Sequence[str]) -> str:
+    """The header line: the names joined by ``|``, each escaped as :func:`_header` does (checked on the line at once)."""
+    line = "|".join(names)
+    if "\n" in line or line.count("|") != len(names) - 1:
+        return "|".join([_header(name) for name in names])
+    return line
 
 
 def _header(name: str) -> str:
