@@ -48,23 +48,6 @@ SOURCE_TOKEN = "__clinseek_source__"
 """Where :meth:`Episode.read` puts the policy's select in a statement written for the store."""
 
 
-def _read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.Statement:
-    """The one read-only statement of ``sql``, parsed by DuckDB (``extract_statements``) and run as parsed.
-
-    Kept per thread by text, with the check's verdict: a parse holds no data (the same text parses the same
-    way in every episode), tools send the same texts again and again with other parameters, and DuckDB's
-    parser costs ~0.5 ms for a tool's query.
-
-    Raises:
-        EpisodeQueryError: ``kind="read_only"``: not exactly one read-only statement.
-        duckdb.ParserException: DuckDB cannot parse ``sql`` (not kept).
-    """
-    checked = _READ_ONLY.get(con, sql)
-    if isinstance(checked, str):
-        raise EpisodeQueryError("read_only", checked)
-    return checked
-
-
 def _checked(statements: list[duckdb.Statement]) -> duckdb.Statement | str:
     """The one statement if it is read-only, else why not."""
     if len(statements) != 1:
@@ -78,7 +61,12 @@ def _checked(statements: list[duckdb.Statement]) -> duckdb.Statement | str:
 _READ_ONLY: TextCache[duckdb.Statement | str] = TextCache(
     256, lambda con, sql: _checked(con.extract_statements(sql))
 )
-"""DuckDB's parse of a query with :func:`_checked`'s verdict, per thread by text."""
+"""The one read-only statement of a query, parsed by DuckDB (``extract_statements``) and run as parsed, or
+:func:`_checked`'s refusal text (raised as ``EpisodeQueryError("read_only")``); a text DuckDB cannot parse raises
+``duckdb.ParserException`` (not kept).
+
+Kept per thread by text: a parse holds no data (the same text parses the same way in every episode), tools send
+the same texts again and again with other parameters, and DuckDB's parser costs ~0.5 ms for a tool's query."""
 
 
 def _result(shape: tuple[tuple[str, ...], tuple[str, ...]], rows: list[tuple[Any, ...]], max_rows: int) -> QueryResult:
@@ -239,7 +227,9 @@ class Episode:
             duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
         """
         with self._lock:
-            con = self._open()
+            con = self._con
+            if con is None or self._closed:
+                con = self._open()  # raises
             return self._execute(con, sql, params, tables, max_rows, timeout_s)
 
     def read(
@@ -322,8 +312,11 @@ class Episode:
         max_rows: int,
         timeout_s: float,
     ) -> QueryResult:
-        """:meth:`execute` with the lock held."""
-        statement = _read_only_statement(con, sql)
+        """:meth:`execute` with the lock held: the statement (DuckDB's kept parse), the tables it reads loaded, then
+        at most ``max_rows + 1`` rows under the time limit (one frame: a warm query's fixed cost)."""
+        statement = _READ_ONLY.get(con, sql)
+        if isinstance(statement, str):
+            raise EpisodeQueryError("read_only", statement)
         if self._pending and (tables is None or not self._ready.issuperset(tables)):
             names = self._pending if tables is None else self._named(tables)
             if names:
@@ -331,32 +324,6 @@ class Episode:
             if tables is not None:
                 self._ready.update(tables)  # each is loaded now, or not a table of the episode (never loaded)
         shape = self._shapes.get(sql) if params is None else None
-        rows, desc = self._run(con, statement, params, max_rows, timeout_s, describe=shape is None)
-        if shape is None:
-            shape = (tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc]))
-            if params is None:
-                self._shapes[sql] = shape
-        return _result(shape, rows, max_rows)
-
-    def _named(self, tables: Collection[str]) -> set[str]:
-        found = set()
-        for name in tables:
-            qualified = self._by_name.get(name.strip().lower())
-            if qualified is not None and qualified in self._pending:
-                found.add(qualified)
-        return found
-
-    def _run(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        statement: duckdb.Statement,
-        params: Sequence[Any] | None,
-        max_rows: int,
-        timeout_s: float,
-        *,
-        describe: bool = True,
-    ) -> tuple[list[tuple[Any, ...]], list[Any]]:
-        """Rows (at most ``max_rows + 1``) and description (``[]`` unless ``describe``) of one query, under the time limit."""
         watch = self._watch
         with self._irq_lock:  # an interrupt meant for the query before this one cannot reach this one
             watch.start(timeout_s)
@@ -365,14 +332,27 @@ class Episode:
                 raise EpisodeTimeout(timeout_s)
             cur = con.execute(statement, list(params) if params is not None else None)
             rows = cur.fetchmany(max_rows + 1)
-            desc = (cur.description or []) if describe else []
+            if shape is None:  # the same text without parameters has the same result shape (see _shapes)
+                desc = cur.description or []
+                shape = (tuple([d[0] for d in desc]), tuple([str(d[1]) for d in desc]))
+                if params is None:
+                    self._shapes[sql] = shape
             if len(rows) > max_rows:
                 cur.abort()  # drop the unread rest: the connection is free for the next load/query (fewer rows: none left)
+                return QueryResult(shape[0], shape[1], rows[:max_rows], True, None)
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
         finally:
             watch.stop()
-        return rows, desc
+        return QueryResult(shape[0], shape[1], rows, False, len(rows))  # fetchmany gives a new list of tuples
+
+    def _named(self, tables: Collection[str]) -> set[str]:
+        found = set()
+        for name in tables:
+            qualified = self._by_name.get(name.strip().lower())
+            if qualified is not None and qualified in self._pending:
+                found.add(qualified)
+        return found
 
     def _load(self, names: Collection[str]) -> None:
         assert self._loader is not None and self._con is not None

@@ -50,7 +50,8 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         sql_query: the query, e.g. "SELECT charttime, valuenum FROM labevents WHERE itemid = 50912 ORDER BY charttime".
         subject_id: optional; must be this episode's patient if given.
     """
-    check_subject(ctx, subject_id)
+    if subject_id is not None:
+        check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
     episode = ctx.episode
@@ -69,20 +70,22 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         except ToolError:
             raise _explained(err, verdict.note) from None  # DuckDB's complaint about what was written
         verdict, query = retry, retry.query
-    note = verdict.note + "\n" if verdict.note is not None else ""
-    extra = {"dialect": "sqlite"} if verdict.note is not None else {}
     if not result.rows:
+        extra = {"dialect": "sqlite"} if verdict.note is not None else {}
         return ToolResult(
             ok=True,
-            content=note + "The query ran and returned no rows.",
+            content=(verdict.note + "\n" if verdict.note is not None else "") + "The query ran and returned no rows.",
             data={"columns": list(result.columns), "types": list(result.types), "rows": [], "row_count": 0, **extra},
         )
     total = result.row_count if result.row_count is not None else _count_rows(ctx, query)
     rows = Rows(result.columns, result.rows, total, result.truncated)
     text, cut = render_rows(None, rows, ctx.limits, narrow=functools.partial(_next_page, ctx, query.sql))
     data = {"columns": list(result.columns), "rows": [list(r) for r in result.rows], "row_count": total,
-            "types": list(result.types), **extra}
-    return ToolResult(ok=True, content=note + text, data=data, truncated=cut)
+            "types": list(result.types)}
+    if verdict.note is not None:  # read as SQLite: the result says so first
+        data["dialect"] = "sqlite"
+        text = f"{verdict.note}\n{text}"
+    return ToolResult(ok=True, content=text, data=data, truncated=cut)
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:

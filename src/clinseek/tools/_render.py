@@ -8,12 +8,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from operator import attrgetter, eq, itemgetter, methodcaller
 from typing import Any
 
 from ._limits import Limits
 from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
+_NONE = type(None)
+_SECOND, _MICROSECOND, _DAY = attrgetter("second"), attrgetter("microsecond"), itemgetter(slice(None, 10))
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
 Narrow = str | Callable[[int], str]
@@ -101,7 +104,7 @@ def render_rows(title: str | None, rows: Rows, limits: Limits, *, narrow: Narrow
     if not rows.rows:
         return (f"{title}: no rows." if title is not None else "No rows."), False
     cap = limits.max_cell_chars
-    if len(rows.rows) == 1 and any(v is not None for v in rows.rows[0]):
+    if len(rows.rows) == 1 and rows.rows[0].count(None) != len(rows.rows[0]):  # one row with a value
         return _render_one(title, rows, cap, narrow)
     return _render_grid(title, rows, limits, narrow)
 
@@ -125,16 +128,21 @@ def _render_grid(title: str | None, rows: Rows, limits: Limits, narrow: Narrow) 
         if cut:
             lines.append(_notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), cut
-    lines.append("|".join([_header(rows.columns[i]) for i in keep]))
+    lines.append(_headers([rows.columns[i] for i in keep]))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
-    shown = 0
-    for line in map("|".join, zip(*grid, strict=True)) if len(grid) > 1 else grid[0]:
-        budget -= len(line) + 1
-        if budget < 0 and shown:
-            break
-        lines.append(line)
-        shown += 1
+    body = list(map("|".join, zip(*grid, strict=True))) if len(grid) > 1 else grid[0]
+    if sum(map(len, body)) + len(body) <= budget:  # every row fits
+        lines += body
+        shown = len(body)
+    else:
+        shown = 0
+        for line in body:
+            budget -= len(line) + 1
+            if budget < 0 and shown:
+                break
+            lines.append(line)
+            shown += 1
     cut = rows.truncated or shown < len(rows.rows)
     if cut:
         lines.append(_notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
@@ -147,7 +155,7 @@ def _render_one(title: str | None, rows: Rows, cap: int, narrow: Narrow) -> tupl
     row of NULLs only takes the general path). The header and the row always fit (the first row is never cut)."""
     cells = [_format_times((v,))[0] if type(v) is dt.datetime else format_value(v, cap) for v in rows.rows[0]]
     lines = [f"{title}: {_count(rows)}"] if title is not None else []
-    lines.append("|".join([_header(name) for name in rows.columns]))
+    lines.append(_headers(rows.columns))
     lines.append("|".join(cells))
     if rows.truncated:
         lines.append(_notice(1, rows, narrow, chars_cut=False))
@@ -155,17 +163,29 @@ def _render_one(title: str | None, rows: Rows, cap: int, narrow: Narrow) -> tupl
 
 
 def _format_column(values: tuple[Any, ...], cap: int) -> list[str]:
-    """The cells of one column, formatted as :func:`format_value` does (timestamps as :func:`_format_times`)."""
+    """The cells of one column, formatted as :func:`format_value` does (timestamps as :func:`_format_times`).
+
+    A column of one kind (NULLs aside) is formatted in one pass: text that needs no escape and no cut as it is
+    (checked on the column at once), integers with ``str``, floats as :func:`format_value` writes them.
+    """
     kinds = set(map(type, values))
-    kinds.discard(type(None))
+    nulls = _NONE in kinds
+    if nulls:
+        kinds.discard(_NONE)
     if len(kinds) == 1:
         kind = kinds.pop()
+        if kind is str:
+            present = [v for v in values if v is not None] if nulls else values
+            joined = "".join(present)
+            if "|" in joined or "\\" in joined or "\n" in joined or "\r" in joined or max(map(len, present)) > cap:
+                return ["" if v is None else _format_text(v, cap) for v in values]
+            return ["" if v is None else v for v in values] if nulls else list(values)
         if kind is dt.datetime:
             return _format_times(values)
         if kind is int:
-            return ["" if v is None else str(v) for v in values]
-        if kind is str:
-            return ["" if v is None else _format_text(v, cap) for v in values]
+            return ["" if v is None else str(v) for v in values] if nulls else list(map(str, values))
+        if kind is float:
+            return ["" if v is None else "NaN" if v != v else f"{v:.10g}" for v in values]
     return [format_value(v, cap) for v in values]
 
 
@@ -173,19 +193,38 @@ def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
     """A timestamp column: to the minute when every time is on a whole minute (else to the second, or finer
     when a time has a fraction); a time on the same date as the one in the row just above shows only its time
     of day."""
+    if None not in values:  # in one pass per step (C loops); each time's date against the one above
+        spec = "auto" if any(map(_SECOND, values)) or any(map(_MICROSECOND, values)) else "minutes"
+        texts = list(map(methodcaller("isoformat", " ", spec), values))
+        days = list(map(_DAY, texts))
+        if not any(map(eq, days, days[1:])):
+            return texts
+        out = texts[:1]
+        later = zip(days, days[1:], texts[1:], strict=False)  # each row but the first, with the date above it
+        out += [text[11:] if day == above else text for above, day, text in later]
+        return out
     minutes = not any(v is not None and (v.second or v.microsecond) for v in values)
-    out: list[str] = []
+    spec = "minutes" if minutes else "auto"
+    out = []
     above = ""
     for value in values:
         if value is None:
             out.append("")
             above = ""
             continue
-        text = value.isoformat(" ", "minutes") if minutes else value.isoformat(" ")
+        text = value.isoformat(" ", spec)
         day = text[:10]
         out.append(text[11:] if day == above else text)
         above = day
     return out
+
+
+def _headers(names: Sequence[str]) -> str:
+    """The header line: the names joined by ``|``, each escaped as :func:`_header` does (checked on the line at once)."""
+    line = "|".join(names)
+    if "\n" in line or line.count("|") != len(names) - 1:
+        return "|".join([_header(name) for name in names])
+    return line
 
 
 def _header(name: str) -> str:
@@ -213,8 +252,8 @@ def _split_columns(
         values = columns[i]
         value = values[0]
         if n > 1:  # one row: its values are trivially uniform (and a NaN, unequal to itself, is not NULL either)
-            kind = type(value)
-            if not all(v == value and type(v) is kind for v in values):
+            kind = type(value)  # count() first (in C; it takes an identical value as equal, so all() decides)
+            if values.count(value) != n or not all(v == value and type(v) is kind for v in values):
                 keep.append(i)
                 continue
         if value is None:
