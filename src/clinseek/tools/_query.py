@@ -39,20 +39,11 @@ def run_query(
             ``"sql_error"`` (or the episode's ``"read_only"``) for a failing model-written query; the
             DuckDB exception is its ``__cause__`` (``duckdb.BinderException``: rejected before running).
     """
-    limits = ctx.limits
-    try:  # _guarded's handling, written out: the hot path of a warm query makes no closure
-        return ctx.episode.execute(sql, params, tables=tables, max_rows=limits.max_rows if max_rows is None else max_rows,
-                                   timeout_s=limits.sql_timeout_s)
-    except (EpisodeTimeout, duckdb.InterruptException):
-        raise _timeout(ctx) from None
-    except EpisodeQueryError as err:
-        if not from_model:
-            raise
-        raise ToolError(err.kind, _first_line(err.message)) from None
-    except duckdb.Error as err:
-        if not from_model:
-            raise
-        raise ToolError("sql_error", _first_line(str(err))) from err  # DuckDB's text names its kind
+    limit = ctx.limits.max_rows if max_rows is None else max_rows
+    return _guarded(
+        ctx, lambda: ctx.episode.execute(sql, params, tables=tables, max_rows=limit, timeout_s=ctx.limits.sql_timeout_s),
+        from_model=from_model,
+    )
 
 
 def run_read(
@@ -84,7 +75,11 @@ def _guarded(ctx: ToolContext, run: Callable[[], QueryResult], *, from_model: bo
     try:
         return run()
     except (EpisodeTimeout, duckdb.InterruptException):
-        raise _timeout(ctx) from None
+        raise ToolError(
+            "timeout",
+            f"the query ran longer than {ctx.limits.sql_timeout_s:g} s and was stopped; "
+            "narrow it (a time window, fewer joins, LIMIT)",
+        ) from None
     except EpisodeQueryError as err:
         if not from_model:
             raise
@@ -93,14 +88,6 @@ def _guarded(ctx: ToolContext, run: Callable[[], QueryResult], *, from_model: bo
         if not from_model:
             raise
         raise ToolError("sql_error", _first_line(str(err))) from err  # DuckDB's text names its kind
-
-
-def _timeout(ctx: ToolContext) -> ToolError:
-    return ToolError(
-        "timeout",
-        f"the query ran longer than {ctx.limits.sql_timeout_s:g} s and was stopped; "
-        "narrow it (a time window, fewer joins, LIMIT)",
-    )
 
 
 def _first_line(message: str) -> str:
