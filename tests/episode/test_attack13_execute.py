@@ -13,7 +13,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import Episode, EpisodeError, EpisodeKey, EpisodeQueryError, EpisodeTimeout, build_episode
+from clinseek.episode import (
+    Episode,
+    EpisodeError,
+    EpisodeKey,
+    EpisodeQueryError,
+    EpisodeTimeout,
+    build_episode,
+)
 from policy.crafted import S, T
 
 _SLOW = "SELECT count(*) FROM range(100000000) a, range(100000000) b WHERE a.range + b.range = -1"
