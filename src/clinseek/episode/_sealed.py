@@ -34,47 +34,6 @@ SCHEMAS = ("hosp", "icu", "ed", "note", "cxr", CANDIDATE_SCHEMA)
 DATABASES = frozenset({"memory", "system", "temp"})
 """The only databases a sealed episode database ever has (the store is never attached)."""
 
-_RARE_REWRITES = (
-    "aggregate_function_rewriter",
-    "outer_join_simplification",
-    "redundant_order_keys",
-    "regex_range",
-    "in_clause",
-    "empty_result_pullup",
-    "filter_pullup",
-    "sampling_pushdown",
-    "unnest_rewriter",
-    "type_pushdown",
-    "scalar_fn_pushdown",
-    "remote_pushdown",
-    "extension",
-    "grouping_sets",
-    "projection_placement",
-    "duplicate_groups",
-    "common_aggregate",
-    "reorder_filter",
-    "window_self_join",
-    "self_join_aggregate",
-    "aggregate_reuse",
-    "distinct_aggregate_rewrite",
-    "join_elimination",
-)
-"""DuckDB 2.0.1 optimizers that each walk every plan (1-3 us per statement) to rewrite shapes a patient's query
-seldom has, and save little when it has them on one patient's rows. Disabled together: the bare statement of the
-SQL pairs' ``SELECT count(*)`` -5 to -8 % CPU, the other pairs within the noise; the same rows in the same order on
-every EHRSQL 2024 gold query run in the demo's episodes (docs/performance.md, session 13). Two change what a big
-patient's query gives (tests/episode/test_attack13_optimizers.py, strict xfails) and stay off because they save
-30-45 % on a demo patient: ``in_clause`` (on 215k rows a constant IN list gives its rows in another order, a float
-sum other low bits; 253 values 3.8x slower, 3,000 values 15x) and ``window_self_join`` (``avg() OVER (PARTITION BY
-...)`` other low bits and another order). Kept on purpose: the join order (a self-join 2.7x slower without it),
-filter pushdown, unused columns, top-N, limit pushdown, column lifetime; ``top_n_window_elimination`` (the latest
-row per group, ``row_number() OVER (PARTITION BY ...) = 1``: 2.4x slower on a demo patient, 10x on 215k rows,
-another row order), ``cte_filter_pusher`` and ``partial_aggregate_pushdown`` (a CTE used twice, a grouped RIGHT
-JOIN: another row order on 215k rows, 1.3-1.5x slower); ``common_subplan`` (a subquery repeated three times
-1.7-2.3x slower without it) and ``common_subexpressions``; ``row_group_pruner`` (``ORDER BY ... LIMIT`` on 215k
-rows 1.9x slower); ``projection_pullup``, ``build_side_probe_side``, ``join_filter_pushdown`` and the CTE /
-delim-join optimizers (disabled, queries without ORDER BY give their rows in another order)."""
-
 _SEALED_CONFIG: dict[str, str | int | bool] = {
     "threads": 1,
     # No asynchronous I/O threads: a sealed database reads no file and no network, yet DuckDB 2.0 starts 8 such
@@ -88,14 +47,7 @@ _SEALED_CONFIG: dict[str, str | int | bool] = {
     "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
     # Optimizations for large inputs cost more than they save on one patient's rows (benchmarks/question.py:
     # -30 % CPU on the SQL set; top-N queries -40 %): results are the same, only the plan differs.
-    "disabled_optimizers": ",".join(
-        (
-            "late_materialization",
-            "compressed_materialization",
-            "statistics_propagation",
-            *_RARE_REWRITES,
-        )
-    ),
+    "disabled_optimizers": "late_materialization,compressed_materialization,statistics_propagation",
 }
 
 _OBJECTS = (
