@@ -339,12 +339,11 @@ class Episode:
                     self._shapes[sql] = shape
             if len(rows) > max_rows:
                 cur.abort()  # drop the unread rest: the connection is free for the next load/query (fewer rows: none left)
-                return QueryResult(shape[0], shape[1], rows[:max_rows], True, None)
         except duckdb.InterruptException:
             raise EpisodeTimeout(timeout_s) from None
         finally:
             watch.stop()
-        return QueryResult(shape[0], shape[1], rows, False, len(rows))  # fetchmany gives a new list of tuples
+        return _result(shape, rows, max_rows)
 
     def _named(self, tables: Collection[str]) -> set[str]:
         found = set()

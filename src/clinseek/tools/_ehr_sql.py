@@ -50,8 +50,7 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         sql_query: the query, e.g. "SELECT charttime, valuenum FROM labevents WHERE itemid = 50912 ORDER BY charttime".
         subject_id: optional; must be this episode's patient if given.
     """
-    if subject_id is not None:
-        check_subject(ctx, subject_id)
+    check_subject(ctx, subject_id)
     if not sql_query.strip():
         raise ToolError("bad_argument", "sql_query is empty")
     episode = ctx.episode
