@@ -227,9 +227,7 @@ class Episode:
             duckdb.Error: DuckDB rejected the query (syntax, unknown table, refused file access, ...).
         """
         with self._lock:
-            con = self._con
-            if con is None or self._closed:
-                con = self._open()  # raises
+            con = self._open()
             return self._execute(con, sql, params, tables, max_rows, timeout_s)
 
     def read(
