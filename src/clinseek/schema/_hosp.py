@@ -454,11 +454,25 @@ HOSP: tuple[Table, ...] = (
         "Name/value details of provider orders (e.g. admit to, code status, discharge planning).",
         parse_columns(
             "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, field_name VARCHAR event, "
-            "field_value VARCHAR event"
+            "field_value VARCHAR reference",
+            None,
+            {
+                "field_value": "a consult's 'Consult Status' and 'Consult Status Time' are set when the consult is "
+                "answered (up to days after the order): NULL until that time; other fields (admit to, code "
+                "status, discharge planning, ...) are known with the order",
+            },
         ),
         key=("poe_id", "field_name"),
         event_time=EventTime(
             "parent_time", parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",)
+        ),
+        references=(
+            (
+                "field_value",
+                "CASE WHEN t.field_name IN ('Consult Status', 'Consult Status Time') THEN (SELECT "
+                "min(try_cast(s.field_value AS TIMESTAMP)) FROM hosp.poe_detail s WHERE s.poe_id = t.poe_id "
+                "AND s.field_name = 'Consult Status Time') ELSE TIMESTAMP '-infinity' END",
+            ),
         ),
     ),
     Table(
