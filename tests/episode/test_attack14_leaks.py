@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,67 @@ def test_attack14_sequence_gaps_do_not_count_hidden_rows(
     counted, later = _revealed(demo_store, table, seq, time, subject, cutoff)
     assert later > 0 or counted == 0, "the probe must straddle hidden rows"
     assert counted == 0, f"{counted} hidden {table} rows (charted at or after the cutoff) counted by the gaps"
+
+
+# A visible row must not name a row the episode does not hold yet: the id of a later row is itself news (an order
+# placed days later; poe_seq, dense per patient, counts the orders until then). (child table, column, parent
+# table, parent column)
+_REFERENCES = [
+    ("prescriptions", "poe_id", "poe", "poe_id"),
+    ("pharmacy", "poe_id", "poe", "poe_id"),
+    ("emar", "poe_id", "poe", "poe_id"),
+    ("emar", "pharmacy_id", "pharmacy", "pharmacy_id"),
+    ("emar_detail", "pharmacy_id", "pharmacy", "pharmacy_id"),
+    ("poe", "discontinue_of_poe_id", "poe", "poe_id"),
+    ("poe", "discontinued_by_poe_id", "poe", "poe_id"),
+    ("prescriptions", "pharmacy_id", "pharmacy", "pharmacy_id"),
+    ("emar_detail", "emar_id", "emar", "emar_id"),
+    ("poe_detail", "poe_id", "poe", "poe_id"),
+]
+
+# inside admissions of several demo patients (the first: a prescription started 2201-10-31 names order
+# 10027602-432, placed 2201-11-16, while the last visible order is 10027602-90)
+_INSIDE = [
+    (10027602, datetime(2201, 11, 1)),
+    (10035631, datetime(2116, 3, 8, 15, 31, 1)),
+    (10039708, datetime(2140, 1, 25)),
+    (10029291, datetime(2123, 2, 21)),
+    (10014354, datetime(2148, 8, 25)),
+]
+
+
+@pytest.mark.parametrize(("subject", "cutoff"), _INSIDE)
+def test_attack14_no_visible_row_names_a_row_not_yet_visible(demo_store: Path, subject: int, cutoff: datetime) -> None:
+    unseen: dict[tuple[str, str], list[Any]] = {}
+    with build_episode(demo_store, EpisodeKey(subject, cutoff)) as ep:
+        for child, column, parent, key in _REFERENCES:
+            unseen[child, column] = [
+                v for (v,) in ep.execute(
+                    f"SELECT DISTINCT c.{column} FROM {child} c WHERE c.{column} IS NOT NULL "
+                    f"AND c.{column} NOT IN (SELECT p.{key} FROM {parent} p WHERE p.{key} IS NOT NULL)"
+                ).rows
+            ]
+        seqs = ep.execute("SELECT (SELECT max(poe_seq) FROM poe), (SELECT max(poe_seq) FROM prescriptions)").rows[0]
+    con = connect_store(demo_store)
+    try:  # a name of a row the store lacks altogether (24 discontinue_of_poe_id in the demo) tells nothing
+        named = {
+            f"{child}.{column}": n
+            for (child, column, parent, key) in _REFERENCES
+            if (ids := unseen[child, column])
+            and (n := con.execute(
+                f"SELECT count(*) FROM hosp.{parent} WHERE subject_id = ? AND list_contains(?, {key})", [subject, ids]
+            ).fetchall()[0][0])
+        }
+    finally:
+        con.close()
+    assert named == {}
+    assert seqs[1] is None or seqs[0] is not None and seqs[1] <= seqs[0]
+
+
+def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_store: Path) -> None:
+    """Not hidden for ever: once the order is placed its id and sequence number are visible."""
+    sql = "SELECT poe_id, poe_seq FROM prescriptions WHERE poe_id = '10027602-432' OR poe_seq = 432"
+    with build_episode(demo_store, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 24))) as ep:
+        assert set(ep.execute(sql).rows) == {("10027602-432", 432)}
+    with build_episode(demo_store, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 23))) as ep:
+        assert ep.execute(sql).rows == []
