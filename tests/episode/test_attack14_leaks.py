@@ -217,7 +217,7 @@ def test_attack14_no_visible_row_names_a_row_not_yet_visible(demo_store: Path, s
     finally:
         con.close()
     assert named == {}
-    assert seqs[1] is None or seqs[0] is not None and seqs[1] <= seqs[0]
+    assert seqs[1] is None or (seqs[0] is not None and seqs[1] <= seqs[0])
 
 
 def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_store: Path) -> None:
