@@ -20,6 +20,16 @@ _MICRO_RESULT = (
 )
 _ICD_DICT = "icd_code VARCHAR static, icd_version SMALLINT static, long_title VARCHAR static"
 _ADMISSION = ParentTime("hosp.admissions", ("hadm_id",), "t.dischtime")
+_POE_REF = "(SELECT min(o.ordertime) FROM hosp.poe o WHERE o.poe_id = t.poe_id)"
+_POE_REF_WHY = (
+    "names the provider order, which can be placed after this row's time (up to 16 days in the MIMIC-IV demo: "
+    "its dense poe_seq would count the orders still to come): NULL until that order's ordertime"
+)
+_PHARMACY_REF = "(SELECT min(p.starttime) FROM hosp.pharmacy p WHERE p.pharmacy_id = t.pharmacy_id)"
+_PHARMACY_REF_WHY = (
+    "names the pharmacy order, which can start after the administration is charted (up to 2.25 days in the "
+    "MIMIC-IV demo): NULL until that order is visible (its starttime)"
+)
 _ICD_DICT_DX = DictJoin(
     ("icd_code", "icd_version"), "hosp.d_icd_diagnoses", ("icd_code", "icd_version"), ("long_title",)
 )
@@ -290,8 +300,8 @@ HOSP: tuple[Table, ...] = (
         "prescriptions",
         "Medications prescribed (ordered), with dose, route, formulary code, GSN and NDC.",
         parse_columns(
-            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR event, "
-            "poe_seq INTEGER event, order_provider_id VARCHAR event, starttime TIMESTAMP event, stoptime TIMESTAMP end, "
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR reference, "
+            "poe_seq INTEGER reference, order_provider_id VARCHAR event, starttime TIMESTAMP event, stoptime TIMESTAMP end, "
             "drug_type VARCHAR event, drug VARCHAR event, formulary_drug_cd VARCHAR event, gsn VARCHAR event, "
             "ndc VARCHAR event, prod_strength VARCHAR event, form_rx VARCHAR event, dose_val_rx VARCHAR event, "
             "dose_unit_rx VARCHAR event, form_val_disp VARCHAR event, form_unit_disp VARCHAR event, "
@@ -302,13 +312,18 @@ HOSP: tuple[Table, ...] = (
                 "ndc": "National Drug Code.",
                 "dose_val_rx": "Prescribed dose (text; may be a range).",
             },
-            {"stoptime": "the end of the prescription (planned or actual): shown once it has passed"},
+            {
+                "stoptime": "the end of the prescription (planned or actual): shown once it has passed",
+                "poe_id": _POE_REF_WHY,
+                "poe_seq": _POE_REF_WHY,
+            },
         ),
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
             "t.starttime", sort=("starttime",), rationale="a prescription is evidence once it starts"
         ),
         ends_at="t.stoptime",
+        references=(("poe_id", _POE_REF), ("poe_seq", _POE_REF)),
         required=True,
     ),
     Table(
@@ -316,7 +331,7 @@ HOSP: tuple[Table, ...] = (
         "pharmacy",
         "Pharmacy dispensing records for each medication order: drug, route, frequency, schedule and status.",
         parse_columns(
-            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR event, "
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR reference, "
             "starttime TIMESTAMP event, stoptime TIMESTAMP end, medication VARCHAR event, proc_type VARCHAR event, "
             "status VARCHAR end, entertime TIMESTAMP own_time, verifiedtime TIMESTAMP own_time, route VARCHAR event, "
             "frequency VARCHAR event, disp_sched VARCHAR event, infusion_type VARCHAR event, sliding_scale VARCHAR event, "
@@ -340,6 +355,7 @@ HOSP: tuple[Table, ...] = (
                 "expirationdate": "a planned expiry time",
                 "entertime": "entry into the pharmacy system can follow starttime; shown once it has passed",
                 "verifiedtime": "verification can follow starttime; shown once it has passed",
+                "poe_id": _POE_REF_WHY,
             },
         ),
         key=("pharmacy_id",),
@@ -349,6 +365,7 @@ HOSP: tuple[Table, ...] = (
             rationale="an order entered but not started is not yet evidence of the next medication",
         ),
         ends_at="t.stoptime",
+        references=(("poe_id", _POE_REF),),
     ),
     Table(
         "hosp",
@@ -356,7 +373,8 @@ HOSP: tuple[Table, ...] = (
         "Electronic medication administration record: each administration (or refusal/hold) charted by nursing.",
         parse_columns(
             "subject_id INTEGER static, hadm_id INTEGER encounter, emar_id VARCHAR event, emar_seq INTEGER event, "
-            "poe_id VARCHAR event, pharmacy_id INTEGER event, enter_provider_id VARCHAR stored, charttime TIMESTAMP event, "
+            "poe_id VARCHAR reference, pharmacy_id INTEGER reference, enter_provider_id VARCHAR stored, "
+            "charttime TIMESTAMP event, "
             "medication VARCHAR event, event_txt VARCHAR stored, scheduletime TIMESTAMP own_time, "
             "storetime TIMESTAMP stored",
             {
@@ -373,11 +391,14 @@ HOSP: tuple[Table, ...] = (
                 "storetime": "when the administration was recorded",
                 "scheduletime": "a planned time: shown once it has passed",
                 "medication": "the scheduled medication, known from the order",
+                "poe_id": _POE_REF_WHY,
+                "pharmacy_id": _PHARMACY_REF_WHY,
             },
         ),
         key=("emar_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="time of administration"),
         stored_at="coalesce(t.storetime, t.charttime)",
+        references=(("poe_id", _POE_REF), ("pharmacy_id", _PHARMACY_REF)),
     ),
     Table(
         "hosp",
@@ -386,7 +407,7 @@ HOSP: tuple[Table, ...] = (
         parse_columns(
             "subject_id INTEGER static, emar_id VARCHAR event, emar_seq INTEGER event, "
             "parent_field_ordinal VARCHAR event, administration_type VARCHAR stored, "
-            "pharmacy_id INTEGER event, barcode_type VARCHAR stored, reason_for_no_barcode VARCHAR stored, "
+            "pharmacy_id INTEGER reference, barcode_type VARCHAR stored, reason_for_no_barcode VARCHAR stored, "
             "complete_dose_not_given VARCHAR stored, dose_due VARCHAR stored, dose_due_unit VARCHAR stored, "
             "dose_given VARCHAR stored, dose_given_unit VARCHAR stored, "
             "will_remainder_of_dose_be_given VARCHAR stored, product_amount_given VARCHAR stored, "
@@ -405,7 +426,7 @@ HOSP: tuple[Table, ...] = (
                 "administration_type": "documented with the administration, at its eMAR storetime",
                 "dose_given": "documented with the administration, at its eMAR storetime",
                 "infusion_complete": "documented with the administration, at its eMAR storetime",
-                "pharmacy_id": "the order the administration belongs to",
+                "pharmacy_id": _PHARMACY_REF_WHY,
             },
         ),
         key=("emar_id", "parent_field_ordinal"),
@@ -416,6 +437,7 @@ HOSP: tuple[Table, ...] = (
             rationale="a detail row is known when its administration is charted",
         ),
         stored_at="(SELECT min(coalesce(e.storetime, e.charttime)) FROM hosp.emar e WHERE e.emar_id = t.emar_id)",
+        references=(("pharmacy_id", _PHARMACY_REF),),
     ),
     Table(
         "hosp",
@@ -454,11 +476,25 @@ HOSP: tuple[Table, ...] = (
         "Name/value details of provider orders (e.g. admit to, code status, discharge planning).",
         parse_columns(
             "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, field_name VARCHAR event, "
-            "field_value VARCHAR event"
+            "field_value VARCHAR reference",
+            None,
+            {
+                "field_value": "a consult's 'Consult Status' and 'Consult Status Time' are set when the consult is "
+                "answered (up to days after the order): NULL until that time; other fields (admit to, code "
+                "status, discharge planning, ...) are known with the order",
+            },
         ),
         key=("poe_id", "field_name"),
         event_time=EventTime(
             "parent_time", parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",)
+        ),
+        references=(
+            (
+                "field_value",
+                "CASE WHEN t.field_name IN ('Consult Status', 'Consult Status Time') THEN (SELECT "
+                "min(try_cast(s.field_value AS TIMESTAMP)) FROM hosp.poe_detail s WHERE s.poe_id = t.poe_id "
+                "AND s.field_name = 'Consult Status Time') ELSE TIMESTAMP '-infinity' END",
+            ),
         ),
     ),
     Table(

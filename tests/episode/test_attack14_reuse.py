@@ -1,0 +1,38 @@
+"""attack14: a wiped and reused sealed database (``SealedPool``) still carries counters of the episodes before it.
+
+``txid_current()`` and the catalog's object ids (``duckdb_tables().table_oid``) keep counting across the
+episodes a reader's pool hands the same database to, so an episode reads how many statements and table loads
+the episodes before it (other patients, other questions) made. No row crosses, but activity does: the promise
+"a cache must never let one episode's result reach another" is met for rows, not for this. Not fixed (xfail):
+the counters belong to DuckDB's database instance; refusing ``txid_current`` leaves the oids, and a fresh
+database per episode is the cost the pool exists to avoid.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from clinseek.episode import EpisodeKey, build_episode, open_store_reader
+
+_COUNTERS = "SELECT txid_current(), (SELECT max(table_oid) FROM duckdb_tables())"
+_FIRST = EpisodeKey(10027602, datetime(2201, 11, 1))
+_SECOND = EpisodeKey(10014354, datetime(2148, 8, 25))
+
+
+def _counters(store: Path, busy: bool) -> tuple[int, int]:
+    with open_store_reader(store) as reader:
+        if busy:  # another patient's episode first, in the same reader
+            with build_episode(reader, _FIRST) as ep:
+                for table in ("emar", "labevents", "poe", "prescriptions"):
+                    ep.execute(f"SELECT count(*) FROM {table}")
+        with build_episode(reader, _SECOND) as ep:
+            txid, oid = ep.execute(_COUNTERS).rows[0]
+    return txid, oid
+
+
+@pytest.mark.xfail(strict=True, reason="txid_current() and catalog oids count across reused sealed databases")
+def test_attack14_an_episode_reads_no_counter_of_the_episodes_before_it(demo_store: Path) -> None:
+    assert _counters(demo_store, busy=True) == _counters(demo_store, busy=False)
