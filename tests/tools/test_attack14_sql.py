@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import sqlite3
 from typing import Any
 
@@ -42,9 +43,14 @@ def oracle(ep: Any) -> sqlite3.Connection:
     if id(ep) not in _ORACLES:
         result = ep.execute("SELECT * FROM labevents", max_rows=1_000_000, tables=None)
         con = sqlite3.connect(":memory:")
-        kinds = ["INTEGER" if "INT" in t.upper() else "REAL" if t.upper() == "DOUBLE" else "TEXT" for t in result.types]
+        kinds = [
+            "INTEGER" if "INT" in t.upper() else "REAL" if t.upper() == "DOUBLE" else "TEXT"
+            for t in result.types
+        ]
         con.execute(
-            "CREATE TABLE labevents (" + ", ".join(f'"{c}" {k}' for c, k in zip(result.columns, kinds)) + ")"
+            "CREATE TABLE labevents ("
+            + ", ".join(f'"{c}" {k}' for c, k in zip(result.columns, kinds, strict=True))
+            + ")"
         )
         con.executemany(
             f"INSERT INTO labevents VALUES ({', '.join('?' * len(result.columns))})",
@@ -63,7 +69,7 @@ def same_as_sqlite(ep: Any, case: Case, sql: str) -> ToolResult:
     """Run ``sql`` through the tool; assert it gives SQLite's rows (``'now'`` = the prediction time)."""
     result = run(ep, sql)
     now = case.prediction_time.isoformat(sep=" ")
-    lite = sql.replace("'now'", f"'{now}'").replace("date()", f"date('{now}')")
+    lite = re.sub(r"'now'", f"'{now}'", sql, flags=re.IGNORECASE).replace("date()", f"date('{now}')")
     want = [tuple(_norm(v) for v in row) for row in oracle(ep).execute(lite).fetchall()]
     assert result.ok, result.content
     got = [tuple(_norm(v) for v in row) for row in result.data["rows"]]
@@ -104,7 +110,9 @@ def test_strftime_specifiers_duckdb_reads_otherwise_are_sqlite(episode: Any, cas
 def test_strftime_g_is_sqlite_iso_year_not_duckdb_milliseconds(episode: Any) -> None:
     # SQLite (3.46+) %g: the ISO year's last two digits; DuckDB's %g: milliseconds ('000').
     got = run(episode, "SELECT strftime('%g', charttime) FROM labevents ORDER BY labevent_id LIMIT 1")
-    want = run(episode, "SELECT right(strftime(charttime, '%G'), 2) FROM labevents ORDER BY labevent_id LIMIT 1")
+    want = run(
+        episode, "SELECT right(strftime(charttime, '%G'), 2) FROM labevents ORDER BY labevent_id LIMIT 1"
+    )
     assert got.ok and got.data["rows"] == want.data["rows"], got.content
 
 
@@ -164,10 +172,31 @@ def test_a_comment_after_the_last_semicolon_is_one_statement(episode: Any, case:
     [
         ("SELECT date(current_timestamp)", "clock"),
         ("SELECT format('%s', now())", "clock"),
-        ("SELECT strftime('%f', current_timestamp)", "clock"),
         ("SELECT count(*) FROM labevents; -- x\nSELECT 1", "one_statement"),
     ],
 )
 def test_the_new_readings_are_still_guarded(episode: Any, sql: str, kind: str) -> None:
     result = run(episode, sql)
     assert not result.ok and result.error_kind == kind, result.content
+
+
+def test_current_timestamp_in_a_sqlite_reading_is_the_prediction_time(episode: Any, case: Case) -> None:
+    # Read as SQLite (strftime('%f', ...) now is), CURRENT_TIMESTAMP is SQLite's 'now': the prediction time.
+    result = run(episode, "SELECT strftime('%Y-%m-%d %H:%M:%f', current_timestamp) AS t")
+    assert (not result.ok and result.error_kind == "clock") or result.data["rows"] == [
+        [case.prediction_time.strftime("%Y-%m-%d %H:%M:%S.000")]
+    ], result.content
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT printf('%.1f%%', 100 * count(*) / 7) FROM labevents WHERE date(charttime, '+0 days') IS NOT NULL",
+        "SELECT printf('%s/%d', itemid, valuenum) FROM labevents WHERE julianday(charttime) > 0 ORDER BY labevent_id LIMIT 5",
+        "SELECT format('%s|%s|%d', flag, valueuom, valuenum) FROM labevents ORDER BY labevent_id LIMIT 5",
+    ],
+)
+def test_printf_arguments_are_read_as_sqlite_reads_them(episode: Any, case: Case, sql: str) -> None:
+    # DuckDB's printf refuses %s of a number, %f of an integer and %d of a real ("Invalid type
+    # specifier"); SQLite converts, and prints NULL as '' (%s) or 0 (%d).
+    same_as_sqlite(episode, case, sql)

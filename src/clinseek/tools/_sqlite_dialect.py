@@ -60,7 +60,7 @@ DUCKDB_FORMS: dict[str, str] = {
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
 """Functions SQLite has and DuckDB does not: their presence marks a query as SQLite."""
 _MAYBE_SQLITE = re.compile(
-    r"\b(?:datetime|time|julianday|unixepoch|iif|total|timediff|date|strftime|time_to_str)\s*\("
+    r"\b(?:datetime|time|julianday|unixepoch|iif|total|timediff|date|strftime|time_to_str|format)\s*\("
     r"|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)",
     re.IGNORECASE,
 )
@@ -71,6 +71,11 @@ _DUCKDB_STRFTIME = frozenset("aAwudbBmyYHIpMSfgjUWVGcxXzZ%n")
 """Specifiers DuckDB's strftime knows (``%-d`` style no-padding flags aside)."""
 _SAME_SPECS = frozenset("dHmMSjwWUuVGYIp%")
 """SQLite strftime specifiers DuckDB's strftime writes identically."""
+_OTHER_MEANING_SPECS = frozenset("fg")
+"""Specifiers both strftimes know with another meaning (SQLite %f: 'SS.SSS', %g: ISO year's 2 digits;
+DuckDB %f: microseconds, %g: milliseconds): in SQLite's argument order (format first) they are SQLite."""
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]*(?:\d+|\*)?(?:\.(?:\d+|\*))?l{0,2}[dioxXufFeEgGcsqQwz]")
+"""A printf conversion (SQLite's format() is printf(); DuckDB's format() takes {} and ignores them)."""
 _SQLITE_SPECS = frozenset("deffFHIjJklmMpPRsSTuwWUVGgY%")
 _NUMBER_SPECS = frozenset("dejklmHIMSsuwWUVGgYJf")
 """Specifiers that write a number (a format of one of them converts cleanly in arithmetic)."""
@@ -112,7 +117,7 @@ def _name(node: exp.Expr) -> str:
     return node.sql_name().lower() if isinstance(node, exp.Func) else node.key
 
 
-_CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous})
+_CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous, exp.Format})
 """Node types :func:`sqlite_forms` looks at (matched exactly: the walk is on every query's path)."""
 
 
@@ -147,6 +152,10 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
             found.append("time()")
         elif isinstance(node, exp.Date) and (node.args.get("zone") is not None or len(node.expressions) > 0):
             found.append("date() with modifiers")
+        elif isinstance(node, exp.Date) and (node.this is None or _is_now(node.this)):
+            found.append("date('now')")  # DuckDB reads date('now') as CAST('now' AS DATE), date() not at all
+        elif isinstance(node, exp.Format) and _printf_format(node):
+            found.append("format() with printf specifiers")
         elif isinstance(node, exp.TimeToStr) and _sqlite_strftime(node):
             found.append("strftime() in SQLite form")
         elif isinstance(node, exp.Is) and not isinstance(node.expression, (exp.Null, exp.Boolean)):
@@ -154,13 +163,29 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
     return found
 
 
+def _is_now(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string and str(node.this).strip().lower() == "now"
+
+
+def _printf_format(node: exp.Format) -> bool:
+    """``format('%d items', n)``: a printf format with arguments and no ``{}`` (DuckDB would ignore ``n``)."""
+    fmt = node.this
+    return (
+        isinstance(fmt, exp.Literal) and fmt.is_string and "{" not in fmt.this
+        and bool(node.expressions) and _PRINTF_SPEC.search(fmt.this) is not None
+    )  # fmt: skip
+
+
 def _sqlite_strftime(node: exp.TimeToStr) -> bool:
-    """A DuckDB-parsed ``strftime`` that DuckDB rejects: a SQLite-only specifier, or format first over a text literal."""
+    """A DuckDB-parsed ``strftime`` that DuckDB rejects or reads otherwise: a SQLite-only specifier, format
+    first over a text literal, or format first with a specifier DuckDB means otherwise (``%f``, ``%g``)."""
     first, second = node.this, node.args.get("format")
     for arg in (first, second):
         if isinstance(arg, exp.Literal) and arg.is_string and "%" in arg.this:
             specs = set(re.findall(r"%-?(.)", arg.this))
             if specs - _DUCKDB_STRFTIME:
+                return True
+            if arg is first and specs & _OTHER_MEANING_SPECS:
                 return True
     return (
         isinstance(first, exp.Literal) and first.is_string and "%" in first.this
@@ -239,10 +264,18 @@ _HINTS: dict[str, re.Pattern[str]] = {
 """When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
 
 
-def hint_for(text: str) -> str:
-    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none."""
+def hint_for(text: str, *, message: bool = False) -> str:
+    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none.
+
+    ``message``: ``text`` is a DuckDB error message (English prose): ``is`` there is a verb ("an explicit
+    cast is required"), not SQLite's ``a IS b`` (which is read as SQLite before anything runs).
+    """
     low = text.lower()
-    return "; ".join(DUCKDB_FORMS[key] for key, pattern in _HINTS.items() if pattern.search(low))
+    return "; ".join(
+        DUCKDB_FORMS[key]
+        for key, pattern in _HINTS.items()
+        if not (message and key == "is") and pattern.search(low)
+    )
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
@@ -274,7 +307,8 @@ def unanalysable(sql: str) -> str:
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
-    statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
+    parsed = sqlglot.parse(sql, read="sqlite")  # a comment after the last ';' is a Semicolon "statement"
+    statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     return statements[0] if len(statements) == 1 else None
 
 
@@ -315,7 +349,14 @@ class _Context:
         if isinstance(node, exp.Anonymous) and _name(node) in _TIME_FUNCTIONS:
             return self.time_function(_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
-            return self.time_function("date", [node.this], node)
+            return self.time_function("date", [] if node.this is None else [node.this], node)
+        if isinstance(node, exp.Format) and not (
+            isinstance(node.this, exp.Literal) and "{" in node.this.this
+        ):
+            self.t.add("format(...)", "printf(...) (SQLite's format is printf)")
+            return _printf([node.this, *node.expressions])
+        if isinstance(node, exp.Anonymous) and _name(node) == "printf" and node.expressions:
+            return _printf(list(node.expressions))
         if isinstance(node, exp.TimeToStr) and isinstance(node.this, exp.TsOrDsToTimestamp):
             value = node.this.this
             args = [] if isinstance(value, exp.CurrentTimestamp) else [value]
@@ -585,6 +626,48 @@ class _Context:
         self.t.add("strftime(format, x)", "strftime(x, format)")
         text.meta["sqlite_number"] = _strftime_number(specs, text, ts)
         return text
+
+
+_PRINTF_KINDS = {**dict.fromkeys("sqQwz", "VARCHAR"), **dict.fromkeys("dioxXu", "BIGINT"),
+                 **dict.fromkeys("fFeEgG", "DOUBLE")}  # fmt: skip
+
+
+def _printf(args: list[exp.Expr]) -> exp.Expr:
+    """SQLite's ``printf(format, ...)`` in DuckDB: each argument converted as SQLite's printf reads it for
+    its specifier (DuckDB's printf refuses ``%s`` of a number, ``%f`` of an integer, ``%d`` of a real or
+    text): text for ``%s``, an integer truncated toward zero for ``%d``, a real for ``%f``; NULL is ''
+    or 0 as in SQLite. A format that is not literal text is left as written."""
+    fmt = _constant_text(args[0])
+    if fmt is None:
+        return exp.Anonymous(this="printf", expressions=args)
+    specs = [m.group(1) for m in re.finditer(r"%[-+ 0#,!]*(?:\d+|\*)?(?:\.(?:\d+|\*))?l{0,2}(.)", fmt)]
+    out = [args[0]]
+    values = iter(args[1:])
+    for spec in specs:
+        if spec == "%":
+            continue
+        value = next(values, None)
+        if value is None:
+            break
+        kind = _PRINTF_KINDS.get(spec)
+        if kind == "VARCHAR":
+            value = exp.Coalesce(this=_text(value), expressions=[exp.Literal.string("")])
+        elif kind == "BIGINT":
+            number = exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE"))
+            value = exp.Coalesce(
+                this=exp.Cast(
+                    this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
+                ),
+                expressions=[exp.Literal.number(0)],
+            )
+        elif kind == "DOUBLE":
+            value = exp.Coalesce(
+                this=exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE")),
+                expressions=[exp.Literal.number("0.0")],
+            )
+        out.append(value)
+    out.extend(values)
+    return exp.Anonymous(this="printf", expressions=out)
 
 
 _SPEC_FORMS = {
