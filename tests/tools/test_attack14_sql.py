@@ -135,7 +135,7 @@ def test_format_is_sqlite_printf(episode: Any, case: Case, sql: str) -> None:
     [
         "SELECT count(*) FROM labevents WHERE value > 5",
         "SELECT coalesce(valuenum, value) FROM labevents",
-        "SELECT count(*) FROM labevents WHERE date(charttime) > 2000",
+        "SELECT count(*) FROM labevents WHERE charttime > 5",
     ],
 )
 def test_duckdb_errors_name_no_construct_that_was_not_written(episode: Any, sql: str) -> None:
@@ -199,4 +199,23 @@ def test_current_timestamp_in_a_sqlite_reading_is_the_prediction_time(episode: A
 def test_printf_arguments_are_read_as_sqlite_reads_them(episode: Any, case: Case, sql: str) -> None:
     # DuckDB's printf refuses %s of a number, %f of an integer and %d of a real ("Invalid type
     # specifier"); SQLite converts, and prints NULL as '' (%s) or 0 (%d).
+    same_as_sqlite(episode, case, sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(*) FROM labevents WHERE charttime BETWEEN date('now', '-1 month') AND date('now')",
+        "SELECT count(*) FROM labevents WHERE charttime <= date('now', '-1 day')",
+        "SELECT count(*) FROM labevents WHERE charttime = date(charttime, '+0 days')",
+        "SELECT count(*) FROM labevents WHERE date(charttime) > 2000",
+        "SELECT max(charttime) FROM labevents WHERE charttime <= strftime('%Y-%m-%d', 'now')",
+        "SELECT count(*) FROM labevents WHERE charttime > '2100-01-01' AND charttime <= date('now')",
+        "SELECT count(*) FROM labevents WHERE datetime(charttime) <= '2148-08-31' OR strftime('%j', charttime) = 5",
+    ],
+)
+def test_a_time_compared_with_date_text_compares_text_as_sqlite(episode: Any, case: Case, sql: str) -> None:
+    # SQLite's date() is text: '2148-08-31 00:00:00' > '2148-08-31'. Translated to a DATE, DuckDB compared a
+    # TIMESTAMP with it as midnight: rows charted at exactly 00:00 (many in MIMIC) were counted in
+    # `charttime <= date('now')` (56 rows on the demo case) where SQLite leaves them out.
     same_as_sqlite(episode, case, sql)

@@ -370,6 +370,8 @@ class _Context:
         if isinstance(node, exp.Paren) and "sqlite_number" in node.this.meta:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
             return None
+        if isinstance(node, (*_COMPARISONS, exp.Between)):
+            return self.compared_as_text(node)
         if isinstance(node, exp.Div):
             return self.division(node)
         if isinstance(node, exp.Mod):
@@ -394,6 +396,22 @@ class _Context:
         if isinstance(node, exp.Round):
             node.set("this", exp.Cast(this=_number(node.this), to=exp.DataType.build("DOUBLE")))
             return None
+        return None
+
+    def compared_as_text(self, node: exp.Expr) -> None:
+        """A comparison with SQLite's date text (``date()``, ``strftime()``, a literal 'YYYY-MM-DD...') compares
+        text, as SQLite does: a time at midnight is after its date ('2100-01-01 00:00:00' > '2100-01-01'),
+        not equal to it as DuckDB's TIMESTAMP-vs-DATE comparison has it."""
+        keys = ["this", "expression"] if not isinstance(node, exp.Between) else ["this", "low", "high"]
+        sides = [node.args.get(k) for k in keys]
+        if not any(isinstance(side, exp.Expr) and _time_text(side) for side in sides):
+            return None
+        if all(isinstance(side, exp.Literal) for side in sides):
+            return None
+        for key, side in zip(keys, sides, strict=True):
+            if isinstance(side, exp.Expr):
+                node.set(key, _text(side))
+        self.t.add("a time compared with date text", "CAST(x AS VARCHAR) on both sides (SQLite compares the text)")
         return None
 
     # -- arithmetic and casts --
@@ -439,9 +457,12 @@ class _Context:
             self.t.add(f"{name}(...)", f"a {kind}")
             if name != "date" and not {m.strip().lower() for m in modifiers} & {"subsec", "subsecond"}:
                 ts = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string("second"), ts])
-            if isinstance(ts, exp.TryCast) and ts.to.is_type(kind):
-                return ts
-            return exp.TryCast(this=ts, to=exp.DataType.build(kind))
+            out = ts if isinstance(ts, exp.TryCast) and ts.to.is_type(kind) else exp.TryCast(
+                this=ts, to=exp.DataType.build(kind)
+            )
+            if name == "date":
+                out.meta["sqlite_time_text"] = True  # SQLite's date() is text 'YYYY-MM-DD' (see _compared_as_text)
+            return out
         if name == "julianday":
             self.t.add("julianday(x)", "epoch(x) / 86400 + 2440587.5")
             return _julian(ts)
@@ -625,6 +646,8 @@ class _Context:
             text = _p(text)
         self.t.add("strftime(format, x)", "strftime(x, format)")
         text.meta["sqlite_number"] = _strftime_number(specs, text, ts)
+        if fmt.startswith(("%Y-", "%F")):  # date text ('2100-01-31...'); '%j', '%Y' alone compare as numbers
+            text.meta["sqlite_time_text"] = True
         return text
 
 
@@ -835,6 +858,19 @@ def _add_months(ts: exp.Expr, months: int, *, clamp: bool, fraction_days: float)
         )
         out = exp.Add(this=moved, expression=exp.Paren(this=exp.Sub(this=ts, expression=first.copy())))
     return _add_micros(out, fraction_days * _DAY_US)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _time_text(node: exp.Expr) -> bool:
+    """``node`` is SQLite time text a TIMESTAMP would compare otherwise: ``date()``, ``strftime()``, 'YYYY-MM-DD...'."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if node.meta.get("sqlite_time_text"):
+        return True
+    return isinstance(node, exp.Literal) and node.is_string and _DATE_TEXT.match(str(node.this)) is not None
 
 
 _TEXT_FUNCTIONS = (exp.Substring, exp.StrPosition, exp.Length, exp.Replace, exp.Lower, exp.Upper, exp.Trim)
