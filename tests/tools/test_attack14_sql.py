@@ -219,3 +219,28 @@ def test_a_time_compared_with_date_text_compares_text_as_sqlite(episode: Any, ca
     # TIMESTAMP with it as midnight: rows charted at exactly 00:00 (many in MIMIC) were counted in
     # `charttime <= date('now')` (56 rows on the demo case) where SQLite leaves them out.
     same_as_sqlite(episode, case, sql)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT avg(value) FROM labevents",
+        "SELECT count(*) FROM labevents WHERE value > 5",
+        "SELECT total(value), date('now') FROM labevents",
+    ],
+)
+def test_a_text_column_used_as_a_number_is_told_how_to_convert(episode: Any, sql: str) -> None:
+    # SQLite reads text as its leading number; DuckDB's "No function matches ... 'avg(VARCHAR)'" or
+    # "Cannot compare values of type VARCHAR and type INTEGER_LITERAL" named no way to write it.
+    result = run(episode, sql)
+    assert not result.ok
+    assert "TRY_CAST(x AS DOUBLE)" in result.content and "valuenum" in result.content, result.content
+
+
+def test_limit_minus_one_is_no_limit_as_in_sqlite(episode: Any, case: Case) -> None:
+    # SQLite: a negative LIMIT means no limit (LIMIT -1 OFFSET n is its idiom for "skip n");
+    # DuckDB: "LIMIT/OFFSET cannot be negative", also after reading the query as SQLite.
+    n = run(episode, "SELECT count(*) FROM labevents").data["rows"][0][0]
+    same_as_sqlite(
+        episode, case, f"SELECT labevent_id FROM labevents ORDER BY labevent_id LIMIT -1 OFFSET {max(n - 3, 0)}"
+    )

@@ -33,7 +33,9 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     Dialect: DuckDB. SQLite as models write it also runs (datetime(x, 'start of year', '-1 year'),
     date(), julianday(), strftime('%Y-%m', x) and '%J', ifnull, group_concat, iif, integer
     division, a bare column beside an aggregate): a query that is not valid DuckDB is read as
-    SQLite, translated, and its result starts with one line saying so. Time: 'now' is the
+    SQLite, translated, and its result starts with one line saying so. Valid DuckDB keeps DuckDB's
+    meaning: LIKE is case-sensitive (ILIKE ignores case), 7 / 2 = 3.5, NULLs sort last, and text
+    takes single quotes ("x" is a column). Time: 'now' is the
     prediction time (SQLite's datetime('now') means it); every table holds only what was known
     before it. The episode holds this one patient only: questions about other patients
     (percentiles or counts among patients) cannot be answered here.

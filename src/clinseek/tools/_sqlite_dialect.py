@@ -54,6 +54,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "bare column": "a column beside an aggregate -> GROUP BY it, or any_value(col) / arg_max(col, y)",
     "integer division": "SQLite 7 / 2 = 3 -> DuckDB 7 // 2 (7 / 2 = 3.5)",
     "like": "SQLite LIKE ignores case -> DuckDB ILIKE",
+    "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
+    "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
@@ -259,6 +261,8 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "group_concat": r"\bgroup_concat\b",
         "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
+        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type varchar and type "
+        r"(?!varchar)|could not convert string .{0,80} to (?:float|double|int|decimal|bigint|hugeint|smallint)",
     }.items()
 }
 """When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
@@ -337,6 +341,11 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
                 node.replace(new)
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select, t)
+    for limit in list(tree.find_all(exp.Limit)):
+        amount = _constant_text(limit.expression) if isinstance(limit.expression, exp.Expr) else None
+        if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
+            limit.pop()
+            t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
     return tree, t
 
 
