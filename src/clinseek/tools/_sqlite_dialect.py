@@ -380,7 +380,8 @@ class _Context:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
             return None
         if isinstance(node, (*_COMPARISONS, exp.Between)):
-            return self.compared_as_text(node)
+            self.compared_as_text(node)
+            return None
         if isinstance(node, exp.Div):
             return self.division(node)
         if isinstance(node, exp.Mod):
