@@ -54,6 +54,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "bare column": "a column beside an aggregate -> GROUP BY it, or any_value(col) / arg_max(col, y)",
     "integer division": "SQLite 7 / 2 = 3 -> DuckDB 7 // 2 (7 / 2 = 3.5)",
     "like": "SQLite LIKE ignores case -> DuckDB ILIKE",
+    "scalar subquery": "x = (SELECT ...) gave several rows: x IN (SELECT ...), or one row with ORDER BY ... LIMIT 1 "
+    "(SQLite silently took the first row)",
     "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
     "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
 }
@@ -261,6 +263,7 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "group_concat": r"\bgroup_concat\b",
         "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
+        "scalar subquery": r"more than one row returned by a subquery",
         "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type varchar and type "
         r"(?!varchar)|could not convert string .{0,80} to (?:float|double|int|decimal|bigint|hugeint|smallint)",
     }.items()
@@ -409,12 +412,16 @@ class _Context:
         return None
 
     def compared_as_text(self, node: exp.Expr) -> None:
-        """A comparison with SQLite's date text (``date()``, ``strftime()``, a literal 'YYYY-MM-DD...') compares
-        text, as SQLite does: a time at midnight is after its date ('2100-01-01 00:00:00' > '2100-01-01'),
-        not equal to it as DuckDB's TIMESTAMP-vs-DATE comparison has it."""
+        """A comparison with SQLite's date text (``date()``, ``strftime()``, a literal 'YYYY-MM-DD...'), or of
+        ``datetime()``/``time()`` with a text literal, compares text, as SQLite does: a time at midnight is
+        after its date ('2100-01-01 00:00:00' > '2100-01-01'), not equal to it as DuckDB's TIMESTAMP-vs-DATE
+        comparison has it, and ``datetime(x) > '2100'`` is true rather than a conversion error."""
         keys = ["this", "expression"] if not isinstance(node, exp.Between) else ["this", "low", "high"]
         sides = [node.args.get(k) for k in keys]
-        if not any(isinstance(side, exp.Expr) and _time_text(side) for side in sides):
+        texts = [isinstance(side, exp.Expr) and _time_text(side) for side in sides]
+        timed = [isinstance(side, exp.Expr) and bool(_unparen(side).meta.get("sqlite_time")) for side in sides]
+        literal = [isinstance(side, exp.Literal) and side.is_string for side in sides]
+        if not any(texts) and not (any(timed) and any(literal)):  # datetime(x) > '2100' compares text too
             return None
         if all(isinstance(side, exp.Literal) for side in sides):
             return None
@@ -470,8 +477,8 @@ class _Context:
             out = ts if isinstance(ts, exp.TryCast) and ts.to.is_type(kind) else exp.TryCast(
                 this=ts, to=exp.DataType.build(kind)
             )
-            if name == "date":
-                out.meta["sqlite_time_text"] = True  # SQLite's date() is text 'YYYY-MM-DD' (see _compared_as_text)
+            # SQLite's date() is text 'YYYY-MM-DD', datetime() and time() text too (see compared_as_text)
+            out.meta["sqlite_time_text" if name == "date" else "sqlite_time"] = True
             return out
         if name == "julianday":
             self.t.add("julianday(x)", "epoch(x) / 86400 + 2440587.5")
@@ -872,6 +879,12 @@ def _add_months(ts: exp.Expr, months: int, *, clamp: bool, fraction_days: float)
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
 
 
 def _time_text(node: exp.Expr) -> bool:
