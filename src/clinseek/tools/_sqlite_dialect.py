@@ -244,6 +244,7 @@ def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
     return None
 
 
+_NUMERIC_TYPE = r"(?:u?(?:tiny|small|big|huge)?int(?:eger)?\w*|decimal|double|float|numeric)"
 _HINTS: dict[str, re.Pattern[str]] = {
     key: re.compile(pattern)
     for key, pattern in {
@@ -264,8 +265,8 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
         "scalar subquery": r"more than one row returned by a subquery",
-        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type varchar and type "
-        r"(?!varchar)|could not convert string .{0,80} to (?:float|double|int|decimal|bigint|hugeint|smallint)",
+        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type (?:varchar and type "
+        rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
 }
 """When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
