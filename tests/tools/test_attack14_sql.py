@@ -270,3 +270,10 @@ def test_a_scalar_subquery_with_several_rows_is_told_to_use_in(episode: Any) -> 
     if result.ok:  # one 'Glucose' item on this store
         return
     assert "IN (SELECT" in result.content and "SET " not in result.content, result.content
+
+
+def test_a_printf_type_error_names_the_cast(episode: Any) -> None:
+    # Valid DuckDB (runs as DuckDB): printf('%d', <a DOUBLE>) fails at run time with "Invalid type
+    # specifier"; SQLite converts. The message now names the cast to write.
+    result = run(episode, "SELECT printf('%d%%', 100 * sum(flag = 'abnormal') / count(*)) FROM labevents")
+    assert not result.ok and "CAST(x AS BIGINT)" in result.content, result.content

@@ -56,6 +56,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "like": "SQLite LIKE ignores case -> DuckDB ILIKE",
     "scalar subquery": "x = (SELECT ...) gave several rows: x IN (SELECT ...), or one row with ORDER BY ... LIMIT 1 "
     "(SQLite silently took the first row)",
+    "printf": "printf/format specifiers take their type: printf('%d', CAST(x AS BIGINT)), printf('%.1f', "
+    "CAST(x AS DOUBLE)), printf('%s', CAST(x AS VARCHAR))",
     "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
     "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
 }
@@ -265,6 +267,7 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
         "scalar subquery": r"more than one row returned by a subquery",
+        "printf": r'invalid type specifier "\w" for formatting a value',
         "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
