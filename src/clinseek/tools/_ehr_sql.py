@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 import duckdb
 import sqlglot
@@ -32,7 +33,9 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     Dialect: DuckDB. SQLite as models write it also runs (datetime(x, 'start of year', '-1 year'),
     date(), julianday(), strftime('%Y-%m', x) and '%J', ifnull, group_concat, iif, integer
     division, a bare column beside an aggregate): a query that is not valid DuckDB is read as
-    SQLite, translated, and its result starts with one line saying so. Time: 'now' is the
+    SQLite, translated, and its result starts with one line saying so. Valid DuckDB keeps DuckDB's
+    meaning: LIKE is case-sensitive (ILIKE ignores case), 7 / 2 = 3.5, NULLs sort last, and text
+    takes single quotes ("x" is a column). Time: 'now' is the
     prediction time (SQLite's datetime('now') means it); every table holds only what was known
     before it. The episode holds this one patient only: questions about other patients
     (percentiles or counts among patients) cannot be answered here.
@@ -60,14 +63,15 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         result = run_query(ctx, query.sql, tables=query.tables, from_model=True)
     except ToolError as err:
         if verdict.note is not None or not isinstance(err.__cause__, _REJECTED):
-            raise _explained(err, verdict.note) from None
+            raise _explained(err, verdict.note, sql_query) from None
         retry = guard_verdict(sql_query, episode.key.prediction_time, episode.signature, sqlite=True)
         if retry.query is None or retry.note is None or retry.query.sql == query.sql:
-            raise _explained(err, verdict.note) from None
+            raise _explained(err, verdict.note, sql_query) from None
         try:  # DuckDB rejected it before running: read it as SQLite once
             result = run_query(ctx, retry.query.sql, tables=retry.query.tables, from_model=True)
         except ToolError:
-            raise _explained(err, verdict.note) from None  # DuckDB's complaint about what was written
+            # DuckDB's complaint about what was written
+            raise _explained(err, verdict.note, sql_query) from None
         verdict, query = retry, retry.query
     if not result.rows:
         extra = {"dialect": "sqlite"} if verdict.note is not None else {}
@@ -134,10 +138,19 @@ def _next_page(ctx: ToolContext, sql: str, shown: int) -> str:
     return f"add WHERE conditions, or page with LIMIT/OFFSET: the next rows are LIMIT {size} OFFSET {start}."
 
 
-def _explained(err: ToolError, note: str | None) -> ToolError:
-    """``err`` with the DuckDB form of any SQLite construct it names, and what a translation changed."""
+_MISSING_COLUMN = re.compile(r'Referenced column "([^"]+)" not found')
+
+
+def _explained(err: ToolError, note: str | None, sql: str) -> ToolError:
+    """``err`` with the DuckDB form of any SQLite construct it names, what a translation changed, and, for a
+    column not found that the query wrote in double quotes, that text takes single quotes."""
     message = err.message
     if note is not None:
         message = f"{note.removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
-    hint = hint_for(err.message)
+    hint = hint_for(err.message, message=True)
+    missing = _MISSING_COLUMN.search(err.message)
+    if missing is not None and f'"{missing.group(1)}"' in sql:
+        text = missing.group(1).replace("'", "''")
+        quotes = f"\"{missing.group(1)}\" names a column; text takes single quotes: '{text}'"
+        hint = f"{hint}; {quotes}" if hint else quotes
     return ToolError(err.kind, f"{message} (DuckDB: {hint})" if hint else message)

@@ -211,7 +211,9 @@ def _guard(
     sql: str, resolve: Resolver, available: str, prediction_time: dt.datetime | None, dialect: GuardHook
 ) -> GuardedQuery:
     try:
-        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        # a comment after the last ';' comes back as a Semicolon "statement" holding only the comment
+        parsed = sqlglot.parse(sql, read="duckdb")
+        statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     except SqlglotError:
         translated = dialect(None, sql)
         if translated is None:

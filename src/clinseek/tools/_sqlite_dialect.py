@@ -54,13 +54,19 @@ DUCKDB_FORMS: dict[str, str] = {
     "bare column": "a column beside an aggregate -> GROUP BY it, or any_value(col) / arg_max(col, y)",
     "integer division": "SQLite 7 / 2 = 3 -> DuckDB 7 // 2 (7 / 2 = 3.5)",
     "like": "SQLite LIKE ignores case -> DuckDB ILIKE",
+    "scalar subquery": "x = (SELECT ...) gave several rows: x IN (SELECT ...), or one row with ORDER BY ... LIMIT 1 "
+    "(SQLite silently took the first row)",
+    "printf": "printf/format specifiers take their type: printf('%d', CAST(x AS BIGINT)), printf('%.1f', "
+    "CAST(x AS DOUBLE)), printf('%s', CAST(x AS VARCHAR))",
+    "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
+    "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
 """Functions SQLite has and DuckDB does not: their presence marks a query as SQLite."""
 _MAYBE_SQLITE = re.compile(
-    r"\b(?:datetime|time|julianday|unixepoch|iif|total|timediff|date|strftime|time_to_str)\s*\("
+    r"\b(?:datetime|time|julianday|unixepoch|iif|total|timediff|date|strftime|time_to_str|format)\s*\("
     r"|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)",
     re.IGNORECASE,
 )
@@ -71,6 +77,11 @@ _DUCKDB_STRFTIME = frozenset("aAwudbBmyYHIpMSfgjUWVGcxXzZ%n")
 """Specifiers DuckDB's strftime knows (``%-d`` style no-padding flags aside)."""
 _SAME_SPECS = frozenset("dHmMSjwWUuVGYIp%")
 """SQLite strftime specifiers DuckDB's strftime writes identically."""
+_OTHER_MEANING_SPECS = frozenset("fg")
+"""Specifiers both strftimes know with another meaning (SQLite %f: 'SS.SSS', %g: ISO year's 2 digits;
+DuckDB %f: microseconds, %g: milliseconds): in SQLite's argument order (format first) they are SQLite."""
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]*(?:\d+|\*)?(?:\.(?:\d+|\*))?l{0,2}[dioxXufFeEgGcsqQwz]")
+"""A printf conversion (SQLite's format() is printf(); DuckDB's format() takes {} and ignores them)."""
 _SQLITE_SPECS = frozenset("deffFHIjJklmMpPRsSTuwWUVGgY%")
 _NUMBER_SPECS = frozenset("dejklmHIMSsuwWUVGgYJf")
 """Specifiers that write a number (a format of one of them converts cleanly in arithmetic)."""
@@ -112,7 +123,7 @@ def _name(node: exp.Expr) -> str:
     return node.sql_name().lower() if isinstance(node, exp.Func) else node.key
 
 
-_CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous})
+_CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous, exp.Format})
 """Node types :func:`sqlite_forms` looks at (matched exactly: the walk is on every query's path)."""
 
 
@@ -147,6 +158,10 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
             found.append("time()")
         elif isinstance(node, exp.Date) and (node.args.get("zone") is not None or len(node.expressions) > 0):
             found.append("date() with modifiers")
+        elif isinstance(node, exp.Date) and (node.this is None or _is_now(node.this)):
+            found.append("date('now')")  # DuckDB reads date('now') as CAST('now' AS DATE), date() not at all
+        elif isinstance(node, exp.Format) and _printf_format(node):
+            found.append("format() with printf specifiers")
         elif isinstance(node, exp.TimeToStr) and _sqlite_strftime(node):
             found.append("strftime() in SQLite form")
         elif isinstance(node, exp.Is) and not isinstance(node.expression, (exp.Null, exp.Boolean)):
@@ -154,13 +169,29 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
     return found
 
 
+def _is_now(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string and str(node.this).strip().lower() == "now"
+
+
+def _printf_format(node: exp.Format) -> bool:
+    """``format('%d items', n)``: a printf format with arguments and no ``{}`` (DuckDB would ignore ``n``)."""
+    fmt = node.this
+    return (
+        isinstance(fmt, exp.Literal) and fmt.is_string and "{" not in fmt.this
+        and bool(node.expressions) and _PRINTF_SPEC.search(fmt.this) is not None
+    )  # fmt: skip
+
+
 def _sqlite_strftime(node: exp.TimeToStr) -> bool:
-    """A DuckDB-parsed ``strftime`` that DuckDB rejects: a SQLite-only specifier, or format first over a text literal."""
+    """A DuckDB-parsed ``strftime`` that DuckDB rejects or reads otherwise: a SQLite-only specifier, format
+    first over a text literal, or format first with a specifier DuckDB means otherwise (``%f``, ``%g``)."""
     first, second = node.this, node.args.get("format")
     for arg in (first, second):
         if isinstance(arg, exp.Literal) and arg.is_string and "%" in arg.this:
             specs = set(re.findall(r"%-?(.)", arg.this))
             if specs - _DUCKDB_STRFTIME:
+                return True
+            if arg is first and specs & _OTHER_MEANING_SPECS:
                 return True
     return (
         isinstance(first, exp.Literal) and first.is_string and "%" in first.this
@@ -215,6 +246,7 @@ def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
     return None
 
 
+_NUMERIC_TYPE = r"(?:u?(?:tiny|small|big|huge)?int(?:eger)?\w*|decimal|double|float|numeric)"
 _HINTS: dict[str, re.Pattern[str]] = {
     key: re.compile(pattern)
     for key, pattern in {
@@ -234,15 +266,27 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "group_concat": r"\bgroup_concat\b",
         "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
+        "scalar subquery": r"more than one row returned by a subquery",
+        "printf": r'invalid type specifier "\w" for formatting a value',
+        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type (?:varchar and type "
+        rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
 }
 """When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
 
 
-def hint_for(text: str) -> str:
-    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none."""
+def hint_for(text: str, *, message: bool = False) -> str:
+    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none.
+
+    ``message``: ``text`` is a DuckDB error message (English prose): ``is`` there is a verb ("an explicit
+    cast is required"), not SQLite's ``a IS b`` (which is read as SQLite before anything runs).
+    """
     low = text.lower()
-    return "; ".join(DUCKDB_FORMS[key] for key, pattern in _HINTS.items() if pattern.search(low))
+    return "; ".join(
+        DUCKDB_FORMS[key]
+        for key, pattern in _HINTS.items()
+        if not (message and key == "is") and pattern.search(low)
+    )
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
@@ -274,7 +318,8 @@ def unanalysable(sql: str) -> str:
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
-    statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
+    parsed = sqlglot.parse(sql, read="sqlite")  # a comment after the last ';' is a Semicolon "statement"
+    statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     return statements[0] if len(statements) == 1 else None
 
 
@@ -303,6 +348,11 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
                 node.replace(new)
     for select in list(tree.find_all(exp.Select)):
         _bare_columns(select, t)
+    for limit in list(tree.find_all(exp.Limit)):
+        amount = _constant_text(limit.expression) if isinstance(limit.expression, exp.Expr) else None
+        if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
+            limit.pop()
+            t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
     return tree, t
 
 
@@ -315,7 +365,14 @@ class _Context:
         if isinstance(node, exp.Anonymous) and _name(node) in _TIME_FUNCTIONS:
             return self.time_function(_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
-            return self.time_function("date", [node.this], node)
+            return self.time_function("date", [] if node.this is None else [node.this], node)
+        if isinstance(node, exp.Format) and not (
+            isinstance(node.this, exp.Literal) and "{" in node.this.this
+        ):
+            self.t.add("format(...)", "printf(...) (SQLite's format is printf)")
+            return _printf([node.this, *node.expressions])
+        if isinstance(node, exp.Anonymous) and _name(node) == "printf" and node.expressions:
+            return _printf(list(node.expressions))
         if isinstance(node, exp.TimeToStr) and isinstance(node.this, exp.TsOrDsToTimestamp):
             value = node.this.this
             args = [] if isinstance(value, exp.CurrentTimestamp) else [value]
@@ -328,6 +385,9 @@ class _Context:
             )
         if isinstance(node, exp.Paren) and "sqlite_number" in node.this.meta:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
+            return None
+        if isinstance(node, (*_COMPARISONS, exp.Between)):
+            self.compared_as_text(node)
             return None
         if isinstance(node, exp.Div):
             return self.division(node)
@@ -353,6 +413,26 @@ class _Context:
         if isinstance(node, exp.Round):
             node.set("this", exp.Cast(this=_number(node.this), to=exp.DataType.build("DOUBLE")))
             return None
+        return None
+
+    def compared_as_text(self, node: exp.Expr) -> None:
+        """A comparison with SQLite's date text (``date()``, ``strftime()``, a literal 'YYYY-MM-DD...'), or of
+        ``datetime()``/``time()`` with a text literal, compares text, as SQLite does: a time at midnight is
+        after its date ('2100-01-01 00:00:00' > '2100-01-01'), not equal to it as DuckDB's TIMESTAMP-vs-DATE
+        comparison has it, and ``datetime(x) > '2100'`` is true rather than a conversion error."""
+        keys = ["this", "expression"] if not isinstance(node, exp.Between) else ["this", "low", "high"]
+        sides = [node.args.get(k) for k in keys]
+        texts = [isinstance(side, exp.Expr) and _time_text(side) for side in sides]
+        timed = [isinstance(side, exp.Expr) and bool(_unparen(side).meta.get("sqlite_time")) for side in sides]
+        literal = [isinstance(side, exp.Literal) and side.is_string for side in sides]
+        if not any(texts) and not (any(timed) and any(literal)):  # datetime(x) > '2100' compares text too
+            return None
+        if all(isinstance(side, exp.Literal) for side in sides):
+            return None
+        for key, side in zip(keys, sides, strict=True):
+            if isinstance(side, exp.Expr):
+                node.set(key, _text(side))
+        self.t.add("a time compared with date text", "CAST(x AS VARCHAR) on both sides (SQLite compares the text)")
         return None
 
     # -- arithmetic and casts --
@@ -398,9 +478,12 @@ class _Context:
             self.t.add(f"{name}(...)", f"a {kind}")
             if name != "date" and not {m.strip().lower() for m in modifiers} & {"subsec", "subsecond"}:
                 ts = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string("second"), ts])
-            if isinstance(ts, exp.TryCast) and ts.to.is_type(kind):
-                return ts
-            return exp.TryCast(this=ts, to=exp.DataType.build(kind))
+            out = ts if isinstance(ts, exp.TryCast) and ts.to.is_type(kind) else exp.TryCast(
+                this=ts, to=exp.DataType.build(kind)
+            )
+            # SQLite's date() is text 'YYYY-MM-DD', datetime() and time() text too (see compared_as_text)
+            out.meta["sqlite_time_text" if name == "date" else "sqlite_time"] = True
+            return out
         if name == "julianday":
             self.t.add("julianday(x)", "epoch(x) / 86400 + 2440587.5")
             return _julian(ts)
@@ -584,7 +667,51 @@ class _Context:
             text = _p(text)
         self.t.add("strftime(format, x)", "strftime(x, format)")
         text.meta["sqlite_number"] = _strftime_number(specs, text, ts)
+        if fmt.startswith(("%Y-", "%F")):  # date text ('2100-01-31...'); '%j', '%Y' alone compare as numbers
+            text.meta["sqlite_time_text"] = True
         return text
+
+
+_PRINTF_KINDS = {**dict.fromkeys("sqQwz", "VARCHAR"), **dict.fromkeys("dioxXu", "BIGINT"),
+                 **dict.fromkeys("fFeEgG", "DOUBLE")}  # fmt: skip
+
+
+def _printf(args: list[exp.Expr]) -> exp.Expr:
+    """SQLite's ``printf(format, ...)`` in DuckDB: each argument converted as SQLite's printf reads it for
+    its specifier (DuckDB's printf refuses ``%s`` of a number, ``%f`` of an integer, ``%d`` of a real or
+    text): text for ``%s``, an integer truncated toward zero for ``%d``, a real for ``%f``; NULL is ''
+    or 0 as in SQLite. A format that is not literal text is left as written."""
+    fmt = _constant_text(args[0])
+    if fmt is None:
+        return exp.Anonymous(this="printf", expressions=args)
+    specs = [m.group(1) for m in re.finditer(r"%[-+ 0#,!]*(?:\d+|\*)?(?:\.(?:\d+|\*))?l{0,2}(.)", fmt)]
+    out = [args[0]]
+    values = iter(args[1:])
+    for spec in specs:
+        if spec == "%":
+            continue
+        value = next(values, None)
+        if value is None:
+            break
+        kind = _PRINTF_KINDS.get(spec)
+        if kind == "VARCHAR":
+            value = exp.Coalesce(this=_text(value), expressions=[exp.Literal.string("")])
+        elif kind == "BIGINT":
+            number = exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE"))
+            value = exp.Coalesce(
+                this=exp.Cast(
+                    this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
+                ),
+                expressions=[exp.Literal.number(0)],
+            )
+        elif kind == "DOUBLE":
+            value = exp.Coalesce(
+                this=exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE")),
+                expressions=[exp.Literal.number("0.0")],
+            )
+        out.append(value)
+    out.extend(values)
+    return exp.Anonymous(this="printf", expressions=out)
 
 
 _SPEC_FORMS = {
@@ -752,6 +879,25 @@ def _add_months(ts: exp.Expr, months: int, *, clamp: bool, fraction_days: float)
         )
         out = exp.Add(this=moved, expression=exp.Paren(this=exp.Sub(this=ts, expression=first.copy())))
     return _add_micros(out, fraction_days * _DAY_US)
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _unparen(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _time_text(node: exp.Expr) -> bool:
+    """``node`` is SQLite time text a TIMESTAMP would compare otherwise: ``date()``, ``strftime()``, 'YYYY-MM-DD...'."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if node.meta.get("sqlite_time_text"):
+        return True
+    return isinstance(node, exp.Literal) and node.is_string and _DATE_TEXT.match(str(node.this)) is not None
 
 
 _TEXT_FUNCTIONS = (exp.Substring, exp.StrPosition, exp.Length, exp.Replace, exp.Lower, exp.Upper, exp.Trim)
