@@ -111,7 +111,9 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
         pass
     else:
         error = body.get("error", body) if isinstance(body, dict) else None
-        detail = error.get("message") if isinstance(error, dict) else None
+        # {"error": {"message": ...}} (OpenAI, vLLM, llama.cpp), {"message": ...} (older vLLM),
+        # {"error": "<text>"} (TGI, Ollama)
+        detail = error.get("message") if isinstance(error, dict) else error
         if isinstance(detail, str) and detail:
             message += f" - {detail}"
     data = body.get("error", body) if isinstance(body, dict) else body

@@ -1,0 +1,108 @@
+"""Attack 14: what real OpenAI-compatible servers say and write, through the real agent loop on a demo episode.
+
+Each reply below is what one server sends (its own status, body shape and wording; its own tool-call
+text), served over loopback HTTP to the real provider (aiohttp) and read by ``run_agent``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+
+from clinseek.agent import run_agent
+from clinseek.bench import Question
+from clinseek.models import get_model
+from clinseek.tools import ToolContext
+from fakes.llm_servers import OpenAIFake, Reply
+
+SQL = "SELECT count(*) AS n_admissions FROM hosp.admissions"
+
+
+def _run(url: str, ctx: ToolContext, question: Question):
+    async def go():
+        model = get_model("openai:fake-model", base_url=url)
+        try:
+            return await run_agent(model, ctx, question)
+        finally:
+            await model.aclose()
+
+    return anyio.run(go)
+
+
+# -- "the prompt does not fit", as each server words it ----------------------------------------------
+# llama.cpp llama-server (tools/server: format_error_response, ERROR_TYPE_EXCEED_CONTEXT_SIZE)
+LLAMA_CPP = Reply(400, {"error": {"code": 400, "message": "request (16540 tokens) exceeds the available context size "
+                                                         "(16384 tokens), try increasing it",
+                                  "type": "exceed_context_size_error", "n_prompt_tokens": 16540, "n_ctx": 16384}})
+# vLLM V1 engine (processor: the prompt is longer than max_model_len), OpenAI-style error object
+VLLM_V1 = Reply(400, {"error": {"message": "The decoder prompt (length 40000) is longer than the maximum model length "
+                                           "of 32768. Make sure that `max_model_len` is no smaller than the number of "
+                                           "text tokens.", "type": "BadRequestError", "param": None, "code": 400}})
+# TGI Messages API: 422 with {"error": <text>, "error_type": "validation"}
+TGI = Reply(422, {"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 9000 "
+                           "`inputs` tokens and 1024 `max_new_tokens`", "error_type": "validation"})
+
+
+@pytest.mark.parametrize("reply", [LLAMA_CPP, VLLM_V1, TGI], ids=["llama.cpp", "vllm-v1", "tgi"])
+def test_each_servers_context_length_error_compacts_then_stops_as_context_length(
+    reply: Reply, api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        s.script(s.tool_calls([("ehr__run_sql_query", {"sql_query": SQL})]),
+                 s.tool_calls([("ehr__run_sql_query", {"sql_query": SQL})]),
+                 reply, s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+        outcome = _run(s.url, demo_ctx, demo_question)
+        assert outcome.status == "answered" and outcome.compactions == 1, outcome.error  # compacted and went on
+        s.script(reply, reply)
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert (outcome.status, outcome.stop_reason) == ("no_answer", "context_length"), outcome.error
+
+
+def test_an_error_whose_body_is_a_bare_string_keeps_the_servers_words(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """TGI and Ollama answer errors as ``{"error": "<text>"}``: the text must reach the outcome."""
+    s = OpenAIFake()
+    with s:
+        s.script(Reply(400, {"error": "json: cannot unmarshal number into Go struct field .messages.content"}))
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert outcome.status == "infra_error"
+    assert "cannot unmarshal number" in (outcome.error or ""), outcome.error
+
+
+# -- tool calls written in the text, as each model family writes them ---------------------------------
+def _text_then_finish(s: OpenAIFake, text: str) -> None:
+    s.script(s.text(text), s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+
+
+@pytest.mark.parametrize("text", [
+    # Llama 3.1 / 3.2 (vLLM's llama3_json parser reads calls separated by "; ")
+    '<|python_tag|>{"name": "ehr__run_sql_query", "parameters": {"sql_query": "%s"}}; '
+    '{"name": "ehr__finish", "parameters": {"response": ["yes"]}}' % SQL,
+    # Mistral tokenizer v11+ (Mistral Small 3.2, Magistral, Devstral): [TOOL_CALLS]name[ARGS]{...}
+    '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "%s"}[TOOL_CALLS]ehr__finish[ARGS]{"response": ["yes"]}' % SQL,
+    # Qwen / Hermes: two calls, one per line, inside one <tool_call> block
+    '<tool_call>\n{"name": "ehr__run_sql_query", "arguments": {"sql_query": "%s"}}\n'
+    '{"name": "ehr__finish", "arguments": {"response": ["yes"]}}\n</tool_call>' % SQL,
+], ids=["llama3-semicolon", "mistral-v11", "two-in-one-tag"])
+def test_every_call_written_in_the_text_is_run(text: str, api_keys: str, demo_ctx: ToolContext,
+                                               demo_question: Question) -> None:
+    s = OpenAIFake()
+    with s:
+        _text_then_finish(s, text)
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert [(t.name, t.ok) for t in outcome.tools][:2] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
+    assert outcome.status == "answered" and outcome.answer == ["yes"]  # the second call was the answer
+
+
+def test_a_single_mistral_v11_call_is_run(api_keys: str, demo_ctx: ToolContext, demo_question: Question) -> None:
+    s = OpenAIFake()
+    with s:
+        _text_then_finish(s, '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "%s"}' % SQL)
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
+    sent = s.requests[1].json["messages"]
+    assert "[TOOL_CALLS]" not in json.dumps(sent[-2]["content"])  # the call left the text it was read from
