@@ -9,9 +9,10 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
 - **Tool calls**: vLLM with a tool parser, llama.cpp ``llama-server --jinja``, Ollama and LM
   Studio send ``tool_calls``; llama-cpp-python with the model's own template, vLLM without
   ``--enable-auto-tool-choice`` and TGI in some versions leave the call in the text, as
-  ``<tool_call>{…}</tool_call>`` (Qwen / Hermes), ``[TOOL_CALLS][…]`` (Mistral),
-  ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, the bare JSON object, or several JSON
-  objects one per line.
+  ``<tool_call>{…}</tool_call>`` (Qwen / Hermes; several objects one per line in one block are
+  several calls), ``[TOOL_CALLS][…]`` (Mistral) or ``[TOOL_CALLS]name[ARGS]{…}`` (Mistral
+  tokenizer v11+), ``<|python_tag|>{…}`` (Llama 3; several separated by ``;``), a fenced JSON
+  block, the bare JSON object, or several JSON objects one per line.
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
@@ -144,17 +145,58 @@ def _json(body: str) -> Any:
 
 
 def _tagged(text: str) -> list[_Span]:
-    return [(m.start(), m.end(), _json(m.group(1))) for m in _TAGGED.finditer(text)]
+    """``<tool_call>`` blocks: one JSON value each, or several one after the other (one call per line)."""
+    spans: list[_Span] = []
+    for m in _TAGGED.finditer(text):
+        value = _json(m.group(1))
+        if value is None:
+            several = [v for _, _, v in _sequence(m.group(1))]
+            value = several or None
+        spans.append((m.start(), m.end(), value))
+    return spans
 
 
 def _prefixed(text: str) -> list[_Span]:
+    """``[TOOL_CALLS]`` / ``<|python_tag|>`` and the JSON values after it, one after the other
+    (separated by white space or ``;``, as Llama 3 writes several calls), or Mistral's
+    ``[TOOL_CALLS]name[ARGS]{…}`` calls (tokenizer v11 and later)."""
+    mistral = _mistral_v11(text)
+    if mistral:
+        return mistral
     for prefix in _PREFIXES:
         at = text.find(prefix)
         if at >= 0:
+            spans: list[_Span] = []
             value, end = _raw_decode(text, at + len(prefix))
-            if value is not None:
-                return [(at, end, value)]
+            while value is not None:
+                spans.append((at, end, value))
+                at = end
+                rest = text[end:]
+                gap = len(rest) - len(rest.lstrip().removeprefix(";"))
+                value, end = _raw_decode(text, end + gap)
+            if spans:
+                return spans
     return []
+
+
+_MISTRAL_CALL = re.compile(r"\[TOOL_CALLS\]\s*([^\s\[\]{}]+)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9]*\s*)?\[ARGS\]")
+
+
+def _mistral_v11(text: str) -> list[_Span]:
+    """``[TOOL_CALLS]name[ARGS]{…}`` (optionally ``[CALL_ID]id`` before ``[ARGS]``), one per call; arguments
+    that are not one JSON value are kept as text (decoded as ``invalid_json``, never repaired)."""
+    matches = list(_MISTRAL_CALL.finditer(text))
+    spans: list[_Span] = []
+    for n, match in enumerate(matches):
+        stop = matches[n + 1].start() if n + 1 < len(matches) else len(text)
+        value, end = _raw_decode(text, match.end())
+        if value is None or end > stop:
+            arguments: Any = text[match.end():stop].strip()
+            end = stop
+        else:
+            arguments = value if isinstance(value, dict) else json.dumps(value)
+        spans.append((match.start(), end, {"name": match.group(1), "arguments": arguments}))
+    return spans
 
 
 def _raw_decode(text: str, start: int) -> tuple[Any, int]:
