@@ -112,8 +112,8 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
     else:
         error = body.get("error", body) if isinstance(body, dict) else None
         # {"error": {"message": ...}} (OpenAI, vLLM, llama.cpp), {"message": ...} (older vLLM),
-        # {"error": "<text>"} (TGI, Ollama)
-        detail = error.get("message") if isinstance(error, dict) else error
+        # {"error": "<text>"} (TGI, Ollama), {"detail": "<text>"} (FastAPI's own 404 / 405: vLLM, SGLang)
+        detail = (error.get("message") or error.get("detail")) if isinstance(error, dict) else error
         if isinstance(detail, str) and detail:
             message += f" - {detail}"
     data = body.get("error", body) if isinstance(body, dict) else body
