@@ -80,13 +80,13 @@ def _text_then_finish(s: OpenAIFake, text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     # Llama 3.1 / 3.2 (vLLM's llama3_json parser reads calls separated by "; ")
-    '<|python_tag|>{"name": "ehr__run_sql_query", "parameters": {"sql_query": "%s"}}; '
-    '{"name": "ehr__finish", "parameters": {"response": ["yes"]}}' % SQL,
+    '<|python_tag|>{"name": "ehr__run_sql_query", "parameters": {"sql_query": "@SQL@"}}; '
+    '{"name": "ehr__finish", "parameters": {"response": ["yes"]}}'.replace("@SQL@", SQL),
     # Mistral tokenizer v11+ (Mistral Small 3.2, Magistral, Devstral): [TOOL_CALLS]name[ARGS]{...}
-    '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "%s"}[TOOL_CALLS]ehr__finish[ARGS]{"response": ["yes"]}' % SQL,
+    '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "@SQL@"}[TOOL_CALLS]ehr__finish[ARGS]{"response": ["yes"]}'.replace("@SQL@", SQL),
     # Qwen / Hermes: two calls, one per line, inside one <tool_call> block
-    '<tool_call>\n{"name": "ehr__run_sql_query", "arguments": {"sql_query": "%s"}}\n'
-    '{"name": "ehr__finish", "arguments": {"response": ["yes"]}}\n</tool_call>' % SQL,
+    '<tool_call>\n{"name": "ehr__run_sql_query", "arguments": {"sql_query": "@SQL@"}}\n'
+    '{"name": "ehr__finish", "arguments": {"response": ["yes"]}}\n</tool_call>'.replace("@SQL@", SQL),
 ], ids=["llama3-semicolon", "mistral-v11", "two-in-one-tag"])
 def test_every_call_written_in_the_text_is_run(text: str, api_keys: str, demo_ctx: ToolContext,
                                                demo_question: Question) -> None:
@@ -101,8 +101,28 @@ def test_every_call_written_in_the_text_is_run(text: str, api_keys: str, demo_ct
 def test_a_single_mistral_v11_call_is_run(api_keys: str, demo_ctx: ToolContext, demo_question: Question) -> None:
     s = OpenAIFake()
     with s:
-        _text_then_finish(s, '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "%s"}' % SQL)
+        _text_then_finish(s, '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "@SQL@"}'.replace("@SQL@", SQL))
         outcome = _run(s.url, demo_ctx, demo_question)
     assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
     sent = s.requests[1].json["messages"]
     assert "[TOOL_CALLS]" not in json.dumps(sent[-2]["content"])  # the call left the text it was read from
+
+
+# -- a reply cut at the output-token limit in the middle of a call -------------------------------------
+@pytest.mark.parametrize("native", [True, False], ids=["native", "in-text"])
+def test_a_call_cut_at_the_output_token_limit_is_answered_as_cut_not_as_malformed(
+    native: bool, api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        if native:
+            cut = s.tool_calls([("ehr__run_sql_query", '{"sql_query": "SELECT subject_id, hadm_id, admittime, dis')])
+            cut.body["choices"][0]["finish_reason"] = "length"
+        else:
+            cut = s.text('<tool_call>\n{"name": "ehr__run_sql_query", "arguments": {"sql_query": "SELECT subject_id, '
+                         'hadm_id, admittime, dis', finish="length")
+        s.script(cut, s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+        outcome = _run(s.url, demo_ctx, demo_question)
+        told = s.requests[-1].json["messages"][-1]
+    assert outcome.status == "answered" and outcome.tools[0].ok is False
+    assert told["role"] == "tool" and "output-token limit" in told["content"], told

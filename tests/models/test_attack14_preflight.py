@@ -54,7 +54,7 @@ def test_the_probe_passes_an_openai_reasoning_model(tools: bool, openai_key: str
         server.responder = _openai_reasoning_server(server)
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)  # e.g. a gateway in front of OpenAI's API
         report, _ = _check("openai:o3-mini", None, tools)
-        probe = [r.json for r in server.requests if r.path.endswith("/chat/completions")][0]
+        probe = next(r.json for r in server.requests if r.path.endswith("/chat/completions"))
     assert report is not None and report.tools_checked is tools
     assert "temperature" not in probe
 

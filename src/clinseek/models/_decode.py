@@ -49,4 +49,19 @@ def _parse_arguments(
     return value, None, None, None
 
 
-__all__ = ["decode_tool_call"]
+CUT_CALL = ("the reply was cut at the output-token limit inside this call, so its arguments are incomplete; "
+            "write a shorter call (a shorter query, fewer columns) or fewer calls per reply")
+"""The error a call gets when its reply ended at the output-token limit and the call could not be read."""
+
+
+def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
+    """``calls`` of a reply; when the reply was ``cut`` at the output-token limit, the ones that could
+    not be read (``invalid_json``, a broken ``format``) say so (:data:`CUT_CALL`) instead of blaming
+    the format. The ``error_kind`` is kept."""
+    if not cut or not any(c.error_kind in ("invalid_json", "format") for c in calls):
+        return calls
+    return [c.model_copy(update={"error": CUT_CALL}) if c.error_kind in ("invalid_json", "format") else c
+            for c in calls]
+
+
+__all__ = ["CUT_CALL", "cut_calls", "decode_tool_call"]

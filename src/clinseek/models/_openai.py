@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._decode import cut_calls
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolNameMap, ToolSet, tool_set
@@ -104,6 +105,8 @@ class OpenAIChatModel:
             raise ProviderUnavailable("the reply has no choices", model=self.name)
         choice = choices[0]
         message, source = decode_message(choice.get("message") or {}, names)
+        if choice.get("finish_reason") == "length" and message.tool_calls:
+            message = message.model_copy(update={"tool_calls": cut_calls(message.tool_calls, True)})
         usage = decode_usage(completion.get("usage"))
         return ModelResponse(
             model=self.name,
