@@ -45,7 +45,18 @@ TGI = Reply(422, {"error": "Input validation error: `inputs` tokens + `max_new_t
                            "`inputs` tokens and 1024 `max_new_tokens`", "error_type": "validation"})
 
 
-@pytest.mark.parametrize("reply", [LLAMA_CPP, VLLM_V1, TGI], ids=["llama.cpp", "vllm-v1", "tgi"])
+# guards (already read): SGLang, llama-cpp-python, OpenAI
+SGLANG = Reply(400, {"object": "error", "message": "The input (40000 tokens) is longer than the model's context length "
+                                                   "(32768 tokens).", "type": "BadRequestError", "param": None, "code": 400})
+LLAMA_CPP_PYTHON = Reply(400, {"error": {"message": "Requested tokens (16540) exceed context window of 16384",
+                                         "type": "invalid_request_error", "param": "messages", "code": None}})
+OPENAI = Reply(400, {"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages "
+                                          "resulted in 130000 tokens.", "type": "invalid_request_error",
+                               "param": "messages", "code": "context_length_exceeded"}})
+
+
+@pytest.mark.parametrize("reply", [LLAMA_CPP, VLLM_V1, TGI, SGLANG, LLAMA_CPP_PYTHON, OPENAI],
+                         ids=["llama.cpp", "vllm-v1", "tgi", "sglang", "llama-cpp-python", "openai"])
 def test_each_servers_context_length_error_compacts_then_stops_as_context_length(
     reply: Reply, api_keys: str, demo_ctx: ToolContext, demo_question: Question
 ) -> None:
