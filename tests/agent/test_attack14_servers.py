@@ -137,3 +137,26 @@ def test_a_call_cut_at_the_output_token_limit_is_answered_as_cut_not_as_malforme
         told = s.requests[-1].json["messages"][-1]
     assert outcome.status == "answered" and outcome.tools[0].ok is False
     assert told["role"] == "tool" and "output-token limit" in told["content"], told
+
+
+# -- gpt-oss's harmony format left in the text (servers without a harmony parser) ---------------------
+HARMONY_CALL = ('<|channel|>analysis<|message|>Count the admissions first; the answer is "yes" if many.<|end|>'
+                '<|start|>assistant<|channel|>commentary to=functions.ehr__run_sql_query <|constrain|>json'
+                '<|message|>{"sql_query": "@SQL@"}<|call|>').replace("@SQL@", SQL)
+HARMONY_FINAL = ('<|channel|>analysis<|message|>Only one admission. Answer: yes<|end|>'
+                 '<|start|>assistant<|channel|>final<|message|>Final Answer: no<|return|>')
+
+
+def test_harmony_text_is_read_as_reasoning_calls_and_a_final_answer(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        s.script(s.text(HARMONY_CALL), s.text(HARMONY_FINAL), s.text(HARMONY_FINAL))
+        outcome = _run(s.url, demo_ctx, demo_question)
+        replayed = s.requests[1].json["messages"][-2]
+    assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
+    assert "<|channel|>" not in replayed["content"] and "Count the admissions" not in replayed["content"]
+    assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["no"], "final_answer")
+    reasoning = [m.reasoning for m in outcome.messages if m.role == "assistant"]
+    assert "Count the admissions first" in (reasoning[0] or "")

@@ -16,7 +16,8 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
-  ``{"type": "function", "function": {...}}``, alone or in a list; a JSON value of another shape is left as text (it may be an answer). A name is an offered
+  ``{"type": "function", "function": {...}}``, alone or in a list; or gpt-oss's harmony messages to
+  a tool (``<|channel|>commentary to=functions.<name> <|constrain|>json<|message|>{…}<|call|>``); a JSON value of another shape is left as text (it may be an answer). A name is an offered
   tool's wire name or its canonical name, exactly; calls are decoded like native ones
   (:func:`~clinseek.models.decode_tool_call`), so another name or bad arguments are flagged
   (``unknown_tool``, ``invalid_json``), never repaired; a ``<tool_call>`` block that is not a call
@@ -50,8 +51,18 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
     A closing tag with no opening tag (a template that opened the block itself) makes everything
     before it reasoning; an opening tag that is never closed (the reply was cut) makes everything
-    after it reasoning. ``reasoning`` is ``None`` when there was none.
+    after it reasoning. gpt-oss's harmony messages left in the text (``<|channel|>analysis<|message|>…``)
+    are read too: the ``analysis`` channel is reasoning, the ``final`` channel and recipient-less
+    ``commentary`` are the content, and a message to a tool (``to=functions.<name>``) stays in the
+    content as one ``<|channel|>commentary to=…<|message|>…<|call|>`` for :func:`calls_in_content`.
+    ``reasoning`` is ``None`` when there was none.
     """
+    harmony = _harmony_messages(text)
+    if harmony:
+        thoughts = [body.strip() for channel, to, body in harmony if channel == "analysis" and to is None]
+        said = [f"<|channel|>commentary to={to}<|message|>{body.strip()}<|call|>" if to is not None else body.strip()
+                for channel, to, body in harmony if channel != "analysis" or to is not None]
+        return "\n\n".join(x for x in said if x), "\n\n".join(x for x in thoughts if x) or None
     found: list[str] = []
     unopened = _UNOPENED.match(text)
     if unopened and not re.search(rf"<{unopened.group(2)}>", unopened.group(1), re.IGNORECASE):
@@ -71,6 +82,27 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     return text.strip() if found else text, reasoning or None
 
 
+_HARMONY_END = re.compile(r"<\|(?:end|call|return)\|>|(?=<\|start\|>)")
+_HARMONY_CHANNEL = re.compile(r"<\|channel\|>\s*(\w+)")
+_HARMONY_TO = re.compile(r"\bto=([^\s<]+)")
+
+
+def _harmony_messages(text: str) -> list[tuple[str, str | None, str]]:
+    """``(channel, recipient, body)`` of each harmony message in ``text`` (gpt-oss), ``[]`` when it has none."""
+    if "<|channel|>" not in text or "<|message|>" not in text:
+        return []
+    messages: list[tuple[str, str | None, str]] = []
+    at = 0
+    while (opened := text.find("<|message|>", at)) >= 0:
+        header, start = text[at:opened], opened + len("<|message|>")
+        end = _HARMONY_END.search(text, start)
+        channel, to = _HARMONY_CHANNEL.search(header), _HARMONY_TO.search(header)
+        messages.append((channel.group(1) if channel else "", to.group(1) if to else None,
+                         text[start:end.start() if end else len(text)]))
+        at = end.end() if end else len(text)
+    return messages if any(channel for channel, _, _ in messages) else []
+
+
 def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
     """Tool calls written in the text of a reply, and the text that is left.
 
@@ -80,7 +112,7 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
     """
     if not names.canonical_names():
         return [], text
-    for tagged, spans in ((True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
+    for tagged, spans in ((True, _harmony(text)), (True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
                           (False, _whole(text)), (False, _sequence(text))):
         calls: list[ToolCall] = []
         for start, end, value in spans:
@@ -142,6 +174,19 @@ def _json(body: str) -> Any:
         return json.loads(body)
     except ValueError:
         return None
+
+
+_HARMONY_CALL = re.compile(r"<\|channel\|>commentary to=(?:functions\.)?(\S+?)<\|message\|>(.*?)<\|call\|>", re.DOTALL)
+
+
+def _harmony(text: str) -> list[_Span]:
+    """Harmony messages to a tool, as :func:`split_reasoning` leaves them; arguments that are not JSON
+    are kept as text (decoded as ``invalid_json``)."""
+    spans: list[_Span] = []
+    for m in _HARMONY_CALL.finditer(text):
+        value = _json(m.group(2))
+        spans.append((m.start(), m.end(), {"name": m.group(1), "arguments": value if isinstance(value, dict) else m.group(2)}))
+    return spans
 
 
 def _tagged(text: str) -> list[_Span]:
