@@ -109,3 +109,32 @@ def test_the_loop_reads_every_item_of_a_trailing_numbered_list(
                  s.text("Medications:\n1. Heparin\n2. Potassium Chloride"))
         outcome = _run_text(s.url, demo_ctx, question)
     assert (outcome.status, outcome.answer) == ("answered", ["Heparin", "Potassium Chloride"]), outcome
+
+
+# -- the finish call reads its items as the text forms do (one reader, one cleaning) -------------------
+@pytest.mark.parametrize(("response", "answer"), [
+    (["Yes."], ["yes"]),
+    (["**Yes**"], ["yes"]),
+    (['"no"'], ["no"]),
+    ('["no"]', ["no"]),  # a JSON list sent as one string
+])
+def test_a_finish_call_item_is_cleaned_as_a_text_answer_item(response, answer) -> None:
+    from clinseek.agent._answer import finish_items
+
+    reading = read_finish(finish_items(response), ("yes", "no"))
+    assert (reading.status, reading.answer, reading.parse_mode) == ("answered", answer, "finish_call"), reading
+
+
+def test_a_finish_call_string_of_several_candidates_is_its_items() -> None:
+    reading = read_finish([f"Heparin, {AKI}"], CANDIDATES)
+    assert (reading.status, reading.answer) == ("answered", ["Heparin", AKI]), reading
+
+
+def test_the_loop_accepts_a_finish_call_answered_yes_with_a_period(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        s.script(s.tool_calls([("ehr__finish", {"response": "No."})]), s.tool_calls([("ehr__finish", {"response": "No."})]))
+        outcome = _run_text(s.url, demo_ctx, demo_question)
+    assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["no"], "finish_call"), outcome

@@ -96,6 +96,16 @@ def extract_answer(text: str, candidates: Sequence[str] = ()) -> Extracted | Non
     return None
 
 
+def finish_call_items(items: Sequence[str], candidates: Sequence[str]) -> list[str]:
+    """The items of an ``ehr.finish`` response read as the text forms read theirs: an item that is not a
+    candidate is cleaned (quotes, markdown, a trailing period, HTML entities) and split (a JSON list sent
+    as one string, several candidates on one line). Without candidates the items are kept as sent."""
+    index = {normalise_item(c) for c in candidates}
+    if not index:
+        return list(items)
+    return [part for item in items for part in ([item] if normalise_item(item) in index else _split(item, index))]
+
+
 def _clean(item: str, index: set[str]) -> str:
     """An item without bullets, numbering, surrounding quotes / markdown, and a trailing period that
     is not part of a candidate."""
@@ -261,4 +271,4 @@ def _candidate_match(text: str, index: set[str]) -> list[str]:
     return items if items and all(normalise_item(i) in index for i in items) else []
 
 
-__all__ = ["PARSE_MODES", "STRICT_PARSE_MODES", "Extracted", "ParseMode", "extract_answer"]
+__all__ = ["PARSE_MODES", "STRICT_PARSE_MODES", "Extracted", "ParseMode", "extract_answer", "finish_call_items"]
