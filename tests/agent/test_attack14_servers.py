@@ -160,3 +160,17 @@ def test_harmony_text_is_read_as_reasoning_calls_and_a_final_answer(
     assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["no"], "final_answer")
     reasoning = [m.reasoning for m in outcome.messages if m.role == "assistant"]
     assert "Count the admissions first" in (reasoning[0] or "")
+
+
+# -- the prompts say "call ehr.finish"; servers that parse the model's calls pass that name through ---
+def test_a_native_call_by_the_canonical_name_the_prompt_uses_is_run(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """llama.cpp --jinja / vLLM's hermes parser send the name the model wrote: the prompt's ``ehr.finish``."""
+    s = OpenAIFake()
+    with s:
+        s.script(s.tool_calls([("ehr.run_sql_query", {"sql_query": SQL})]), s.tool_calls([("ehr.finish", {"response": ["no"]})]))
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert [(t.name, t.ok) for t in outcome.tools] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
+    assert outcome.status == "answered" and outcome.answer == ["no"]
+

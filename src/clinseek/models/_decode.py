@@ -12,11 +12,13 @@ from ._names import ToolNameMap
 def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | None, names: ToolNameMap) -> ToolCall:
     """Decode one call: map the wire name back, parse the JSON arguments; never guess.
 
-    An unknown wire name gives ``error_kind="unknown_tool"``; argument text that is not JSON gives
-    ``invalid_json`` (text kept in ``raw_arguments``); JSON that is not an object gives
-    ``not_an_object``. Empty argument text means ``{}``.
+    The name is an offered tool's wire name or, exactly, its canonical name (the prompts name the tools
+    canonically, ``ehr.finish``, and servers that parse the model's own calls pass that name through;
+    the error of any other name lists the canonical names). An unknown name gives
+    ``error_kind="unknown_tool"``; argument text that is not JSON gives ``invalid_json`` (text kept in
+    ``raw_arguments``); JSON that is not an object gives ``not_an_object``. Empty argument text means ``{}``.
     """
-    canonical = names.from_wire(wire)
+    canonical = names.from_wire(wire) or (wire if wire in names.canonical_names() else None)
     parsed, raw, kind, problem = _parse_arguments(arguments)
     if canonical is None:
         offered = ", ".join(names.canonical_names()) or "(none)"
