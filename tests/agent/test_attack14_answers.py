@@ -138,3 +138,9 @@ def test_the_loop_accepts_a_finish_call_answered_yes_with_a_period(
         s.script(s.tool_calls([("ehr__finish", {"response": "No."})]), s.tool_calls([("ehr__finish", {"response": "No."})]))
         outcome = _run_text(s.url, demo_ctx, demo_question)
     assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["no"], "finish_call"), outcome
+
+
+def test_a_cue_without_a_candidate_does_not_hide_the_answer_line_below() -> None:
+    reading = read_text_answer(["The question is about mortality.\nThe answer: it depends on the lactate.\n\nYes"],
+                               ("Yes", "No"))
+    assert (reading.status, reading.answer, reading.parse_mode) == ("answered", ["Yes"], "candidate_match"), reading

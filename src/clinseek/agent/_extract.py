@@ -8,7 +8,7 @@ Every answered run records its ``parse_mode`` (docs/agent.md, "Answers and parse
 | ``answer_tag`` | the last ``<answer>…</answer>`` block, one item per line |
 | ``response_json`` | the last JSON object in the text with a ``response`` key (also inside ``arguments``) |
 | ``final_answer`` | the items after the last "Final Answer:" / "Answer:" cue (also mid-line: "…, the final answer is:"), inline or as a list |
-| ``candidate_match`` | the last line of the text, when it is a candidate, a list of candidates, or a JSON list of them; when it is a bulleted / numbered item, the whole list it ends |
+| ``candidate_match`` | (also when the cue's items held no candidate) the last line of the text, when it is a candidate, a list of candidates, or a JSON list of them; when it is a bulleted / numbered item, the whole list it ends |
 
 A line holds several items when it is a JSON (or Python) list of strings, or when it splits at
 ``,`` / ``;`` / ``and`` into candidates only (candidates with commas in their own names, such as
@@ -88,12 +88,12 @@ def extract_answer(text: str, candidates: Sequence[str] = ()) -> Extracted | Non
     if response is not None:
         return Extracted(response, "response_json")
     cued = _final_answer(body, index)
-    if cued:
+    if cued and (not index or any(normalise_item(i) in index for i in cued)):
         return Extracted(cued, "final_answer")
-    matched = _candidate_match(body, index)
+    matched = _candidate_match(body, index)  # also when a cue held no candidate ("The answer: it depends")
     if matched:
         return Extracted(matched, "candidate_match")
-    return None
+    return Extracted(cued, "final_answer") if cued else None
 
 
 def finish_call_items(items: Sequence[str], candidates: Sequence[str]) -> list[str]:
