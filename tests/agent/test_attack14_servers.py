@@ -174,3 +174,23 @@ def test_a_native_call_by_the_canonical_name_the_prompt_uses_is_run(
     assert [(t.name, t.ok) for t in outcome.tools] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
     assert outcome.status == "answered" and outcome.answer == ["no"]
 
+
+
+# -- a lone UTF-16 surrogate escape in what the model wrote (a cut emoji, a bad escape) ---------------
+@pytest.mark.parametrize("reply", [
+    lambda s: s.tool_calls([("ehr__think", '{"response": "fever \\ud83d"}')]),  # in argument text
+    lambda s: s.tool_calls([("ehr__run_sql_query", '{"sql_query": "SELECT \'\\ud83d\' AS x"}')]),
+    lambda s: Reply(200, '{"id": "c1", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": '
+                         '"assistant", "content": "Checking \\ud83d"}}]}'),  # in the reply's own JSON
+    lambda s: Reply(200, '{"id": "c1", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": '
+                         '"assistant", "content": "", "tool_calls": [{"id": "t1", "type": "function", "function": '
+                         '{"name": "ehr__think", "arguments": {"response": "x \\udc00"}}}]}}]}'),  # arguments as an object
+], ids=["arguments", "sql", "content", "object-arguments"])
+def test_a_lone_surrogate_from_the_model_does_not_crash_the_run(
+    reply, api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        s.script(reply(s), s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert outcome.status == "answered" and outcome.answer == ["no"], outcome.error

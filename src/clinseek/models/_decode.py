@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ._messages import ToolCall
@@ -33,13 +34,32 @@ def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | 
     return ToolCall(id=call_id, name=canonical, arguments=parsed, raw_arguments=raw, error_kind=kind, error=problem)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` (JSON data: strings, lists, dicts) with every lone UTF-16 surrogate replaced by U+FFFD.
+
+    A model (or a server's JSON) can write a ``\\udXXX`` escape without its pair (a cut emoji, a bad
+    escape); ``json.loads`` keeps it, and such text cannot be encoded as UTF-8: the next request, the
+    records and the SQL engine would all fail on it. Replaced as a UTF-8 decoder replaces invalid bytes.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _parse_arguments(
     arguments: str | dict[str, Any] | None,
 ) -> tuple[dict[str, Any], str | None, Any, str | None]:
     if arguments is None:
         return {}, None, None, None
     if isinstance(arguments, dict):
-        return arguments, None, None, None
+        return scrub_surrogates(arguments), None, None, None
     if not arguments.strip():
         return {}, None, None, None
     try:
@@ -48,7 +68,7 @@ def _parse_arguments(
         return {}, arguments, "invalid_json", f"arguments are not valid JSON ({err.msg} at char {err.pos}); send a JSON object"
     if not isinstance(value, dict):
         return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None, None, None
+    return scrub_surrogates(value), None, None, None
 
 
 CUT_CALL = ("the reply was cut at the output-token limit inside this call, so its arguments are incomplete; "
@@ -66,4 +86,4 @@ def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
             for c in calls]
 
 
-__all__ = ["CUT_CALL", "cut_calls", "decode_tool_call"]
+__all__ = ["CUT_CALL", "cut_calls", "decode_tool_call", "scrub_surrogates"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,9 +31,12 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from .._version import __version__
+from ._decode import scrub_surrogates
 from ._errors import ModelCallError, ProviderUnavailable
 from ._loops import PerLoop
 from ._sdk_errors import from_status
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
 """OpenAI's own API, used when neither ``base_url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -91,9 +95,12 @@ class ChatEndpoint:
         if status >= 400:
             raise _status_error(status, raw, headers, self._model)
         try:
-            return json.loads(raw), request_id
+            reply_json = json.loads(raw)
         except ValueError as err:  # also UnicodeDecodeError
             raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
+        if _SURROGATE_ESCAPE.search(raw):  # a \udXXX escape: a lone one would break every later encode
+            reply_json = scrub_surrogates(reply_json)
+        return reply_json, request_id
 
     async def aclose(self) -> None:
         """Close every session still open (their connections)."""
