@@ -32,6 +32,8 @@ CANDIDATES = (AKI, LIPID, OTHER_LIPID, ALZ, FLUSH, "Heparin", "Potassium Chlorid
     ("The final answer is: Heparin", ["Heparin"]),
     ("Based on the labs, the final answer is: Potassium Chloride", ["Potassium Chloride"]),
     ("So my final answer: Heparin", ["Heparin"]),
+    ("Heparin was given.\n\n**Final Answer:** Potassium Chloride", ["Potassium Chloride"]),
+    ("Some reasoning.\n> Answer: Heparin\nMore words after.", ["Heparin"]),
     # several candidates with commas in their own names, on one line
     (f"Final Answer: {AKI}, {LIPID}", [AKI, LIPID]),
     (f"<answer>{AKI}; Heparin</answer>", [AKI, "Heparin"]),

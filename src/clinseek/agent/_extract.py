@@ -44,11 +44,11 @@ STRICT_PARSE_MODES: dict[str, ParseMode] = {"agent": "finish_call", "curated": "
 
 _ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 # a cue opens its line ("Final Answer:", "**Answer:**"), or ends a sentence's start ("So, the final
-# answer is:", "my answer:"): "final answer" or "the / my / our answer", never a bare mid-line "answer"
-_CUE = re.compile(
-    r"^[ \t>#*_]*(?:[^\n]*?\b(?=(?:(?:the|my|our)[ \t]+)?final[ \t]+answers?\b|(?:the|my|our)[ \t]+answers?\b))?"
-    r"(?:(?:the|my|our)[ \t]+)?(?:final[ \t]+)?answers?[ \t*_]*(?:is|are)?[ \t*_]*[:：][ \t]*(.*)$",
-    re.IGNORECASE | re.MULTILINE)
+# answer is:", "my answer:"): "final answer" or "the / my / our answer", never a bare mid-line "answer".
+# _CUE_TAIL is matched at each "answer" of the text, _CUE_HEAD on what precedes it on its line.
+_CUE_TAIL = re.compile(r"answers?[ \t*_]*(?:is|are)?[ \t*_]*[:：][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_CUE_HEAD = re.compile(r"(?:^[ \t>#*_]*(?:(?:the|my|our)[ \t]+)?(?:final[ \t]+)?|\b(?:(?:the|my|our)[ \t]+)?final[ \t]+"
+                       r"|\b(?:the|my|our)[ \t]+)$", re.IGNORECASE | re.MULTILINE)
 _SEPARATOR = re.compile(r"(\s*[,;]\s*(?:and\s+)?|\s+and\s+)", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)])\s+")
 _QUOTES = "\"'`“”‘’*_"
@@ -226,9 +226,28 @@ def _response_items(value: Any) -> list[str] | None:
     return None
 
 
+_ANSWER_WORD = re.compile(r"answer", re.IGNORECASE)
+
+
+def _cues(text: str) -> list[re.Match[str]]:
+    """The answer cues of ``text``, in order (one per line, its first): each "answer" followed by a
+    colon (:data:`_CUE_TAIL`) whose line before it is a cue's head (:data:`_CUE_HEAD`)."""
+    found: list[re.Match[str]] = []
+    done_line = -1
+    for word in _ANSWER_WORD.finditer(text):
+        line = text.rfind("\n", 0, word.start()) + 1
+        if line == done_line:
+            continue
+        cue = _CUE_TAIL.match(text, word.start())
+        if cue is not None and _CUE_HEAD.search(text, line, word.start()) is not None:
+            found.append(cue)
+            done_line = line
+    return found
+
+
 def _final_answer(text: str, index: set[str]) -> list[str]:
     """Items after the last answer cue: the rest of its line, then the list lines right below it."""
-    cues = list(_CUE.finditer(text))
+    cues = _cues(text)
     if not cues:
         return []
     cue = cues[-1]
