@@ -146,3 +146,10 @@ def test_a_cue_without_a_candidate_does_not_hide_the_answer_line_below() -> None
     reading = read_text_answer(["The question is about mortality.\nThe answer: it depends on the lactate.\n\nYes"],
                                ("Yes", "No"))
     assert (reading.status, reading.answer, reading.parse_mode) == ("answered", ["Yes"], "candidate_match"), reading
+
+
+def test_an_answer_block_written_html_escaped_is_read() -> None:
+    """llama-cpp-python's chatml-function-calling template HTML-escapes the prompt: the model sees (and
+    copies) ``&lt;answer&gt;``."""
+    reading = read_curated_reply("Stable vitals.\n&lt;answer&gt;\nno\n&lt;/answer&gt;", ("yes", "no"))
+    assert (reading.status, reading.answer, reading.parse_mode) == ("answered", ["no"], "answer_tag"), reading

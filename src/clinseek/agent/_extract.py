@@ -12,7 +12,8 @@ Every answered run records its ``parse_mode`` (docs/agent.md, "Answers and parse
 
 A line holds several items when it is a JSON (or Python) list of strings, or when it splits at
 ``,`` / ``;`` / ``and`` into candidates only (candidates with commas in their own names, such as
-ICD titles, are kept whole); an item written with HTML entities (``&#x27;``, ``&amp;``: servers
+ICD titles, are kept whole); an ``&lt;answer&gt;`` block (a prompt shown HTML-escaped, llama-cpp-python's chatml-function-calling)
+is read as an ``<answer>`` block; an item written with HTML entities (``&#x27;``, ``&amp;``: servers
 that escape the prompt) is read as the candidate it escapes.
 
 :func:`extract_answer` reads the text forms in that order (the reference's curated salvage, minus
@@ -79,6 +80,8 @@ def extract_answer(text: str, candidates: Sequence[str] = ()) -> Extracted | Non
             decide whether a line such as ``Heparin, Insulin`` is one item or two).
     """
     body, _ = split_reasoning(text)
+    if "&lt;answer&gt;" in body.lower() and "<answer>" not in body.lower():  # a prompt shown HTML-escaped
+        body = html.unescape(body)
     index = {normalise_item(c) for c in candidates}
     blocks = _ANSWER_BLOCK.findall(body)
     if blocks:
