@@ -194,3 +194,14 @@ def test_a_lone_surrogate_from_the_model_does_not_crash_the_run(
         s.script(reply(s), s.tool_calls([("ehr__finish", {"response": ["no"]})]))
         outcome = _run(s.url, demo_ctx, demo_question)
     assert outcome.status == "answered" and outcome.answer == ["no"], outcome.error
+
+
+def test_a_200_reply_that_carries_an_error_object_keeps_its_words(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """Gateways (OpenRouter, LiteLLM) can answer HTTP 200 with ``{"error": {...}}`` and no choices."""
+    s = OpenAIFake()
+    with s:
+        s.script(Reply(200, {"error": {"message": "Upstream provider returned 502: model overloaded", "code": 502}}))
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert outcome.status == "infra_error" and "model overloaded" in (outcome.error or ""), outcome.error

@@ -102,7 +102,10 @@ class OpenAIChatModel:
     def _response(self, completion: Any, request_id: str | None, names: ToolNameMap, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            raise ProviderUnavailable("the reply has no choices", model=self.name)
+            error = completion.get("error") if isinstance(completion, dict) else None  # gateways: 200 + error
+            detail = error.get("message") if isinstance(error, dict) else error
+            said = f": {detail}" if isinstance(detail, str) and detail else ""
+            raise ProviderUnavailable(f"the reply has no choices{said}", model=self.name)
         choice = choices[0]
         message, source = decode_message(choice.get("message") or {}, names)
         if choice.get("finish_reason") == "length" and message.tool_calls:
