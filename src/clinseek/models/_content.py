@@ -213,8 +213,8 @@ def _prefixed(text: str) -> list[_Span]:
         if at >= 0:
             spans: list[_Span] = []
             value, end = _raw_decode(text, at + len(prefix))
-            while value is not None:
-                spans.append((at, end, value))
+            while value is not None and (not spans or _call_shape(value) is not None):
+                spans.append((at, end, value))  # the first value, then each further call
                 at = end
                 rest = text[end:]
                 gap = len(rest) - len(rest.lstrip().removeprefix(";"))
