@@ -205,3 +205,14 @@ def test_a_200_reply_that_carries_an_error_object_keeps_its_words(
         s.script(Reply(200, {"error": {"message": "Upstream provider returned 502: model overloaded", "code": 502}}))
         outcome = _run(s.url, demo_ctx, demo_question)
     assert outcome.status == "infra_error" and "model overloaded" in (outcome.error or ""), outcome.error
+
+
+def test_llama_pythonic_calls_in_the_text_are_run(api_keys: str, demo_ctx: ToolContext, demo_question: Question) -> None:
+    """Llama 3.2 / 4 write calls as a Python list of calls (vLLM's ``pythonic`` tool parser reads them)."""
+    s = OpenAIFake()
+    with s:
+        s.script(s.text('[ehr__run_sql_query(sql_query="@SQL@"), ehr__finish(response=["yes"])]'.replace("@SQL@", SQL)),
+                 s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+        outcome = _run(s.url, demo_ctx, demo_question)
+    assert [(t.name, t.ok) for t in outcome.tools][:2] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
+    assert outcome.answer == ["yes"]

@@ -12,7 +12,8 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
   ``<tool_call>{…}</tool_call>`` (Qwen / Hermes; several objects one per line in one block are
   several calls), ``[TOOL_CALLS][…]`` (Mistral) or ``[TOOL_CALLS]name[ARGS]{…}`` (Mistral
   tokenizer v11+), ``<|python_tag|>{…}`` (Llama 3; several separated by ``;``), a fenced JSON
-  block, the bare JSON object, or several JSON objects one per line.
+  block, the bare JSON object, several JSON objects one per line, or a Python list of calls
+  ``[name(key=value, …)]`` (Llama 3.2 / 4, parsed with ``ast``, never evaluated).
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
@@ -27,6 +28,7 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -113,7 +115,7 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
     if not names.canonical_names():
         return [], text
     for tagged, spans in ((True, _harmony(text)), (True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
-                          (False, _whole(text)), (False, _sequence(text))):
+                          (False, _whole(text)), (False, _sequence(text)), (False, _pythonic(text))):
         calls: list[ToolCall] = []
         for start, end, value in spans:
             found = _calls(value, names, text, len(calls))
@@ -273,6 +275,45 @@ def _sequence(text: str) -> list[_Span]:
             return []
         spans.append((at, end, value))
         at = end
+
+
+_PYTHONIC_MAX = 100_000
+
+
+def _pythonic(text: str) -> list[_Span]:
+    """The whole text as a Python list of calls with keyword arguments (Llama 3.2 / 4, vLLM's ``pythonic``
+    parser): ``[name(key=value, ...), ...]``. Parsed, never evaluated (``ast``; values are literals, else
+    the call's argument text is kept and decoded as ``invalid_json``)."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]") and "(" in body) or len(body) > _PYTHONIC_MAX:
+        return []
+    try:
+        tree = ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if not isinstance(tree, ast.List) or not tree.elts:
+        return []
+    calls: list[dict[str, Any]] = []
+    for node in tree.elts:
+        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if name is None or not isinstance(node, ast.Call) or node.args or any(k.arg is None for k in node.keywords):
+            return []
+        try:
+            arguments: Any = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            arguments = ast.get_source_segment(body, node) or ""
+        calls.append({"name": name, "arguments": arguments})
+    return [(0, len(text), calls)]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a`` or ``a.b.c`` of a call's function, else ``None``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
 
 
 def _whole(text: str) -> list[_Span]:
