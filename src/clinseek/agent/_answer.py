@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -30,7 +31,9 @@ def validate_answer(items: Iterable[str], candidates: Sequence[str]) -> tuple[li
     """Split answer items into (valid, invalid) against the candidate list.
 
     Valid items are returned in the candidates' own spelling, in the model's order, duplicates
-    (after normalisation) dropped. With no candidates every non-empty item is valid.
+    (after normalisation) dropped. With no candidates every non-empty item is valid. An item that is
+    a candidate only once its HTML entities are unescaped (``Alzheimer&#x27;s``: servers that
+    escape the prompt, and the model copies what it saw) is that candidate.
     """
     index = {normalise_item(c): c for c in candidates}
     valid: list[str] = []
@@ -38,6 +41,8 @@ def validate_answer(items: Iterable[str], candidates: Sequence[str]) -> tuple[li
     seen: set[str] = set()
     for item in items:
         key = normalise_item(item)
+        if candidates and key not in index and "&" in item and normalise_item(html.unescape(item)) in index:
+            key = normalise_item(html.unescape(item))
         if not key or key in seen:
             continue
         seen.add(key)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from ._answer import validate_answer
-from ._extract import ParseMode, extract_answer
+from ._extract import ParseMode, extract_answer, finish_call_items
 from ._outcome import StopReason
 from ._prompts import INVALID_ANSWER
 
@@ -48,10 +48,11 @@ class AnswerReading:
 def read_finish(items: list[str] | None, vocabulary: Sequence[str]) -> AnswerReading:
     """The answer of a successful ``ehr.finish`` call whose ``response`` held ``items`` (``finish_items``).
 
-    ``vocabulary`` is :func:`answer_vocabulary` (empty: every item is valid). An answer with no valid
+    ``vocabulary`` is :func:`answer_vocabulary` (empty: every item is valid). Items that are not candidates
+    are cleaned and split as text answers are (:func:`~clinseek.agent._extract.finish_call_items`). An answer with no valid
     item and some invalid ones is ``no_answer``; a loop may first send :func:`correction_message`.
     """
-    valid, invalid = validate_answer(items or [], vocabulary)
+    valid, invalid = validate_answer(finish_call_items(items or [], vocabulary), vocabulary)
     if items is not None and (valid or not invalid):
         return AnswerReading("answered", "finish_tool_call", True, answer=valid, invalid_answer=invalid,
                              parse_mode="finish_call")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._decode import decode_tool_call
+from ._decode import decode_tool_call, scrub_surrogates
 from ._images import load_image
 from ._messages import GenerateConfig, ImageRef, Message, ReasoningBlock, StopReason, Usage
 from ._names import ToolInfo, ToolNameMap, forced_wire_name
@@ -137,7 +137,7 @@ def decode_content(blocks: Sequence[Any], names: ToolNameMap) -> Message:
             calls.append(decode_tool_call(block.id, block.name, block.input, names))
     return Message(
         role="assistant",
-        content="".join(texts),
+        content=scrub_surrogates("".join(texts)),
         tool_calls=calls,
         reasoning="\n".join(b.text for b in reasoning if b.kind == "thinking") or None,
         reasoning_blocks=reasoning,

@@ -9,13 +9,16 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
 - **Tool calls**: vLLM with a tool parser, llama.cpp ``llama-server --jinja``, Ollama and LM
   Studio send ``tool_calls``; llama-cpp-python with the model's own template, vLLM without
   ``--enable-auto-tool-choice`` and TGI in some versions leave the call in the text, as
-  ``<tool_call>{…}</tool_call>`` (Qwen / Hermes), ``[TOOL_CALLS][…]`` (Mistral),
-  ``<|python_tag|>{…}`` (Llama 3), a fenced JSON block, the bare JSON object, or several JSON
-  objects one per line.
+  ``<tool_call>{…}</tool_call>`` (Qwen / Hermes; several objects one per line in one block are
+  several calls), ``[TOOL_CALLS][…]`` (Mistral) or ``[TOOL_CALLS]name[ARGS]{…}`` (Mistral
+  tokenizer v11+), ``<|python_tag|>{…}`` (Llama 3; several separated by ``;``), a fenced JSON
+  block, the bare JSON object, several JSON objects one per line, or a Python list of calls
+  ``[name(key=value, …)]`` (Llama 3.2 / 4, parsed with ``ast``, never evaluated).
   :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
-  ``{"type": "function", "function": {...}}``, alone or in a list; a JSON value of another shape is left as text (it may be an answer). A name is an offered
+  ``{"type": "function", "function": {...}}``, alone or in a list; or gpt-oss's harmony messages to
+  a tool (``<|channel|>commentary to=functions.<name> <|constrain|>json<|message|>{…}<|call|>``); a JSON value of another shape is left as text (it may be an answer). A name is an offered
   tool's wire name or its canonical name, exactly; calls are decoded like native ones
   (:func:`~clinseek.models.decode_tool_call`), so another name or bad arguments are flagged
   (``unknown_tool``, ``invalid_json``), never repaired; a ``<tool_call>`` block that is not a call
@@ -25,6 +28,7 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -49,8 +53,18 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
 
     A closing tag with no opening tag (a template that opened the block itself) makes everything
     before it reasoning; an opening tag that is never closed (the reply was cut) makes everything
-    after it reasoning. ``reasoning`` is ``None`` when there was none.
+    after it reasoning. gpt-oss's harmony messages left in the text (``<|channel|>analysis<|message|>…``)
+    are read too: the ``analysis`` channel is reasoning, the ``final`` channel and recipient-less
+    ``commentary`` are the content, and a message to a tool (``to=functions.<name>``) stays in the
+    content as one ``<|channel|>commentary to=…<|message|>…<|call|>`` for :func:`calls_in_content`.
+    ``reasoning`` is ``None`` when there was none.
     """
+    harmony = _harmony_messages(text)
+    if harmony:
+        thoughts = [body.strip() for channel, to, body in harmony if channel == "analysis" and to is None]
+        said = [f"<|channel|>commentary to={to}<|message|>{body.strip()}<|call|>" if to is not None else body.strip()
+                for channel, to, body in harmony if channel != "analysis" or to is not None]
+        return "\n\n".join(x for x in said if x), "\n\n".join(x for x in thoughts if x) or None
     found: list[str] = []
     unopened = _UNOPENED.match(text)
     if unopened and not re.search(rf"<{unopened.group(2)}>", unopened.group(1), re.IGNORECASE):
@@ -70,6 +84,27 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     return text.strip() if found else text, reasoning or None
 
 
+_HARMONY_END = re.compile(r"<\|(?:end|call|return)\|>|(?=<\|start\|>)")
+_HARMONY_CHANNEL = re.compile(r"<\|channel\|>\s*(\w+)")
+_HARMONY_TO = re.compile(r"\bto=([^\s<]+)")
+
+
+def _harmony_messages(text: str) -> list[tuple[str, str | None, str]]:
+    """``(channel, recipient, body)`` of each harmony message in ``text`` (gpt-oss), ``[]`` when it has none."""
+    if "<|channel|>" not in text or "<|message|>" not in text:
+        return []
+    messages: list[tuple[str, str | None, str]] = []
+    at = 0
+    while (opened := text.find("<|message|>", at)) >= 0:
+        header, start = text[at:opened], opened + len("<|message|>")
+        end = _HARMONY_END.search(text, start)
+        channel, to = _HARMONY_CHANNEL.search(header), _HARMONY_TO.search(header)
+        messages.append((channel.group(1) if channel else "", to.group(1) if to else None,
+                         text[start:end.start() if end else len(text)]))
+        at = end.end() if end else len(text)
+    return messages if any(channel for channel, _, _ in messages) else []
+
+
 def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
     """Tool calls written in the text of a reply, and the text that is left.
 
@@ -79,8 +114,8 @@ def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str
     """
     if not names.canonical_names():
         return [], text
-    for tagged, spans in ((True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
-                          (False, _whole(text)), (False, _sequence(text))):
+    for tagged, spans in ((True, _harmony(text)), (True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
+                          (False, _whole(text)), (False, _sequence(text)), (False, _pythonic(text))):
         calls: list[ToolCall] = []
         for start, end, value in spans:
             found = _calls(value, names, text, len(calls))
@@ -143,18 +178,72 @@ def _json(body: str) -> Any:
         return None
 
 
+_HARMONY_CALL = re.compile(r"<\|channel\|>commentary to=(?:functions\.)?(\S+?)<\|message\|>(.*?)<\|call\|>", re.DOTALL)
+
+
+def _harmony(text: str) -> list[_Span]:
+    """Harmony messages to a tool, as :func:`split_reasoning` leaves them; arguments that are not JSON
+    are kept as text (decoded as ``invalid_json``)."""
+    spans: list[_Span] = []
+    for m in _HARMONY_CALL.finditer(text):
+        value = _json(m.group(2))
+        spans.append((m.start(), m.end(), {"name": m.group(1), "arguments": value if isinstance(value, dict) else m.group(2)}))
+    return spans
+
+
 def _tagged(text: str) -> list[_Span]:
-    return [(m.start(), m.end(), _json(m.group(1))) for m in _TAGGED.finditer(text)]
+    """``<tool_call>`` blocks: one JSON value each, or several one after the other (one call per line)."""
+    spans: list[_Span] = []
+    for m in _TAGGED.finditer(text):
+        value = _json(m.group(1))
+        if value is None:
+            several = [v for _, _, v in _sequence(m.group(1))]
+            value = several or None
+        spans.append((m.start(), m.end(), value))
+    return spans
 
 
 def _prefixed(text: str) -> list[_Span]:
+    """``[TOOL_CALLS]`` / ``<|python_tag|>`` and the JSON values after it, one after the other
+    (separated by white space or ``;``, as Llama 3 writes several calls), or Mistral's
+    ``[TOOL_CALLS]name[ARGS]{…}`` calls (tokenizer v11 and later)."""
+    mistral = _mistral_v11(text)
+    if mistral:
+        return mistral
     for prefix in _PREFIXES:
         at = text.find(prefix)
         if at >= 0:
+            spans: list[_Span] = []
             value, end = _raw_decode(text, at + len(prefix))
-            if value is not None:
-                return [(at, end, value)]
+            while value is not None and (not spans or _call_shape(value) is not None):
+                spans.append((at, end, value))  # the first value, then each further call
+                at = end
+                rest = text[end:]
+                gap = len(rest) - len(rest.lstrip().removeprefix(";"))
+                value, end = _raw_decode(text, end + gap)
+            if spans:
+                return spans
     return []
+
+
+_MISTRAL_CALL = re.compile(r"\[TOOL_CALLS\]\s*([^\s\[\]{}]+)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9]*\s*)?\[ARGS\]")
+
+
+def _mistral_v11(text: str) -> list[_Span]:
+    """``[TOOL_CALLS]name[ARGS]{…}`` (optionally ``[CALL_ID]id`` before ``[ARGS]``), one per call; arguments
+    that are not one JSON value are kept as text (decoded as ``invalid_json``, never repaired)."""
+    matches = list(_MISTRAL_CALL.finditer(text))
+    spans: list[_Span] = []
+    for n, match in enumerate(matches):
+        stop = matches[n + 1].start() if n + 1 < len(matches) else len(text)
+        value, end = _raw_decode(text, match.end())
+        if value is None or end > stop:
+            arguments: Any = text[match.end():stop].strip()
+            end = stop
+        else:
+            arguments = value if isinstance(value, dict) else json.dumps(value)
+        spans.append((match.start(), end, {"name": match.group(1), "arguments": arguments}))
+    return spans
 
 
 def _raw_decode(text: str, start: int) -> tuple[Any, int]:
@@ -186,6 +275,45 @@ def _sequence(text: str) -> list[_Span]:
             return []
         spans.append((at, end, value))
         at = end
+
+
+_PYTHONIC_MAX = 100_000
+
+
+def _pythonic(text: str) -> list[_Span]:
+    """The whole text as a Python list of calls with keyword arguments (Llama 3.2 / 4, vLLM's ``pythonic``
+    parser): ``[name(key=value, ...), ...]``. Parsed, never evaluated (``ast``; values are literals, else
+    the call's argument text is kept and decoded as ``invalid_json``)."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]") and "(" in body) or len(body) > _PYTHONIC_MAX:
+        return []
+    try:
+        tree = ast.parse(body, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if not isinstance(tree, ast.List) or not tree.elts:
+        return []
+    calls: list[dict[str, Any]] = []
+    for node in tree.elts:
+        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if name is None or not isinstance(node, ast.Call) or node.args or any(k.arg is None for k in node.keywords):
+            return []
+        try:
+            arguments: Any = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            arguments = ast.get_source_segment(body, node) or ""
+        calls.append({"name": name, "arguments": arguments})
+    return [(0, len(text), calls)]
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a`` or ``a.b.c`` of a call's function, else ``None``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
 
 
 def _whole(text: str) -> list[_Span]:

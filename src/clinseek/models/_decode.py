@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ._messages import ToolCall
@@ -12,11 +13,13 @@ from ._names import ToolNameMap
 def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | None, names: ToolNameMap) -> ToolCall:
     """Decode one call: map the wire name back, parse the JSON arguments; never guess.
 
-    An unknown wire name gives ``error_kind="unknown_tool"``; argument text that is not JSON gives
-    ``invalid_json`` (text kept in ``raw_arguments``); JSON that is not an object gives
-    ``not_an_object``. Empty argument text means ``{}``.
+    The name is an offered tool's wire name or, exactly, its canonical name (the prompts name the tools
+    canonically, ``ehr.finish``, and servers that parse the model's own calls pass that name through;
+    the error of any other name lists the canonical names). An unknown name gives
+    ``error_kind="unknown_tool"``; argument text that is not JSON gives ``invalid_json`` (text kept in
+    ``raw_arguments``); JSON that is not an object gives ``not_an_object``. Empty argument text means ``{}``.
     """
-    canonical = names.from_wire(wire)
+    canonical = names.from_wire(wire) or (wire if wire in names.canonical_names() else None)
     parsed, raw, kind, problem = _parse_arguments(arguments)
     if canonical is None:
         offered = ", ".join(names.canonical_names()) or "(none)"
@@ -31,13 +34,32 @@ def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | 
     return ToolCall(id=call_id, name=canonical, arguments=parsed, raw_arguments=raw, error_kind=kind, error=problem)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` (JSON data: strings, lists, dicts) with every lone UTF-16 surrogate replaced by U+FFFD.
+
+    A model (or a server's JSON) can write a ``\\udXXX`` escape without its pair (a cut emoji, a bad
+    escape); ``json.loads`` keeps it, and such text cannot be encoded as UTF-8: the next request, the
+    records and the SQL engine would all fail on it. Replaced as a UTF-8 decoder replaces invalid bytes.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _parse_arguments(
     arguments: str | dict[str, Any] | None,
 ) -> tuple[dict[str, Any], str | None, Any, str | None]:
     if arguments is None:
         return {}, None, None, None
     if isinstance(arguments, dict):
-        return arguments, None, None, None
+        return scrub_surrogates(arguments), None, None, None
     if not arguments.strip():
         return {}, None, None, None
     try:
@@ -46,7 +68,22 @@ def _parse_arguments(
         return {}, arguments, "invalid_json", f"arguments are not valid JSON ({err.msg} at char {err.pos}); send a JSON object"
     if not isinstance(value, dict):
         return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None, None, None
+    return scrub_surrogates(value), None, None, None
 
 
-__all__ = ["decode_tool_call"]
+CUT_CALL = ("the reply was cut at the output-token limit inside this call, so its arguments are incomplete; "
+            "write a shorter call (a shorter query, fewer columns) or fewer calls per reply")
+"""The error a call gets when its reply ended at the output-token limit and the call could not be read."""
+
+
+def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
+    """``calls`` of a reply; when the reply was ``cut`` at the output-token limit, the ones that could
+    not be read (``invalid_json``, a broken ``format``) say so (:data:`CUT_CALL`) instead of blaming
+    the format. The ``error_kind`` is kept."""
+    if not cut or not any(c.error_kind in ("invalid_json", "format") for c in calls):
+        return calls
+    return [c.model_copy(update={"error": CUT_CALL}) if c.error_kind in ("invalid_json", "format") else c
+            for c in calls]
+
+
+__all__ = ["CUT_CALL", "cut_calls", "decode_tool_call", "scrub_surrogates"]

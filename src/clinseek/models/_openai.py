@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._decode import cut_calls
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolNameMap, ToolSet, tool_set
@@ -101,9 +102,14 @@ class OpenAIChatModel:
     def _response(self, completion: Any, request_id: str | None, names: ToolNameMap, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            raise ProviderUnavailable("the reply has no choices", model=self.name)
+            error = completion.get("error") if isinstance(completion, dict) else None  # gateways: 200 + error
+            detail = error.get("message") if isinstance(error, dict) else error
+            said = f": {detail}" if isinstance(detail, str) and detail else ""
+            raise ProviderUnavailable(f"the reply has no choices{said}", model=self.name)
         choice = choices[0]
         message, source = decode_message(choice.get("message") or {}, names)
+        if choice.get("finish_reason") == "length" and message.tool_calls:
+            message = message.model_copy(update={"tool_calls": cut_calls(message.tool_calls, True)})
         usage = decode_usage(completion.get("usage"))
         return ModelResponse(
             model=self.name,

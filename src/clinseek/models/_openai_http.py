@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,9 +31,12 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from .._version import __version__
+from ._decode import scrub_surrogates
 from ._errors import ModelCallError, ProviderUnavailable
 from ._loops import PerLoop
 from ._sdk_errors import from_status
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
 """OpenAI's own API, used when neither ``base_url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -91,9 +95,12 @@ class ChatEndpoint:
         if status >= 400:
             raise _status_error(status, raw, headers, self._model)
         try:
-            return json.loads(raw), request_id
+            reply_json = json.loads(raw)
         except ValueError as err:  # also UnicodeDecodeError
             raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
+        if _SURROGATE_ESCAPE.search(raw):  # a \udXXX escape: a lone one would break every later encode
+            reply_json = scrub_surrogates(reply_json)
+        return reply_json, request_id
 
     async def aclose(self) -> None:
         """Close every session still open (their connections)."""
@@ -111,7 +118,9 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
         pass
     else:
         error = body.get("error", body) if isinstance(body, dict) else None
-        detail = error.get("message") if isinstance(error, dict) else None
+        # {"error": {"message": ...}} (OpenAI, vLLM, llama.cpp), {"message": ...} (older vLLM),
+        # {"error": "<text>"} (TGI, Ollama), {"detail": "<text>"} (FastAPI's own 404 / 405: vLLM, SGLang)
+        detail = (error.get("message") or error.get("detail")) if isinstance(error, dict) else error
         if isinstance(detail, str) and detail:
             message += f" - {detail}"
     data = body.get("error", body) if isinstance(body, dict) else body

@@ -46,7 +46,12 @@ PROBE_TOOL = {
 }
 """The one small tool a probe offers when the run uses native tool calling."""
 _TOOL_ERROR = re.compile(r"tool|function", re.IGNORECASE)
-_MODEL_ERROR = re.compile(r"model", re.IGNORECASE)
+# an error about the model itself ("The model `x` does not exist", 'model "x" not found', "unknown
+# model"), not one that merely mentions it ("'temperature' does not support 0.0 with this model")
+_MODEL_ERROR = re.compile(
+    r"model\b[^.]{0,120}?\b(?:not found|does not exist|doesn't exist|not exist|is unknown|not available|not served"
+    r"|not loaded|no such)|\b(?:unknown|invalid|no such|unsupported) model\b|model_not_found",
+    re.IGNORECASE)
 
 
 class PreflightReport(BaseModel):
@@ -132,8 +137,9 @@ async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, 
     probe_tools = [PROBE_TOOL] if tools else []
     started = time.perf_counter()
     try:
+        # no sampling parameters: OpenAI's reasoning models refuse any temperature but their default
         await model.generate([Message.user("Reply with the word OK.")], probe_tools,
-                             GenerateConfig(max_output_tokens=16, timeout_s=timeout_s, temperature=0.0))
+                             GenerateConfig(max_output_tokens=16, timeout_s=timeout_s))
     except ModelCallError as err:
         raise _explain(err, model.name, endpoint, served, tools) from None
     latency = time.perf_counter() - started
@@ -203,6 +209,9 @@ def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | 
     text = str(err)
     if err.status_code in (401, 403):
         return ModelError(f"{endpoint} refused the API key for {name} ({text}); check --api-key-env")
+    if err.status_code == 404 and served is None:  # neither GET /models nor POST /chat/completions is there
+        return ModelError(f"{endpoint} has no OpenAI-compatible API for {name} (GET /models and POST "
+                          f"/chat/completions are not found: {text}); does --base-url end in /v1?")
     if err.status_code == 404 or (isinstance(err, BadRequest) and _MODEL_ERROR.search(text) and not
                                   (tools and _TOOL_ERROR.search(text))):
         return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text})")

@@ -11,11 +11,15 @@ from typing import Any
 
 from ._errors import BadRequest, ContextLengthExceeded, ModelCallError, ProviderUnavailable, RateLimited
 
-# Provider wordings of "the prompt does not fit" (OpenAI code, vLLM/SGLang/Ollama text, Anthropic text).
-_CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length"}
+# Provider wordings of "the prompt does not fit": OpenAI's code, llama.cpp's error type
+# (``exceed_context_size_error``: "request (N tokens) exceeds the available context size"), vLLM's
+# ("maximum context length", V1's "longer than the maximum model length"), SGLang / LM Studio
+# ("context length"), llama-cpp-python ("context window"), TGI's 422 ("`inputs` tokens +
+# `max_new_tokens` must be <= N"), Anthropic's ("prompt is too long").
+_CONTEXT_CODES = {"context_length_exceeded", "string_above_max_length", "exceed_context_size_error"}
 _CONTEXT_TEXT = re.compile(
-    r"context[ _]length|maximum context|context window|context limit|prompt is too long"
-    r"|too many (input )?tokens|input is too long",
+    r"context[ _](?:length|size)|maximum context|context window|context limit|prompt is too long"
+    r"|too many (input )?tokens|input is too long|maximum model length|`?inputs`? tokens \+ `?max_new_tokens`?",
     re.IGNORECASE,
 )
 
@@ -101,7 +105,7 @@ def _looks_like_date(value: str) -> bool:
 
 def _is_context_length(message: str, body: Any) -> bool:
     error = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(error, dict) and error.get("code") in _CONTEXT_CODES:
+    if isinstance(error, dict) and (error.get("code") in _CONTEXT_CODES or error.get("type") in _CONTEXT_CODES):
         return True
     return bool(_CONTEXT_TEXT.search(message))
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._decode import cut_calls
 from ._messages import GenerateConfig, Message, ModelResponse, ToolCall
 from ._names import ToolInfo, to_tool_infos
 from ._protocol import ChatModel
@@ -142,6 +143,7 @@ class TextProtocolModel:
         response = await self.inner.generate(rendered, (), config)
         turn = 1 + sum(1 for m in messages if m.role == "assistant")
         calls = parse_action(response.message.content, f"text_{turn}", [s.name for s in specs]) if specs else []
+        calls = cut_calls(calls, response.stop_reason == "max_tokens")
         message = response.message.model_copy(update={"tool_calls": calls})
         stop = "tool_calls" if calls else response.stop_reason
         return response.model_copy(update={"message": message, "stop_reason": stop})
