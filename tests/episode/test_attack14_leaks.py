@@ -236,7 +236,6 @@ _BACKDATED = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=_BACKDATED)
 @pytest.mark.parametrize(
     ("subject", "cutoff"),
     [

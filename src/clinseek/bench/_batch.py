@@ -71,10 +71,10 @@ class NextBatch:
 
     @property
     def time_sql(self) -> str:
-        """The table's event time over alias ``f`` (registry expression)."""
+        """The table's event time over alias ``f`` (the registry's expression, a parent's time inlined)."""
         et = get_table(self.table).event_time
-        assert et is not None and et.parent is None
-        return et.expr.replace("t.", "f.")
+        assert et is not None
+        return et.row_sql("f")
 
     def candidates_sql(self) -> str:
         """SQL of the store-wide vocabulary of the item (dictionary labels where a dictionary names the item)."""
