@@ -187,7 +187,7 @@ AGENTEHR_TASKS: tuple[TaskSpec, ...] = (
         "Predict the medications that will be prescribed next.",
         AgentRole("a clinical pharmacist", "the medications that will be prescribed next"),
         ("hosp.prescriptions",),
-        _ONE_MINUTE_BEFORE.format(what="prescriptions (starttime)"),
+        _ONE_MINUTE_BEFORE.format(what="prescriptions (starttime, or its pharmacy order's entertime if later)"),
         _AT_T_STAR.format(what="drug names", table="hosp.prescriptions")
         + "; AgentEHR names ATC classes (through NDC), for which no offline map exists, so built rows name "
         "drugs (an imported AgentEHR candidate_table.db brings its ATC table for AgentEHR's own rows)",
