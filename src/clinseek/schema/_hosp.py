@@ -327,12 +327,12 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
-            "greatest(t.starttime, parent_time)",
-            parent=ParentTime("hosp.pharmacy", ("pharmacy_id",), _PHARMACY_TIME),
+            "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, parent_time) END",
+            parent=ParentTime("hosp.pharmacy", ("pharmacy_id",), "coalesce(t.entertime, TIMESTAMP '-infinity')"),
             sort=("starttime",),
-            rationale="a prescription is evidence once it starts and its pharmacy order is known (entered into "
-            "the pharmacy system: up to 4 days after a back-dated starttime in the MIMIC-IV demo); a prescription "
-            "without a pharmacy order is never shown",
+            rationale="a prescription is evidence once it starts and its order is entered into the pharmacy system "
+            "(up to 4 days after a back-dated starttime in the MIMIC-IV demo; a NULL entertime: its starttime); "
+            "a prescription without a pharmacy row is never shown",
         ),
         ends_at="t.stoptime",
         references=(("poe_id", _POE_REF), ("poe_seq", _POE_REF)),
