@@ -113,3 +113,16 @@ def test_attack14_a_backdated_order_is_hidden_on_every_path_until_entered(demo_s
     assert seen["sql prescriptions"] == n_rx and seen["sql pharmacy"] == 1, seen
     assert seen["timeline prescriptions"] == n_rx and seen["timeline pharmacy"] == 1, seen
     assert seen["sql emar"] >= charted_before, seen
+
+
+def test_attack14_a_required_table_never_waits_for_an_optional_parent() -> None:
+    """A table timed by a parent shows no row without that parent table: a required table (prescriptions) with an
+    optional parent would vanish silently from a store that lacks the parent, so its parent is required too."""
+    orphans = [
+        (t.qualified, t.event_time.parent.table)
+        for t in tables()
+        if t.required and t.event_time is not None and t.event_time.parent is not None
+        and not get_table(t.event_time.parent.table).required
+    ]
+    assert orphans == []
+    assert get_table("hosp.pharmacy").required

@@ -379,6 +379,7 @@ HOSP: tuple[Table, ...] = (
         ),
         ends_at="t.stoptime",
         references=(("poe_id", _POE_REF),),
+        required=True,  # prescriptions take their time from it: without it none would be visible
     ),
     Table(
         "hosp",
