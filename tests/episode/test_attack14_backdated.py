@@ -7,6 +7,13 @@ starttime and its pharmacy order's time (a ``ParentTime``), so every path follow
 the event times and timelines the tools and Curated Input read, the references to the order
 (``emar.pharmacy_id``, ``emar_detail.pharmacy_id``), the store's stored instants and event index.
 
+Administrations charted before their order is known stay visible (decided, not tested as a leak): 1,728 demo
+``emar`` rows (64 patients) are charted before their pharmacy order is visible (152 before its entertime; 235 before
+their ``poe`` order's ordertime), up to 2.25 days. An administration is an observation of its own time: the nurse
+gave (or charted not giving) the drug then, so its row and ``medication`` say nothing the charting did not; what
+the order alone would tell stays hidden until the order is visible (``pharmacy_id``, ``poe_id`` are ``reference``
+columns) and what the nurse documented later until ``storetime`` (``event_txt``, the ``emar_detail`` doses).
+
 The first test checks the whole class over the store (every row, every patient, through the instants the policy
 compares); the others follow one back-dated order through every episode path, hidden before its entry and shown
 after it.
