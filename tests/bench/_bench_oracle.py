@@ -84,10 +84,17 @@ def expected_icu(con: Any, q: Question) -> bool:
     return death is not None and death <= intime + dt.timedelta(days=days)
 
 
+_RX_TIME = (
+    "greatest(prescriptions.starttime, (SELECT p.entertime FROM hosp.pharmacy p "
+    "WHERE p.pharmacy_id = prescriptions.pharmacy_id))"
+)
+"""A prescription is shown once it has started and its pharmacy order was entered (POLICY.md; the demo has a
+pharmacy row with an entertime for every prescription)."""
+
 NEXT_BATCH_SQL = {
     "labevents": "SELECT DISTINCT d.label FROM hosp.labevents e JOIN hosp.d_labitems d USING (itemid) "
     "WHERE e.subject_id = ? AND e.charttime = ?",
-    "prescriptions": "SELECT DISTINCT drug FROM hosp.prescriptions WHERE subject_id = ? AND starttime = ?",
+    "prescriptions": f"SELECT DISTINCT drug FROM hosp.prescriptions WHERE subject_id = ? AND {_RX_TIME} = ?",
     "emar": "SELECT DISTINCT medication FROM hosp.emar WHERE subject_id = ? AND charttime = ?",
     "poe": "SELECT DISTINCT order_type FROM hosp.poe WHERE subject_id = ? AND ordertime = ?",
     "services": "SELECT DISTINCT curr_service FROM hosp.services WHERE subject_id = ? AND transfertime = ?",
@@ -122,8 +129,8 @@ EVENT_TIME_SQL = {
     "services": ("hosp.services", "transfertime"),
     "labevents": ("hosp.labevents", "charttime"),
     "microbiologyevents": ("hosp.microbiologyevents", "coalesce(charttime, chartdate + INTERVAL 1 DAY)"),
-    "prescriptions": ("hosp.prescriptions", "starttime"),
-    "pharmacy": ("hosp.pharmacy", "starttime"),
+    "prescriptions": ("hosp.prescriptions", _RX_TIME),
+    "pharmacy": ("hosp.pharmacy", "greatest(starttime, entertime)"),
     "emar": ("hosp.emar", "charttime"),
     "poe": ("hosp.poe", "ordertime"),
     "omr": ("hosp.omr", "chartdate + INTERVAL 1 DAY"),

@@ -227,16 +227,10 @@ def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_store:
         assert ep.execute(sql).rows == []
 
 
-_BACKDATED = (
-    "prescriptions/pharmacy rows are visible from starttime, but 570 of 18,087 demo prescriptions (71 patients) "
-    "were entered into the pharmacy system (pharmacy.entertime) more than an hour after their starttime, up to "
-    "4 days: a back-dated order shows a drug nobody had ordered yet (a next-medication answer). A fix makes the "
-    "event time greatest(starttime, pharmacy.entertime) (prescriptions through the pharmacy row, as procedures_icd "
-    "takes its admission's dischtime); it moves labels (future_select) and AgentEHR's starttime rule: the lead's call"
-)
+# Back-dated prescriptions (starttime before the pharmacy order's entertime, up to 4 days): fixed by leak14b, a
+# prescription / pharmacy order is known at greatest(starttime, entertime); see test_attack14_backdated.py.
 
 
-@pytest.mark.xfail(strict=True, reason=_BACKDATED)
 @pytest.mark.parametrize(
     ("subject", "cutoff"),
     [

@@ -62,7 +62,11 @@ def _tied(rng: random.Random) -> dict[str, list[dict[str, Any]]]:
         "ed.pyxis": lambda: dict(**ed, charttime=TIE, med_rn=pick(1, 2), name=pick("Acetaminophen", "Ibuprofen"),
                                  gsn_rn=pick(1, None)),
     }
-    return {name: [row() for _ in range(N)] for name, row in make.items()}
+    tied = {name: [row() for _ in range(N)] for name, row in make.items()}
+    # the prescriptions' pharmacy order, entered before they start (a prescription is shown once both passed)
+    tied["hosp.pharmacy"] = [dict(subject_id=S, hadm_id=OPEN, pharmacy_id=7, starttime=TIE, medication="A",
+                                  entertime=TIE - dt.timedelta(minutes=10))]
+    return tied
 
 
 TABLES = ("hosp.prescriptions", "icu.chartevents", "icu.datetimeevents", "icu.ingredientevents",

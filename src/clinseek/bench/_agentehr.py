@@ -188,12 +188,13 @@ AGENTEHR_TASKS: tuple[TaskSpec, ...] = (
         AgentRole("a clinical pharmacist", "the medications that will be prescribed next"),
         ("hosp.prescriptions",),
         _ONE_MINUTE_BEFORE.format(what="prescriptions (starttime)"),
-        _AT_T_STAR.format(what="drug names", table="hosp.prescriptions")
-        + "; AgentEHR names ATC classes (through NDC), for which no offline map exists, so built rows name "
+        _AT_T_STAR.format(what="drug names", table="hosp.prescriptions").replace("event time", "starttime")
+        + " (AgentEHR's definition: a back-dated prescription, entered into the pharmacy system after t*, is "
+        "hidden until entered, never earlier than t*); AgentEHR names ATC classes (through NDC), for which no offline map exists, so built rows name "
         "drugs (an imported AgentEHR candidate_table.db brings its ATC table for AgentEHR's own rows)",
         "prescriptions_candidates: the drug names of the store's other patients (MIMIC-IV has no drug "
         "dictionary)",
-        _batch(NextBatch("hosp.prescriptions", "f.drug")),
+        _batch(NextBatch("hosp.prescriptions", "f.drug", time="f.starttime")),
         _others("hosp.prescriptions", "drug", where=" AND trim(drug) <> ''",
                 imported=("prescriptions_candidates", "prescriptions_atc_candidates")),
         table3=False,

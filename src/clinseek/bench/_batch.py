@@ -59,6 +59,9 @@ class NextBatch:
             ``f.eventtype = 'transfer'``.
         lead: the cutoff is this long before the event time t* (AgentEHR asks one minute before); the
             label is still the rows at exactly t*.
+        time: SQL of t* over the row (alias ``f``) where a task defines it apart from the registry's event
+            time (AgentEHR's prescriptions: ``f.starttime``; a row's event time is never earlier, so the rows
+            at t* stay hidden at the cutoff); ``""``: the registry's event time.
     """
 
     table: str
@@ -68,13 +71,17 @@ class NextBatch:
     linksto: str | None = None
     where: str = ""
     lead: dt.timedelta = dt.timedelta(0)
+    time: str = ""
 
     @property
     def time_sql(self) -> str:
-        """The table's event time over alias ``f`` (registry expression)."""
+        """t* over alias ``f``: :attr:`time`, else the table's event time (the registry's expression, a parent's
+        time inlined)."""
+        if self.time:
+            return self.time
         et = get_table(self.table).event_time
-        assert et is not None and et.parent is None
-        return et.expr.replace("t.", "f.")
+        assert et is not None
+        return et.row_sql("f")
 
     def candidates_sql(self) -> str:
         """SQL of the store-wide vocabulary of the item (dictionary labels where a dictionary names the item)."""

@@ -167,14 +167,20 @@ def ed_diagnosis_ccs(ctx: BuildContext) -> Labelled:
 # --- next_event: which table records the next event -------------------------------------------------------
 
 
+_OWN_EVENTS_TIMED_BY_A_PARENT = frozenset({"hosp.prescriptions"})
+"""Tables whose rows are events of their own although their time reads a parent's: a prescription starts at its
+starttime, shown only once its pharmacy order is entered (details, billing codes and triage rows are not)."""
+
+
 def _event_tables(ctx: BuildContext) -> list[str]:
-    """Patient event tables with an own (non-inherited) event time, present in the store."""
+    """Patient event tables with an own (non-inherited) event time, present in the store (and
+    :data:`_OWN_EVENTS_TIMED_BY_A_PARENT`)."""
     return [
         t.qualified
         for t in tables()
         if t.visibility == "event"
         and t.event_time is not None
-        and t.event_time.parent is None
+        and (t.event_time.parent is None or t.qualified in _OWN_EVENTS_TIMED_BY_A_PARENT)
         and t.is_patient_table
         and t.qualified in ctx.present
         and t.module != "cxr"

@@ -75,12 +75,12 @@ class FutureReader:
     def first_time(self, table: str, key: EpisodeKey) -> dt.datetime | None:
         """The earliest event time among the rows of ``table`` hidden from ``key`` (``None`` if none).
 
-        Only for tables whose event time is their own (no inherited parent time).
+        A parent's time is read by key from the whole store (:meth:`clinseek.schema.EventTime.row_sql`).
         """
         spec = get_table(table)
-        if spec.event_time is None or spec.event_time.parent is not None:
-            raise PolicyError(f"{table}: first_time needs a table with its own event time")
-        expr = spec.event_time.expr.replace("t.", "f.")
+        if spec.event_time is None:
+            raise PolicyError(f"{table}: first_time needs an event table")
+        expr = spec.event_time.row_sql("f")
         found = self.rows(table, key, select=f"min({expr}) AS first")
         return found[0]["first"] if found else None
 

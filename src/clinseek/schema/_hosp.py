@@ -25,10 +25,17 @@ _POE_REF_WHY = (
     "names the provider order, which can be placed after this row's time (up to 16 days in the MIMIC-IV demo: "
     "its dense poe_seq would count the orders still to come): NULL until that order's ordertime"
 )
-_PHARMACY_REF = "(SELECT min(p.starttime) FROM hosp.pharmacy p WHERE p.pharmacy_id = t.pharmacy_id)"
+_PHARMACY_TIME = "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime) END"
+"""When a pharmacy order is known: once it has started and been entered into the pharmacy system (570 demo
+prescriptions were entered more than an hour after their starttime, up to 4 days): a NULL entertime counts as
+its starttime, a NULL starttime never."""
+_PHARMACY_REF = (
+    "(SELECT min(CASE WHEN p.starttime IS NOT NULL THEN greatest(p.starttime, p.entertime) END) "
+    "FROM hosp.pharmacy p WHERE p.pharmacy_id = t.pharmacy_id)"
+)
 _PHARMACY_REF_WHY = (
-    "names the pharmacy order, which can start after the administration is charted (up to 2.25 days in the "
-    "MIMIC-IV demo): NULL until that order is visible (its starttime)"
+    "names the pharmacy order, which can start (or be entered) after the administration is charted (up to 2.25 "
+    "days in the MIMIC-IV demo): NULL until that order is visible (its starttime, or its entertime if later)"
 )
 _ICD_DICT_DX = DictJoin(
     ("icd_code", "icd_version"), "hosp.d_icd_diagnoses", ("icd_code", "icd_version"), ("long_title",)
@@ -320,7 +327,12 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
-            "t.starttime", sort=("starttime",), rationale="a prescription is evidence once it starts"
+            "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, parent_time) END",
+            parent=ParentTime("hosp.pharmacy", ("pharmacy_id",), "coalesce(t.entertime, TIMESTAMP '-infinity')"),
+            sort=("starttime",),
+            rationale="a prescription is evidence once it starts and its order is entered into the pharmacy system "
+            "(up to 4 days after a back-dated starttime in the MIMIC-IV demo; a NULL entertime: its starttime); "
+            "a prescription without a pharmacy row is never shown",
         ),
         ends_at="t.stoptime",
         references=(("poe_id", _POE_REF), ("poe_seq", _POE_REF)),
@@ -360,12 +372,14 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("pharmacy_id",),
         event_time=EventTime(
-            "t.starttime",
+            _PHARMACY_TIME,
             sort=("starttime",),
-            rationale="an order entered but not started is not yet evidence of the next medication",
+            rationale="an order entered but not started is not yet evidence of the next medication, nor one "
+            "started (back-dated) but not yet entered into the pharmacy system",
         ),
         ends_at="t.stoptime",
         references=(("poe_id", _POE_REF),),
+        required=True,  # prescriptions take their time from it: without it none would be visible
     ),
     Table(
         "hosp",

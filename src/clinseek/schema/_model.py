@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -107,6 +108,10 @@ class ParentTime:
         return f"SELECT {keys}, min({self.time}) AS parent_time{more} FROM {self.table} t{where} GROUP BY {keys}"
 
 
+_ROW_ALIAS = re.compile(r"\bt\.")
+_PARENT_TIME = re.compile(r"\bparent_time\b")
+
+
 @dataclass(frozen=True, slots=True)
 class EventTime:
     """When a row of an ``event`` table became known.
@@ -124,6 +129,21 @@ class EventTime:
     parent: ParentTime | None = None
     sort: tuple[str, ...] = ()
     rationale: str = ""
+
+    def row_sql(self, alias: str = "t") -> str:
+        """The event time as one scalar SQL expression over the row alias ``alias`` (DuckDB dialect).
+
+        A ``parent_time`` becomes a correlated subquery over the parent (store-wide, by its key), and a row
+        whose parent is absent gets NULL (never timed, as the policy's inner join drops it). For readers of the
+        whole store (label builders); the policy itself joins the parent once per statement.
+        """
+        expr = _ROW_ALIAS.sub(f"{alias}.", self.expr)
+        if self.parent is None:
+            return expr
+        parent = self.parent
+        on = " AND ".join(f'_p."{c}" = {alias}."{c}"' for c in parent.on)
+        sub = f"(SELECT min({_ROW_ALIAS.sub('_p.', parent.time)}) FROM {parent.table} _p WHERE {on})"
+        return f"CASE WHEN {sub} IS NOT NULL THEN {_PARENT_TIME.sub(sub, expr)} END"
 
 
 @dataclass(frozen=True, slots=True)
