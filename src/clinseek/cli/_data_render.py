@@ -47,6 +47,10 @@ def print_info(info: StoreInfo) -> None:
         read = "microbiology is counted by its own statement" if layout == "2" else "it is not used"
         out.print(f"  note: event index layout {layout}, not {EVENT_INDEX_VERSION}: {read}; `clinseek data ingest "
                   f"--out {info.path}` with its sources rewrites it")
+    elif layout is not None and not info.event_index_current:
+        out.print("  note: the event index times some tables by an older definition of when their rows become known: "
+                  f"they are counted per table (same rows, slower); `clinseek data ingest --out {info.path}` with its "
+                  "sources rewrites it")
     grid = Table("table", "rows", "first event", "last event", "source")
     for t in info.tables:
         source = Path(t.source_file).name if t.source_file else (t.source_version or "")

@@ -26,7 +26,11 @@ count of every patient table when the index was written: a reader uses the index
 count still matches and ``store_info`` records a layout it reads (:data:`READ_LAYOUTS`)
 (:func:`valid_event_index`; layout 2 is still read, without microbiology), so a store changed by anything but
 ingest, or indexed by an older clinseek, falls back to the per-table statements (and its next ingest
-rewrites the index).
+rewrites the index). ``clinseek_meta.event_index_definitions(table_name, definition)`` records what each covered
+table's rows were computed by (:func:`index_definition`: its event time, parent join, target and encounter
+columns, collapsing mask): a table whose definition in this registry differs (the policy changed when a row
+becomes known), or a store written before the record existed, is read per table until the next ingest rewrites
+the index, never from rows timed by an older definition.
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ _VERSION_KEY = "event_index_version"
 
 EVENT_INDEX_TABLES = f"{META_SCHEMA}.event_index_tables"
 """Row counts of the store's patient tables when the index was written; ``indexed`` marks the covered ones."""
+
+EVENT_INDEX_DEFINITIONS = f"{META_SCHEMA}.event_index_definitions"
+"""``(table_name, definition)``: :func:`index_definition` of each covered table when the index was written."""
 
 
 def indexable(table: Table) -> bool:
@@ -112,6 +119,17 @@ def _timed(table: Table, present: Collection[str]) -> tuple[str, str] | None:
     return instant, join
 
 
+def index_definition(table: Table, present: Collection[str]) -> str | None:
+    """What the index rows of ``table`` are computed by in this registry (its event time and parent join, target
+    and encounter columns, the mask its rows collapse by), as text compared with the one recorded at ingest;
+    ``None`` when its parent is absent."""
+    timed = _timed(table, present)
+    if timed is None:
+        return None
+    mask = collapse_mask(table) if collapses(table) else None
+    return repr((*timed, table.target_key, encounter_column(table), mask))
+
+
 def event_index_select(table: Table, present: Collection[str]) -> str | None:
     """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent or its rows
     collapse (:func:`collapses`: written from :func:`~clinseek.store._collapse.collapse_index_rows`)."""
@@ -152,7 +170,8 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
             con.register(name, collapse_index_rows(con, table, instant, join))
             registered.append(name)
             parts.append(f"SELECT * FROM {name}")
-        _write(con, present, patient, timed, parts)
+        definitions = [(name, index_definition(table, present)) for name, (table, _) in timed.items()]
+        _write(con, present, patient, timed, parts, definitions)
     finally:
         for name in registered:
             con.unregister(name)
@@ -160,9 +179,9 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _write(con: duckdb.DuckDBPyConnection, present: Collection[str], patient: list[Table],
-           timed: Mapping[str, object], parts: list[str]) -> None:
-    """The index's and its record's tables from ``parts`` (selects of index rows), and the row instants, in one
-    transaction."""
+           timed: Mapping[str, object], parts: list[str], definitions: list[tuple[str, str | None]]) -> None:
+    """The index's and its records' tables from ``parts`` (selects of index rows) and ``definitions``, and the row
+    instants, in one transaction."""
     counts = (
         " UNION ALL ".join(f"SELECT '{t.qualified}' AS table_name, count(*) AS table_rows FROM {t.qualified}" for t in patient)
         or "SELECT NULL::VARCHAR AS table_name, NULL::BIGINT AS table_rows WHERE false"
@@ -186,6 +205,9 @@ def _write(con: duckdb.DuckDBPyConnection, present: Collection[str], patient: li
             f"CREATE OR REPLACE TABLE {EVENT_INDEX_TABLES} AS SELECT table_name, table_rows, "
             f"table_name IN ({covered}) AS indexed FROM ({counts})"
         )
+        con.execute(f"CREATE OR REPLACE TABLE {EVENT_INDEX_DEFINITIONS} (table_name VARCHAR, definition VARCHAR)")
+        if definitions:
+            con.executemany(f"INSERT INTO {EVENT_INDEX_DEFINITIONS} VALUES (?, ?)", definitions)
         con.execute(f"INSERT OR REPLACE INTO {META_SCHEMA}.store_info VALUES (?, ?)", [_VERSION_KEY, EVENT_INDEX_VERSION])
         con.execute("COMMIT")
     except BaseException:
@@ -194,9 +216,10 @@ def _write(con: duckdb.DuckDBPyConnection, present: Collection[str], patient: li
 
 
 def valid_event_index(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> frozenset[str]:
-    """The tables whose inventory a reader may take from the index: the covered ones, while the store
-    records a layout it reads (:data:`READ_LAYOUTS`; with layout 2, not the collapsing tables) and the row
-    count of every patient table of the store is still the one recorded when the index was written (else none).
+    """The tables whose inventory a reader may take from the index: the covered ones whose recorded
+    :func:`index_definition` is this registry's, while the store records a layout it reads (:data:`READ_LAYOUTS`;
+    with layout 2, not the collapsing tables) and the row count of every patient table of the store is still the
+    one recorded when the index was written (else none).
 
     Raises:
         duckdb.Error: the store cannot be read (not a missing index: that gives an empty set).
@@ -218,6 +241,10 @@ def store_layout(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> tu
         recorded = con.execute(f"SELECT table_name, table_rows, indexed FROM {EVENT_INDEX_TABLES}").fetchall()
     except duckdb.CatalogException:
         return frozenset(), {}
+    try:
+        defined = dict(con.execute(f"SELECT table_name, definition FROM {EVENT_INDEX_DEFINITIONS}").fetchall())
+    except duckdb.CatalogException:  # written before the definitions were recorded: no table's rows can be vouched for
+        defined = {}
     patient = sorted(name for name in present if get_table(name).is_patient_table)
     if not patient or {name for name, _, _ in recorded} != set(patient):
         return frozenset(), {}
@@ -232,7 +259,20 @@ def store_layout(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> tu
     return frozenset(
         name for name, _, indexed in recorded
         if indexed and indexable(table := get_table(name)) and (layout == EVENT_INDEX_VERSION or not collapses(table))
+        and defined.get(name) == index_definition(table, present)
     ), instants
+
+
+def event_index_current(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> bool:
+    """True when the store's index is the one an ingest by this code would write: this layout, the row counts it
+    recorded, and every table it would cover recorded with this registry's :func:`index_definition`.
+
+    Raises:
+        duckdb.Error: the store cannot be read.
+    """
+    want = {t.qualified for t in tables()
+            if t.qualified in present and indexable(t) and index_definition(t, present) is not None}
+    return event_index_layout(con) == EVENT_INDEX_VERSION and valid_event_index(con, present) == want
 
 
 def event_index_layout(con: duckdb.DuckDBPyConnection) -> str | None:

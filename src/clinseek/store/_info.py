@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import StoreError
 from ..schema import Table, get_table, tables
-from ._duck import META_SCHEMA, connect_store
+from ._duck import META_SCHEMA, connect_store, finished_tables
+from ._eventindex import event_index_current
 
 
 class TableInfo(BaseModel):
@@ -57,6 +58,9 @@ class StoreInfo(BaseModel):
         time_max: latest event time over all tables.
         provenance: the ``clinseek_meta.store_info`` key/values (format, kind, created_at,
             source directories, seed, ...).
+        event_index_current: whether the store's event index is the one this code writes (its layout, and every
+            covered table timed by this registry's definition); when not, episodes count those tables per table
+            (slower, same rows) until ``clinseek data ingest`` rewrites the index.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +74,7 @@ class StoreInfo(BaseModel):
     time_min: dt.datetime | None
     time_max: dt.datetime | None
     provenance: dict[str, str]
+    event_index_current: bool = True
 
     @property
     def rows(self) -> int:
@@ -109,6 +114,7 @@ def store_info(path: Path | str) -> StoreInfo:
             time_min=min((i.time_min for i in infos if i.time_min), default=None),
             time_max=max((i.time_max for i in infos if i.time_max), default=None),
             provenance={str(k): str(v) for k, v in provenance.items()},
+            event_index_current=event_index_current(con, finished_tables(con)),
         )
     finally:
         con.close()

@@ -27,7 +27,7 @@ from ._duck import (
     record_table,
     table_ddl,
 )
-from ._eventindex import EVENT_INDEX_VERSION, event_index_layout, valid_event_index, write_event_index
+from ._eventindex import event_index_current, write_event_index
 from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
 from ._pgingest import (
@@ -151,8 +151,7 @@ def ingest(
                 )
             if (
                 any(e.status == "ingested" for e in entries)
-                or not valid_event_index(con, finished_tables(con))
-                or event_index_layout(con) != EVENT_INDEX_VERSION  # an older layout, still read: upgraded here
+                or not event_index_current(con, finished_tables(con))  # an older layout or definition: rewritten here
             ):
                 write_event_index(con)  # every patient row's event time, for the episodes' inventory
             _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))
