@@ -75,6 +75,13 @@ def test_a_value_that_does_not_fit_its_type_stays_text_for_the_tools_own_check()
     assert calls[0].arguments == {"limit": "five", "desc": "maybe", "columns": "[unclosed"}
 
 
+def test_numbers_python_cannot_hold_stay_text_never_a_crash() -> None:
+    calls, _ = read(f"<tool_call>\n{xml('ehr__get_records', limit='9' * 5000, threshold='1e400', offset='2.5')}\n"
+                    "</tool_call>")
+    assert calls[0].error_kind is None
+    assert calls[0].arguments == {"limit": "9" * 5000, "threshold": "1e400", "offset": "2.5"}
+
+
 def test_missing_and_extra_parameters_are_passed_on_as_written() -> None:
     calls, _ = read(f"<tool_call>\n{xml('ehr__get_records', limit='3', colour='red')}\n</tool_call>")
     assert (calls[0].arguments, calls[0].error_kind) == ({"limit": 3, "colour": "red"}, None)

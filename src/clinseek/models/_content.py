@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -257,9 +258,9 @@ def _xml_calls(body: str, names: ToolNameMap, specs: Sequence[ToolInfo]) -> list
     return calls if calls and not body[at:].strip() else None
 
 
-_INTEGER = re.compile(r"-?\d+")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 _LITERAL_MAX = 100_000
+_DIGITS_MAX = 4000  # int() refuses more than 4,300 digits (a ValueError); longer text stays text
 
 
 def _typed(text: str, schema: Mapping[str, Any]) -> Any:
@@ -273,10 +274,10 @@ def _typed(text: str, schema: Mapping[str, Any]) -> Any:
     value = text.strip()
     if "null" in types and value == "null":
         return None
-    if "integer" in types and _INTEGER.fullmatch(value):
-        return int(value)
-    if "number" in types and _NUMBER.fullmatch(value):
-        return float(value) if set(value) & set(".eE") else int(value)
+    if types & {"integer", "number"} and _NUMBER.fullmatch(value) and len(value) <= _DIGITS_MAX:
+        number = float(value) if set(value) & set(".eE") else int(value)
+        if isinstance(number, int) or ("number" in types and math.isfinite(number)):
+            return number
     if "boolean" in types and value.lower() in ("true", "false"):
         return value.lower() == "true"
     if types & {"array", "object"} and value.startswith(("[", "{", "(")) and len(value) <= _LITERAL_MAX:
