@@ -178,9 +178,10 @@ _Span = tuple[int, int, Any]
 
 
 def _json(body: str) -> Any:
+    """``body`` as one JSON value, else ``None`` (also for JSON nested past the recursion limit)."""
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -355,7 +356,7 @@ def _raw_decode(text: str, start: int) -> tuple[Any, int]:
     offset = len(body) - len(body.lstrip())
     try:
         value, used = json.JSONDecoder().raw_decode(body.lstrip())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, start
     return value, start + offset + used
 
@@ -375,7 +376,7 @@ def _sequence(text: str) -> list[_Span]:
             return spans if len(spans) > 1 else []
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
         spans.append((at, end, value))
         at = end

@@ -1,0 +1,65 @@
+"""Attack 14: JSON nested past Python's recursion limit in what a model writes must never crash the reader.
+
+``json.loads`` raises ``RecursionError`` (not a ``ValueError``) for ~1,000 nested brackets (2,000
+characters: a degenerate generation fits it easily in the output-token limit). Every reader of a
+model's text catches ``ValueError`` only; the error escaped ``generate`` and ended the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from _models_helpers import TOOLS
+
+from clinseek.models._names import tool_set
+from clinseek.models._openai_wire import decode_message
+from clinseek.models._text_protocol import parse_action
+
+NAMES = tool_set("openai", TOOLS).names
+DEEP = "[" * 5000 + "]" * 5000  # json raises RecursionError
+READABLE = "[" * 900 + "]" * 900  # json reads it; every recursive step after it (checks, records, requests) fails
+
+
+def _native(arguments: str) -> dict[str, Any]:
+    return {"content": "", "tool_calls": [{"id": "a", "type": "function",
+                                           "function": {"name": "ehr__finish", "arguments": arguments}}]}
+
+
+@pytest.mark.parametrize("message", [
+    _native('{"response": ' + DEEP + "}"),
+    {"content": "<tool_call>" + DEEP + "</tool_call>"},
+    {"content": '<tool_call>{"name": "ehr__finish", "arguments": {"response": ' + DEEP + "}}</tool_call>"},
+    {"content": DEEP},
+    {"content": "[TOOL_CALLS]" + DEEP},
+    {"content": "[TOOL_CALLS]ehr__finish[ARGS]" + DEEP},
+    {"content": "```json\n" + DEEP + "\n```"},
+    {"content": '{"a": 1}\n' + DEEP},
+    {"content": '{"name": "ehr__finish", "arguments": ' + DEEP},
+    {"content": "<|channel|>commentary to=functions.ehr__finish<|message|>" + DEEP + "<|call|>"},
+], ids=["native", "tagged", "tagged-arguments", "whole", "prefixed", "mistral-v11", "fenced", "sequence", "broken",
+        "harmony"])
+@pytest.mark.parametrize("depth", ["past-json", "readable"])
+def test_deeply_nested_json_in_a_reply_is_read_without_a_crash(message: dict[str, Any], depth: str) -> None:
+    if depth == "readable":
+        message = {k: v.replace(DEEP, READABLE) if isinstance(v, str) else v for k, v in message.items()}
+        if "tool_calls" in message:
+            message = _native('{"response": ' + READABLE + "}")
+    reply, _ = decode_message({"role": "assistant", **message}, NAMES)
+    for call in reply.tool_calls:  # a call is flagged (never run with a guess); text stays text
+        assert call.error_kind is not None
+
+
+@pytest.mark.parametrize("deep", [DEEP, READABLE], ids=["past-json", "readable"])
+def test_the_text_protocol_reads_a_deeply_nested_action_without_a_crash(deep: str) -> None:
+    calls = parse_action("```json\n" + deep + "\n```", "text_1", ["ehr.finish"])
+    assert len(calls) == 1 and calls[0].error_kind is not None
+    nested = parse_action('```json\n{"tool": "ehr.finish", "arguments": {"response": ' + deep + "}}\n```",
+                          "text_1", ["ehr.finish"])
+    assert len(nested) == 1 and nested[0].error_kind == "invalid_json"
+
+
+def test_arguments_a_few_levels_deep_are_still_read() -> None:
+    nested = '{"response": ' + "[" * 10 + '"no"' + "]" * 10 + "}"
+    reply, _ = decode_message({"role": "assistant", **_native(nested)}, NAMES)
+    assert reply.tool_calls[0].error_kind is None
