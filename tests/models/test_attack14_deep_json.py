@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _models_helpers import TOOLS
+from _models_helpers import TOOLS, run
 
+from clinseek.models import GenerateConfig, Message, ModelCallError, ModelResponse, get_model
 from clinseek.models._names import tool_set
 from clinseek.models._openai_wire import decode_message
 from clinseek.models._text_protocol import parse_action
+from fakes.llm_servers import OpenAIFake, Reply
 
 NAMES = tool_set("openai", TOOLS).names
 DEEP = "[" * 5000 + "]" * 5000  # json raises RecursionError
@@ -63,3 +65,42 @@ def test_arguments_a_few_levels_deep_are_still_read() -> None:
     nested = '{"response": ' + "[" * 10 + '"no"' + "]" * 10 + "}"
     reply, _ = decode_message({"role": "assistant", **_native(nested)}, NAMES)
     assert reply.tool_calls[0].error_kind is None
+
+
+def _reply_body(deep: str) -> str:
+    """A TGI-style reply (arguments as an object) whose arguments nest ``deep``."""
+    return ('{"id": "x", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "finish_reason": '
+            '"tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": '
+            '"function", "function": {"name": "ehr__finish", "arguments": {"response": ' + deep + '}}}]}}]}')
+
+
+@pytest.mark.parametrize("status, body", [(200, _reply_body(DEEP)), (400, _reply_body(DEEP)),
+                                          (200, _reply_body(READABLE).replace('"content": null', '"content": "\\udc00"'))],
+                         ids=["past-json", "error-status", "readable-with-a-surrogate-escape"])
+def test_a_reply_body_nested_past_the_limit_is_a_provider_error_not_a_crash(
+    openai_server: OpenAIFake, openai_key: str, status: int, body: str
+) -> None:
+    openai_server.script(Reply(status, body))
+
+    async def body() -> None:
+        model = get_model("openai:gpt-test", base_url=openai_server.url)
+        try:
+            await model.generate([Message.user("go")], TOOLS, GenerateConfig(timeout_s=5))
+        finally:
+            await model.aclose()
+
+    with pytest.raises(ModelCallError):
+        run(body)
+
+
+def test_a_readable_deep_reply_body_is_an_invalid_json_call(openai_server: OpenAIFake, openai_key: str) -> None:
+    openai_server.script(Reply(200, _reply_body(READABLE)))
+
+    async def body() -> ModelResponse:
+        model = get_model("openai:gpt-test", base_url=openai_server.url)
+        try:
+            return await model.generate([Message.user("go")], TOOLS, GenerateConfig(timeout_s=5))
+        finally:
+            await model.aclose()
+
+    assert run(body).message.tool_calls[0].error_kind == "invalid_json"
