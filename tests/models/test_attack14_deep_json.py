@@ -16,7 +16,7 @@ from clinseek.models import GenerateConfig, Message, ModelCallError, ModelRespon
 from clinseek.models._names import tool_set
 from clinseek.models._openai_wire import decode_message
 from clinseek.models._text_protocol import parse_action
-from fakes.llm_servers import OpenAIFake, Reply
+from fakes.llm_servers import AnthropicFake, OpenAIFake, Reply
 
 NAMES = tool_set("openai", TOOLS).names
 DEEP = "[" * 5000 + "]" * 5000  # json raises RecursionError
@@ -104,3 +104,27 @@ def test_a_readable_deep_reply_body_is_an_invalid_json_call(openai_server: OpenA
             await model.aclose()
 
     assert run(body).message.tool_calls[0].error_kind == "invalid_json"
+
+
+@pytest.mark.parametrize("deep", [DEEP, READABLE], ids=["past-json", "readable"])
+def test_an_anthropic_tool_use_nested_past_the_limit_is_answered_or_a_provider_error(
+    anthropic_server: AnthropicFake, anthropic_key: str, deep: str
+) -> None:
+    anthropic_server.script(Reply(200, '{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", '
+                                       '"stop_reason": "tool_use", "stop_sequence": null, "usage": {"input_tokens": 1, '
+                                       '"output_tokens": 1}, "content": [{"type": "tool_use", "id": "toolu_1", "name": '
+                                       '"ehr__finish", "input": {"response": ' + deep + "}}]}",
+                                  {"content-type": "application/json"}))
+
+    async def body() -> ModelResponse:
+        model = get_model("anthropic:claude-sonnet-4-5", base_url=anthropic_server.url)
+        try:
+            return await model.generate([Message.user("go")], TOOLS, GenerateConfig(timeout_s=5))
+        finally:
+            await model.aclose()
+
+    if deep == DEEP:
+        with pytest.raises(ModelCallError):
+            run(body)
+    else:
+        assert run(body).message.tool_calls[0].error_kind == "invalid_json"
