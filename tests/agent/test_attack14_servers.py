@@ -218,10 +218,6 @@ def test_llama_pythonic_calls_in_the_text_are_run(api_keys: str, demo_ctx: ToolC
     assert outcome.answer == ["yes"]
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3-Coder's XML calls (<function=name><parameter=key>value</parameter>) carry "
-                   "untyped text values; reading them needs each tool's schema to type the values (vLLM's qwen3_xml / "
-                   "qwen3_coder parsers do), which calls_in_content does not have: the block is answered as a format "
-                   "error that asks for JSON")
 def test_qwen3_coder_xml_calls_in_the_text_are_run(api_keys: str, demo_ctx: ToolContext, demo_question: Question) -> None:
     s = OpenAIFake()
     with s:
@@ -230,3 +226,24 @@ def test_qwen3_coder_xml_calls_in_the_text_are_run(api_keys: str, demo_ctx: Tool
                  s.tool_calls([("ehr__finish", {"response": ["no"]})]))
         outcome = _run(s.url, demo_ctx, demo_question)
     assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
+
+
+def test_qwen3_coder_xml_values_are_typed_and_checked_like_json_ones(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """A multi-line SQL with ``<``, the subject as an integer, an extra parameter (the tool's own bad_argument),
+    and the answer list, all written as Qwen3-Coder's XML in the text."""
+    sql = "SELECT count(*) AS n\nFROM hosp.admissions\nWHERE hadm_id < 99999999"
+    run_sql = ("<tool_call>\n<function=ehr__run_sql_query>\n<parameter=sql_query>\n" + sql + "\n</parameter>\n"
+               f"<parameter=subject_id>\n{demo_question.subject_id}\n</parameter>\n</function>\n"
+               "<function=ehr__run_sql_query>\n<parameter=sql_query>\nSELECT 1\n</parameter>\n"
+               "<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>")
+    finish = "<tool_call>\n<function=ehr__finish>\n<parameter=response>\n[\"no\"]\n</parameter>\n</function>\n</tool_call>"
+    s = OpenAIFake()
+    with s:
+        s.script(s.text(run_sql), s.text(finish))
+        outcome = _run(s.url, demo_ctx, demo_question)
+        told = [m for m in s.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert [(t.name, t.ok, t.error_kind) for t in outcome.tools[:2]] == [
+        ("ehr.run_sql_query", True, None), ("ehr.run_sql_query", False, "bad_argument")]
+    assert "limit" in told[1]["content"] and outcome.answer == ["no"], told

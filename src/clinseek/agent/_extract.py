@@ -194,7 +194,7 @@ def _lines(block: str, index: set[str]) -> list[str]:
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the recursion limit
         return None
 
 
@@ -206,7 +206,7 @@ def _response_json(text: str) -> list[str] | None:
     while at >= 0:
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):
             at = text.find("{", at + 1)
             continue
         items = _response_items(value)
@@ -271,7 +271,7 @@ def _json_prefix(text: str) -> Any:
     """The JSON value ``text`` starts with, else ``None``."""
     try:
         return json.JSONDecoder().raw_decode(text)[0]
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -93,7 +93,7 @@ class AnthropicChatModel:
         except Exception as err:
             if is_credential_error(err):  # never sent: retrying cannot help
                 raise BadRequest(f"no usable credentials: {type(err).__name__}: {err}", model=self.name) from err
-            if not isinstance(err, (anthropic.AnthropicError, ValueError)):
+            if not isinstance(err, (anthropic.AnthropicError, ValueError, RecursionError)):  # Recursion: a body nested too deep
                 raise
             raise map_sdk_error(err, self.name, anthropic) from err
         latency_s = time.perf_counter() - started

@@ -13,8 +13,10 @@ Servers differ in what they parse out of the generated text (docs/models.md, "Se
   several calls), ``[TOOL_CALLS][…]`` (Mistral) or ``[TOOL_CALLS]name[ARGS]{…}`` (Mistral
   tokenizer v11+), ``<|python_tag|>{…}`` (Llama 3; several separated by ``;``), a fenced JSON
   block, the bare JSON object, several JSON objects one per line, or a Python list of calls
-  ``[name(key=value, …)]`` (Llama 3.2 / 4, parsed with ``ast``, never evaluated).
-  :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
+  ``[name(key=value, …)]`` (Llama 3.2 / 4, parsed with ``ast``, never evaluated), or Qwen3-Coder's
+  XML calls in ``<tool_call>`` blocks (``<function=NAME><parameter=KEY>VALUE</parameter>…</function>``,
+  also Qwen3.5 served without a tool parser; several functions in one or several blocks are several
+  calls). :func:`calls_in_content` reads those shapes: a JSON object with ``name`` and ``arguments``
   (or ``parameters``; other keys are ignored: Qwen2.5-Coder-0.5B wrote
   ``{"name": …, "arguments": {…}, "response": ["no"]}`` to llama-cpp-python), or OpenAI's own
   ``{"type": "function", "function": {...}}``, alone or in a list; or gpt-oss's harmony messages to
@@ -31,12 +33,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._decode import decode_tool_call
 from ._messages import ToolCall
-from ._names import ToolNameMap
+from ._names import ToolInfo, ToolNameMap
 
 _THINK_TAGS = ("think", "thinking", "reasoning")
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
@@ -105,16 +109,18 @@ def _harmony_messages(text: str) -> list[tuple[str, str | None, str]]:
     return messages if any(channel for channel, _, _ in messages) else []
 
 
-def calls_in_content(text: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
+def calls_in_content(text: str, names: ToolNameMap, specs: Sequence[ToolInfo] = ()) -> tuple[list[ToolCall], str]:
     """Tool calls written in the text of a reply, and the text that is left.
 
     Returns ``([], text)`` when the text holds no call of an offered tool in one of the shapes in
     the module docstring. Call ids are synthesized (``call`` + 4 hex digits of the content hash +
-    the call's index: 9 characters of ``[a-z0-9]``, as Mistral templates require).
+    the call's index: 9 characters of ``[a-z0-9]``, as Mistral templates require). ``specs`` are the
+    offered tools: their JSON Schemas type the text values of Qwen3-Coder's XML calls (without them,
+    every value stays text).
     """
     if not names.canonical_names():
         return [], text
-    for tagged, spans in ((True, _harmony(text)), (True, _tagged(text)), (False, _prefixed(text)), (False, _fenced(text)),
+    for tagged, spans in ((True, _harmony(text)), (True, _tagged(text, names, specs)), (False, _prefixed(text)), (False, _fenced(text)),
                           (False, _whole(text)), (False, _sequence(text)), (False, _pythonic(text))):
         calls: list[ToolCall] = []
         for start, end, value in spans:
@@ -172,9 +178,10 @@ _Span = tuple[int, int, Any]
 
 
 def _json(body: str) -> Any:
+    """``body`` as one JSON value, else ``None`` (also for JSON nested past the recursion limit)."""
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -191,16 +198,114 @@ def _harmony(text: str) -> list[_Span]:
     return spans
 
 
-def _tagged(text: str) -> list[_Span]:
-    """``<tool_call>`` blocks: one JSON value each, or several one after the other (one call per line)."""
+def _tagged(text: str, names: ToolNameMap, specs: Sequence[ToolInfo]) -> list[_Span]:
+    """``<tool_call>`` blocks: one JSON value each, several one after the other (one call per line), or
+    Qwen3-Coder's XML functions (:func:`_xml_calls`)."""
     spans: list[_Span] = []
     for m in _TAGGED.finditer(text):
         value = _json(m.group(1))
-        if value is None:
+        if value is None and m.group(1).startswith("<function="):
+            value = _xml_calls(m.group(1), names, specs)
+        elif value is None:
             several = [v for _, _, v in _sequence(m.group(1))]
             value = several or None
         spans.append((m.start(), m.end(), value))
     return spans
+
+
+_XML_FUNCTION = re.compile(r"<function=([^>\s]*)>(.*?)(</function>|\Z)", re.DOTALL)
+_XML_PARAMETER = re.compile(r"\s*<parameter=([^>\n]+)>(.*?)</parameter>", re.DOTALL)
+
+
+class _Broken:
+    """A call written in the text that cannot be read (an XML function not closed, a body that is not
+    parameters): answered with a ``format`` error naming the tool, never repaired."""
+
+    def __init__(self, name: str, block: str, error: str) -> None:
+        self.name, self.block, self.error = name, block, error
+
+
+def _xml_calls(body: str, names: ToolNameMap, specs: Sequence[ToolInfo]) -> list[Any] | None:
+    """The calls of one ``<tool_call>`` block of XML functions, in order, as ``{"name", "arguments"}``
+    objects (values typed by :func:`_typed` from the tool's schema) or :class:`_Broken` ones;
+    ``None`` when something other than white space stands between the functions."""
+    schemas = {s.name: s.parameters for s in specs}
+    calls: list[Any] = []
+    at = 0
+    for m in _XML_FUNCTION.finditer(body):
+        if body[at:m.start()].strip():
+            return None
+        at = m.end()
+        name, inner, closed = m.group(1), m.group(2), m.group(3)
+        if not closed:
+            calls.append(_Broken(name, m.group(0), f"the call <function={name}> is not closed with </function>"))
+            continue
+        arguments: dict[str, Any] = {}
+        canonical = names.from_wire(name) or name
+        properties = schemas.get(canonical, {}).get("properties")
+        end = 0
+        for p in _XML_PARAMETER.finditer(inner):
+            key = p.group(1).strip()
+            if p.start() != end or key in arguments:
+                break
+            schema = properties.get(key) if isinstance(properties, Mapping) else None
+            arguments[key] = _typed(p.group(2), schema if isinstance(schema, Mapping) else {})
+            end = p.end()
+        if inner[end:].strip():
+            calls.append(_Broken(name, m.group(0), f"the call <function={name}> must hold only "
+                                                   "<parameter=NAME>VALUE</parameter> blocks, each name once"))
+            continue
+        calls.append({"name": name, "arguments": arguments})
+    return calls if calls and not body[at:].strip() else None
+
+
+_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+_LITERAL_MAX = 100_000
+_DIGITS_MAX = 4000  # int() refuses more than 4,300 digits (a ValueError); longer text stays text
+
+
+def _typed(text: str, schema: Mapping[str, Any]) -> Any:
+    """One XML parameter's text typed as vLLM's ``qwen3_coder`` parser types it from the parameter's
+    JSON Schema: a string loses one leading and one trailing newline; ``integer`` / ``number`` /
+    ``boolean`` / ``null`` are parsed; ``array`` / ``object`` are JSON, else a Python literal
+    (``ast.literal_eval``, never evaluated). The types of ``anyOf`` / ``oneOf`` members count too
+    (tried before ``string``). Text that fits none of the types is kept as the string, so the tool's
+    own argument check answers it as it answers the same value sent as JSON."""
+    types = _types(schema)
+    value = text.strip()
+    if "null" in types and value == "null":
+        return None
+    if types & {"integer", "number"} and _NUMBER.fullmatch(value) and len(value) <= _DIGITS_MAX:
+        number = float(value) if set(value) & set(".eE") else int(value)
+        if isinstance(number, int) or ("number" in types and math.isfinite(number)):
+            return number
+    if "boolean" in types and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if types & {"array", "object"} and value.startswith(("[", "{", "(")) and len(value) <= _LITERAL_MAX:
+        parsed = _json(value)
+        if parsed is None:
+            try:
+                parsed = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                parsed = None
+        if isinstance(parsed, tuple):
+            parsed = list(parsed)
+        if ("array" in types and isinstance(parsed, list)) or ("object" in types and isinstance(parsed, dict)):
+            return parsed
+    return text.removeprefix("\n").removesuffix("\n")
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    """The JSON types a schema allows: ``type`` (a name or a list), and those of its ``anyOf`` / ``oneOf`` members."""
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else {t for t in declared if isinstance(t, str)} \
+        if isinstance(declared, list) else set()
+    for key in ("anyOf", "oneOf"):
+        members = schema.get(key)
+        for member in members if isinstance(members, list) else []:
+            if isinstance(member, Mapping):
+                types |= _types(member)
+    return types
 
 
 def _prefixed(text: str) -> list[_Span]:
@@ -251,7 +356,7 @@ def _raw_decode(text: str, start: int) -> tuple[Any, int]:
     offset = len(body) - len(body.lstrip())
     try:
         value, used = json.JSONDecoder().raw_decode(body.lstrip())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, start
     return value, start + offset + used
 
@@ -271,7 +376,7 @@ def _sequence(text: str) -> list[_Span]:
             return spans if len(spans) > 1 else []
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
         spans.append((at, end, value))
         at = end
@@ -329,6 +434,9 @@ def _calls(value: Any, names: ToolNameMap, text: str, first: int) -> list[ToolCa
     items = value if isinstance(value, list) else [value]
     calls: list[ToolCall] = []
     for offset, item in enumerate(items):
+        if isinstance(item, _Broken):
+            calls.append(_broken_xml(item, names, _call_id(text, first + offset)))
+            continue
         shape = _call_shape(item)
         if shape is None:
             return []
@@ -337,6 +445,13 @@ def _calls(value: Any, names: ToolNameMap, text: str, first: int) -> list[ToolCa
         wire = names.to_wire(name) if name in names.canonical_names() else name
         calls.append(decode_tool_call(_call_id(text, first + offset), wire, arguments, names))
     return calls
+
+
+def _broken_xml(item: _Broken, names: ToolNameMap, call_id: str) -> ToolCall:
+    canonical = names.from_wire(item.name) or (item.name if item.name in names.canonical_names() else None)
+    if canonical is None:
+        return decode_tool_call(call_id, item.name or "(unparsed)", None, names)  # an unknown tool says so
+    return ToolCall(id=call_id, name=canonical, raw_arguments=item.block, error_kind="format", error=item.error)
 
 
 def _call_shape(item: Any) -> tuple[str, Any] | None:

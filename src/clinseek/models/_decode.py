@@ -53,12 +53,34 @@ def scrub_surrogates(value: Any) -> Any:
     return value
 
 
+MAX_NESTING = 64
+"""How deep a call's arguments may nest (objects and lists). Deeper arguments (a degenerate generation of
+brackets) are an ``invalid_json`` call: past ~1,000 levels ``json`` raises ``RecursionError``, and a
+few hundred already break every recursive step after it (checks, records, the next request)."""
+
+TOO_DEEP = f"arguments nest more than {MAX_NESTING} levels deep; send a flat JSON object"
+
+
+def nests_too_deep(value: Any) -> bool:
+    """Whether ``value`` nests deeper than :data:`MAX_NESTING` (iterative: any depth is safe to check)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_NESTING:
+                return True
+            stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return False
+
+
 def _parse_arguments(
     arguments: str | dict[str, Any] | None,
 ) -> tuple[dict[str, Any], str | None, Any, str | None]:
     if arguments is None:
         return {}, None, None, None
     if isinstance(arguments, dict):
+        if nests_too_deep(arguments):
+            return {}, None, "invalid_json", TOO_DEEP
         return scrub_surrogates(arguments), None, None, None
     if not arguments.strip():
         return {}, None, None, None
@@ -66,6 +88,10 @@ def _parse_arguments(
         value = json.loads(arguments)
     except json.JSONDecodeError as err:
         return {}, arguments, "invalid_json", f"arguments are not valid JSON ({err.msg} at char {err.pos}); send a JSON object"
+    except RecursionError:  # ~1,000 nested brackets: json raises this, not a JSONDecodeError
+        return {}, arguments, "invalid_json", TOO_DEEP
+    if nests_too_deep(value):
+        return {}, arguments, "invalid_json", TOO_DEEP
     if not isinstance(value, dict):
         return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {type(value).__name__}"
     return scrub_surrogates(value), None, None, None
@@ -86,4 +112,4 @@ def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
             for c in calls]
 
 
-__all__ = ["CUT_CALL", "cut_calls", "decode_tool_call", "scrub_surrogates"]
+__all__ = ["CUT_CALL", "MAX_NESTING", "TOO_DEEP", "cut_calls", "decode_tool_call", "nests_too_deep", "scrub_surrogates"]

@@ -11,7 +11,7 @@ from typing import Any
 from ._decode import cut_calls
 from ._errors import ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
-from ._names import ToolNameMap, ToolSet, tool_set
+from ._names import ToolSet, tool_set
 from ._openai_http import ChatEndpoint
 from ._openai_wire import (
     decode_message,
@@ -71,7 +71,6 @@ class OpenAIChatModel:
         """One Chat Completions call (see ``ChatModel.generate``)."""
         config = config or GenerateConfig()
         offered = tool_set(self._provider, tools)
-        names = offered.names
         body = self._body(messages, offered, config)
         started = time.perf_counter()
         try:  # asyncio's own timeout (aiohttp runs on asyncio only): a third of anyio's fail_after CPU per call
@@ -80,7 +79,7 @@ class OpenAIChatModel:
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
         latency_s = time.perf_counter() - started
-        return self._response(completion, request_id, names, latency_s)
+        return self._response(completion, request_id, offered, latency_s)
 
     def _body(self, messages: Sequence[Message], offered: ToolSet, config: GenerateConfig) -> str:
         """The request's JSON text: ``model``, ``messages``, ``tools``, the options, the extra body, in that order.
@@ -99,7 +98,7 @@ class OpenAIChatModel:
         rest = _dumps(tail | extra)
         return f'{_dumps(head)[:-1]}, "tools": {tools_json}{", " + rest[1:] if rest != "{}" else "}"}'
 
-    def _response(self, completion: Any, request_id: str | None, names: ToolNameMap, latency_s: float) -> ModelResponse:
+    def _response(self, completion: Any, request_id: str | None, offered: ToolSet, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             error = completion.get("error") if isinstance(completion, dict) else None  # gateways: 200 + error
@@ -107,7 +106,7 @@ class OpenAIChatModel:
             said = f": {detail}" if isinstance(detail, str) and detail else ""
             raise ProviderUnavailable(f"the reply has no choices{said}", model=self.name)
         choice = choices[0]
-        message, source = decode_message(choice.get("message") or {}, names)
+        message, source = decode_message(choice.get("message") or {}, offered.names, offered.specs)
         if choice.get("finish_reason") == "length" and message.tool_calls:
             message = message.model_copy(update={"tool_calls": cut_calls(message.tool_calls, True)})
         usage = decode_usage(completion.get("usage"))

@@ -96,10 +96,13 @@ class ChatEndpoint:
             raise _status_error(status, raw, headers, self._model)
         try:
             reply_json = json.loads(raw)
-        except ValueError as err:  # also UnicodeDecodeError
+        except (ValueError, RecursionError) as err:  # also UnicodeDecodeError; RecursionError: nested too deep
             raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
         if _SURROGATE_ESCAPE.search(raw):  # a \udXXX escape: a lone one would break every later encode
-            reply_json = scrub_surrogates(reply_json)
+            try:
+                reply_json = scrub_surrogates(reply_json)
+            except RecursionError:  # JSON that json could read but too deep to walk
+                raise ProviderUnavailable("unreadable reply: nested too deeply", model=self._model) from None
         return reply_json, request_id
 
     async def aclose(self) -> None:
@@ -114,7 +117,7 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
     body: Any = text
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     else:
         error = body.get("error", body) if isinstance(body, dict) else None

@@ -101,14 +101,16 @@ def request_options(
     return options
 
 
-def decode_message(message: Any, names: ToolNameMap) -> tuple[Message, ToolCallSource | None]:
+def decode_message(
+    message: Any, names: ToolNameMap, specs: Sequence[ToolInfo] = ()
+) -> tuple[Message, ToolCallSource | None]:
     """The assistant ``Message`` of a Chat Completions choice, and where its tool calls came from.
 
     Native ``tool_calls`` are decoded (never repaired); a call id that is missing or repeated is
     replaced by a synthesized one. ``reasoning_content`` / ``reasoning`` and ``<think>`` blocks in
     the text become ``reasoning``. When tools were offered and the server sent no native call, a
-    call written in the text is read (:func:`~clinseek.models._content.calls_in_content`); the
-    source is then ``content``.
+    call written in the text is read (:func:`~clinseek.models._content.calls_in_content`, its values
+    typed from the offered tools' ``specs`` where the shape writes them as text); the source is then ``content``.
     """
     content, think = split_reasoning(_text(_get(message, "content")))
     calls: list[ToolCall] = []
@@ -125,16 +127,12 @@ def decode_message(message: Any, names: ToolNameMap) -> tuple[Message, ToolCallS
             calls.append(decode_tool_call(call_id, str(_get(function, "name")), _get(function, "arguments"), names))
     source: ToolCallSource | None = "native" if calls else None
     if not calls:
-        calls, content = _content_calls(content, names)
+        calls, content = calls_in_content(content, names, specs) if content else ([], content)
         source = "content" if calls else None
     reasoning = _get(message, "reasoning_content") or _get(message, "reasoning")
     parts = [r for r in (reasoning if isinstance(reasoning, str) else None, think) if r]
     message_out = Message(role="assistant", content=content, tool_calls=calls, reasoning="\n\n".join(parts) or None)
     return message_out, source
-
-
-def _content_calls(content: str, names: ToolNameMap) -> tuple[list[ToolCall], str]:
-    return calls_in_content(content, names) if content else ([], content)
 
 
 def _get(value: Any, key: str) -> Any:

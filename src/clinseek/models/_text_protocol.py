@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._decode import cut_calls
+from ._decode import TOO_DEEP, cut_calls, nests_too_deep
 from ._messages import GenerateConfig, Message, ModelResponse, ToolCall
 from ._names import ToolInfo, to_tool_infos
 from ._protocol import ChatModel
@@ -69,6 +69,8 @@ def parse_action(text: str, call_id: str, tool_names: Sequence[str]) -> list[Too
         action = json.loads(body)
     except json.JSONDecodeError as err:
         return [_bad(call_id, "", "invalid_json", f"the json block is not valid JSON ({err.msg}); {_FORMAT}", body)]
+    except RecursionError:  # ~1,000 nested brackets: json raises this, not a JSONDecodeError
+        return [_bad(call_id, "", "invalid_json", f"the json block is nested too deeply to read; {_FORMAT}", body)]
     if not isinstance(action, dict) or set(action) != {"tool", "arguments"}:
         got = sorted(action) if isinstance(action, dict) else type(action).__name__
         return [_bad(call_id, "", "format", f'the action must have exactly the keys "tool" and "arguments", got {got}; {_FORMAT}', body)]
@@ -77,6 +79,8 @@ def parse_action(text: str, call_id: str, tool_names: Sequence[str]) -> list[Too
         return [_bad(call_id, str(tool), "unknown_tool", f"unknown tool {tool!r}; call one of: {', '.join(tool_names)}", body)]
     if not isinstance(arguments, dict):
         return [_bad(call_id, tool, "not_an_object", f'"arguments" must be a JSON object; {_FORMAT}', body)]
+    if nests_too_deep(arguments):
+        return [_bad(call_id, tool, "invalid_json", f"{TOO_DEEP}; {_FORMAT}", body)]
     return [ToolCall(id=call_id, name=tool, arguments=arguments)]
 
 

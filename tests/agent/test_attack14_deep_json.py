@@ -1,0 +1,43 @@
+"""Attack 14: an answer or a tool call nested past Python's recursion limit, through the real agent loop."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from clinseek.agent import extract_answer, run_agent
+from clinseek.bench import Question
+from clinseek.models import get_model
+from clinseek.tools import ToolContext
+from fakes.llm_servers import OpenAIFake
+
+DEEP = "[" * 5000 + "]" * 5000  # json raises RecursionError
+READABLE = "[" * 900 + "]" * 900  # json reads it; the steps after it recursed past the limit
+
+
+@pytest.mark.parametrize("deep", [DEEP, READABLE], ids=["past-json", "readable"])
+def test_a_deeply_nested_answer_text_is_no_answer_not_a_crash(deep: str) -> None:
+    for text in (deep, "Final answer: " + deep, '{"response": ' + deep + "}", "<answer>" + deep + "</answer>"):
+        found = extract_answer(text, ["yes", "no"])
+        assert found is None or found.items is not None
+
+
+@pytest.mark.parametrize("deep", [DEEP, READABLE], ids=["past-json", "readable"])
+def test_a_deeply_nested_tool_call_is_answered_with_an_error_and_the_run_goes_on(
+    deep: str, api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    s = OpenAIFake()
+    with s:
+        s.script(s.tool_calls([("ehr__finish", '{"response": ' + deep + "}")]),
+                 s.tool_calls([("ehr__finish", {"response": ["no"]})]))
+
+        async def go():
+            model = get_model("openai:fake-model", base_url=s.url)
+            try:
+                return await run_agent(model, demo_ctx, demo_question)
+            finally:
+                await model.aclose()
+
+        outcome = anyio.run(go)
+    assert outcome.status == "answered" and outcome.answer == ["no"], outcome.error
+    assert outcome.tools[0].ok is False
