@@ -7,17 +7,15 @@ HTTP to the real provider and ``run_agent`` on a demo episode.
 
 from __future__ import annotations
 
-import anyio
 import pytest
 from _agent_helpers import make_question
 
-from clinseek.agent import run_agent
 from clinseek.agent._extract import extract_answer
 from clinseek.agent._reading import read_curated_reply, read_finish, read_text_answer
 from clinseek.bench import Question
-from clinseek.models import get_model
 from clinseek.tools import ToolContext
 from fakes.llm_servers import OpenAIFake
+from fakes.loop import run_agent_at
 
 AKI = "Acute kidney failure, unspecified"
 LIPID = "Hyperlipidemia, unspecified"
@@ -74,17 +72,6 @@ def test_a_finish_call_with_an_html_escaped_candidate_is_valid() -> None:
     assert (reading.status, reading.answer, reading.invalid_answer) == ("answered", [ALZ, "Sodium & Water"], [])
 
 
-def _run_text(url: str, ctx: ToolContext, question: Question):
-    async def go():
-        model = get_model("openai:fake-model", base_url=url)
-        try:
-            return await run_agent(model, ctx, question)
-        finally:
-            await model.aclose()
-
-    return anyio.run(go)
-
-
 def test_the_loop_reads_a_final_answer_written_mid_line(
     api_keys: str, demo_ctx: ToolContext, demo_question: Question
 ) -> None:
@@ -95,7 +82,7 @@ def test_the_loop_reads_a_final_answer_written_mid_line(
         s.script(s.tool_calls([("ehr__load_ehr", {})]),
                  s.text("<think>Mortality risk looks low.</think>Considering everything, the final answer is: **No**"),
                  s.text("I already answered above. Therefore, the final answer is: **No**."))
-        outcome = _run_text(s.url, demo_ctx, question)
+        outcome = run_agent_at(s.url, demo_ctx, question)
     assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["No"], "final_answer"), outcome
 
 
@@ -109,7 +96,7 @@ def test_the_loop_reads_every_item_of_a_trailing_numbered_list(
         s.script(s.tool_calls([("ehr__load_ehr", {})]),
                  s.text("Medications:\n1. Heparin\n2. Potassium Chloride"),
                  s.text("Medications:\n1. Heparin\n2. Potassium Chloride"))
-        outcome = _run_text(s.url, demo_ctx, question)
+        outcome = run_agent_at(s.url, demo_ctx, question)
     assert (outcome.status, outcome.answer) == ("answered", ["Heparin", "Potassium Chloride"]), outcome
 
 
@@ -138,7 +125,7 @@ def test_the_loop_accepts_a_finish_call_answered_yes_with_a_period(
     s = OpenAIFake()
     with s:
         s.script(s.tool_calls([("ehr__finish", {"response": "No."})]), s.tool_calls([("ehr__finish", {"response": "No."})]))
-        outcome = _run_text(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert (outcome.status, outcome.answer, outcome.parse_mode) == ("answered", ["no"], "finish_call"), outcome
 
 

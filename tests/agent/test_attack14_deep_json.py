@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
-from clinseek.agent import extract_answer, run_agent
+from clinseek.agent import extract_answer
 from clinseek.bench import Question
-from clinseek.models import get_model
 from clinseek.tools import ToolContext
 from fakes.llm_servers import OpenAIFake
+from fakes.loop import run_agent_at
 
 DEEP = "[" * 5000 + "]" * 5000  # json raises RecursionError
 READABLE = "[" * 900 + "]" * 900  # json reads it; the steps after it recursed past the limit
@@ -30,14 +29,6 @@ def test_a_deeply_nested_tool_call_is_answered_with_an_error_and_the_run_goes_on
     with s:
         s.script(s.tool_calls([("ehr__finish", '{"response": ' + deep + "}")]),
                  s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-
-        async def go():
-            model = get_model("openai:fake-model", base_url=s.url)
-            try:
-                return await run_agent(model, demo_ctx, demo_question)
-            finally:
-                await model.aclose()
-
-        outcome = anyio.run(go)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert outcome.status == "answered" and outcome.answer == ["no"], outcome.error
     assert outcome.tools[0].ok is False

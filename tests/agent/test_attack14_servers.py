@@ -8,27 +8,14 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 
-from clinseek.agent import run_agent
 from clinseek.bench import Question
-from clinseek.models import get_model
 from clinseek.tools import ToolContext
 from fakes.llm_servers import OpenAIFake, Reply
+from fakes.loop import run_agent_at
 
 SQL = "SELECT count(*) AS n_admissions FROM hosp.admissions"
-
-
-def _run(url: str, ctx: ToolContext, question: Question):
-    async def go():
-        model = get_model("openai:fake-model", base_url=url)
-        try:
-            return await run_agent(model, ctx, question)
-        finally:
-            await model.aclose()
-
-    return anyio.run(go)
 
 
 # -- "the prompt does not fit", as each server words it ----------------------------------------------
@@ -65,10 +52,10 @@ def test_each_servers_context_length_error_compacts_then_stops_as_context_length
         s.script(s.tool_calls([("ehr__run_sql_query", {"sql_query": SQL})]),
                  s.tool_calls([("ehr__run_sql_query", {"sql_query": SQL})]),
                  reply, s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
         assert outcome.status == "answered" and outcome.compactions == 1, outcome.error  # compacted and went on
         s.script(reply, reply)
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert (outcome.status, outcome.stop_reason) == ("no_answer", "context_length"), outcome.error
 
 
@@ -79,7 +66,7 @@ def test_an_error_whose_body_is_a_bare_string_keeps_the_servers_words(
     s = OpenAIFake()
     with s:
         s.script(Reply(400, {"error": "json: cannot unmarshal number into Go struct field .messages.content"}))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert outcome.status == "infra_error"
     assert "cannot unmarshal number" in (outcome.error or ""), outcome.error
 
@@ -104,7 +91,7 @@ def test_every_call_written_in_the_text_is_run(text: str, api_keys: str, demo_ct
     s = OpenAIFake()
     with s:
         _text_then_finish(s, text)
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert [(t.name, t.ok) for t in outcome.tools][:2] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
     assert outcome.status == "answered" and outcome.answer == ["yes"]  # the second call was the answer
 
@@ -113,7 +100,7 @@ def test_a_single_mistral_v11_call_is_run(api_keys: str, demo_ctx: ToolContext, 
     s = OpenAIFake()
     with s:
         _text_then_finish(s, '[TOOL_CALLS]ehr__run_sql_query[ARGS]{"sql_query": "@SQL@"}'.replace("@SQL@", SQL))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
     sent = s.requests[1].json["messages"]
     assert "[TOOL_CALLS]" not in json.dumps(sent[-2]["content"])  # the call left the text it was read from
@@ -133,7 +120,7 @@ def test_a_call_cut_at_the_output_token_limit_is_answered_as_cut_not_as_malforme
             cut = s.text('<tool_call>\n{"name": "ehr__run_sql_query", "arguments": {"sql_query": "SELECT subject_id, '
                          'hadm_id, admittime, dis', finish="length")
         s.script(cut, s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
         told = s.requests[-1].json["messages"][-1]
     assert outcome.status == "answered" and outcome.tools[0].ok is False
     assert told["role"] == "tool" and "output-token limit" in told["content"], told
@@ -153,7 +140,7 @@ def test_harmony_text_is_read_as_reasoning_calls_and_a_final_answer(
     s = OpenAIFake()
     with s:
         s.script(s.text(HARMONY_CALL), s.text(HARMONY_FINAL), s.text(HARMONY_FINAL))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
         replayed = s.requests[1].json["messages"][-2]
     assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
     assert "<|channel|>" not in replayed["content"] and "Count the admissions" not in replayed["content"]
@@ -170,7 +157,7 @@ def test_a_native_call_by_the_canonical_name_the_prompt_uses_is_run(
     s = OpenAIFake()
     with s:
         s.script(s.tool_calls([("ehr.run_sql_query", {"sql_query": SQL})]), s.tool_calls([("ehr.finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert [(t.name, t.ok) for t in outcome.tools] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
     assert outcome.status == "answered" and outcome.answer == ["no"]
 
@@ -192,7 +179,7 @@ def test_a_lone_surrogate_from_the_model_does_not_crash_the_run(
     s = OpenAIFake()
     with s:
         s.script(reply(s), s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert outcome.status == "answered" and outcome.answer == ["no"], outcome.error
 
 
@@ -203,7 +190,7 @@ def test_a_200_reply_that_carries_an_error_object_keeps_its_words(
     s = OpenAIFake()
     with s:
         s.script(Reply(200, {"error": {"message": "Upstream provider returned 502: model overloaded", "code": 502}}))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert outcome.status == "infra_error" and "model overloaded" in (outcome.error or ""), outcome.error
 
 
@@ -213,7 +200,7 @@ def test_llama_pythonic_calls_in_the_text_are_run(api_keys: str, demo_ctx: ToolC
     with s:
         s.script(s.text('[ehr__run_sql_query(sql_query="@SQL@"), ehr__finish(response=["yes"])]'.replace("@SQL@", SQL)),
                  s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert [(t.name, t.ok) for t in outcome.tools][:2] == [("ehr.run_sql_query", True), ("ehr.finish", True)]
     assert outcome.answer == ["yes"]
 
@@ -224,7 +211,7 @@ def test_qwen3_coder_xml_calls_in_the_text_are_run(api_keys: str, demo_ctx: Tool
         s.script(s.text("<tool_call>\n<function=ehr__run_sql_query>\n<parameter=sql_query>\n@SQL@\n</parameter>\n"
                         "</function>\n</tool_call>".replace("@SQL@", SQL)),
                  s.tool_calls([("ehr__finish", {"response": ["no"]})]))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert (outcome.tools[0].name, outcome.tools[0].ok) == ("ehr.run_sql_query", True)
 
 
@@ -242,7 +229,7 @@ def test_qwen3_coder_xml_values_are_typed_and_checked_like_json_ones(
     s = OpenAIFake()
     with s:
         s.script(s.text(run_sql), s.text(finish))
-        outcome = _run(s.url, demo_ctx, demo_question)
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
         told = [m for m in s.requests[-1].json["messages"] if m["role"] == "tool"]
     assert [(t.name, t.ok, t.error_kind) for t in outcome.tools[:2]] == [
         ("ehr.run_sql_query", True, None), ("ehr.run_sql_query", False, "bad_argument")]

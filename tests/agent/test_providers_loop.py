@@ -9,19 +9,13 @@ from clinseek.bench import Question
 from clinseek.models import get_model
 from clinseek.tools import ToolContext
 from fakes.llm_servers import AnthropicFake, OpenAIFake, usage_anthropic, usage_openai
+from fakes.loop import run_agent_at
 
 SQL = "SELECT count(*) AS n_admissions FROM hosp.admissions"
 
 
 def _run(name: str, url: str, ctx: ToolContext, question: Question, budget: AgentBudget | None = None):
-    async def go():
-        model = get_model(name, base_url=url)
-        try:
-            return await run_agent(model, ctx, question, budget=budget)
-        finally:
-            await model.aclose()
-
-    return anyio.run(go)
+    return run_agent_at(url, ctx, question, model=name, budget=budget)
 
 
 def test_openai_tool_calls_parallel_calls_and_malformed_json(
