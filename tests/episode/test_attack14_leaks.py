@@ -90,6 +90,30 @@ def test_attack14_a_consult_status_shows_once_answered(demo_store: Path) -> None
     ]
 
 
+def test_attack14_a_consult_status_time_not_written_as_a_time_keeps_the_status_hidden(demo_store: Path,
+                                                                                     tmp_path: Path) -> None:
+    """A malformed status time is no time: the status stays hidden, and the read does not fail (on PostgreSQL the
+    instant has no try_cast: only text written as a time is cast)."""
+    import shutil
+
+    import duckdb
+
+    from clinseek.store import write_event_index
+
+    store = tmp_path / "malformed.duckdb"
+    shutil.copy(demo_store, store)
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE hosp.poe_detail SET field_value = '28/08/2148 6:57' WHERE poe_id = '10014354-2244' "
+                    "AND field_name = 'Consult Status Time'")
+        write_event_index(con)  # the stored row instants, as an ingest of this value would write them
+    with build_episode(store, EpisodeKey(10014354, datetime(2148, 9, 30))) as ep:
+        rows = ep.execute(
+            "SELECT field_name, field_value FROM poe_detail WHERE poe_id = '10014354-2244' ORDER BY field_name"
+        ).rows
+    assert rows == [("Consult Status", None), ("Consult Status Time", None),
+                    ("Level of Urgency", "Routine (within 24 hours)")]
+
+
 def test_attack14_no_event_column_writes_a_later_time_as_text(demo_store: Path) -> None:
     """The class guard over the whole store: a text value of a column known at the row's event time (``event``,
     ``static``) that names a later time would show that time at every cutoff in between."""

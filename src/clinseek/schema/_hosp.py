@@ -20,6 +20,10 @@ _MICRO_RESULT = (
 )
 _ICD_DICT = "icd_code VARCHAR static, icd_version SMALLINT static, long_title VARCHAR static"
 _ADMISSION = ParentTime("hosp.admissions", ("hadm_id",), "t.dischtime")
+_TIME_TEXT = (
+    r"^[0-9]{4}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]+)?)?$"
+)
+"""A text value that reads as a timestamp (``YYYY-MM-DD HH:MM[:SS[.f]]``), in SQL both DuckDB and PostgreSQL read."""
 _POE_REF = "(SELECT min(o.ordertime) FROM hosp.poe o WHERE o.poe_id = t.poe_id)"
 _POE_REF_WHY = (
     "names the provider order, which can be placed after this row's time (up to 16 days in the MIMIC-IV demo: "
@@ -505,8 +509,11 @@ HOSP: tuple[Table, ...] = (
         references=(
             (
                 "field_value",
+                # only a value written as a time is read as one (PostgreSQL has no try_cast: sqlglot writes CAST,
+                # which would fail the whole read on a malformed value); anything else keeps the status hidden
                 "CASE WHEN t.field_name IN ('Consult Status', 'Consult Status Time') THEN (SELECT "
-                "min(try_cast(s.field_value AS TIMESTAMP)) FROM hosp.poe_detail s WHERE s.poe_id = t.poe_id "
+                f"min(CASE WHEN regexp_matches(s.field_value, '{_TIME_TEXT}') THEN try_cast(s.field_value AS TIMESTAMP) "
+                "END) FROM hosp.poe_detail s WHERE s.poe_id = t.poe_id "
                 "AND s.field_name = 'Consult Status Time') ELSE TIMESTAMP '-infinity' END",
             ),
         ),
