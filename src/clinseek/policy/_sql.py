@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from ..schema import ENCOUNTER_IDS, Column, Mask, Table, encounter_mask, get_table
+from ..schema import ENCOUNTER_IDS, Column, Mask, Renumbered, Sequence, Table, encounter_mask, get_table
 from ..store import EVENT_INDEX, RowInstants, TableInstants, collapses, encounter_column, indexable
 
 if TYPE_CHECKING:
@@ -50,6 +50,12 @@ class _Query:
     stored: TableInstants | None = None
     """The table's instants the store keeps per row (:func:`clinseek.store.valid_row_instants`): read as
     columns of ``t`` instead of computed by joins."""
+    linked_only: bool = False
+    instants: RowInstants | None = None
+    """Every table's stored instants (the renumbered counters' owners read theirs)."""
+    sequences: dict[tuple[Sequence, str], str] = field(default_factory=dict)
+    """The renumbering joins (:meth:`renumbered`): alias by (sequence, column of ``t`` holding the original id)."""
+    sequence_joins: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.params:  # a query of several tables passes one shared list
@@ -117,11 +123,46 @@ class _Query:
         return tuple(f"{lookup.value_as_t} AS {name}" for lookup, (name, merged) in self.lookups.items() if merged)
 
     def joins(self) -> str:
-        """The grouped lookup joins not merged into the parent join, then the lateral joins."""
+        """The grouped lookup joins not merged into the parent join, the lateral joins, then the renumbering
+        joins."""
         grouped = "".join(lookup.join_sql(name) for lookup, (name, merged) in self.lookups.items() if not merged)
         return grouped + "".join(
             f" LEFT JOIN LATERAL (SELECT ({sql}) AS instant) AS {alias} ON true" for sql, alias in self.laterals.items()
+        ) + "".join(self.sequence_joins)
+
+    def renumbered(self, column: Renumbered, col: Column) -> str:
+        """A ``sequence`` column as the episode shows it (:class:`~clinseek.schema.Sequence`): the renumbered
+        id or counter of the owner row named by the original id in ``column.via``, from one LEFT JOIN per
+        (sequence, via) of the owner's visible rows numbered ``1..n`` by (event time, original counter); NULL
+        where the named row is not visible, and always when the store lacks the owner."""
+        sequence = column.sequence
+        if not self.has(sequence.owner):
+            return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
+        alias = self.sequences.get((sequence, column.via))
+        if alias is None:
+            alias = self.sequences[sequence, column.via] = f"_seq{len(self.sequences)}"
+            numbers = self._numbered(sequence)
+            self.sequence_joins.append(f" LEFT JOIN ({numbers}) AS {alias} ON {alias}._via = t.{quote(column.via)}")
+        value = self.cond(f"{alias}.{'_id' if column.part == 'id' else '_n'}")
+        return f"{value} AS {quote(col.name)}"
+
+    def _numbered(self, sequence: Sequence) -> str:
+        """SQL: ``(_via, _n, _id)`` per visible row of the sequence's owner: its original id, its number among
+        the visible rows by (event time, original counter), and the id with its trailing counter replaced."""
+        owner = get_table(sequence.owner)
+        q = _Query(
+            self.key, self.op, self.present, owner, self.encounters, params=self.params,
+            stored=_stored(owner, self.instants), linked_only=self.linked_only, instants=self.instants,
         )
+        found = _visible_rows(owner, q, self.linked_only)
+        assert found is not None and not found[1], f"{owner.qualified}: a counter's owner has no parent or collapse"
+        counter = owner.column(sequence.counter)
+        order = f"{_instant(q)}, t.{quote(sequence.counter)}"
+        numbered = (
+            f"SELECT t.{quote(sequence.id)} AS _via, CAST(row_number() OVER (ORDER BY {order}) AS {counter.type}) "
+            f"AS _n{found[0]}"
+        )
+        return f"SELECT _m._via, _m._n, regexp_replace(_m._via, '[0-9]+$', CAST(_m._n AS VARCHAR)) AS _id FROM ({numbered}) AS _m"
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +358,7 @@ def _visible(
         return f"SELECT {cols} FROM {table.qualified} t", [], False
     q = _Query(
         key, op, frozenset(present) if present is not None else None, table, encounters, once=True,
-        stored=_stored(table, instants),
+        stored=_stored(table, instants), linked_only=linked_only, instants=instants,
     )
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers conditions and joins
     bounded = (since is not None or until is not None) and _windowless(table) and table.event_time is not None
@@ -704,6 +745,9 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
     A condition that the row's own visibility implies (its instant is the row's event time, which the
     WHERE clause already requires known) is left out: the row is there only when it holds.
     """
+    for renumbered in table.renumbered:
+        if renumbered.column == col.name:
+            return q.renumbered(renumbered, col)
     conds: list[str] = []
     for mask in table.masks:
         if mask.renumber == col.name:

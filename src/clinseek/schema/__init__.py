@@ -25,6 +25,8 @@ from ._model import (
     Module,
     ParentTime,
     Pending,
+    Renumbered,
+    Sequence,
     Table,
     Visibility,
 )
@@ -48,6 +50,8 @@ __all__ = [
     "Module",
     "ParentTime",
     "Pending",
+    "Renumbered",
+    "Sequence",
     "Table",
     "Visibility",
     "check_registry",

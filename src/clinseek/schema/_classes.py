@@ -5,7 +5,8 @@ classes into the :class:`~clinseek.schema.Mask` values the policy applies (``sto
 until :attr:`Table.stored_at`, ``end`` columns until :attr:`Table.ends_at`, each ``reference``
 column until the row it names exists, ``encounter`` ids by the generic encounter rule, ``final``
 columns always). ``event``, ``static`` and ``own_time`` columns need no mask: the generic rule
-(a date/time after the cutoff is NULL) covers the last.
+(a date/time after the cutoff is NULL) covers the last. ``sequence`` columns are renumbered by the policy
+(:attr:`Table.renumbered`), not masked.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ CLASS_REASONS: dict[KnownAt, str] = {
     "static": "does not change over time",
     "encounter": "names an encounter that exists only from its start",
     "reference": "names another row that exists only from its own time",
+    "sequence": "a per-patient counter (or an id built from one) whose gaps would count hidden rows: renumbered "
+    "1..n in each episode by event time among the visible rows it numbers, NULL where the row it names is not visible",
     "final": "the row's final state with no known instant, or a label source: never shown",
 }
 """The general reason of each class (a column's own ``why`` says more where it matters)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._model import DictJoin, EventTime, ParentTime, Pending, Table, parse_columns
+from ._model import DictJoin, EventTime, ParentTime, Pending, Sequence, Table, parse_columns, renumbered_by
 
 _LAB_RESULT = ("value", "valuenum", "valueuom", "flag", "storetime")
 _MICRO_RESULT = (
@@ -24,10 +24,22 @@ _TIME_TEXT = (
     r"^[0-9]{4}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]+)?)?$"
 )
 """A text value that reads as a timestamp (``YYYY-MM-DD HH:MM[:SS[.f]]``), in SQL both DuckDB and PostgreSQL read."""
-_POE_REF = "(SELECT min(o.ordertime) FROM hosp.poe o WHERE o.poe_id = t.poe_id)"
+POE_SEQUENCE = Sequence("hosp.poe", "poe_id", "poe_seq")
+"""A patient's provider orders, numbered in entry order (an order placed for a later time, e.g. an admission
+order entered days ahead, comes before orders placed in between)."""
+EMAR_SEQUENCE = Sequence("hosp.emar", "emar_id", "emar_seq")
+"""A patient's eMAR rows, numbered in storage order (storetime: 100 % of the demo's rows), not charttime."""
 _POE_REF_WHY = (
-    "names the provider order, which can be placed after this row's time (up to 16 days in the MIMIC-IV demo: "
-    "its dense poe_seq would count the orders still to come): NULL until that order's ordertime"
+    "names the provider order, which can be placed after this row's time (up to 16 days in the MIMIC-IV demo), "
+    "by its per-patient counter: the renumbered order once it is placed, NULL until then"
+)
+_POE_SEQ_WHY = (
+    "MIMIC's per-patient order counter (entry order, not ordertime: gaps would count orders to come): "
+    "renumbered by ordertime among the visible orders"
+)
+_EMAR_SEQ_WHY = (
+    "MIMIC's per-patient eMAR counter (storage order, not charttime: gaps would count administrations charted "
+    "after the cutoff): renumbered by charttime among the visible administrations"
 )
 _PHARMACY_TIME = "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime) END"
 """When a pharmacy order is known: once it has started and been entered into the pharmacy system (570 demo
@@ -311,8 +323,8 @@ HOSP: tuple[Table, ...] = (
         "prescriptions",
         "Medications prescribed (ordered), with dose, route, formulary code, GSN and NDC.",
         parse_columns(
-            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR reference, "
-            "poe_seq INTEGER reference, order_provider_id VARCHAR event, starttime TIMESTAMP event, stoptime TIMESTAMP end, "
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR sequence, "
+            "poe_seq INTEGER sequence, order_provider_id VARCHAR event, starttime TIMESTAMP event, stoptime TIMESTAMP end, "
             "drug_type VARCHAR event, drug VARCHAR event, formulary_drug_cd VARCHAR event, gsn VARCHAR event, "
             "ndc VARCHAR event, prod_strength VARCHAR event, form_rx VARCHAR event, dose_val_rx VARCHAR event, "
             "dose_unit_rx VARCHAR event, form_val_disp VARCHAR event, form_unit_disp VARCHAR event, "
@@ -339,7 +351,7 @@ HOSP: tuple[Table, ...] = (
             "a prescription without a pharmacy row is never shown",
         ),
         ends_at="t.stoptime",
-        references=(("poe_id", _POE_REF), ("poe_seq", _POE_REF)),
+        renumbered=renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
         required=True,
     ),
     Table(
@@ -347,7 +359,7 @@ HOSP: tuple[Table, ...] = (
         "pharmacy",
         "Pharmacy dispensing records for each medication order: drug, route, frequency, schedule and status.",
         parse_columns(
-            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR reference, "
+            "subject_id INTEGER static, hadm_id INTEGER encounter, pharmacy_id INTEGER event, poe_id VARCHAR sequence, "
             "starttime TIMESTAMP event, stoptime TIMESTAMP end, medication VARCHAR event, proc_type VARCHAR event, "
             "status VARCHAR end, entertime TIMESTAMP own_time, verifiedtime TIMESTAMP own_time, route VARCHAR event, "
             "frequency VARCHAR event, disp_sched VARCHAR event, infusion_type VARCHAR event, sliding_scale VARCHAR event, "
@@ -382,7 +394,7 @@ HOSP: tuple[Table, ...] = (
             "started (back-dated) but not yet entered into the pharmacy system",
         ),
         ends_at="t.stoptime",
-        references=(("poe_id", _POE_REF),),
+        renumbered=renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id"),
         required=True,  # prescriptions take their time from it: without it none would be visible
     ),
     Table(
@@ -390,8 +402,8 @@ HOSP: tuple[Table, ...] = (
         "emar",
         "Electronic medication administration record: each administration (or refusal/hold) charted by nursing.",
         parse_columns(
-            "subject_id INTEGER static, hadm_id INTEGER encounter, emar_id VARCHAR event, emar_seq INTEGER event, "
-            "poe_id VARCHAR reference, pharmacy_id INTEGER reference, enter_provider_id VARCHAR stored, "
+            "subject_id INTEGER static, hadm_id INTEGER encounter, emar_id VARCHAR sequence, emar_seq INTEGER sequence, "
+            "poe_id VARCHAR sequence, pharmacy_id INTEGER reference, enter_provider_id VARCHAR stored, "
             "charttime TIMESTAMP event, "
             "medication VARCHAR event, event_txt VARCHAR stored, scheduletime TIMESTAMP own_time, "
             "storetime TIMESTAMP stored",
@@ -409,6 +421,8 @@ HOSP: tuple[Table, ...] = (
                 "storetime": "when the administration was recorded",
                 "scheduletime": "a planned time: shown once it has passed",
                 "medication": "the scheduled medication, known from the order",
+                "emar_id": _EMAR_SEQ_WHY,
+                "emar_seq": _EMAR_SEQ_WHY,
                 "poe_id": _POE_REF_WHY,
                 "pharmacy_id": _PHARMACY_REF_WHY,
             },
@@ -416,14 +430,18 @@ HOSP: tuple[Table, ...] = (
         key=("emar_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="time of administration"),
         stored_at="coalesce(t.storetime, t.charttime)",
-        references=(("poe_id", _POE_REF), ("pharmacy_id", _PHARMACY_REF)),
+        references=(("pharmacy_id", _PHARMACY_REF),),
+        renumbered=(
+            *renumbered_by(EMAR_SEQUENCE, "emar_id", id="emar_id", counter="emar_seq"),
+            *renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id"),
+        ),
     ),
     Table(
         "hosp",
         "emar_detail",
         "Details of each eMAR administration: dose due and given, product, infusion rates, route and site.",
         parse_columns(
-            "subject_id INTEGER static, emar_id VARCHAR event, emar_seq INTEGER event, "
+            "subject_id INTEGER static, emar_id VARCHAR sequence, emar_seq INTEGER sequence, "
             "parent_field_ordinal VARCHAR event, administration_type VARCHAR stored, "
             "pharmacy_id INTEGER reference, barcode_type VARCHAR stored, reason_for_no_barcode VARCHAR stored, "
             "complete_dose_not_given VARCHAR stored, dose_due VARCHAR stored, dose_due_unit VARCHAR stored, "
@@ -445,6 +463,8 @@ HOSP: tuple[Table, ...] = (
                 "dose_given": "documented with the administration, at its eMAR storetime",
                 "infusion_complete": "documented with the administration, at its eMAR storetime",
                 "pharmacy_id": _PHARMACY_REF_WHY,
+                "emar_id": _EMAR_SEQ_WHY,
+                "emar_seq": _EMAR_SEQ_WHY,
             },
         ),
         key=("emar_id", "parent_field_ordinal"),
@@ -456,15 +476,16 @@ HOSP: tuple[Table, ...] = (
         ),
         stored_at="(SELECT min(coalesce(e.storetime, e.charttime)) FROM hosp.emar e WHERE e.emar_id = t.emar_id)",
         references=(("pharmacy_id", _PHARMACY_REF),),
+        renumbered=renumbered_by(EMAR_SEQUENCE, "emar_id", id="emar_id", counter="emar_seq"),
     ),
     Table(
         "hosp",
         "poe",
         "Provider order entry: every order (medications, labs, imaging, ADT, consults, ...) with its type and links.",
         parse_columns(
-            "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, hadm_id INTEGER encounter, "
+            "poe_id VARCHAR sequence, poe_seq INTEGER sequence, subject_id INTEGER static, hadm_id INTEGER encounter, "
             "ordertime TIMESTAMP event, order_type VARCHAR event, order_subtype VARCHAR event, "
-            "transaction_type VARCHAR event, discontinue_of_poe_id VARCHAR event, discontinued_by_poe_id VARCHAR reference, "
+            "transaction_type VARCHAR event, discontinue_of_poe_id VARCHAR sequence, discontinued_by_poe_id VARCHAR sequence, "
             "order_provider_id VARCHAR event, order_status VARCHAR final",
             {
                 "order_type": "Broad order category (Medications, Lab, Radiology, ADT orders, ...).",
@@ -474,18 +495,21 @@ HOSP: tuple[Table, ...] = (
                 "order_status": "Final status (Active/Inactive); reflects the order's final state.",
             },
             {
-                "discontinue_of_poe_id": "names an earlier order (the one this order discontinues)",
-                "discontinued_by_poe_id": "names a later order: NULL until that order's ordertime",
+                "poe_id": _POE_SEQ_WHY,
+                "poe_seq": _POE_SEQ_WHY,
+                "discontinue_of_poe_id": "names an earlier order (the one this order discontinues) by its counter: "
+                "renumbered; NULL where the store lacks it",
+                "discontinued_by_poe_id": "names a later order by its counter: the renumbered order once it is "
+                "placed, NULL until then",
                 "order_status": "the order's final state, with no time of its own",
             },
         ),
         key=("poe_id",),
         event_time=EventTime("t.ordertime", sort=("ordertime",)),
-        references=(
-            (
-                "discontinued_by_poe_id",
-                "(SELECT min(d.ordertime) FROM hosp.poe d WHERE d.poe_id = t.discontinued_by_poe_id)",
-            ),
+        renumbered=(
+            *renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
+            *renumbered_by(POE_SEQUENCE, "discontinue_of_poe_id", id="discontinue_of_poe_id"),
+            *renumbered_by(POE_SEQUENCE, "discontinued_by_poe_id", id="discontinued_by_poe_id"),
         ),
     ),
     Table(
@@ -493,10 +517,12 @@ HOSP: tuple[Table, ...] = (
         "poe_detail",
         "Name/value details of provider orders (e.g. admit to, code status, discharge planning).",
         parse_columns(
-            "poe_id VARCHAR event, poe_seq INTEGER event, subject_id INTEGER static, field_name VARCHAR event, "
+            "poe_id VARCHAR sequence, poe_seq INTEGER sequence, subject_id INTEGER static, field_name VARCHAR event, "
             "field_value VARCHAR reference",
             None,
             {
+                "poe_id": _POE_SEQ_WHY,
+                "poe_seq": _POE_SEQ_WHY,
                 "field_value": "a consult's 'Consult Status' and 'Consult Status Time' are set when the consult is "
                 "answered (up to days after the order): NULL until that time; other fields (admit to, code "
                 "status, discharge planning, ...) are known with the order",
@@ -506,6 +532,7 @@ HOSP: tuple[Table, ...] = (
         event_time=EventTime(
             "parent_time", parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",)
         ),
+        renumbered=renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
         references=(
             (
                 "field_value",

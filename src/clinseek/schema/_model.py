@@ -12,7 +12,7 @@ Module = Literal["hosp", "icu", "ed", "note", "cxr"]
 
 MODULES: tuple[Module, ...] = ("hosp", "icu", "ed", "note", "cxr")
 
-KnownAt = Literal["event", "stored", "end", "own_time", "static", "encounter", "reference", "final"]
+KnownAt = Literal["event", "stored", "end", "own_time", "static", "encounter", "reference", "sequence", "final"]
 """When a column's value becomes known: every column of every registry table carries one class.
 
 The policy masks from the class alone (:func:`clinseek.schema.class_masks`); ``docs/policy.md``
@@ -31,11 +31,15 @@ lists every column with its class and the reason.
   (:data:`clinseek.schema.ENCOUNTER_IDS`).
 - ``reference``: names another row (a later order, an addendum), NULL until that row exists
   (:attr:`Table.references` gives the instant).
+- ``sequence``: a per-patient counter, or an id or reference built from one, whose gaps would count
+  hidden rows: renumbered in each episode (:attr:`Table.renumbered`, :class:`Sequence`).
 - ``final``: never shown: the row's final state with no known instant (``poe.order_status``),
   or a label source.
 """
 
-KNOWN_AT: tuple[KnownAt, ...] = ("event", "stored", "end", "own_time", "static", "encounter", "reference", "final")
+KNOWN_AT: tuple[KnownAt, ...] = (
+    "event", "stored", "end", "own_time", "static", "encounter", "reference", "sequence", "final"
+)
 
 Visibility = Literal["event", "static", "dictionary", "never"]
 """How a table is exposed in an episode.
@@ -160,6 +164,48 @@ class Pending:
 
 
 @dataclass(frozen=True, slots=True)
+class Sequence:
+    """A per-patient counter that MIMIC does not assign in event-time order, and the id built from it.
+
+    MIMIC numbers a patient's provider orders (``poe_seq``) in entry order and eMAR rows (``emar_seq``) in
+    storage order, densely ``1..n``, and writes the id as ``<subject_id>-<counter>``. An order placed for a
+    later time, or an administration charted before the cutoff but stored after it, carries a number above
+    rows the episode does not hold yet: the gaps between the visible numbers count them. So in each episode
+    the owner's visible rows are renumbered ``1..n`` by (event time, original counter), the id's trailing
+    number is replaced by the new one, and every column carrying either (:class:`Renumbered`) shows the new
+    value of the row it names, NULL where that row is not visible. The renumbering depends only on the
+    visible rows: a row's rank counts rows with an earlier event time, all visible when it is.
+
+    Attributes:
+        owner: the qualified table whose rows the counter numbers (``"hosp.poe"``).
+        id: the owner's id column (``"poe_id"``; text ending in the counter).
+        counter: the owner's counter column (``"poe_seq"``).
+    """
+
+    owner: str
+    id: str
+    counter: str
+
+
+@dataclass(frozen=True, slots=True)
+class Renumbered:
+    """A ``sequence`` column: the renumbered ``part`` (``"id"`` or ``"counter"``) of the owner row of
+    ``sequence`` whose original id is in column ``via`` of the same row (NULL when that row is not visible)."""
+
+    column: str
+    sequence: Sequence
+    via: str
+    part: Literal["id", "counter"]
+
+
+def renumbered_by(sequence: Sequence, via: str, *, id: str | None = None, counter: str | None = None) -> tuple[Renumbered, ...]:
+    """The :class:`Renumbered` columns of a table that names rows of ``sequence`` by the original id in ``via``:
+    ``id`` shows the renumbered id, ``counter`` the renumbered counter."""
+    out = [Renumbered(id, sequence, via, "id")] if id else []
+    return (*out, *([Renumbered(counter, sequence, via, "counter")] if counter else []))
+
+
+@dataclass(frozen=True, slots=True)
 class Mask:
     """Columns that are NULL in a visible row until an instant has passed (derived from column classes).
 
@@ -219,6 +265,7 @@ class Table:
         references: ``(column, SQL instant)`` for each ``reference`` column: when the row it names
             exists (``TIMESTAMP '-infinity'`` for a row that names nothing in the future).
         pending: how pending ``stored`` results collapse (microbiology), if they do.
+        renumbered: the ``sequence`` columns and the per-patient counter each shows renumbered.
         masks: derived by the registry from the column classes (:func:`clinseek.schema.class_masks`),
             never declared; the generic rule (every TIMESTAMP/DATE value after the cutoff is NULL)
             applies on top in every table.
@@ -242,6 +289,7 @@ class Table:
     ends_at: str | None = None
     references: tuple[tuple[str, str], ...] = ()
     pending: Pending | None = None
+    renumbered: tuple[Renumbered, ...] = ()
     masks: tuple[Mask, ...] = ()
     target_key: Literal["hadm_id", "stay_id"] | None = None
     dict_joins: tuple[DictJoin, ...] = ()

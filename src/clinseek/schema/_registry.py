@@ -129,6 +129,27 @@ def _check_refs(t: Table, expr: str, names: set[str]) -> list[str]:
 _OWNED = {owner for owner, _ in ENCOUNTER_IDS.values()}
 
 
+def _renumbered_problems(t: Table) -> list[str]:
+    """A ``sequence`` column is renumbered (:attr:`Table.renumbered`) and a renumbered column is ``sequence``,
+    read through a column of the table, from an owner with that id and counter, in the owner's type."""
+    out: list[str] = []
+    declared = {r.column for r in t.renumbered}
+    names = set(t.column_names)
+    for col in t.columns:
+        if (col.known == "sequence") != (col.name in declared):
+            out.append(f"{t.qualified}.{col.name}: class 'sequence' is for, and only for, the renumbered columns")
+    for r in t.renumbered:
+        owner = _BY_NAME.get(r.sequence.owner)
+        owned = {c.name: c.type for c in owner.columns} if owner else {}
+        source = r.sequence.id if r.part == "id" else r.sequence.counter
+        if r.column not in names or r.via not in names or source not in owned or r.sequence.id not in owned:
+            out.append(f"{t.qualified}.{r.column}: renumbered through {r.via!r} from {r.sequence.owner}.{source}, "
+                       "which do not both exist")
+        elif t.column(r.column).type != owned[source] or t.column(r.via).type != owned[r.sequence.id]:
+            out.append(f"{t.qualified}.{r.column}: not of the type of {r.sequence.owner}.{source}")
+    return out
+
+
 def class_problems(t: Table) -> list[str]:
     """Problems with ``t``'s column classes: a column without one, or a class the table cannot apply.
 
@@ -157,6 +178,7 @@ def class_problems(t: Table) -> list[str]:
             out.append(f"{where}: class 'encounter' is for, and only for, ids of encounters the table does not own")
     out += [f"{t.qualified}: reference instant for non-reference column {c!r}" for c in refs
             if c not in t.column_names or t.column(c).known != "reference"]
+    out += _renumbered_problems(t)
     if t.pending and t.pending.renumber and t.column(t.pending.renumber).known != "stored":
         out.append(f"{t.qualified}: the renumbered id {t.pending.renumber!r} must be 'stored'")
     for expr in (t.stored_at, t.ends_at, *refs.values()):
