@@ -98,7 +98,7 @@ def test_visible_and_future_partition_every_event_table(
         seen = visible(store_con, key, table.qualified)
         hidden = future(store_con, key, table.qualified)
         assert len(seen) + len(hidden) == total[0][0], table.qualified
-        if table.key:
+        if table.key and not {c.column for c in table.renumbered} & set(table.key):  # renumbered ids: not the store's
             assert not {tuple(r[i] for i in pk) for r in seen} & {tuple(r[i] for i in pk) for r in hidden}
 
 

@@ -105,7 +105,7 @@ def test_a_table_whose_record_does_not_match_is_read_with_joins(crafted_store: P
     with duckdb.connect(str(copy)) as con:
         con.execute(f"UPDATE {ROW_INSTANTS} SET instant_sql = 'other' WHERE table_name = 'hosp.emar_detail'")
         con.execute(f"DELETE FROM {ROW_INSTANTS} WHERE table_name = 'hosp.poe' AND column_name = ?",
-                    [f"{INSTANT_PREFIX}known_1"])
+                    [f"{INSTANT_PREFIX}known_0"])
     with open_store_reader(copy) as reader:
         assert "hosp.diagnoses_icd" in reader.instants
         assert "hosp.emar_detail" not in reader.instants and "hosp.poe" not in reader.instants

@@ -178,12 +178,15 @@ def test_emar_storetime_after_cutoff_is_null_and_detail_follows_parent(text_ep: 
 
 
 def test_poe_hides_later_discontinuation_and_final_status(text_ep: Episode) -> None:
-    assert rows(text_ep, "SELECT poe_id, discontinued_by_poe_id, order_status FROM poe ORDER BY poe_id") == [
-        ("1-1", None, None),
-        ("1-3", "1-4", None),
-        ("1-4", None, None),
+    # the visible orders renumbered by ordertime: 1-3 (01-02) -> 1-1, 1-4 (01-03) -> 1-2, 1-1 (06-09) -> 1-3;
+    # 1-1's discontinuation (1-2, 06-10 15:00) is still to come
+    assert rows(text_ep, "SELECT poe_id, poe_seq, discontinued_by_poe_id, discontinue_of_poe_id, order_status FROM poe "
+                "ORDER BY poe_id") == [
+        ("1-1", 1, "1-2", None, None),
+        ("1-2", 2, None, "1-1", None),
+        ("1-3", 3, None, None, None),
     ]
-    assert rows(text_ep, "SELECT poe_id FROM poe_detail") == [("1-1",)]
+    assert rows(text_ep, "SELECT poe_id, poe_seq FROM poe_detail") == [("1-3", 3)]
 
 
 def test_omr_date_counts_at_end_of_day(text_ep: Episode) -> None:

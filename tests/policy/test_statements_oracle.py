@@ -8,7 +8,7 @@ without precomputed encounter ids), its timeline (unbounded and windowed), the i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,9 +20,10 @@ import pytest
 
 from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
-from clinseek.schema import get_table, tables
+from clinseek.schema import Table, class_masks, get_table, tables
 
 from . import oracle_sql
+from .oracle_renumber import renumber
 from .crafted import OTHER, STUDY_AT_T, STUDY_PAST, S, T
 
 
@@ -31,15 +32,23 @@ def _sorted(result: pa.Table) -> pa.Table:
     return result.sort_by([(c, "ascending") for c in columns]) if columns else result
 
 
-def _run(con: duckdb.DuckDBPyConnection, statement: tuple[str, list[Any]] | None) -> pa.Table | None:
+def _run(
+    con: duckdb.DuckDBPyConnection, statement: tuple[str, list[Any]] | None,
+    shown: Callable[[pa.Table], pa.Table] | None = None,
+) -> pa.Table | None:
     if statement is None:
         return None
-    return _sorted(con.sql(statement[0], params=statement[1] or None).to_arrow_table())
+    rows = con.sql(statement[0], params=statement[1] or None).to_arrow_table()
+    return _sorted(shown(rows) if shown else rows)
 
 
-def _same(con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any, *, extra: tuple[str, ...] = ()) -> int:
-    """Same rows and values; ``extra``: columns the new statement adds (checked elsewhere), left out."""
-    got, want = _run(con, new), _run(con, old)
+def _same(
+    con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any, *, extra: tuple[str, ...] = (),
+    shown: Callable[[pa.Table], pa.Table] | None = None,
+) -> int:
+    """Same rows and values; ``extra``: columns the new statement adds (checked elsewhere), left out; ``shown``:
+    what the episode shows of the oracle's rows (its renumbered counters, :mod:`.oracle_renumber`)."""
+    got, want = _run(con, new), _run(con, old, shown)
     if want is None or got is None:
         assert got is None and want is None, what
         return 0
@@ -47,7 +56,7 @@ def _same(con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any, *, extr
     got = got.select(want.column_names)
     assert got.schema == want.schema, what
     assert got.num_rows == want.num_rows, f"{what}: {got.num_rows} rows, the oracle {want.num_rows}"
-    assert got.equals(want), f"{what}: values differ from the oracle's"
+    assert got.equals(want), f"{what}: values differ from the oracle's\n{got.to_pylist()}\n{want.to_pylist()}"
     return got.num_rows
 
 
@@ -72,6 +81,7 @@ def _check_key(
     policy = get_policy(key.policy)
     op, linked = policy.operator, policy.cxr_linked_only
     compared = 0
+    numbers: dict[Any, Any] = {}
     with duckdb.connect(str(store), read_only=True, config={"threads": 1}) as con:
         for table in tables():
             if table.visibility == "dictionary":  # whole, whatever the key: the same statement
@@ -81,11 +91,15 @@ def _check_key(
                 continue
             if table.qualified not in present:
                 continue
+
+            def shown(rows: pa.Table, table: Any = table) -> pa.Table:
+                return renumber(con, table, key, rows, op=op, linked_only=linked, present=present, cache=numbers)
+
             for enc in (None, encounters):
                 what = f"{table.qualified} {key} encounters={enc is not None} instants={instants is not None}"
                 new = policy.visible_select(table, key, present=present, encounters=enc, instants=instants)
                 old = oracle_sql.visible_sql(table, key, op=op, linked_only=linked, present=present, encounters=enc)
-                compared += _same(con, what, new, old)
+                compared += _same(con, what, new, old, shown=shown)
             for since, until in ((None, None), (key.prediction_time - timedelta(days=3), key.prediction_time)):
                 new = policy.timeline_select(
                     table, key, present=present, encounters=encounters, since=since, until=until,
@@ -95,7 +109,10 @@ def _check_key(
                     table, key, op=op, linked_only=linked, present=present, encounters=encounters,
                     since=since, until=until,
                 )
-                _same(con, f"timeline {table.qualified} {key} since={since} instants={instants is not None}", new, old)
+                _same(
+                    con, f"timeline {table.qualified} {key} since={since} instants={instants is not None}", new, old,
+                    shown=shown,
+                )
             if instants is not None:
                 continue  # the future rows do not read the instants: checked in the pass without them
             new = policy.future_select(table, key, present=present)
@@ -203,15 +220,23 @@ OTHER_INSTANTS = [
 ]
 
 
+def _poe_naming_by_reference(instant: str) -> Table:
+    """``hosp.poe`` as it was before its counters were renumbered (session 15): ``discontinued_by_poe_id`` a
+    ``reference`` column known at ``instant``, the other counter columns plain ``event`` ones."""
+    poe = get_table("hosp.poe")
+    columns = tuple(
+        replace(c, known="reference" if c.name == "discontinued_by_poe_id" else "event") if c.known == "sequence" else c
+        for c in poe.columns
+    )
+    bare = replace(poe, columns=columns, renumbered=(), references=(("discontinued_by_poe_id", instant),), masks=())
+    return replace(bare, masks=class_masks(bare))
+
+
 @pytest.mark.parametrize("instant", OTHER_INSTANTS)
 def test_other_mask_instants_match_the_oracle(crafted_store: Path, instant: str) -> None:
     """Registry masks whose instants read other tables in other shapes: the same rows and values as the oracle's
     correlated subqueries (with or without precomputed encounter ids, both policies)."""
-    poe = get_table("hosp.poe")
-    masks = tuple(
-        replace(m, known_at=instant) if "discontinued_by_poe_id" in m.columns else m for m in poe.masks
-    )
-    table = replace(poe, masks=masks)
+    table = _poe_naming_by_reference(instant)
     with open_store_reader(crafted_store) as reader:
         present, stored = reader.present, reader.instants
     with duckdb.connect(str(crafted_store), read_only=True, config={"threads": 1}) as con:

@@ -13,6 +13,7 @@ _CLASS_INSTANTS = {
     "static": "always (never masked)",
     "encounter": "the start of the encounter it names",
     "reference": "the time of the row it names",
+    "sequence": "the time of the row it names (renumbered, see below)",
     "final": "never",
 }
 
@@ -49,6 +50,15 @@ file matches it. It is what the code does, table by table.
   lowest id), and the row id (`renumber`, `microevent_id`) is NULL on those rows and renumbered
   densely `1..n` in id order over the other visible rows, so no gap between ids reveals how many
   rows a pending culture has. Store ids of `microevent_id` never reach an episode.
+- Per-patient counters that MIMIC assigns in entry or storage order, not in event-time order
+  (`sequence`; `clinseek.schema` `Sequence`: `hosp.poe.poe_seq` / `poe_id`, `hosp.emar.emar_seq` /
+  `emar_id`) are renumbered in each episode: the owner's visible rows get `1..n` by (`E`, original
+  counter), an id's trailing counter is replaced by the new one, and every column carrying either
+  (in the owner, its detail tables, prescriptions, pharmacy, and ids naming another order) shows the
+  number of the row it names, NULL where that row is not visible. Otherwise an order placed for a
+  later time, or an administration charted before `T` and stored after it, would carry a number
+  above rows still to come, and the gaps would count them. Store values of these columns never
+  reach an episode.
 - Rows keyed to the key's `target_hadm_id` / `target_stay_id` are never visible.
 - Every patient table holds only the key's `subject_id`. Dictionaries are visible whole.
   `never` tables (label sources) do not exist in an episode.
@@ -125,6 +135,8 @@ def _columns(table: Table) -> list[str]:
     instants = [f"`stored_at` = `{table.stored_at}`" if table.stored_at else "",
                 f"`ends_at` = `{table.ends_at}`" if table.ends_at else ""]
     instants += [f"`{c}` known at `{expr}`" for c, expr in table.references]
+    instants += [f"`{r.column}` = the renumbered {r.part} of the `{r.sequence.owner}` row named by `{r.via}`"
+                 for r in table.renumbered]
     shown = "; ".join(i for i in instants if i).replace("|", "\\|")
     out = [f"\n### `{table.qualified}`\n"]
     if shown:
@@ -170,6 +182,9 @@ def _masked(table: Table) -> str:
         if mask.renumber:
             when += f"; `{mask.renumber}` NULL meanwhile, else renumbered `1..n`"
         items.append(f"{cols}: {when}")
+    if table.renumbered:
+        cols = ", ".join(f"`{r.column}`" for r in table.renumbered)
+        items.append(f"{cols}: renumbered `1..n` by `E` among the visible rows they name, NULL if not visible")
     times = [c for c in table.columns if c.is_time]
     if times:
         items.append(
