@@ -4,7 +4,8 @@ An independent oracle recomputes, in Python, what each table must look like from
 rows (the registry's event time and each column's "known at" class evaluated on the store, not
 the policy's masks; the inclusivity rule from ``Policy.sees``), and the episode must match it exactly: no row too many or too few, no value
 unmasked or over-masked; pending cultures collapse to one row per (specimen, test) and
-``microevent_id`` is renumbered as the policy does. On top, invariants are checked on the episode
+``microevent_id`` is renumbered as the policy does; the per-patient counters (``sequence`` columns) are
+renumbered by (event time, original counter) among the visible rows of their owner. On top, invariants are checked on the episode
 alone: no TIMESTAMP after the cutoff (DATE: its end), one subject_id, no label-source table,
 target-encounter codes absent, no ``hadm_id`` / ``stay_id`` of an admission or stay the episode
 does not hold, at most one row per (specimen, test) of a pending culture.
@@ -13,6 +14,7 @@ does not hold, at most one row per (specimen, test) of a pending culture.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -25,7 +27,7 @@ from oracle import raw_sql as _oracle_sql
 
 from clinseek.episode import Episode, EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY, Policy, get_policy
-from clinseek.schema import ENCOUNTER_IDS, Table, tables
+from clinseek.schema import ENCOUNTER_IDS, Sequence, Table, get_table, tables
 from clinseek.store import connect_store
 from policy.crafted import S, T
 
@@ -34,10 +36,27 @@ PAIRS_PER_STORE = 6
 
 def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> Counter[tuple[str, ...]]:
     policy = get_policy(key.policy)
-    names = table.column_names
-    instants = [name for name, _ in _instants(table)]
     out: Counter[tuple[str, ...]] = Counter()
     linked = _linked_studies(con, key) if policy.cxr_linked_only and table.module == "cxr" else None
+    kept = _visible(con, table, key, linked)
+    numbers = {r.column: (r, _numbers(con, r.sequence, key)) for r in table.renumbered}
+    for original, known in _collapsed(table, kept, policy, key.prediction_time):
+        row = dict(original)
+        for column, (r, by_id) in numbers.items():  # the counters renumbered (read from the original ids)
+            found = by_id.get(original[r.via]) if original[r.via] is not None else None
+            row[column] = None if found is None else found[0 if r.part == "counter" else 1]
+        out[_render(tuple(_masked(table, row, known, policy, key.prediction_time)))] += 1
+    return out
+
+
+def _visible(
+    con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey, linked: set[int] | None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The store rows of ``table`` an episode holds (before masks and collapses): (row, known instants) each, with
+    ``"_event_time"`` added to the instants."""
+    policy = get_policy(key.policy)
+    names = table.column_names
+    instants = [name for name, _ in _instants(table)]
     kept: list[tuple[dict[str, Any], dict[str, Any]]] = []
     for raw in con.execute(_oracle_sql(table), [key.subject_id]).fetchall():
         row = dict(zip(names, raw[: len(names)], strict=True))
@@ -51,10 +70,18 @@ def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> 
             continue
         if linked is not None and not (row["study_id"] in linked or row.get("dicom_id") in key.dicom_ids):
             continue
-        kept.append((row, known))
-    for row, known in _collapsed(table, kept, policy, key.prediction_time):
-        out[_render(tuple(_masked(table, row, known, policy, key.prediction_time)))] += 1
-    return out
+        kept.append((row, {**known, "_event_time": event_time}))
+    return kept
+
+
+def _numbers(con: duckdb.DuckDBPyConnection, sequence: Sequence, key: EpisodeKey) -> dict[str, tuple[int, str]]:
+    """Per original id of the visible rows of the counter's owner: (its number 1..n by (event time, original
+    counter), its id with the trailing counter replaced by that number)."""
+    rows = _visible(con, get_table(sequence.owner), key, None)
+    ordered = sorted(rows, key=lambda rk: (rk[1]["_event_time"], rk[0][sequence.counter]))
+    return {
+        row[sequence.id]: (n, re.sub(r"[0-9]+$", str(n), row[sequence.id])) for n, (row, _) in enumerate(ordered, 1)
+    }
 
 
 def _collapsed(
