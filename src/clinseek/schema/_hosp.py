@@ -20,6 +20,21 @@ _MICRO_RESULT = (
 )
 _ICD_DICT = "icd_code VARCHAR static, icd_version SMALLINT static, long_title VARCHAR static"
 _ADMISSION = ParentTime("hosp.admissions", ("hadm_id",), "t.dischtime")
+
+
+def _billed_together(table: str) -> ParentTime:
+    """The admission's codes of ``table`` (a table with a ``chartdate``) are known together: at the latest of
+    its discharge and the end of the day of its last coded event. Each code's own day would show the earlier
+    ones first, and their ``seq_num`` (the priority, 1 = principal) would count the codes still hidden (a
+    procedure charted on the discharge day, or after it, in 3 demo admissions)."""
+    last = f"(SELECT max(c.chartdate) FROM {table} c WHERE c.subject_id = t.subject_id AND c.hadm_id = t.hadm_id)"
+    return ParentTime("hosp.admissions", ("hadm_id",), f"greatest(t.dischtime, {last} + INTERVAL 1 DAY)")
+
+
+_BILLED_RATIONALE = (
+    "billing codes are assigned after discharge, all of an admission's together (some encode durations, "
+    "ventilation >= 96 h): known at the later of the discharge and the end of the day of its last coded event"
+)
 _TIME_TEXT = (
     r"^[0-9]{4}-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]+)?)?$"
 )
@@ -215,10 +230,10 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("hadm_id", "seq_num"),
         event_time=EventTime(
-            "greatest(t.chartdate + INTERVAL 1 DAY, parent_time)",
-            parent=_ADMISSION,
+            "parent_time",
+            parent=_billed_together("hosp.procedures_icd"),
             sort=("chartdate",),
-            rationale="billing codes are assigned after discharge and some encode durations (ventilation >= 96 h)",
+            rationale=_BILLED_RATIONALE,
         ),
         target_key="hadm_id",
         dict_joins=(_ICD_DICT_PX,),
@@ -233,10 +248,10 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("hadm_id", "seq_num"),
         event_time=EventTime(
-            "greatest(t.chartdate + INTERVAL 1 DAY, parent_time)",
-            parent=_ADMISSION,
+            "parent_time",
+            parent=_billed_together("hosp.hcpcsevents"),
             sort=("chartdate",),
-            rationale="billing codes are assigned after discharge",
+            rationale=_BILLED_RATIONALE,
         ),
         target_key="hadm_id",
         dict_joins=(DictJoin(("hcpcs_cd",), "hosp.d_hcpcs", ("code",), ("long_description",)),),
