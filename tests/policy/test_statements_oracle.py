@@ -23,8 +23,8 @@ from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import Table, class_masks, get_table, tables
 
 from . import oracle_sql
-from .oracle_renumber import renumber
 from .crafted import OTHER, STUDY_AT_T, STUDY_PAST, S, T
+from .oracle_renumber import renumber
 
 
 def _sorted(result: pa.Table) -> pa.Table:

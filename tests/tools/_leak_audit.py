@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -78,18 +79,49 @@ def masked_in_store(store: Path, key: Any, op: str) -> dict[str, dict[tuple[Any,
             keys = _AUDIT_KEY.get(name, table.key)
             if not keys:  # no row key to match tool rows with; tests/episode/test_audit.py covers it
                 continue
+            shown = _shown_keys(con, table, keys, key, op)
             for mask in table.masks:
                 active = "TRUE" if mask.known_at is None else f"NOT coalesce(({mask.known_at}) {op} ?, FALSE)"
                 params = [key.subject_id] + ([] if mask.known_at is None else [key.prediction_time])
+                vias = [r.via for r in table.renumbered]
                 rows = con.execute(
-                    f"SELECT {', '.join('t.' + k for k in keys)} FROM {name} t WHERE t.subject_id = ? AND {active}",
+                    f"SELECT {', '.join('t.' + k for k in (*keys, *vias))} FROM {name} t WHERE t.subject_id = ? "
+                    f"AND {active}",
                     params[:1] + params[1:],
                 ).fetchall()
                 for row in rows:
-                    out.setdefault(name, {}).setdefault(tuple(row), set()).update(mask.columns)
+                    out.setdefault(name, {}).setdefault(shown(row), set()).update(mask.columns)
     finally:
         con.close()
     return out
+
+
+def _shown_keys(con: Any, table: Any, keys: tuple[str, ...], key: Any, op: str) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A store row's key values ``(*keys, *vias)`` -> the key as an episode shows it: a renumbered counter
+    (``clinseek.schema.Sequence``) as its number among the owner's visible rows by (event time, counter)."""
+    maps = {}
+    for r in table.renumbered:
+        if r.column in keys and r.sequence not in maps:
+            owner = get_table(r.sequence.owner)
+            assert owner.event_time is not None and owner.event_time.parent is None
+            seq = r.sequence
+            ordered = con.execute(
+                f"SELECT t.{seq.id} FROM {owner.qualified} t WHERE t.subject_id = ? AND ({owner.event_time.expr}) {op} ? "
+                f"ORDER BY {owner.event_time.expr}, t.{seq.counter}",
+                [key.subject_id, key.prediction_time],
+            ).fetchall()
+            maps[seq] = {i: (n, re.sub(r"[0-9]+$", str(n), i)) for n, (i,) in enumerate(ordered, 1)}
+
+    def shown(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        values = dict(zip(keys, row[: len(keys)], strict=True))
+        vias = dict(zip((r.via for r in table.renumbered), row[len(keys):], strict=True))
+        for r in table.renumbered:
+            if r.column in keys:
+                found = maps[r.sequence].get(vias[r.via])
+                values[r.column] = None if found is None else found[1 if r.part == "id" else 0]
+        return tuple(values[k] for k in keys)
+
+    return shown
 
 
 def _present(con: Any) -> list[str]:
