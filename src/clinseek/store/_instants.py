@@ -179,8 +179,18 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
     out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
     if instants.event_time is not None:
         assert table.event_time is not None
-        out.add((_EVENT_TIME, table.event_time.expr, instants.event_time))
+        out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
     return out
+
+
+def _event_time_record(table: Table) -> str:
+    """The stored event time's record: the registry's expression, and for an inherited time (``parent_time``)
+    the parent's table, key and expression too (a changed parent time leaves ``expr`` as it was: attack15)."""
+    assert table.event_time is not None
+    parent = table.event_time.parent
+    if parent is None:
+        return table.event_time.expr
+    return f"{table.event_time.expr} FROM {parent.table} ON {', '.join(parent.on)}: {parent.time}"
 
 
 def valid_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str], *, counts_hold: bool) -> RowInstants:
