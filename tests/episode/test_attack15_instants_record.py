@@ -46,3 +46,36 @@ def test_attack15_tables_with_different_parent_times_record_different_event_time
         parent = table.event_time.parent
         what = f"{table.event_time.expr} | {parent}"
         assert seen.setdefault(rec, what) == what, (table.qualified, rec)
+
+
+def test_attack15_ingest_again_rewrites_stale_row_instants(demo_store, tmp_path, shared_data) -> None:
+    """A store whose event index is current but whose row instants were recorded under another definition (the
+    record written before this fix: ``parent_time`` alone) keeps them stale through a second ``ingest``: it
+    rewrote the instants only with the event index. The stored instants are then never used (slower reads)."""
+    import shutil
+
+    import duckdb
+
+    from clinseek.store import connect_store, ingest, valid_row_instants
+    from clinseek.store._instants import ROW_INSTANTS
+
+    out = tmp_path / "stale.duckdb"
+    shutil.copyfile(demo_store, out)
+    con = duckdb.connect(str(out))
+    try:
+        con.execute(f"UPDATE {ROW_INSTANTS} SET instant_sql = 'parent_time' WHERE kind = 'event_time' "
+                    "AND table_name = 'hosp.procedures_icd'")
+    finally:
+        con.close()
+
+    def valid() -> set[str]:
+        c = connect_store(out)
+        try:
+            held = {f"{s}.{t}" for s, t in c.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+            return set(valid_row_instants(c, {t.qualified for t in tables()} & held, counts_hold=True))
+        finally:
+            c.close()
+
+    assert "hosp.procedures_icd" not in valid()
+    ingest(out=out, mimic_iv=shared_data / "mimic-iv-demo-2.2", ed=shared_data / "mimic-iv-ed-demo-2.2", progress=False)
+    assert "hosp.procedures_icd" in valid()  # was still stale: the event index was current, nothing rewritten

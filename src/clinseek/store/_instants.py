@@ -230,3 +230,15 @@ def valid_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str],
         if by_table.get(name) == wanted and all((name, column) in columns for _, _, column in wanted):
             out[name] = instants
     return out
+
+
+def row_instants_current(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> bool:
+    """True when every table that keeps instants has them recorded as this registry asks (what an ingest by this
+    code would write), the row counts aside (the event index's check). An ingest rewrites them otherwise: a
+    changed definition (a parent's time, attack15) can leave the event index current and the instants stale.
+
+    Raises:
+        duckdb.Error: the store cannot be read.
+    """
+    want = {name for name in present if stored_instants(get_table(name), present) is not None}
+    return set(valid_row_instants(con, present, counts_hold=True)) == want
