@@ -74,3 +74,42 @@ def test_attack15_no_surface_shows_an_original_id(demo_store: Path, subject: int
     text = "\n".join(shown)
     found = {i for i in hidden if re.search(rf"(?<![0-9]){re.escape(i)}(?![0-9])", text)}
     assert not found, sorted(found)[:10]
+
+
+@pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
+@pytest.mark.parametrize(("subject", "cutoff"), _CASES)
+def test_attack15_same_visible_rows_same_numbers(demo_store: Path, subject: int, cutoff: datetime, policy: str) -> None:
+    """Two cutoffs with no poe / emar event between them (just after the last event before ``cutoff`` and just
+    before the next one) give the same ids and counters, row for row."""
+    con = duckdb.connect(str(demo_store), read_only=True)
+    try:
+        last, following = con.execute(
+            "SELECT max(t) FILTER (WHERE t < $2), min(t) FILTER (WHERE t > $2) FROM (SELECT ordertime AS t FROM "
+            "hosp.poe WHERE subject_id = $1 UNION ALL SELECT charttime FROM hosp.emar WHERE subject_id = $1)",
+            [subject, cutoff],
+        ).fetchone()
+    finally:
+        con.close()
+    assert following - last > timedelta(seconds=3)
+    seen = []
+    for at in (last + timedelta(seconds=1), following - timedelta(seconds=1)):
+        with build_episode(demo_store, EpisodeKey(subject, at, policy=policy)) as ep:
+            ids = {name: ep.execute(f"SELECT {cols} FROM {name} ORDER BY ALL").rows for name, cols in _IDS.items()}
+            # tables with times of their own: the id each row names, for the rows both episodes show
+            for name in ("prescriptions", "pharmacy"):
+                ids[name] = dict(ep.execute(f"SELECT pharmacy_id, poe_id FROM {name} ORDER BY ALL").rows)
+            seen.append(ids)
+    assert {k: v for k, v in seen[0].items() if k not in ("prescriptions", "pharmacy")} == {
+        k: v for k, v in seen[1].items() if k not in ("prescriptions", "pharmacy")
+    }
+    for name in ("prescriptions", "pharmacy"):
+        both = seen[0][name].keys() & seen[1][name].keys()
+        assert both and {k: seen[0][name][k] for k in both} == {k: seen[1][name][k] for k in both}
+
+
+_IDS = {
+    "poe": "poe_id, poe_seq, ordertime, discontinue_of_poe_id, discontinued_by_poe_id",
+    "poe_detail": "poe_id, poe_seq, field_name",
+    "emar": "emar_id, emar_seq, charttime, poe_id",
+    "emar_detail": "emar_id, emar_seq, parent_field_ordinal",
+}
