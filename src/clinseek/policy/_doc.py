@@ -53,7 +53,7 @@ file matches it. It is what the code does, table by table.
 - Per-patient counters that MIMIC assigns in entry or storage order, not in event-time order
   (`sequence`; `clinseek.schema` `Sequence`: `hosp.poe.poe_seq` / `poe_id`, `hosp.emar.emar_seq` /
   `emar_id`) are renumbered in each episode: the owner's visible rows get `1..n` by (`E`, original
-  counter), an id's trailing counter is replaced by the new one, and every column carrying either
+  counter), an id is written `<subject_id>-<new number>`, and every column carrying either
   (in the owner, its detail tables, prescriptions, pharmacy, and ids naming another order) shows the
   number of the row it names, NULL where that row is not visible. Otherwise an order placed for a
   later time, or an administration charted before `T` and stored after it, would carry a number

@@ -148,7 +148,7 @@ class _Query:
 
     def _numbered(self, sequence: Sequence) -> str:
         """SQL: ``(_via, _n, _id)`` per visible row of the sequence's owner: its original id, its number among
-        the visible rows by (event time, original counter), and the id with its trailing counter replaced."""
+        the visible rows by (event time, original counter), and the id ``<subject_id>-<new number>``."""
         owner = get_table(sequence.owner)
         q = _Query(
             self.key, self.op, self.present, owner, self.encounters, params=self.params,
@@ -158,11 +158,13 @@ class _Query:
         assert found is not None and not found[1], f"{owner.qualified}: a counter's owner has no parent or collapse"
         counter = owner.column(sequence.counter)
         order = f"{_instant(q)}, t.{quote(sequence.counter)}"
+        # the id is written from the subject and the new number alone (MIMIC's ``<subject_id>-<counter>``): an id
+        # whose text does not end in its counter would otherwise keep the store's counter (attack15)
         numbered = (
             f"SELECT t.{quote(sequence.id)} AS _via, CAST(row_number() OVER (ORDER BY {order}) AS {counter.type}) "
-            f"AS _n{found[0]}"
+            f"AS _n, CAST(t.subject_id AS VARCHAR) AS _s{found[0]}"
         )
-        return f"SELECT _m._via, _m._n, regexp_replace(_m._via, '[0-9]+$', CAST(_m._n AS VARCHAR)) AS _id FROM ({numbered}) AS _m"
+        return f"SELECT _m._via, _m._n, _m._s || '-' || CAST(_m._n AS VARCHAR) AS _id FROM ({numbered}) AS _m"
 
 
 @dataclass(frozen=True, slots=True)

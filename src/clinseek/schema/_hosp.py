@@ -28,7 +28,12 @@ def _billed_together(table: str) -> ParentTime:
     ones first, and their ``seq_num`` (the priority, 1 = principal) would count the codes still hidden (a
     procedure charted on the discharge day, or after it, in 3 demo admissions)."""
     last = f"(SELECT max(c.chartdate) FROM {table} c WHERE c.subject_id = t.subject_id AND c.hadm_id = t.hadm_id)"
-    return ParentTime("hosp.admissions", ("hadm_id",), f"greatest(t.dischtime, {last} + INTERVAL 1 DAY)")
+    # greatest skips a NULL: without a discharge time the codes are never known (as diagnoses_icd's), not on the
+    # day after the last coded event while the patient is still in hospital (attack15)
+    return ParentTime(
+        "hosp.admissions", ("hadm_id",),
+        f"CASE WHEN t.dischtime IS NOT NULL THEN greatest(t.dischtime, {last} + INTERVAL 1 DAY) END",
+    )
 
 
 _BILLED_RATIONALE = (

@@ -171,8 +171,8 @@ class Sequence:
     storage order, densely ``1..n``, and writes the id as ``<subject_id>-<counter>``. An order placed for a
     later time, or an administration charted before the cutoff but stored after it, carries a number above
     rows the episode does not hold yet: the gaps between the visible numbers count them. So in each episode
-    the owner's visible rows are renumbered ``1..n`` by (event time, original counter), the id's trailing
-    number is replaced by the new one, and every column carrying either (:class:`Renumbered`) shows the new
+    the owner's visible rows are renumbered ``1..n`` by (event time, original counter), the id is written
+    ``<subject_id>-<new number>`` (whatever the store's text: attack15), and every column carrying either (:class:`Renumbered`) shows the new
     value of the row it names, NULL where that row is not visible. The renumbering depends only on the
     visible rows: a row's rank counts rows with an earlier event time, all visible when it is.
 

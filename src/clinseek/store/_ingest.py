@@ -28,6 +28,7 @@ from ._duck import (
     table_ddl,
 )
 from ._eventindex import event_index_current, write_event_index
+from ._instants import row_instants_current
 from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
 from ._pgingest import (
@@ -152,6 +153,7 @@ def ingest(
             if (
                 any(e.status == "ingested" for e in entries)
                 or not event_index_current(con, finished_tables(con))  # an older layout or definition: rewritten here
+                or not row_instants_current(con, finished_tables(con))
             ):
                 write_event_index(con)  # every patient row's event time, for the episodes' inventory
             _set_info(con, "last_ingest_at", _now().isoformat(timespec="seconds"))

@@ -179,8 +179,18 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
     out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
     if instants.event_time is not None:
         assert table.event_time is not None
-        out.add((_EVENT_TIME, table.event_time.expr, instants.event_time))
+        out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
     return out
+
+
+def _event_time_record(table: Table) -> str:
+    """The stored event time's record: the registry's expression, and for an inherited time (``parent_time``)
+    the parent's table, key and expression too (a changed parent time leaves ``expr`` as it was: attack15)."""
+    assert table.event_time is not None
+    parent = table.event_time.parent
+    if parent is None:
+        return table.event_time.expr
+    return f"{table.event_time.expr} FROM {parent.table} ON {', '.join(parent.on)}: {parent.time}"
 
 
 def valid_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str], *, counts_hold: bool) -> RowInstants:
@@ -220,3 +230,15 @@ def valid_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str],
         if by_table.get(name) == wanted and all((name, column) in columns for _, _, column in wanted):
             out[name] = instants
     return out
+
+
+def row_instants_current(con: duckdb.DuckDBPyConnection, present: Collection[str]) -> bool:
+    """True when every table that keeps instants has them recorded as this registry asks (what an ingest by this
+    code would write), the row counts aside (the event index's check). An ingest rewrites them otherwise: a
+    changed definition (a parent's time, attack15) can leave the event index current and the instants stale.
+
+    Raises:
+        duckdb.Error: the store cannot be read.
+    """
+    want = {name for name in present if stored_instants(get_table(name), present) is not None}
+    return set(valid_row_instants(con, present, counts_hold=True)) == want
