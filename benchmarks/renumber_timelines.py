@@ -5,9 +5,14 @@ commits on stores their own code wrote: the row-instants record differs between 
 
     .venv/bin/python benchmarks/renumber_timelines.py STORE
 """
-import time, collections, datetime as dt, sys
+import collections
+import datetime as dt
+import sys
+import time
 from pathlib import Path
+
 from clinseek.episode import EpisodeKey, build_episode, open_store_reader
+
 S=Path(sys.argv[1])
 tabs=["hosp.poe","hosp.poe_detail","hosp.prescriptions","hosp.pharmacy","hosp.emar","hosp.emar_detail","hosp.labevents"]
 res=collections.defaultdict(list)

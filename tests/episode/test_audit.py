@@ -14,7 +14,6 @@ does not hold, at most one row per (specimen, test) of a pending culture.
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -78,9 +77,9 @@ def _numbers(con: duckdb.DuckDBPyConnection, sequence: Sequence, key: EpisodeKey
     """Per original id of the visible rows of the counter's owner: (its number 1..n by (event time, original
     counter), its id with the trailing counter replaced by that number)."""
     rows = _visible(con, get_table(sequence.owner), key, None)
-    ordered = sorted(rows, key=lambda rk: (rk[1]["_event_time"], rk[0][sequence.counter]))
+    ordered = sorted(rows, key=lambda rk: (rk[1]["_event_time"], rk[0][sequence.counter], rk[0][sequence.id]))
     return {
-        row[sequence.id]: (n, re.sub(r"[0-9]+$", str(n), row[sequence.id])) for n, (row, _) in enumerate(ordered, 1)
+        row[sequence.id]: (n, f"{key.subject_id}-{n}") for n, (row, _) in enumerate(ordered, 1)
     }
 
 

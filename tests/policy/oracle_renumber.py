@@ -9,7 +9,6 @@ its trailing digits replaced by it) of the owner row whose original id the row h
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import duckdb
@@ -60,6 +59,6 @@ def _numbers(
     names = [d[0] for d in result.description]
     visible = result.fetchall()
     at, ident, counter = names.index("_event_time"), names.index(sequence.id), names.index(sequence.counter)
-    for n, row in enumerate(sorted(visible, key=lambda r: (r[at], r[counter])), start=1):
-        numbers[row[ident]] = (n, re.sub(r"[0-9]+$", str(n), row[ident]))
+    for n, row in enumerate(sorted(visible, key=lambda r: (r[at], r[counter], r[ident])), start=1):
+        numbers[row[ident]] = (n, f"{key.subject_id}-{n}")
     return numbers

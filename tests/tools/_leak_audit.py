@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -107,10 +106,10 @@ def _shown_keys(con: Any, table: Any, keys: tuple[str, ...], key: Any, op: str) 
             seq = r.sequence
             ordered = con.execute(
                 f"SELECT t.{seq.id} FROM {owner.qualified} t WHERE t.subject_id = ? AND ({owner.event_time.expr}) {op} ? "
-                f"ORDER BY {owner.event_time.expr}, t.{seq.counter}",
+                f"ORDER BY {owner.event_time.expr}, t.{seq.counter}, t.{seq.id}",
                 [key.subject_id, key.prediction_time],
             ).fetchall()
-            maps[seq] = {i: (n, re.sub(r"[0-9]+$", str(n), i)) for n, (i,) in enumerate(ordered, 1)}
+            maps[seq] = {i: (n, f"{key.subject_id}-{n}") for n, (i,) in enumerate(ordered, 1)}
 
     def shown(row: tuple[Any, ...]) -> tuple[Any, ...]:
         values = dict(zip(keys, row[: len(keys)], strict=True))

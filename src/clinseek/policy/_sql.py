@@ -138,6 +138,14 @@ class _Query:
         sequence = column.sequence
         if not self.has(sequence.owner):
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
+        stored = self.stored.sequences.get((sequence.owner, column.via)) if self.stored is not None else None
+        if stored is not None:  # the store keeps the named row's event time and its number (cutoff-independent)
+            at, number = (f"t.{quote(c)}" for c in stored)
+            shown = (
+                f"CAST({number} AS {col.type})" if column.part == "counter"
+                else f"CAST(t.subject_id AS VARCHAR) || '-' || CAST({number} AS VARCHAR)"
+            )
+            return f"{self.cond(f'CASE WHEN {known_sql(at, self.op)} THEN {shown} END')} AS {quote(col.name)}"
         alias = self.sequences.get((sequence, column.via))
         if alias is None:
             alias = self.sequences[sequence, column.via] = f"_seq{len(self.sequences)}"
@@ -157,7 +165,7 @@ class _Query:
         found = _visible_rows(owner, q, self.linked_only)
         assert found is not None and not found[1], f"{owner.qualified}: a counter's owner has no parent or collapse"
         counter = owner.column(sequence.counter)
-        order = f"{_instant(q)}, t.{quote(sequence.counter)}"
+        order = f"{_instant(q)}, t.{quote(sequence.counter)}, t.{quote(sequence.id)}"
         # the id is written from the subject and the new number alone (MIMIC's ``<subject_id>-<counter>``): an id
         # whose text does not end in its counter would otherwise keep the store's counter (attack15)
         numbered = (

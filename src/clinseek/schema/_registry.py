@@ -142,6 +142,10 @@ def _renumbered_problems(t: Table) -> list[str]:
         owner = _BY_NAME.get(r.sequence.owner)
         owned = {c.name: c.type for c in owner.columns} if owner else {}
         source = r.sequence.id if r.part == "id" else r.sequence.counter
+        if owner is not None and (owner.target_key or owner.module == "cxr" or owner.event_time is None
+                                  or owner.event_time.parent is not None):
+            out.append(f"{t.qualified}.{r.column}: {r.sequence.owner} must be timed by its own rows alone (no parent, "
+                       "target encounter or linked studies): its numbers are then the same at every cutoff")
         if r.column not in names or r.via not in names or source not in owned or r.sequence.id not in owned:
             out.append(f"{t.qualified}.{r.column}: renumbered through {r.via!r} from {r.sequence.owner}.{source}, "
                        "which do not both exist")

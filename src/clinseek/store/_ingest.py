@@ -28,9 +28,9 @@ from ._duck import (
     table_ddl,
 )
 from ._eventindex import event_index_current, write_event_index
-from ._instants import row_instants_current
 from ._existing import existing_file
 from ._ingest_report import IngestReport, TableIngest
+from ._instants import row_instants_current
 from ._pgingest import (
     PgPlan,
     PgSourceTable,

@@ -22,12 +22,13 @@ store, or a table changed since, is read with the policy's joins as before (and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import duckdb
 
-from ..schema import Table, get_table, tables
+from ..schema import Sequence, Table, get_table, tables
 from ._duck import META_SCHEMA
 
 INSTANT_PREFIX = "_clinseek_"
@@ -42,6 +43,9 @@ ROW_INSTANTS_VERSION = "1"
 _VERSION_KEY = "row_instants_version"
 _EVENT_TIME = "event_time"
 _KNOWN_AT = "known_at"
+_SEQUENCE_AT = "sequence_at"
+_SEQUENCE_N = "sequence_n"
+_ROW = re.compile(r"\bt\.")
 _STAGING = "_clinseek_instants_"
 
 
@@ -59,6 +63,12 @@ class TableInstants:
 
     event_time: str | None
     known_at: Mapping[str, str] = field(default_factory=dict)
+    sequences: Mapping[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    """``{(counter's owner, column naming the owner row): (its event time column, its number column)}`` for the
+    table's renumbered counters (:class:`~clinseek.schema.Sequence`): the named owner row's event time and its
+    number among all the patient's owner rows by (event time, counter, id). That number is the one an episode
+    shows whatever the cutoff: every row before a visible owner row in that order has an earlier event time,
+    so it is visible too (an owner has no parent, no target encounter and no linked-study filter)."""
 
 
 RowInstants = Mapping[str, TableInstants]
@@ -91,9 +101,30 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
         if _scoped_to_row(sql, present) is None:
             return None
         known[sql] = f"{INSTANT_PREFIX}known_{len(known)}"
-    if stored_event is None and not known:
+    sequences: dict[tuple[str, str], tuple[str, str]] = {}
+    for renumbered in table.renumbered:
+        named = (renumbered.sequence.owner, renumbered.via)
+        if named not in sequences and renumbered.sequence.owner in present:
+            i = len(sequences)
+            sequences[named] = (f"{INSTANT_PREFIX}seq_at_{i}", f"{INSTANT_PREFIX}seq_n_{i}")
+    if stored_event is None and not known and not sequences:
         return None
-    return TableInstants(stored_event, known)
+    return TableInstants(stored_event, known, sequences)
+
+
+def sequence_numbers_sql(sequence: Sequence) -> str:
+    """``(_s, _via, _at, _n)`` per original id of the counter's owner, every patient at once: subject, id, the
+    row's event time and its number among the subject's owner rows with an event time by (event time, counter,
+    id) (a duplicated id keeps its first)."""
+    owner = get_table(sequence.owner)
+    assert owner.event_time is not None and owner.event_time.parent is None
+    event = _ROW.sub("o.", owner.event_time.expr)
+    numbered = (
+        f'SELECT o.subject_id AS _s, o."{sequence.id}" AS _via, ({event}) AS _at, row_number() OVER (PARTITION BY '
+        f'o.subject_id ORDER BY ({event}), o."{sequence.counter}", o."{sequence.id}") AS _n FROM {owner.qualified} o '
+        f"WHERE ({event}) IS NOT NULL"
+    )
+    return f"SELECT _s, _via, min(_at) AS _at, min(_n) AS _n FROM ({numbered}) AS _o GROUP BY _s, _via"
 
 
 def _scoped_to_row(sql: str, present: Collection[str]) -> str | None:
@@ -139,6 +170,14 @@ def _instants_select(table: Table, instants: TableInstants, present: Collection[
         scoped = _scoped_to_row(sql, present)
         assert scoped is not None
         cols.append(f'({scoped}) AS "{column}"')
+    for i, ((owner, via), (at, number)) in enumerate(instants.sequences.items()):
+        sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
+        alias = f"_seq{i}"
+        join += (
+            f" LEFT JOIN ({sequence_numbers_sql(sequence)}) AS {alias} "
+            f'ON {alias}._s = t.subject_id AND {alias}._via = t."{via}"'
+        )
+        cols += [f'{alias}._at AS "{at}"', f'{alias}._n AS "{number}"']
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
 
 
@@ -177,6 +216,10 @@ def write_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str])
 def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]:
     """``(kind, instant_sql, column)`` per stored instant of ``table``."""
     out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
+    for (owner, via), (at, number) in instants.sequences.items():
+        sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
+        numbers = f"{sequence_numbers_sql(sequence)} ON {via}"
+        out |= {(_SEQUENCE_AT, numbers, at), (_SEQUENCE_N, numbers, number)}
     if instants.event_time is not None:
         assert table.event_time is not None
         out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
