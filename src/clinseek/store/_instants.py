@@ -70,6 +70,12 @@ class TableInstants:
     shows whatever the cutoff: every row before a visible owner row in that order has an earlier event time,
     so it is visible too (an owner has no parent, no target encounter and no linked-study filter)."""
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The reserved columns, in the order the store table has them after its registry columns."""
+        event = (self.event_time,) if self.event_time else ()
+        return (*event, *self.known_at.values(), *(c for pair in self.sequences.values() for c in pair))
+
 
 RowInstants = Mapping[str, TableInstants]
 """Per qualified table name, its stored instants (tables without any are absent)."""
