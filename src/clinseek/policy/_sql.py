@@ -139,12 +139,11 @@ class _Query:
         if not self.has(sequence.owner):
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
         stored = self.stored.sequences.get((sequence.owner, column.via)) if self.stored is not None else None
-        if stored is not None:  # the store keeps the named row's event time and its number (cutoff-independent)
-            at, number = (f"t.{quote(c)}" for c in stored)
-            shown = (
-                f"CAST({number} AS {col.type})" if column.part == "counter"
-                else f"CAST(t.subject_id AS VARCHAR) || '-' || CAST({number} AS VARCHAR)"
-            )
+        if stored is not None:  # the store keeps the named row's event time, number and id (cutoff-independent)
+            at, number, ident = (f"t.{quote(c)}" for c in stored)
+            shown = number if column.part == "counter" else ident
+            if self.table.qualified == sequence.owner and column.via == sequence.id:
+                return f"{shown} AS {quote(col.name)}"  # the row's own number: visible with the row
             return f"{self.cond(f'CASE WHEN {known_sql(at, self.op)} THEN {shown} END')} AS {quote(col.name)}"
         alias = self.sequences.get((sequence, column.via))
         if alias is None:

@@ -45,6 +45,7 @@ _EVENT_TIME = "event_time"
 _KNOWN_AT = "known_at"
 _SEQUENCE_AT = "sequence_at"
 _SEQUENCE_N = "sequence_n"
+_SEQUENCE_ID = "sequence_id"
 _ROW = re.compile(r"\bt\.")
 _STAGING = "_clinseek_instants_"
 
@@ -63,10 +64,10 @@ class TableInstants:
 
     event_time: str | None
     known_at: Mapping[str, str] = field(default_factory=dict)
-    sequences: Mapping[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    """``{(counter's owner, column naming the owner row): (its event time column, its number column)}`` for the
-    table's renumbered counters (:class:`~clinseek.schema.Sequence`): the named owner row's event time and its
-    number among all the patient's owner rows by (event time, counter, id). That number is the one an episode
+    sequences: Mapping[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
+    """``{(counter's owner, column naming the owner row): (event time column, number column, id column)}`` for the
+    table's renumbered counters (:class:`~clinseek.schema.Sequence`): the named owner row's event time, its
+    number among all the patient's owner rows by (event time, counter, id), and its id ``<subject_id>-<number>``. That number is the one an episode
     shows whatever the cutoff: every row before a visible owner row in that order has an earlier event time,
     so it is visible too (an owner has no parent, no target encounter and no linked-study filter)."""
 
@@ -74,7 +75,7 @@ class TableInstants:
     def columns(self) -> tuple[str, ...]:
         """The reserved columns, in the order the store table has them after its registry columns."""
         event = (self.event_time,) if self.event_time else ()
-        return (*event, *self.known_at.values(), *(c for pair in self.sequences.values() for c in pair))
+        return (*event, *self.known_at.values(), *(c for names in self.sequences.values() for c in names))
 
 
 RowInstants = Mapping[str, TableInstants]
@@ -107,21 +108,21 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
         if _scoped_to_row(sql, present) is None:
             return None
         known[sql] = f"{INSTANT_PREFIX}known_{len(known)}"
-    sequences: dict[tuple[str, str], tuple[str, str]] = {}
+    sequences: dict[tuple[str, str], tuple[str, str, str]] = {}
     for renumbered in table.renumbered:
         named = (renumbered.sequence.owner, renumbered.via)
         if named not in sequences and renumbered.sequence.owner in present:
             i = len(sequences)
-            sequences[named] = (f"{INSTANT_PREFIX}seq_at_{i}", f"{INSTANT_PREFIX}seq_n_{i}")
+            sequences[named] = tuple(f"{INSTANT_PREFIX}seq_{part}_{i}" for part in ("at", "n", "id"))  # type: ignore[assignment]
     if stored_event is None and not known and not sequences:
         return None
     return TableInstants(stored_event, known, sequences)
 
 
 def sequence_numbers_sql(sequence: Sequence) -> str:
-    """``(_s, _via, _at, _n)`` per original id of the counter's owner, every patient at once: subject, id, the
-    row's event time and its number among the subject's owner rows with an event time by (event time, counter,
-    id) (a duplicated id keeps its first)."""
+    """``(_s, _via, _at, _n, _id)`` per original id of the counter's owner, every patient at once: subject, id,
+    the row's event time, its number among the subject's owner rows with an event time by (event time, counter,
+    id) (a duplicated id keeps its first; in the counter's type) and the id ``<subject_id>-<number>``."""
     owner = get_table(sequence.owner)
     assert owner.event_time is not None and owner.event_time.parent is None
     event = _ROW.sub("o.", owner.event_time.expr)
@@ -130,7 +131,11 @@ def sequence_numbers_sql(sequence: Sequence) -> str:
         f'o.subject_id ORDER BY ({event}), o."{sequence.counter}", o."{sequence.id}") AS _n FROM {owner.qualified} o '
         f"WHERE ({event}) IS NOT NULL"
     )
-    return f"SELECT _s, _via, min(_at) AS _at, min(_n) AS _n FROM ({numbered}) AS _o GROUP BY _s, _via"
+    counter = owner.column(sequence.counter).type
+    return (
+        f"SELECT _s, _via, min(_at) AS _at, CAST(min(_n) AS {counter}) AS _n, "
+        f"CAST(_s AS VARCHAR) || '-' || CAST(min(_n) AS VARCHAR) AS _id FROM ({numbered}) AS _o GROUP BY _s, _via"
+    )
 
 
 def _scoped_to_row(sql: str, present: Collection[str]) -> str | None:
@@ -176,14 +181,14 @@ def _instants_select(table: Table, instants: TableInstants, present: Collection[
         scoped = _scoped_to_row(sql, present)
         assert scoped is not None
         cols.append(f'({scoped}) AS "{column}"')
-    for i, ((owner, via), (at, number)) in enumerate(instants.sequences.items()):
+    for i, ((owner, via), (at, number, ident)) in enumerate(instants.sequences.items()):
         sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
         alias = f"_seq{i}"
         join += (
             f" LEFT JOIN ({sequence_numbers_sql(sequence)}) AS {alias} "
             f'ON {alias}._s = t.subject_id AND {alias}._via = t."{via}"'
         )
-        cols += [f'{alias}._at AS "{at}"', f'{alias}._n AS "{number}"']
+        cols += [f'{alias}._at AS "{at}"', f'{alias}._n AS "{number}"', f'{alias}._id AS "{ident}"']
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
 
 
@@ -222,10 +227,10 @@ def write_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str])
 def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]:
     """``(kind, instant_sql, column)`` per stored instant of ``table``."""
     out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
-    for (owner, via), (at, number) in instants.sequences.items():
+    for (owner, via), (at, number, ident) in instants.sequences.items():
         sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
         numbers = f"{sequence_numbers_sql(sequence)} ON {via}"
-        out |= {(_SEQUENCE_AT, numbers, at), (_SEQUENCE_N, numbers, number)}
+        out |= {(_SEQUENCE_AT, numbers, at), (_SEQUENCE_N, numbers, number), (_SEQUENCE_ID, numbers, ident)}
     if instants.event_time is not None:
         assert table.event_time is not None
         out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
