@@ -171,7 +171,11 @@ class _Query:
             f"SELECT t.{quote(sequence.id)} AS _via, CAST(row_number() OVER (ORDER BY {order}) AS {counter.type}) "
             f"AS _n, CAST(t.subject_id AS VARCHAR) AS _s{found[0]}"
         )
-        return f"SELECT _m._via, _m._n, _m._s || '-' || CAST(_m._n AS VARCHAR) AS _id FROM ({numbered}) AS _m"
+        # one row per id (a duplicated id keeps its first, as the store's numbers do): naming rows never multiply
+        return (
+            f"SELECT _m._via, min(_m._n) AS _n, min(_m._s) || '-' || CAST(min(_m._n) AS VARCHAR) AS _id "
+            f"FROM ({numbered}) AS _m GROUP BY _m._via"
+        )
 
 
 @dataclass(frozen=True, slots=True)
