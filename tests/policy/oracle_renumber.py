@@ -3,8 +3,10 @@ SQL, over the frozen oracle's rows (``oracle_sql`` predates it): the oracle show
 original value, this module turns it into what an episode shows.
 
 For each renumbered column: the owner's visible rows (the oracle's timeline of the owner, with its event times)
-sorted by (event time, original counter) are numbered 1..n; the column shows the number (or the owner's id with
-its trailing digits replaced by it) of the owner row whose original id the row holds, NULL when none is visible.
+sorted by (event time, original counter) are numbered 1..n, apart per value of the sequence's partition columns
+(MIMIC-IV-Note: per note type); the column shows the number (or the id ``<subject>[-<partition values>]-<n>``) of
+the owner row whose original id the row holds, NULL when none is visible. A column renumbered only in some rows
+(``Renumbered.where``: a note detail's ``field_value`` naming a note) keeps its value in the others.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def renumber(
         via = original.column(column.via).to_pylist()
         found = [numbers.get(v) if v is not None else None for v in via]
         values = [None if f is None else (f[1] if column.part == "id" else f[0]) for f in found]
+        if column.where:  # the rows where the column names no owner row keep their value
+            naming = _holds(con, original, column.where)
+            kept = original.column(column.column).to_pylist()
+            values = [v if n else k for v, n, k in zip(values, naming, kept, strict=True)]
         index = rows.column_names.index(column.column)
         rows = rows.set_column(index, column.column, pa.array(values, type=rows.schema.field(index).type))
     return rows
@@ -59,6 +65,21 @@ def _numbers(
     names = [d[0] for d in result.description]
     visible = result.fetchall()
     at, ident, counter = names.index("_event_time"), names.index(sequence.id), names.index(sequence.counter)
-    for n, row in enumerate(sorted(visible, key=lambda r: (r[at], r[counter], r[ident])), start=1):
-        numbers[row[ident]] = (n, f"{key.subject_id}-{n}")
+    parts = [names.index(c) for c in sequence.partition]
+    counted: dict[tuple[Any, ...], int] = {}
+    for row in sorted(visible, key=lambda r: (r[at], r[counter], r[ident])):
+        group = tuple(row[i] for i in parts)
+        n = counted[group] = counted.get(group, 0) + 1
+        numbers[row[ident]] = (n, "-".join([str(key.subject_id), *(str(v) for v in group), str(n)]))
     return numbers
+
+
+def _holds(con: duckdb.DuckDBPyConnection, rows: pa.Table, where: str) -> list[bool]:
+    """Per row of ``rows``: whether the condition ``where`` (SQL over the row ``t``) holds (NULL: it does not)."""
+    indexed = rows.append_column("_row", pa.array(range(rows.num_rows), type=pa.int64()))
+    con.register("_oracle_rows", indexed)
+    try:
+        found = con.execute(f"SELECT coalesce(({where}), false) FROM _oracle_rows t ORDER BY t._row").fetchall()
+    finally:
+        con.unregister("_oracle_rows")
+    return [bool(v) for (v,) in found]

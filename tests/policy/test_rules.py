@@ -285,8 +285,11 @@ def test_discharge_note_visible_once_written_and_signed(text_ep: Episode) -> Non
 
 
 def test_radiology_report_visible_once_signed(text_ep: Episode) -> None:
-    assert sorted(r[0] for r in rows(text_ep, "SELECT note_id FROM radiology")) == ["1-RR-1", "1-RR-3"]
-    assert rows(text_ep, "SELECT note_id FROM radiology_detail") == [("1-RR-1",)]
+    # the store's 1-RR-3 (charted 09:30, no signing time) and 1-RR-1 (signed 11:00); 1-RR-2 is signed after T: the
+    # visible reports are renumbered by event time, so no gap counts the hidden one
+    shown = rows(text_ep, "SELECT note_id, note_seq, text FROM radiology ORDER BY note_seq")
+    assert shown == [("1-RR-1", 1, "US: normal."), ("1-RR-2", 2, "CXR: no pneumothorax.")]
+    assert rows(text_ep, "SELECT note_id FROM radiology_detail") == [("1-RR-2",)]
 
 
 # --- cxr ------------------------------------------------------------------------------------

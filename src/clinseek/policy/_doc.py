@@ -50,15 +50,19 @@ file matches it. It is what the code does, table by table.
   lowest id), and the row id (`renumber`, `microevent_id`) is NULL on those rows and renumbered
   densely `1..n` in id order over the other visible rows, so no gap between ids reveals how many
   rows a pending culture has. Store ids of `microevent_id` never reach an episode.
-- Per-patient counters that MIMIC assigns in entry or storage order, not in event-time order
+- Per-patient counters that MIMIC assigns in entry, storage or chart order, not in event-time order
   (`sequence`; `clinseek.schema` `Sequence`: `hosp.poe.poe_seq` / `poe_id`, `hosp.emar.emar_seq` /
-  `emar_id`) are renumbered in each episode: the owner's visible rows get `1..n` by (`E`, original
-  counter), an id is written `<subject_id>-<new number>`, and every column carrying either
-  (in the owner, its detail tables, prescriptions, pharmacy, and ids naming another order) shows the
-  number of the row it names, NULL where that row is not visible. Otherwise an order placed for a
-  later time, or an administration charted before `T` and stored after it, would carry a number
-  above rows still to come, and the gaps would count them. Store values of these columns never
-  reach an episode.
+  `emar_id`, `note.discharge.note_seq` / `note_id`, `note.radiology.note_seq` / `note_id`) are
+  renumbered in each episode: the owner's visible rows get `1..n` by (`E`, original counter), apart
+  per value of the sequence's `partition` (notes: per `note_type`), an id is written
+  `<subject_id>-<new number>` (notes: `<subject_id>-<note_type>-<new number>`), and every column
+  carrying either (in the owner, its detail tables, prescriptions, pharmacy, ids naming another
+  order, and a note detail's `field_value` where `field_name` is `addendum_note_id` or
+  `parent_note_id`; its other values are shown as stored) shows the number of the row it names, NULL
+  where that row is not visible. Otherwise an order placed for a later time, an administration
+  charted before `T` and stored after it, or a report charted before `T` and signed after it would
+  carry a number above rows still to come, and the gaps would count them. Store values of these
+  columns never reach an episode.
 - Rows keyed to the key's `target_hadm_id` / `target_stay_id` are never visible.
 - Every patient table holds only the key's `subject_id`. Dictionaries are visible whole.
   `never` tables (label sources) do not exist in an episode.
@@ -136,6 +140,8 @@ def _columns(table: Table) -> list[str]:
                 f"`ends_at` = `{table.ends_at}`" if table.ends_at else ""]
     instants += [f"`{c}` known at `{expr}`" for c, expr in table.references]
     instants += [f"`{r.column}` = the renumbered {r.part} of the `{r.sequence.owner}` row named by `{r.via}`"
+                 + (f" (per `{', '.join(r.sequence.partition)}`)" if r.sequence.partition else "")
+                 + (f" where `{r.where}`, else as stored" if r.where else "")
                  for r in table.renumbered]
     shown = "; ".join(i for i in instants if i).replace("|", "\\|")
     out = [f"\n### `{table.qualified}`\n"]
@@ -183,8 +189,10 @@ def _masked(table: Table) -> str:
             when += f"; `{mask.renumber}` NULL meanwhile, else renumbered `1..n`"
         items.append(f"{cols}: {when}")
     if table.renumbered:
-        cols = ", ".join(f"`{r.column}`" for r in table.renumbered)
-        items.append(f"{cols}: renumbered `1..n` by `E` among the visible rows they name, NULL if not visible")
+        cols = ", ".join(f"`{r.column}`" + (f" (where `{r.where}`)" if r.where else "") for r in table.renumbered)
+        parts = sorted({c for r in table.renumbered for c in r.sequence.partition})
+        per = f" (per `{'`, `'.join(parts)}`)" if parts else ""
+        items.append(f"{cols}: renumbered `1..n` by `E` among the visible rows they name{per}, NULL if not visible")
     times = [c for c in table.columns if c.is_time]
     if times:
         items.append(

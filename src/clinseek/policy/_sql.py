@@ -136,26 +136,34 @@ class _Query:
         (sequence, via) of the owner's visible rows numbered ``1..n`` by (event time, original counter); NULL
         where the named row is not visible, and always when the store lacks the owner."""
         sequence = column.sequence
+        where = f"({column.where})" if column.where else ""
         if not self.has(sequence.owner):
+            if where:  # the rows naming no owner row show their value; the others name nothing the store holds
+                return f"{self.cond(f'CASE WHEN NOT coalesce({where}, false) THEN t.{quote(col.name)} END')} AS {quote(col.name)}"
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
         stored = self.stored.sequences.get((sequence.owner, column.via)) if self.stored is not None else None
         if stored is not None:  # the store keeps the named row's event time, number and id (cutoff-independent)
             at, number, ident = (f"t.{quote(c)}" for c in stored)
             shown = number if column.part == "counter" else ident
-            if self.table.qualified == sequence.owner and column.via == sequence.id:
+            if self.table.qualified == sequence.owner and column.via == sequence.id and not where:
                 return f"{shown} AS {quote(col.name)}"  # the row's own number: visible with the row
-            return f"{self.cond(f'CASE WHEN {known_sql(at, self.op)} THEN {shown} END')} AS {quote(col.name)}"
-        alias = self.sequences.get((sequence, column.via))
-        if alias is None:
-            alias = self.sequences[sequence, column.via] = f"_seq{len(self.sequences)}"
-            numbers = self._numbered(sequence)
-            self.sequence_joins.append(f" LEFT JOIN ({numbers}) AS {alias} ON {alias}._via = t.{quote(column.via)}")
-        value = self.cond(f"{alias}.{'_id' if column.part == 'id' else '_n'}")
-        return f"{value} AS {quote(col.name)}"
+            value = f"CASE WHEN {known_sql(at, self.op)} THEN {shown} END"
+        else:
+            alias = self.sequences.get((sequence, column.via))
+            if alias is None:
+                alias = self.sequences[sequence, column.via] = f"_seq{len(self.sequences)}"
+                numbers = self._numbered(sequence)
+                on = f"{alias}._via = t.{quote(column.via)}" + (f" AND {where}" if where else "")
+                self.sequence_joins.append(f" LEFT JOIN ({numbers}) AS {alias} ON {on}")
+            value = f"{alias}.{'_id' if column.part == 'id' else '_n'}"
+        if where:  # only the rows where the column names an owner row are renumbered; the others show their value
+            value = f"CASE WHEN coalesce({where}, false) THEN {value} ELSE t.{quote(col.name)} END"
+        return f"{self.cond(value)} AS {quote(col.name)}"
 
     def _numbered(self, sequence: Sequence) -> str:
         """SQL: ``(_via, _n, _id)`` per visible row of the sequence's owner: its original id, its number among
-        the visible rows by (event time, original counter), and the id ``<subject_id>-<new number>``."""
+        the visible rows (of its partition values) by (event time, original counter), and the id
+        ``<subject_id>[-<partition values>]-<new number>`` (:func:`clinseek.store.sequence_numbers_sql`'s rule)."""
         owner = get_table(sequence.owner)
         q = _Query(
             self.key, self.op, self.present, owner, self.encounters, params=self.params,
@@ -167,9 +175,11 @@ class _Query:
         order = f"{_instant(q)}, t.{quote(sequence.counter)}, t.{quote(sequence.id)}"
         # the id is written from the subject and the new number alone (MIMIC's ``<subject_id>-<counter>``): an id
         # whose text does not end in its counter would otherwise keep the store's counter (attack15)
+        parts = ", ".join(f"t.{quote(c)}" for c in sequence.partition)
+        over = f"PARTITION BY {parts} ORDER BY {order}" if parts else f"ORDER BY {order}"
         numbered = (
-            f"SELECT t.{quote(sequence.id)} AS _via, CAST(row_number() OVER (ORDER BY {order}) AS {counter.type}) "
-            f"AS _n, CAST(t.subject_id AS VARCHAR) AS _s{found[0]}"
+            f"SELECT t.{quote(sequence.id)} AS _via, CAST(row_number() OVER ({over}) AS {counter.type}) "
+            f"AS _n, {sequence.prefix_sql('t')} AS _s{found[0]}"
         )
         # one row per id (a duplicated id keeps its first, as the store's numbers do): naming rows never multiply
         return (

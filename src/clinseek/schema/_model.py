@@ -176,33 +176,54 @@ class Sequence:
     value of the row it names, NULL where that row is not visible. The renumbering depends only on the
     visible rows: a row's rank counts rows with an earlier event time, all visible when it is.
 
+    MIMIC-IV-Note numbers a patient's notes per note type (``note_seq``, by chart time, starting above 1 in the
+    release) and writes ``<subject_id>-<note_type>-<note_seq>``: a ``partition`` numbers each (subject, note type)
+    apart and writes its values into the id, ``<subject_id>-<note_type>-<new number>``. A report charted before
+    the cutoff but signed after it (a note is visible from its signing time) is numbered only once visible.
+
     Attributes:
         owner: the qualified table whose rows the counter numbers (``"hosp.poe"``).
         id: the owner's id column (``"poe_id"``; text ending in the counter).
         counter: the owner's counter column (``"poe_seq"``).
+        partition: owner columns numbered apart within a patient, in the order the id text gives them after the
+            subject (``("note_type",)``); empty: one numbering per patient.
     """
 
     owner: str
     id: str
     counter: str
+    partition: tuple[str, ...] = ()
+
+    def prefix_sql(self, alias: str) -> str:
+        """SQL over the owner row ``alias``: the text a renumbered id starts with, ``<subject_id>`` then each
+        partition value, joined by ``-`` (the id is that, ``-`` and the new number)."""
+        parts = [f"CAST({alias}.subject_id AS VARCHAR)", *(f'CAST({alias}."{c}" AS VARCHAR)' for c in self.partition)]
+        return " || '-' || ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
 class Renumbered:
     """A ``sequence`` column: the renumbered ``part`` (``"id"`` or ``"counter"``) of the owner row of
-    ``sequence`` whose original id is in column ``via`` of the same row (NULL when that row is not visible)."""
+    ``sequence`` whose original id is in column ``via`` of the same row (NULL when that row is not visible).
+
+    ``where`` (SQL over the row ``t``; empty: every row): the column names an owner row only in the rows where
+    it holds (a name/value detail table's ``field_value`` where ``field_name`` names a note); in the other rows it
+    shows its value as stored (known with the row)."""
 
     column: str
     sequence: Sequence
     via: str
     part: Literal["id", "counter"]
+    where: str = ""
 
 
-def renumbered_by(sequence: Sequence, via: str, *, id: str | None = None, counter: str | None = None) -> tuple[Renumbered, ...]:
+def renumbered_by(
+    sequence: Sequence, via: str, *, id: str | None = None, counter: str | None = None, where: str = ""
+) -> tuple[Renumbered, ...]:
     """The :class:`Renumbered` columns of a table that names rows of ``sequence`` by the original id in ``via``:
-    ``id`` shows the renumbered id, ``counter`` the renumbered counter."""
-    out = [Renumbered(id, sequence, via, "id")] if id else []
-    return (*out, *([Renumbered(counter, sequence, via, "counter")] if counter else []))
+    ``id`` shows the renumbered id, ``counter`` the renumbered counter (``where``: only in the rows where it holds)."""
+    out = [Renumbered(id, sequence, via, "id", where)] if id else []
+    return (*out, *([Renumbered(counter, sequence, via, "counter", where)] if counter else []))
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,6 +151,13 @@ def _renumbered_problems(t: Table) -> list[str]:
                        "which do not both exist")
         elif t.column(r.column).type != owned[source] or t.column(r.via).type != owned[r.sequence.id]:
             out.append(f"{t.qualified}.{r.column}: not of the type of {r.sequence.owner}.{source}")
+        if owner is not None and not set(r.sequence.partition) <= set(owned):
+            out.append(f"{t.qualified}.{r.column}: {r.sequence.owner} has no partition column of {r.sequence.partition}")
+        if r.where:
+            out += _check_refs(t, r.where, names)
+        if {o.where for o in t.renumbered if (o.sequence.owner, o.via) == (r.sequence.owner, r.via)} != {r.where}:
+            out.append(f"{t.qualified}.{r.column}: the columns read through {r.via!r} name {r.sequence.owner} rows "
+                       "under one condition (the store keeps one number per row and owner)")
     return out
 
 

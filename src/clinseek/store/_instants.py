@@ -121,20 +121,25 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
 
 def sequence_numbers_sql(sequence: Sequence) -> str:
     """``(_s, _via, _at, _n, _id)`` per original id of the counter's owner, every patient at once: subject, id,
-    the row's event time, its number among the subject's owner rows with an event time by (event time, counter,
-    id) (a duplicated id keeps its first; in the counter's type) and the id ``<subject_id>-<number>``."""
+    the row's event time, its number among the subject's owner rows (of its partition values,
+    :attr:`~clinseek.schema.Sequence.partition`) with an event time by (event time, counter, id) (a duplicated id
+    keeps its first number and the least of its partition values; in the counter's type) and the id
+    ``<subject_id>[-<partition values>]-<number>``."""
     owner = get_table(sequence.owner)
     assert owner.event_time is not None and owner.event_time.parent is None
     event = _ROW.sub("o.", owner.event_time.expr)
+    parts = "".join(f', o."{c}"' for c in sequence.partition)
+    prefix = f", {sequence.prefix_sql('o')} AS _p" if sequence.partition else ""
     numbered = (
-        f'SELECT o.subject_id AS _s, o."{sequence.id}" AS _via, ({event}) AS _at, row_number() OVER (PARTITION BY '
-        f'o.subject_id ORDER BY ({event}), o."{sequence.counter}", o."{sequence.id}") AS _n FROM {owner.qualified} o '
-        f"WHERE ({event}) IS NOT NULL"
+        f'SELECT o.subject_id AS _s, o."{sequence.id}" AS _via, ({event}) AS _at{prefix}, row_number() OVER (PARTITION '
+        f'BY o.subject_id{parts} ORDER BY ({event}), o."{sequence.counter}", o."{sequence.id}") AS _n FROM '
+        f"{owner.qualified} o WHERE ({event}) IS NOT NULL"
     )
     counter = owner.column(sequence.counter).type
+    start = "min(_p)" if sequence.partition else "CAST(_s AS VARCHAR)"
     return (
         f"SELECT _s, _via, min(_at) AS _at, CAST(min(_n) AS {counter}) AS _n, "
-        f"CAST(_s AS VARCHAR) || '-' || CAST(min(_n) AS VARCHAR) AS _id FROM ({numbered}) AS _o GROUP BY _s, _via"
+        f"{start} || '-' || CAST(min(_n) AS VARCHAR) AS _id FROM ({numbered}) AS _o GROUP BY _s, _via"
     )
 
 
@@ -184,9 +189,10 @@ def _instants_select(table: Table, instants: TableInstants, present: Collection[
     for i, ((owner, via), (at, number, ident)) in enumerate(instants.sequences.items()):
         sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
         alias = f"_seq{i}"
+        where = _naming_rows(table, owner, via)
         join += (
             f" LEFT JOIN ({sequence_numbers_sql(sequence)}) AS {alias} "
-            f'ON {alias}._s = t.subject_id AND {alias}._via = t."{via}"'
+            f'ON {alias}._s = t.subject_id AND {alias}._via = t."{via}"' + (f" AND ({where})" if where else "")
         )
         cols += [f'{alias}._at AS "{at}"', f'{alias}._n AS "{number}"', f'{alias}._id AS "{ident}"']
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
@@ -229,12 +235,19 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
     out = {(_KNOWN_AT, sql, column) for sql, column in instants.known_at.items()}
     for (owner, via), (at, number, ident) in instants.sequences.items():
         sequence = next(r.sequence for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
-        numbers = f"{sequence_numbers_sql(sequence)} ON {via}"
+        where = _naming_rows(table, owner, via)
+        numbers = f"{sequence_numbers_sql(sequence)} ON {via}" + (f" WHERE {where}" if where else "")
         out |= {(_SEQUENCE_AT, numbers, at), (_SEQUENCE_N, numbers, number), (_SEQUENCE_ID, numbers, ident)}
     if instants.event_time is not None:
         assert table.event_time is not None
         out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
     return out
+
+
+def _naming_rows(table: Table, owner: str, via: str) -> str:
+    """The condition under which ``table``'s column ``via`` names a row of ``owner`` (:attr:`~clinseek.schema.Renumbered.where`,
+    one per (owner, via): checked by the registry); ``""`` for every row."""
+    return next(r.where for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
 
 
 def _event_time_record(table: Table) -> str:
