@@ -16,10 +16,12 @@ def instants(table: Table) -> list[tuple[str, str]]:
 
     Written from the column classes and the registry's declared instants, independently of the
     policy's masks: ``stored`` -> ``stored_at``, ``end`` -> ``ends_at``, each ``reference`` column
-    -> its instant, each ``encounter`` column -> the start of the encounter it names.
+    -> its instant, each ``encounter`` column -> the start of the encounter it names. Also ``where:<column>``:
+    for a ``sequence`` column renumbered only in some rows, whether the row is one of them.
     """
     out = [("stored", table.stored_at or "NULL"), ("end", table.ends_at or "NULL")]
     out += [(f"ref:{c}", expr) for c, expr in table.references]
+    out += [(f"where:{r.column}", f"coalesce(({r.where}), false)") for r in table.renumbered if r.where]
     for col in table.columns:
         if col.known != "encounter":
             continue

@@ -42,6 +42,8 @@ def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> 
     for original, known in _collapsed(table, kept, policy, key.prediction_time):
         row = dict(original)
         for column, (r, by_id) in numbers.items():  # the counters renumbered (read from the original ids)
+            if r.where and not known[f"where:{column}"]:
+                continue  # a row where the column names no owner row: its value as stored
             found = by_id.get(original[r.via]) if original[r.via] is not None else None
             row[column] = None if found is None else found[0 if r.part == "counter" else 1]
         out[_render(tuple(_masked(table, row, known, policy, key.prediction_time)))] += 1
@@ -75,12 +77,17 @@ def _visible(
 
 def _numbers(con: duckdb.DuckDBPyConnection, sequence: Sequence, key: EpisodeKey) -> dict[str, tuple[int, str]]:
     """Per original id of the visible rows of the counter's owner: (its number 1..n by (event time, original
-    counter), its id with the trailing counter replaced by that number)."""
+    counter) among the rows of its partition values, its id ``<subject>[-<partition values>]-<number>``)."""
     rows = _visible(con, get_table(sequence.owner), key, None)
     ordered = sorted(rows, key=lambda rk: (rk[1]["_event_time"], rk[0][sequence.counter], rk[0][sequence.id]))
-    return {
-        row[sequence.id]: (n, f"{key.subject_id}-{n}") for n, (row, _) in enumerate(ordered, 1)
-    }
+    out: dict[str, tuple[int, str]] = {}
+    counted: Counter[tuple[Any, ...]] = Counter()
+    for row, _ in ordered:
+        group = tuple(row[c] for c in sequence.partition)
+        counted[group] += 1
+        n = counted[group]
+        out[row[sequence.id]] = (n, "-".join([str(key.subject_id), *map(str, group), str(n)]))
+    return out
 
 
 def _collapsed(

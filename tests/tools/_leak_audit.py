@@ -104,12 +104,17 @@ def _shown_keys(con: Any, table: Any, keys: tuple[str, ...], key: Any, op: str) 
             owner = get_table(r.sequence.owner)
             assert owner.event_time is not None and owner.event_time.parent is None
             seq = r.sequence
+            parts = "".join(f", t.{c}" for c in seq.partition)
             ordered = con.execute(
-                f"SELECT t.{seq.id} FROM {owner.qualified} t WHERE t.subject_id = ? AND ({owner.event_time.expr}) {op} ? "
-                f"ORDER BY {owner.event_time.expr}, t.{seq.counter}, t.{seq.id}",
+                f"SELECT t.{seq.id}{parts} FROM {owner.qualified} t WHERE t.subject_id = ? AND "
+                f"({owner.event_time.expr}) {op} ? ORDER BY {owner.event_time.expr}, t.{seq.counter}, t.{seq.id}",
                 [key.subject_id, key.prediction_time],
             ).fetchall()
-            maps[seq] = {i: (n, f"{key.subject_id}-{n}") for n, (i,) in enumerate(ordered, 1)}
+            counted: dict[tuple[Any, ...], int] = {}
+            maps[seq] = {}
+            for i, *group in ordered:  # numbered per partition values (notes: per note type)
+                n = counted[tuple(group)] = counted.get(tuple(group), 0) + 1
+                maps[seq][i] = (n, "-".join([str(key.subject_id), *map(str, group), str(n)]))
 
     def shown(row: tuple[Any, ...]) -> tuple[Any, ...]:
         values = dict(zip(keys, row[: len(keys)], strict=True))
