@@ -63,12 +63,13 @@ def test_attack15_no_surface_shows_an_original_id(demo_store: Path, subject: int
         ]
         for name in _NAMING:
             calls += [
-                ("ehr.run_sql_query", {"query": f"SELECT * FROM {name} ORDER BY 1 DESC"}),
+                ("ehr.run_sql_query", {"sql_query": f"SELECT * FROM {name} ORDER BY 1 DESC"}),
                 ("ehr.get_latest_records", {"table_name": f"hosp.{name}"}),
                 ("ehr.get_records_by_keyword", {"table_name": f"hosp.{name}", "keyword": f"{subject}-"}),
             ]
         for tool, args in calls:
             result = anyio.run(call_tool, ctx, tool, args)
+            assert result.error_kind is None, (tool, args, result.content)  # a refused call shows nothing to search
             shown += [result.content, repr(result.data)]
         shown.append(render_text_timeline(ep, budget_tokens=64_000).text)
     text = "\n".join(shown)

@@ -205,7 +205,7 @@ OTHER_INSTANTS = [
     "(SELECT max(d.ordertime) FROM hosp.poe d WHERE d.poe_id = t.discontinued_by_poe_id AND d.order_type <> 'X')",
     # two keys, one of another table
     "(SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = t.hadm_id AND a.subject_id = t.subject_id)",
-    # a subquery inside a CASE, as the note detail tables' addendum instant
+    # a subquery inside a CASE, as the note detail tables' addendum instant was before notes16
     "CASE WHEN t.order_type = 'ADT orders' THEN (SELECT min(d.ordertime) FROM hosp.poe d WHERE d.poe_id = "
     "t.poe_id) ELSE TIMESTAMP '-infinity' END",
     # a key of another name

@@ -29,7 +29,7 @@ lists every column with its class and the reason.
 - ``static``: does not change over time (the patient's id, sex and anchor age; dictionary entries).
 - ``encounter``: an admission / ICU stay / ED stay id, NULL until that encounter has started
   (:data:`clinseek.schema.ENCOUNTER_IDS`).
-- ``reference``: names another row (a later order, an addendum), NULL until that row exists
+- ``reference``: names another row (an administration's pharmacy entry), NULL until that row exists
   (:attr:`Table.references` gives the instant).
 - ``sequence``: a per-patient counter, or an id or reference built from one, whose gaps would count
   hidden rows: renumbered in each episode (:attr:`Table.renumbered`, :class:`Sequence`).

@@ -3,7 +3,7 @@
 A row's event time inherited from a parent (``hosp.diagnoses_icd`` from its admission, ``hosp.emar_detail``
 from its administration) and a mask instant that reads another table (``emar_detail``'s values known when
 the administration is stored, ``poe``'s discontinuation known when the discontinuing order is placed, an
-encounter id known once the encounter starts, a note's addendum) depend on the store's data only, never on
+encounter id known once the encounter starts) depend on the store's data only, never on
 the question. Computed for every patient at once at ingest, they are extra columns of the store table, so
 the policy's statements compare stored instants with the cutoff instead of joining parents and grouping
 other tables in every statement (DuckDB plans those joins each time: the cost that dominated the policy's
