@@ -20,7 +20,6 @@ from typing import Any
 import anyio
 import duckdb
 import pytest
-from policy.crafted import write_store
 
 from clinseek.bench import render_text_timeline
 from clinseek.episode import EpisodeKey, build_episode, open_store_reader
@@ -28,6 +27,7 @@ from clinseek.policy import MM_POLICY, TEXT_POLICY, get_policy
 from clinseek.schema import get_table
 from clinseek.store import INSTANT_PREFIX
 from clinseek.tools import Limits, ToolContext, call_tool
+from policy.crafted import write_store
 
 P = 10000032
 T = datetime(2180, 6, 10, 12, 0)

@@ -134,12 +134,14 @@ class _Query:
         """A ``sequence`` column as the episode shows it (:class:`~clinseek.schema.Sequence`): the renumbered
         id or counter of the owner row named by the original id in ``column.via``, from one LEFT JOIN per
         (sequence, via) of the owner's visible rows numbered ``1..n`` by (event time, original counter); NULL
-        where the named row is not visible, and always when the store lacks the owner."""
+        where the named row is not visible, and always when the store lacks the owner. A column renumbered only
+        where ``column.where`` holds shows its stored value in the other rows."""
         sequence = column.sequence
         where = f"({column.where})" if column.where else ""
         if not self.has(sequence.owner):
             if where:  # the rows naming no owner row show their value; the others name nothing the store holds
-                return f"{self.cond(f'CASE WHEN NOT coalesce({where}, false) THEN t.{quote(col.name)} END')} AS {quote(col.name)}"
+                kept = f"CASE WHEN NOT coalesce({where}, false) THEN t.{quote(col.name)} END"
+                return f"{self.cond(kept)} AS {quote(col.name)}"
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
         stored = self.stored.sequences.get((sequence.owner, column.via)) if self.stored is not None else None
         if stored is not None:  # the store keeps the named row's event time, number and id (cutoff-independent)
@@ -173,8 +175,9 @@ class _Query:
         assert found is not None and not found[1], f"{owner.qualified}: a counter's owner has no parent or collapse"
         counter = owner.column(sequence.counter)
         order = f"{_instant(q)}, t.{quote(sequence.counter)}, t.{quote(sequence.id)}"
-        # the id is written from the subject and the new number alone (MIMIC's ``<subject_id>-<counter>``): an id
-        # whose text does not end in its counter would otherwise keep the store's counter (attack15)
+        # the id is written from the subject, the partition values and the new number alone (MIMIC's
+        # ``<subject_id>-<counter>``, ``<subject_id>-<note_type>-<note_seq>``): an id whose text does not end in its
+        # counter would otherwise keep the store's counter (attack15)
         parts = ", ".join(f"t.{quote(c)}" for c in sequence.partition)
         over = f"PARTITION BY {parts} ORDER BY {order}" if parts else f"ORDER BY {order}"
         numbered = (

@@ -245,8 +245,8 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
 
 
 def _naming_rows(table: Table, owner: str, via: str) -> str:
-    """The condition under which ``table``'s column ``via`` names a row of ``owner`` (:attr:`~clinseek.schema.Renumbered.where`,
-    one per (owner, via): checked by the registry); ``""`` for every row."""
+    """The condition under which ``table``'s column ``via`` names a row of ``owner``
+    (:attr:`~clinseek.schema.Renumbered.where`, one per (owner, via): checked by the registry); ``""``: every row."""
     return next(r.where for r in table.renumbered if (r.sequence.owner, r.via) == (owner, via))
 
 
