@@ -490,9 +490,12 @@ HOSP: tuple[Table, ...] = (
         key=("emar_id", "parent_field_ordinal"),
         event_time=EventTime(
             "parent_time",
-            parent=ParentTime("hosp.emar", ("emar_id",), "t.charttime"),
+            parent=ParentTime("hosp.emar", ("emar_id",), "coalesce(t.storetime, t.charttime)"),
             sort=("emar_id",),
-            rationale="a detail row is known when its administration is charted",
+            rationale=(
+                "detail rows are written when the administration is documented (its eMAR storetime, else its "
+                "charttime): one per product given, so their number tells whether the dose was given (attack16)"
+            ),
         ),
         stored_at="(SELECT min(coalesce(e.storetime, e.charttime)) FROM hosp.emar e WHERE e.emar_id = t.emar_id)",
         references=(("pharmacy_id", _PHARMACY_REF),),
