@@ -450,13 +450,19 @@ HOSP: tuple[Table, ...] = (
                 "emar_id": _EMAR_SEQ_WHY,
                 "emar_seq": _EMAR_SEQ_WHY,
                 "poe_id": _POE_REF_WHY,
-                "pharmacy_id": _PHARMACY_REF_WHY,
+                "pharmacy_id": _PHARMACY_REF_WHY + "; and not before the administration is documented (its "
+                "storetime): filled in with the documentation, its absence said the dose was not given",
             },
         ),
         key=("emar_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="time of administration"),
         stored_at="coalesce(t.storetime, t.charttime)",
-        references=(("pharmacy_id", _PHARMACY_REF),),
+        # also once documented: MIMIC fills pharmacy_id in with the documentation (attack16: of the demo's
+        # administrations stored after their charttime, 80 % of those without one were not given, 0.6 % of the others)
+        references=(
+            ("pharmacy_id", f"CASE WHEN {_PHARMACY_REF} IS NOT NULL THEN greatest(coalesce(t.storetime, t.charttime), "
+                            f"{_PHARMACY_REF}) END"),
+        ),
         renumbered=(
             *renumbered_by(EMAR_SEQUENCE, "emar_id", id="emar_id", counter="emar_seq"),
             *renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id"),
