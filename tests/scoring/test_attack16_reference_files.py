@@ -64,10 +64,10 @@ def test_a_one_row_file_with_a_bom_is_read(tmp_path: Path) -> None:
 
 def test_a_file_whose_first_lines_are_all_broken_is_read_not_skipped(tmp_path: Path) -> None:
     """Lines that are not JSON at the top of a file made it 'holds no rows': its good rows were lost unlisted."""
-    _tree(tmp_path, b"{oops\n" * 3 + _lines(GOOD[:1]))
+    _tree(tmp_path, b"{oops\n" * 25 + _lines(GOOD[:1]))  # more than the 20 lines discovery peeks at
     scored = score_path(tmp_path, n_resamples=200)
     assert [q.qid for q in scored.questions] == ["q0"]
-    assert len(scored.report.bad_rows) == 3 and all("results.jsonl:" in b for b in scored.report.bad_rows)
+    assert len(scored.report.bad_rows) == 25 and all("results.jsonl:" in b for b in scored.report.bad_rows)
 
 
 def test_a_line_that_is_not_utf8_is_one_bad_row(tmp_path: Path) -> None:
