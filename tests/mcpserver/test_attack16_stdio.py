@@ -38,7 +38,7 @@ class Wire:
         self.proc.stdin.write(line.encode("ascii") + b"\n")
         self.proc.stdin.flush()
 
-    def receive(self, timeout: float = 30) -> dict[str, Any] | None:
+    def receive(self, timeout: float = 20) -> dict[str, Any] | None:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
@@ -73,8 +73,8 @@ def wire(synthetic_case: Case, tmp_path: Path) -> Any:
 
 def _call(request_id: int, name: str, arguments_json: str) -> str:
     """A tools/call line whose arguments are given as JSON text (escapes kept as written)."""
-    return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}'
-            % (request_id, name, arguments_json))
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call"})[:-1]
+    return f'{head}, "params": {{"name": "{name}", "arguments": {arguments_json}}}}}'
 
 
 def _text(reply: dict[str, Any]) -> str:
@@ -108,7 +108,7 @@ def test_a_surrogate_pair_and_an_escaped_backslash_are_kept(wire: Wire) -> None:
 def test_the_server_keeps_answering_after_lines_it_cannot_read(wire: Wire) -> None:
     """A line that is not JSON or nests too deeply gets no answer (the SDK drops it); the next one does."""
     wire.send("{not json")
-    wire.send(_call(4, "ehr.think", '{"response": %s}' % ("[" * 5000 + "]" * 5000)))
+    wire.send(_call(4, "ehr.think", '{"response": ' + "[" * 5000 + "]" * 5000 + "}"))
     wire.send(_call(5, "ehr.get_table_names", "{}"))
     reply = wire.receive()
     assert reply is not None and reply["id"] == 5 and reply["result"]["isError"] is False
