@@ -18,6 +18,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import DictJoin, Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
+from ._order import in_row_order
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._sealed import ArrowSlot, Sealed
 from ._watchdog import Arm
@@ -224,8 +225,8 @@ class _Loader(_Timelines):
         """
         table = get_table(name)
         if table.visibility == "dictionary":
-            _copy(con, self.slot, name, in_row_order(table, self.reader.dictionary(name)),
-                  what=f"the dictionary {name}", where=self.reader.location)
+            _copy(con, self.slot, name, self.reader.dictionary(name), what=f"the dictionary {name}",
+                  where=self.reader.location)
             self.dictionaries.add(name)
             return
         self.created.add(name)  # before the load: a load that fails half-way leaves nothing behind either
@@ -295,28 +296,6 @@ def _with_labels(reader: StoreReader, table: Table, data: pa.Table) -> pa.Table:
     for label in _labels(reader, table, data.column_names, data.num_rows):
         data = data.append_column(label.name, label.of(zip(*(data.column(c).to_pylist() for c in label.columns), strict=True)))
     return data
-
-
-def in_row_order(table: Table, data: pa.Table) -> pa.Table:
-    """``data`` (what an episode sees of ``table``) sorted as the episode keeps it, whatever the source: by the
-    table's sort columns (subject, then time), its key, then every other column, each ascending (values, then
-    NaN, then NULL).
-
-    A query without ``ORDER BY`` (``SELECT * FROM labevents LIMIT 20``, ``GROUP BY``, ``DISTINCT``) then gives
-    the same rows on an episode built from PostgreSQL as from the DuckDB store of the same data: PostgreSQL
-    sends rows in its heap or index order, a DuckDB window in partition order. Only the values the episode
-    shows decide the order (never a hidden value); rows equal in all of them cannot be told apart.
-    """
-    if data.num_rows < 2:
-        return data
-    names = [*table.sort_columns, *(k for k in table.key if k not in table.sort_columns)]
-    names += [c for c in data.column_names if c not in names]
-    keys = [(c, "ascending") for c in names if c in data.column_names and _sortable(data.schema.field(c).type)]
-    return data.sort_by(keys)
-
-
-def _sortable(kind: pa.DataType) -> bool:
-    return not (pa.types.is_nested(kind) or pa.types.is_null(kind))
 
 
 def _copy(
