@@ -156,3 +156,19 @@ def test_a_repeated_row_is_a_bad_row_naming_both_lines(tmp_path: Path) -> None:
     assert f"{path}:5:" in bad and "line 2" in bad and "q1" in bad
     q1 = next(q for q in scored.questions if q.qid == "q1" and q.mode == "agent")
     assert q1.f1 == 1.0  # the first row is the one scored
+
+
+@pytest.mark.parametrize(("field", "value"), [("latency_s", float("nan")), ("cost_usd", float("inf"))])
+def test_a_time_or_cost_that_is_no_number_is_a_bad_row(tmp_path: Path, field: str, value: float) -> None:
+    """latency_s NaN / cost_usd Infinity were read: summary.md then said 'cost $inf ... latency mean nan s'
+    for the whole run (usage tokens NaN were already refused)."""
+    folder = tmp_path / "bench/agent/m1"
+    folder.mkdir(parents=True)
+    rows = [{"qid": f"q{i}", "task": "ICU_Mortality_1day", "status": "answered", "answer": ["Yes"], "gold": ["Yes"],
+             "latency_s": 1.0, "cost_usd": 0.1} for i in range(3)]
+    rows[0][field] = value
+    (folder / "results.jsonl").write_bytes(_lines(rows))
+    scored = score_path(tmp_path, n_resamples=200)
+    [bad] = scored.report.bad_rows
+    assert "results.jsonl:1: field " in bad and field in bad, bad
+    assert sorted(q.qid for q in scored.questions) == ["q1", "q2"]
