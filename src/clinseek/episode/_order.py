@@ -11,7 +11,9 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..schema import Table
 
@@ -91,4 +93,7 @@ def in_row_order(table: Table, data: pa.Table) -> pa.Table:
         names += [c for c in data.column_names if c not in names]
     sortable = [c for c in names if not (pa.types.is_nested(data.schema.field(c).type)
                                          or pa.types.is_null(data.schema.field(c).type))]
-    return data.sort_by([(c, "ascending") for c in sortable])
+    order = pc.sort_indices(data, sort_keys=[(c, "ascending") for c in sortable])
+    if np.array_equal(order.to_numpy(), np.arange(data.num_rows)):  # most reads of a DuckDB store: no copy
+        return data
+    return data.take(order)
