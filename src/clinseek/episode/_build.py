@@ -18,6 +18,7 @@ from ..policy import EpisodeKey, Policy, get_policy
 from ..schema import DictJoin, Table, get_table, tables
 from ..store import Store, table_ddl
 from ._episode import CANDIDATE_SCHEMA, Episode
+from ._order import in_row_order
 from ._reader import StoreReader, TableInventory, TimelineRows, open_store_reader
 from ._sealed import ArrowSlot, Sealed
 from ._watchdog import Arm
@@ -240,7 +241,8 @@ class _Loader(_Timelines):
                 f"{self.reader.location}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
-        _copy(con, self.slot, name, data, what=f"{name} of subject_id {self.key.subject_id}", where=self.reader.location)
+        _copy(con, self.slot, name, in_row_order(table, data), what=f"{name} of subject_id {self.key.subject_id}",
+              where=self.reader.location)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Rows sorted in Python as DuckDB's and Arrow's ascending sorts order them (values, then NaN, then NULL).
 
 The one place the rows a reader fetched are put in their total order: the Curated Input timelines
-(:func:`~clinseek.policy.timeline_order`) and the record tools' rows tied on their ``ORDER BY``.
+(:func:`~clinseek.policy.timeline_order`), the record tools' rows tied on their ``ORDER BY``, and the rows of
+every table an episode holds (:func:`in_row_order`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..schema import Table
 
 
 def ascending(value: Any) -> tuple[Any, ...]:
@@ -65,3 +72,28 @@ def _plain(rows: list[tuple[Any, ...]], columns: list[int]) -> bool:
             if value is None or value != value:
                 return False
     return True
+
+
+def in_row_order(table: Table, data: pa.Table) -> pa.Table:
+    """``data`` (what an episode sees of ``table``) sorted as the episode keeps it, whatever the source: by the
+    table's sort columns (subject, then time) and its key, each ascending (values, then NaN, then NULL); by
+    every other column too when the table has no key or a key value is NULL.
+
+    A query without ``ORDER BY`` (``SELECT * FROM labevents LIMIT 20``, ``GROUP BY``, ``DISTINCT``) then gives
+    the same rows on an episode built from PostgreSQL as from the DuckDB store of the same data: PostgreSQL
+    sends rows in its heap or index order, a DuckDB window or join in its own. Only values the episode shows
+    decide the order (never a hidden one); rows equal in all of them cannot be told apart.
+    """
+    if data.num_rows < 2:
+        return data
+    present = set(data.column_names)
+    names = [c for c in (*table.sort_columns, *(k for k in table.key if k not in table.sort_columns)) if c in present]
+    key = [k for k in table.key if k in present]
+    if not key or len(key) < len(table.key) or any(data.column(k).null_count for k in key):
+        names += [c for c in data.column_names if c not in names]
+    sortable = [c for c in names if not (pa.types.is_nested(data.schema.field(c).type)
+                                         or pa.types.is_null(data.schema.field(c).type))]
+    order = pc.sort_indices(data, sort_keys=[(c, "ascending") for c in sortable])
+    if np.array_equal(order.to_numpy(), np.arange(data.num_rows)):  # most reads of a DuckDB store: no copy
+        return data
+    return data.take(order)

@@ -46,7 +46,7 @@ from ..store import (
     is_postgres_url,
     store_layout,
 )
-from ._order import sort_rows
+from ._order import in_row_order, sort_rows
 from ._sealed import SealedPool
 from ._watchdog import Arm, Watchdog
 
@@ -172,7 +172,7 @@ class StoreReader(ABC):
             raise EpisodeError(f"{self._location}: {name} is not a dictionary table of this store")
         query = get_policy(TEXT_POLICY).visible_select(table, _DICT_KEY, present=self._present)
         assert query is not None
-        data = self._arrow(*query, what=f"read dictionary {name}")
+        data = in_row_order(table, self._arrow(*query, what=f"read dictionary {name}"))
         with self._lock:
             return self._dictionaries.setdefault(name, data)
 

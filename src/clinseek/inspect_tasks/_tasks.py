@@ -23,6 +23,7 @@ from ..agent import PROMPT_VERSION, AgentBudget, offered_tools
 from ..bench import Question, prepare_run
 from ..errors import ClinseekError
 from ..runner import question_row_fields, store_identity
+from ..store import is_postgres_url, redact_url
 from ..tools import Limits
 from ._scorer import clinseek_scorer
 from ._solvers import clinseek_agent, clinseek_curated
@@ -90,6 +91,11 @@ def clinseek_task(kind: Kind, bench: str | Path | None, store: str | Path | None
         store, bench = _demo_inputs(cache)
     if bench is None or store is None:
         raise ClinseekError(f"clinseek_{kind} needs -T bench=BENCH and -T store=STORE (or -T demo=true)")
+    if is_postgres_url(store):  # inspect keeps task arguments and errors in its log: never echo the password
+        raise ClinseekError(
+            f"-T store={redact_url(str(store))}: the inspect tasks read a store file, not a PostgreSQL database; "
+            "copy it once with `clinseek data ingest --postgres URL --out store.duckdb` and give -T "
+            "store=store.duckdb (`clinseek run --store URL` reads the database live)")
     bench, store = Path(bench).resolve(), Path(store).resolve()
     questions = _questions(kind, bench, store, _names(tasks))
     cxr = Path(cxr_root).resolve() if cxr_root else _store_cxr_root(store)

@@ -2,22 +2,76 @@
 
 from __future__ import annotations
 
+import io
+import json
+import re
+import sys
+from typing import Any
+
+import anyio
 from mcp.server.stdio import stdio_server
 
 from ._server import session_server
 from ._spec import EpisodeSpec, open_spec
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def repair_line(line: str) -> str:
+    """A JSON-RPC line with every lone UTF-16 surrogate escape (``"\\ud800"`` without its pair) read as U+FFFD.
+
+    JavaScript's ``JSON.stringify`` writes a string holding a lone surrogate (a model's cut emoji) with
+    such an escape, and Python's ``json`` reads it, but the SDK's parser refuses the line and drops the
+    request without an answer: the client would wait for ever. Lines without a surrogate escape, and
+    lines that are not JSON, are returned as they are (a pair stays its character).
+    """
+    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+        repaired = json.dumps(_scrub(message), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return line
+    return repaired + ("\n" if line.endswith("\n") else "")
+
+
+class _StdinLines(io.TextIOWrapper):
+    """stdin as UTF-8 text (bad bytes replaced, as the SDK reads it) whose lines go through :func:`repair_line`;
+    closing it leaves the process's stdin open."""
+
+    def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
+        return repair_line(super().readline(-1 if size is None else size))
+
+    def close(self) -> None:
+        try:
+            self.detach()
+        except ValueError:
+            pass
 
 
 async def serve_stdio(spec: EpisodeSpec) -> None:
     """Open the episode of ``spec`` and serve it on stdin/stdout until the client closes stdin.
 
     The episode is opened once the SDK holds stdout, so nothing printed while it opens can reach the
-    wire (the SDK sends stray output to stderr). It is closed when the client goes.
+    wire (the SDK sends stray output to stderr). It is closed when the client goes. A request line with a
+    lone surrogate escape is answered (:func:`repair_line`), not dropped.
 
     Raises:
         ClinseekError: the episode cannot be opened (the client sees the server exit).
     """
-    async with stdio_server() as (read, write):
+    stdin = anyio.wrap_file(_StdinLines(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=stdin) as (read, write):
         async with await open_spec(spec) as session:
             server = session_server(session, names=spec.tool_names, pictures=spec.pictures)
             await server.run(read, write, server.create_initialization_options())

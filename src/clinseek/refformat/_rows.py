@@ -43,19 +43,89 @@ _SYNTHETIC = "clinseek_synthetic"
 _SCORED_NOTES = frozenset({"ok", "no_finish_call", "bad_json_args", "no_response_key"})
 
 
+def _text(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return value if isinstance(value, str) else None
+
+
 def row_format(row: Mapping[str, Any]) -> RowFormat | None:
     """Which shape ``row`` has (see the module docstring); ``None`` when it has none of them."""
     if "clinseek_status" in row:
         return "exported"
-    if "gold_names" in row or ("prediction_strs" in row and row.get("note") in _SCORED_NOTES):
+    if "gold_names" in row or ("prediction_strs" in row and _text(row, "note") in _SCORED_NOTES):
         return "scored"
     if "pred" in row and "gold" in row and ("fine_task" in row or "bench" in row):
         return "hierarchical"
-    if row.get("status") in CLINSEEK_STATUSES:
+    if _text(row, "status") in CLINSEEK_STATUSES:
         return "clinseek"
-    if "messages" in row or row.get("status") in REFERENCE_STATUSES:
+    if "messages" in row or _text(row, "status") in REFERENCE_STATUSES:
         return "raw"
     return None
+
+
+def row_qid(row: Mapping[str, Any]) -> str:
+    """The row's ``qid`` as text: a non-empty string or an integer.
+
+    Raises:
+        KeyError: no ``qid``; ValueError: naming the field, any other value (``null``, ``""``, ``1.5``, ``true``).
+    """
+    value = row["qid"]
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"field 'qid': expected a question id (text or an integer), got {value!r}")
+
+
+def row_run_index(row: Mapping[str, Any]) -> int:
+    """The row's ``run_index`` (0 when absent or null): an integer from 0, also written ``1.0`` or ``"1"``.
+
+    Raises:
+        ValueError: naming the field, any other value (``NaN``, ``1.5``, ``-1``, ``"first"``, ``true``).
+    """
+    value = row.get("run_index")
+    if value is None:
+        return 0
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isdecimal():
+        number = int(value)
+    if number is None or number < 0:
+        raise ValueError(f"field 'run_index': expected a run number (0, 1, ...), got {value!r}")
+    return number
+
+
+def checked_messages(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The row's ``messages`` (``[]`` when absent or null), checked to be the trajectory's shape: a list of
+    message objects, whose ``tool_calls`` are lists of call objects whose ``function`` is an object.
+
+    Raises:
+        TypeError: naming the first part of another shape (``field 'messages[2].tool_calls[0]': ...``).
+    """
+    messages = row.get("messages")
+    if messages is None:
+        return []
+    if not isinstance(messages, list):
+        raise TypeError(f"field 'messages': expected a list of message objects, got {type(messages).__name__}")
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise TypeError(f"field 'messages[{i}]': expected a message object, got {message!r:.60}")
+        calls = message.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            raise TypeError(f"field 'messages[{i}].tool_calls': expected a list of calls, got {type(calls).__name__}")
+        for j, call in enumerate(calls):
+            where = f"messages[{i}].tool_calls[{j}]"
+            if not isinstance(call, Mapping):
+                raise TypeError(f"field '{where}': expected a call object, got {call!r:.60}")
+            if call.get("function") is not None and not isinstance(call["function"], Mapping):
+                raise TypeError(f"field '{where}.function': expected an object with name and arguments, "
+                                f"got {call['function']!r:.60}")
+    return messages
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +265,7 @@ def _plain_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _raw_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    messages = row.get("messages") or []
+    messages = checked_messages(row)
     answer = finish_answer(messages)
     failed = row.get("status") == "error" or str(row.get("stop_reason") or "").startswith("exception")
     return {
@@ -237,16 +307,18 @@ def clinseek_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         KeyError: the row has no ``qid``; TypeError: ``usage`` or ``tool_calls`` of the wrong type.
     """
     shape = row_format(row)
+    if row.get("status") is not None and not isinstance(row["status"], str):
+        raise ValueError(f"field 'status': expected text, got {row['status']!r}")
     if shape == "exported":
         return from_reference_row(row)
     if shape in ("clinseek", None):
-        return {**_plain_fields(row), "qid": str(row["qid"])}
+        return {**_plain_fields(row), "qid": row_qid(row), "run_index": row_run_index(row)}
     fields = (_scored_fields(row) if shape == "scored" else _hierarchical_fields(row) if shape == "hierarchical"
               else _raw_fields(row))
     declared_type = row.get("task_type") or ("multimodal" if row.get("is_multimodal") else None)
     return {
-        "qid": str(row["qid"]),
-        "run_index": int(row.get("run_index") or 0),
+        "qid": row_qid(row),
+        "run_index": row_run_index(row),
         "task": row.get("task") or row.get("fine_task"),
         "task_type": declared_type,
         "category": row.get("category"),
@@ -379,6 +451,7 @@ def from_reference_row(row: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         KeyError: ``row`` has no ``clinseek_status`` (it was not written by :func:`to_reference_row`).
     """
+    checked_messages(row)
     out = dict(row)
     out["reference_status"] = row.get("status")
     out["status"] = out.pop("clinseek_status")

@@ -21,6 +21,7 @@ from typing import Literal
 
 from ..errors import ScoringError
 from ..refformat import path_run_key, path_split, row_format, visible_parts
+from ._read import text_lines
 
 Layout = Literal["auto", "clinseek", "reference"]
 SourceFormat = Literal["clinseek", "exported", "raw", "scored", "hierarchical"]
@@ -67,23 +68,27 @@ class Discovery:
 
 
 def _peek(path: Path) -> SourceFormat | Literal["empty"] | None:
-    """The format of the first rows of ``path`` that parse; ``"empty"`` when no line is a JSON object."""
+    """The format of the first rows of ``path`` that parse; ``"empty"`` when every line is blank, ``None``
+    when no line of the first few is a JSON object of a known shape (the reader then names the bad rows)."""
+    seen = 0  # lines that are not blank
     try:
-        with path.open(encoding="utf-8") as handle:
-            for n, line in enumerate(handle):
-                if n >= _PEEK_LINES:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(row, dict):
-                    return row_format(row)
-    except (OSError, UnicodeDecodeError):
+        for _, line in text_lines(path):
+            if isinstance(line, str) and not line.strip():
+                continue
+            seen += 1
+            if seen > _PEEK_LINES:
+                return None
+            if isinstance(line, UnicodeDecodeError):
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict):
+                return row_format(row)
+    except OSError:
         return None
-    return "empty"
+    return None if seen else "empty"
 
 
 def _walk(root: Path, skipped: list[str]) -> list[Path]:

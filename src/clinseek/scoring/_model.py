@@ -18,7 +18,7 @@ class RunUsage(BaseModel):
     """What one run of one question used, as the scorer reports it: turns, tool calls, tokens (from the row's
     ``clinseek.records.Usage``), cost and time (``None`` = not reported)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)  # a NaN cost or time is a bad row
 
     turns: int | None = None
     """Assistant turns (model calls) in the run."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -51,20 +52,64 @@ def row_error(path: Path, line: int, field: str | None, problem: str) -> Scoring
     return ScoringError(f"{where}: {problem}")
 
 
+def text_lines(path: Path) -> Iterator[tuple[int, str | UnicodeDecodeError]]:
+    """(line number, text) for every line of ``path``, each decoded as UTF-8 on its own: a line that is not
+    UTF-8 gives its ``UnicodeDecodeError`` instead of ending the file, and a leading byte-order mark (Windows
+    editors, PowerShell) is dropped."""
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                yield line_no, err
+                continue
+            yield line_no, text.removeprefix("\ufeff")
+
+
 def iter_jsonl(path: Path, bad_rows: list[ScoringError] | None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; a bad line raises or is collected."""
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-            except ValueError as err:
-                _fail(row_error(path, line_no, None, f"not a JSON object line ({err})"), bad_rows)
-                continue
-            yield line_no, obj
+    for line_no, line in text_lines(path):
+        if isinstance(line, UnicodeDecodeError):
+            byte = line.object[line.start:line.start + 1].hex()
+            _fail(row_error(path, line_no, None, f"not UTF-8 text (byte 0x{byte} at column {line.start + 1})"),
+                  bad_rows)
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+        except ValueError as err:
+            _fail(row_error(path, line_no, None, f"not a JSON object line ({err})"), bad_rows)
+            continue
+        yield line_no, obj
+
+
+def read_rows(path: Path, bad_rows: list[ScoringError] | None,
+              read: Callable[[Mapping[str, Any]], ScoreInput]) -> list[ScoreInput]:
+    """Every row of ``path`` through ``read``; a row that fails (a bad field, or a second row for a
+    question and run already read in this file: the first is scored) raises or is collected, naming
+    the file, the line and the field."""
+    out: list[ScoreInput] = []
+    first_line: dict[tuple[str, str, str, str, int], int] = {}
+    for line_no, row in iter_jsonl(path, bad_rows):
+        try:
+            score_input = read(row)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            field, problem = _problem(err)
+            _fail(row_error(path, line_no, field, problem), bad_rows)
+            continue
+        key = (*score_input.run_key, score_input.qid, score_input.run_index)
+        if key in first_line:
+            _fail(row_error(path, line_no, None, f"qid {score_input.qid!r} run {score_input.run_index} of "
+                            f"{'/'.join(key[:3])} again (first at line {first_line[key]}, the row scored); "
+                            "a retried run? keep one row per question and run, or score merged_unique.jsonl"),
+                  bad_rows)
+            continue
+        first_line[key] = line_no
+        out.append(score_input)
+    return out
 
 
 def _fail(err: ScoringError, bad_rows: list[ScoringError] | None) -> None:
@@ -92,6 +137,17 @@ def _run_usage(fields: Mapping[str, Any]) -> RunUsage:
     )
 
 
+def _holds_nan(value: object) -> bool:
+    """Whether a JSON value holds a float that is not finite (``NaN``, ``Infinity``: Python's json reads them)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return any(_holds_nan(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(_holds_nan(v) for v in value.values())
+    return False
+
+
 def _from_fields(fields: Mapping[str, Any], defaults: Mapping[str, str]) -> ScoreInput:
     """A score input from a row in clinseek's vocabulary (``ResultRow`` field names, any of them absent).
 
@@ -101,6 +157,8 @@ def _from_fields(fields: Mapping[str, Any], defaults: Mapping[str, str]) -> Scor
     through :func:`gold_items` (``gold_aliases``, a list of alias lists parallel to ``gold``, overrides
     the aliases it finds); answers and candidates go through :func:`label_strings`.
     """
+    if _holds_nan(fields.get("gold")):
+        raise ValueError("field 'gold': NaN is not a label (a missing value written as NaN?)")
     gold, aliases = gold_items(fields.get("gold"))
     if not gold and fields.get("status") != "invalid_input":  # a row that never ran may carry no gold
         raise ValueError("field 'gold': empty or absent; a question needs at least one gold label")
@@ -195,14 +253,7 @@ def read_score_inputs(path: Path | str, *, bad_rows: list[ScoringError] | None =
     """
     path = Path(path)
     defaults = path_defaults(path)
-    out: list[ScoreInput] = []
-    for line_no, row in iter_jsonl(path, bad_rows):
-        try:
-            out.append(score_input_from_row(row, defaults))
-        except (KeyError, TypeError, ValueError) as err:
-            field, problem = _problem(err)
-            _fail(row_error(path, line_no, field, problem), bad_rows)
-    return out
+    return read_rows(path, bad_rows, lambda row: score_input_from_row(row, defaults))
 
 
 def read_expected(path: Path | str) -> list[ScoreInput]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import ScoringError
 from ..refformat import path_run_key
 from ._model import ScoreInput
-from ._read import _fail, _problem, iter_jsonl, row_error, score_input_from_row
+from ._read import read_rows, score_input_from_row
 
 
 def reference_run_key(path: Path | str) -> tuple[str, str, str]:
@@ -45,12 +45,5 @@ def read_reference_results(
     """
     path = Path(path)
     bench, mode, model = run_key or reference_run_key(path)
-    out: list[ScoreInput] = []
-    for line_no, row in iter_jsonl(path, bad_rows):
-        try:
-            key = {"benchmark": bench, "mode": mode, "model": model}  # the layout's run key wins over the row's
-            out.append(score_input_from_row(row, key).model_copy(update=key))
-        except (KeyError, TypeError, ValueError) as err:
-            field, problem = _problem(err)
-            _fail(row_error(path, line_no, field, problem), bad_rows)
-    return out
+    key = {"benchmark": bench, "mode": mode, "model": model}  # the layout's run key wins over the row's
+    return read_rows(path, bad_rows, lambda row: score_input_from_row(row, key).model_copy(update=key))

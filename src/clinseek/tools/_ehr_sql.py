@@ -11,6 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
+from ..schema import tables
 from ._context import ToolContext
 from ._ehr_meta import SubjectArg
 from ._pin import check_subject
@@ -139,11 +140,33 @@ def _next_page(ctx: ToolContext, sql: str, shown: int) -> str:
 
 
 _MISSING_COLUMN = re.compile(r'Referenced column "([^"]+)" not found')
+_MISSING_TABLE = re.compile(r'Referenced table "([^"]+)" not found')
+
+
+def _lacking_column(message: str, sql: str) -> str:
+    """For DuckDB's ``Referenced table "X" not found`` where X is a registry table and the query writes ``X.col``
+    for a column X lacks (DuckDB says so of a qualified column it cannot bind in a subquery): that column, and
+    X's columns; "" otherwise."""
+    found = _MISSING_TABLE.search(message)
+    if found is None:
+        return ""
+    name = found.group(1).lower()
+    table = next((t for t in tables() if name in (t.name, t.qualified)), None)
+    if table is None:
+        return ""
+    have = {c.lower() for c in table.column_names}
+    written = re.findall(rf'(?<![\w."]){re.escape(found.group(1))}\s*\.\s*"?(\w+)"?', sql, re.IGNORECASE)
+    lacking = [c for c in dict.fromkeys(written) if c.lower() not in have]
+    if not lacking:
+        return ""
+    return (f"{found.group(1)}.{lacking[0]} is not a column of {table.qualified}, which DuckDB reports as the table "
+            f"not found; its columns: {', '.join(table.column_names)}")
 
 
 def _explained(err: ToolError, note: str | None, sql: str) -> ToolError:
-    """``err`` with the DuckDB form of any SQLite construct it names, what a translation changed, and, for a
-    column not found that the query wrote in double quotes, that text takes single quotes."""
+    """``err`` with the DuckDB form of any SQLite construct it names, what a translation changed, for a
+    column not found that the query wrote in double quotes, that text takes single quotes, and for a table
+    "not found" that the query reads, the column it lacks (:func:`_lacking_column`)."""
     message = err.message
     if note is not None:
         message = f"{note.removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
@@ -153,4 +176,7 @@ def _explained(err: ToolError, note: str | None, sql: str) -> ToolError:
         text = missing.group(1).replace("'", "''")
         quotes = f"\"{missing.group(1)}\" names a column; text takes single quotes: '{text}'"
         hint = f"{hint}; {quotes}" if hint else quotes
+    lacking = _lacking_column(err.message, sql)
+    if lacking:
+        hint = f"{hint}; {lacking}" if hint else lacking
     return ToolError(err.kind, f"{message} (DuckDB: {hint})" if hint else message)

@@ -1,0 +1,46 @@
+"""attack16reach: a qualified column a table lacks, inside a subquery, makes DuckDB say the *table* is not found.
+
+EHRSQL 2024's own schema has ``procedures_icd.charttime``, ``diagnoses_icd.charttime`` and ``admissions.age``;
+MIMIC-IV's has not. Of the 592 EHRSQL 2024 valid questions naming one demo patient, 12 ran into
+``Binder Error: Referenced table "procedures_icd" not found!`` (or ``admissions``, ``diagnoses_icd``) through
+``ehr.run_sql_query``, although the episode holds the table: a model reading that looks for another table.
+The answer should name the column that is not there and the table's columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+import clinseek
+
+
+def _patient(store: Path) -> tuple[int, str]:
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        subject_id, last = con.execute(
+            "SELECT subject_id, max(dischtime) FROM hosp.admissions GROUP BY 1 ORDER BY 1 LIMIT 1").fetchone()
+    finally:
+        con.close()
+    return subject_id, str(last)
+
+
+def test_a_column_the_table_lacks_is_named_not_a_missing_table(synthetic_store: Path) -> None:
+    subject_id, cutoff = _patient(synthetic_store)
+    sql = ("SELECT d_icd_procedures.long_title FROM d_icd_procedures WHERE d_icd_procedures.icd_code IN ( "
+           "SELECT T1.icd_code FROM ( SELECT procedures_icd.icd_code, COUNT( procedures_icd.charttime ) AS C1 "
+           "FROM procedures_icd WHERE procedures_icd.hadm_id IN ( SELECT admissions.hadm_id FROM admissions "
+           f"WHERE admissions.subject_id = {subject_id} ) GROUP BY procedures_icd.icd_code ) AS T1 WHERE T1.C1 = 2 )")
+    with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
+        reply = episode.call_tool("ehr.run_sql_query", {"sql_query": sql})
+    assert reply.result.error_kind == "sql_error"
+    assert "procedures_icd.charttime is not a column of hosp.procedures_icd" in reply.text, reply.text
+    assert "chartdate" in reply.text  # its columns are listed
+
+
+def test_a_table_the_query_does_not_read_keeps_duckdbs_message(synthetic_store: Path) -> None:
+    subject_id, cutoff = _patient(synthetic_store)
+    with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
+        reply = episode.call_tool("ehr.run_sql_query", {"sql_query": "SELECT nosuch.x FROM admissions"})
+    assert reply.result.error_kind == "sql_error" and "is not a column of" not in reply.text, reply.text
