@@ -65,7 +65,6 @@ def note_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_store(tmp_path_factory.mktemp("attack16") / "notes.duckdb", _ROWS, __file__)
 
 
-@pytest.mark.xfail(strict=True, reason="attack16: note_seq / note_id are shown as stored (not renumbered)")
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 @pytest.mark.parametrize(("table", "detail"), [("radiology", "radiology_detail"), ("discharge", "discharge_detail")])
 def test_attack16_note_counters_do_not_count_unsigned_notes(note_store: Path, policy: str, table: str,
@@ -74,6 +73,6 @@ def test_attack16_note_counters_do_not_count_unsigned_notes(note_store: Path, po
         shown = ep.execute(f"SELECT note_id, note_seq FROM {table} ORDER BY charttime").rows
         named = ep.execute(f"SELECT DISTINCT note_id FROM {detail}").rows
     assert len(shown) == 1  # the later, already signed note only
-    # measured before a fix: [('7-RR-2', 2)] / [('7-DS-2', 2)]: one earlier note exists, unsigned at the cutoff
+    # measured before notes16's renumbering: [('7-RR-2', 2)] / [('7-DS-2', 2)]: one earlier note exists, unsigned
     assert [seq for _, seq in shown] == [1]
     assert not any(note_id.endswith("-2") for (note_id,) in named + [(i,) for i, _ in shown])
