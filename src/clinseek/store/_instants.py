@@ -1,9 +1,9 @@
 """The store's row instants: every instant the policy needs of a row that reads beyond the row, kept with it.
 
 A row's event time inherited from a parent (``hosp.diagnoses_icd`` from its admission, ``hosp.emar_detail``
-from its administration) and a mask instant that reads another table (``emar_detail``'s values known when
-the administration is stored, ``poe``'s discontinuation known when the discontinuing order is placed, an
-encounter id known once the encounter starts) depend on the store's data only, never on
+from its administration's documentation), a mask instant that reads another table (an encounter id known once
+the encounter starts) and a renumbered counter's number (:func:`sequence_numbers_sql`) depend on the store's
+data only, never on
 the question. Computed for every patient at once at ingest, they are extra columns of the store table, so
 the policy's statements compare stored instants with the cutoff instead of joining parents and grouping
 other tables in every statement (DuckDB plans those joins each time: the cost that dominated the policy's
