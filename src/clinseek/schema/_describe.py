@@ -76,8 +76,10 @@ def _rules(table: Table) -> list[str]:
         out.append(
             "Known at (per column): event = with the row; stored = when stored/resulted; end = at the end "
             "of the row's interval; own_time = once that time has passed; static = always; encounter / "
-            "reference = once the encounter / row it names exists; final = never."
+            "reference = once the encounter / row it names exists; sequence = renumbered in the episode (below); "
+            "final = never."
         )
+    out += _renumbering(table)
     if table.visibility == "event" or table.visibility == "static":
         out.append(
             "Any other date/time value after the cutoff is NULL (a DATE counts as the end of its day)."
@@ -89,6 +91,24 @@ def _rules(table: Table) -> list[str]:
         out.append(f"Labels: join {pairs} for {', '.join(f'`{lbl}`' for lbl in dj.labels)}.")
     if table.required:
         out.append("Required: ingest fails when its module is given but this file is missing.")
+    return out
+
+
+def _renumbering(table: Table) -> list[str]:
+    """One line per counter a table's ``sequence`` columns carry: how the episode numbers it."""
+    out = []
+    for sequence in dict.fromkeys(r.sequence for r in table.renumbered):
+        cols = ", ".join(
+            f"`{r.column}`" + (f" (where `{r.where}`)" if r.where else "") for r in table.renumbered if r.sequence == sequence
+        )
+        per = "patient" + "".join(f", `{c}`" for c in sequence.partition)
+        per = f"({per})" if sequence.partition else per
+        parts = "".join(f"<{c}>-" for c in sequence.partition)
+        out.append(
+            f"Renumbered in each episode: {cols} — `{sequence.owner}`'s visible rows are numbered 1..n per {per} "
+            f"by event time, `{sequence.id}` written `<subject_id>-{parts}<n>`; NULL where the named row is "
+            "not visible. Store values are never shown (their gaps would count hidden rows)."
+        )
     return out
 
 
