@@ -38,7 +38,6 @@ def test_attack16_the_manual_differential_follows_an_abnormal_count(demo_store: 
     assert rows == [(False, 2365, 1053, 0), (True, 395, 345, 378)]
 
 
-@pytest.mark.xfail(strict=True, reason="attack16: pending lab rows are all shown from the specimen time")
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 def test_attack16_no_test_added_after_the_first_result_shows_before_it(demo_store: Path, policy: str) -> None:
     with build_episode(demo_store, EpisodeKey(10002495, datetime(2141, 5, 22, 22, 0), policy=policy)) as ep:
