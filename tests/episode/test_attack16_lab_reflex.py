@@ -18,10 +18,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import anyio
 import duckdb
 import pytest
-
-import anyio
 
 from clinseek.bench import Question, render_curated
 from clinseek.episode import EpisodeKey, build_episode
