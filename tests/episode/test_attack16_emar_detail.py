@@ -52,16 +52,16 @@ def test_attack16_detail_rows_of_an_undocumented_administration_stay_hidden(demo
             "SELECT e.medication, e.event_txt, (SELECT count(*) FROM emar_detail d WHERE d.emar_id = e.emar_id) "
             "FROM emar e WHERE e.charttime = TIMESTAMP '2141-05-28 16:00' ORDER BY e.medication"
         ).rows
-    # measured before the fix: the same four with event_txt None and counts 2, 2, 2, 1
-    assert shown == [("Captopril", None, 0), ("Heparin", None, 0), ("Metoprolol Tartrate", None, 0),
-                     ("Warfarin", None, 0)]
+    # measured before the fix: the same four with event_txt None and counts 2, 2, 2, 1; since session 16 an
+    # administration documented after the cutoff is not shown at all
+    assert shown == []
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 def test_attack16_no_detail_row_is_shown_before_its_administration_is_stored(demo_store: Path, policy: str) -> None:
     """Every demo patient with eMAR rows, one minute after each of its first administration stored more than 5
-    minutes after their charttime: the episode's detail rows are those of administrations stored by then
-    (an oracle over the store's rows, not the registry)."""
+    minutes after their charttime: the episode's administrations are those documented (stored, and charted) by
+    then, and its detail rows theirs (an oracle over the store's rows, not the registry; session 16)."""
     op = "<" if policy == TEXT_POLICY else "<="
     con = duckdb.connect(str(demo_store), read_only=True)
     try:
@@ -72,8 +72,15 @@ def test_attack16_no_detail_row_is_shown_before_its_administration_is_stored(dem
         ).fetchall()
         want = {
             (s, c): con.execute(
-                "SELECT count(*) FROM hosp.emar_detail d WHERE d.subject_id = $s AND (SELECT min(coalesce(e.storetime, "
+                "SELECT count(*) FROM hosp.emar_detail d WHERE d.subject_id = $s AND (SELECT min(greatest(e.storetime, "
                 f"e.charttime)) FROM hosp.emar e WHERE e.emar_id = d.emar_id) {op} $c", {"s": s, "c": c}
+            ).fetchone()[0]
+            for s, c in cases
+        }
+        documented = {
+            (s, c): con.execute(
+                f"SELECT count(*) FROM hosp.emar WHERE subject_id = $s AND greatest(storetime, charttime) {op} $c",
+                {"s": s, "c": c},
             ).fetchone()[0]
             for s, c in cases
         }
@@ -84,6 +91,7 @@ def test_attack16_no_detail_row_is_shown_before_its_administration_is_stored(dem
     for (subject, cutoff), n in want.items():
         with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
             got = ep.execute("SELECT count(*) FROM emar_detail").rows[0][0]
-        if got != n:
-            wrong.append((subject, cutoff, n, got))
+            administrations = ep.execute("SELECT count(*) FROM emar").rows[0][0]
+        if (got, administrations) != (n, documented[subject, cutoff]):
+            wrong.append((subject, cutoff, n, got, documented[subject, cutoff], administrations))
     assert not wrong, wrong[:5]
