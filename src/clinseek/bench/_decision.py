@@ -332,7 +332,10 @@ DECISION_TASKS: tuple[TaskSpec, ...] = (
         f"the CCS category names of the ed.diagnosis codes of target_stay_id; {CCS_MAP}", _CCS_CANDIDATES,
         target="stay_id", build=ed_diagnosis_ccs, vocabulary=_ccs_vocabulary,
     ),
-    _next("emar", "medication", "medications to be administered", NextBatch("hosp.emar", "f.medication"),
+    # t* the administration's charttime, as EHR-Bench asks (its rows are shown from their documentation, never
+    # earlier: hidden at t*)
+    _next("emar", "medication", "medications to be administered",
+          NextBatch("hosp.emar", "f.medication", time="f.charttime"),
           "emar.medication", "distinct emar.medication in the store"),
     _next("ingredientevents", "medication", "ICU ingredient items", _icu("ingredientevents"), "d_items labels",
           "icu.d_items labels linked to ingredientevents"),
