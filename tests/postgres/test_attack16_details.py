@@ -38,7 +38,9 @@ def test_attack16_postgres_hides_detail_rows_until_the_administration_is_stored(
             assert shown[cutoff] == stored.execute(_SQL).rows
             assert live.table_counts() == stored.table_counts()
     meds = ["Captopril", "Heparin", "Metoprolol Tartrate", "Warfarin"]
-    assert list(shown.values()) == [[(m, True, 0) for m in meds],
+    # before their documentation (17:28-17:29) the administrations are not shown at all (session 16; at attack16
+    # they showed with event_txt NULL and no detail row)
+    assert list(shown.values()) == [[],
                                     [(m, False, n) for m, n in zip(meds, (2, 2, 2, 1), strict=True)]]
 
 
