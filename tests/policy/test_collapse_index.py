@@ -86,8 +86,17 @@ ADVERSARIAL = [
 ]
 
 
-def _cutoffs(con: duckdb.DuckDBPyConnection) -> list[tuple[int, dt.datetime]]:
+LABS = "hosp.labevents"
+
+
+def _cutoffs(con: duckdb.DuckDBPyConnection, table: str = MICRO) -> list[tuple[int, dt.datetime]]:
     """(subject, cutoff): one second before, at and after every event and result instant of every row."""
+    if table == LABS:
+        return con.execute(
+            f"SELECT DISTINCT subject_id, x + o * INTERVAL 1 SECOND FROM (SELECT subject_id, charttime AS x FROM {LABS} "
+            f"UNION SELECT subject_id, coalesce(storetime, charttime) FROM {LABS}), (VALUES (-1), (0), (1)) AS _o(o) "
+            "WHERE x IS NOT NULL ORDER BY 1, 2"
+        ).fetchall()
     return con.execute(
         f"SELECT DISTINCT subject_id, x + o * INTERVAL 1 SECOND FROM (SELECT subject_id, coalesce(charttime, "
         f"chartdate + INTERVAL 1 DAY) AS x FROM {MICRO} UNION SELECT subject_id, coalesce(storetime, storedate + "
@@ -108,18 +117,19 @@ def _at_every_cutoff(con: duckdb.DuckDBPyConnection, query: tuple[str, list[Any]
     return {(s, c): (n, times) for s, c, n, times in found if n}
 
 
-def _check_every_cutoff(store: Path, *, sample: int) -> int:
-    """The survey's microbiology part equals the policy's visible rows at every cutoff (both policies), and
-    ``StoreReader.survey`` gives the same for every ``sample``-th key. Returns the rows compared."""
+def _check_every_cutoff(store: Path, *, sample: int, table: str = MICRO, every: int = 1) -> int:
+    """The survey's part of ``table`` (microbiology, labs) equals the policy's visible rows at every ``every``-th
+    cutoff (both policies), and ``StoreReader.survey`` gives the same for every ``sample``-th key. Returns the rows
+    compared."""
     compared = 0
     with open_store_reader(store) as reader, duckdb.connect(str(store), read_only=True) as con:
-        assert MICRO in reader.indexed, "the store's event index does not cover microbiology"
-        cutoffs = _cutoffs(con)
+        assert table in reader.indexed, f"the store's event index does not cover {table}"
+        cutoffs = _cutoffs(con, table)[::every]
         for name in POLICIES:
             policy = get_policy(name)
             key = EpisodeKey(cutoffs[0][0], cutoffs[0][1], name)
-            visible = policy.timeline_select(get_table(MICRO), key, present=reader.present)
-            survey = policy.visible_inventory_select(key, present=[MICRO], indexed=reader.indexed)
+            visible = policy.timeline_select(get_table(table), key, present=reader.present)
+            survey = policy.visible_inventory_select(key, present=[table], indexed=reader.indexed)
             assert visible is not None and survey is not None and "event_index" in survey[0]
             want = _at_every_cutoff(con, visible, cutoffs, "count(*), list(_v._event_time ORDER BY _v._event_time)")
             got = _at_every_cutoff(con, survey, cutoffs, "sum(_v.n), flatten(list(_v.times))")
@@ -127,7 +137,7 @@ def _check_every_cutoff(store: Path, *, sample: int) -> int:
             compared += sum(n for n, _ in want.values())
             for subject_id, cutoff in cutoffs[::sample]:
                 key = EpisodeKey(subject_id, cutoff, name)
-                found = reader.survey(policy, key)[0][MICRO]
+                found = reader.survey(policy, key)[0][table]
                 times = None if found.times is None else found.times.to_pylist()
                 assert (found.rows, times if found.rows else []) == want.get((subject_id, cutoff), (0, [])), key
     return compared
@@ -183,7 +193,8 @@ def test_a_store_of_layout_2_counts_microbiology_per_table_until_it_is_rewritten
     keys = [EpisodeKey(S, cutoff, name) for name in POLICIES
             for cutoff in (ts("06-02 12:00"), ts("06-03 08:00"), ts("06-04 08:00"), ts("06-05 12:00"))]
     with open_store_reader(old) as reader, open_store_reader(new) as indexed:
-        assert MICRO not in reader.indexed and reader.indexed == indexed.indexed - {MICRO}
+        # the tables whose pending results collapse (microbiology, labs: labpend16) are read per table
+        assert MICRO not in reader.indexed and reader.indexed == indexed.indexed - {MICRO, "hosp.labevents"}
         for key in keys:
             got, want = reader.survey(get_policy(key.policy), key), indexed.survey(get_policy(key.policy), key)
             assert _norm(got[0]) == _norm(want[0]), key
@@ -196,6 +207,12 @@ def test_every_cutoff_of_every_microbiology_row_of_the_demo(demo_store: Path) ->
 
 
 @pytest.mark.slow
+def test_every_seventh_cutoff_of_the_demo_labs(demo_store: Path) -> None:
+    """Labs collapse one row per pending specimen (labpend16): the index's intervals give the policy's rows."""
+    assert _check_every_cutoff(demo_store, sample=500, table=LABS, every=7) > 100_000
+
+
+@pytest.mark.slow
 def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared_data: Path, tmp_path: Path) -> None:
     old = tmp_path / "layout2.duckdb"
     shutil.copy(demo_store, old)
@@ -203,7 +220,7 @@ def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared
     with open_store_reader(old) as reader:
         assert MICRO in reader.present and MICRO not in reader.indexed and reader.indexed
     said = CliRunner().invoke(app, ["data", "info", str(old)], terminal_width=400)
-    assert said.exit_code == 0 and "event index layout 2, not 3: microbiology is counted by its own" in said.output
+    assert said.exit_code == 0 and "event index layout 2, not 3: microbiology and labs are counted apart" in said.output
     report = ingest(old, mimic_iv=shared_data / "mimic-iv-demo-2.2", ed=shared_data / "mimic-iv-ed-demo-2.2",
                     progress=False)
     assert {t.status for t in report.tables} == {"skipped"}  # nothing re-read: only the index rewritten

@@ -124,17 +124,21 @@ def test_lab_drawn_before_but_resulted_after_cutoff_has_no_result(text_ep: Episo
     assert one(
         text_ep,
         "SELECT charttime, storetime, value, valuenum, valueuom, flag, ref_range_lower, ref_range_upper, comments "
-        "FROM labevents WHERE labevent_id = 2",
+        "FROM labevents WHERE labevent_id IS NULL",
     ) == (ts("06-10 11:00"), None, None, None, None, None, None, None, None)
+    # pending (labpend16): the test is not named either, and the row has no id
+    assert one(text_ep, "SELECT itemid, label FROM labevents l LEFT JOIN d_labitems USING (itemid) "
+               "WHERE l.labevent_id IS NULL") == (None, None)
 
 
 def test_labs_at_or_after_cutoff_are_absent_under_strict_policy(text_ep: Episode) -> None:
-    assert sorted(r[0] for r in rows(text_ep, "SELECT labevent_id FROM labevents")) == [1, 2]
+    assert rows(text_ep, "SELECT labevent_id, itemid FROM labevents ORDER BY charttime") == [(1, 50912), (None, None)]
 
 
 def test_lab_exactly_at_cutoff_is_visible_with_result_under_inclusive_policy(mm_ep: Episode) -> None:
-    assert sorted(r[0] for r in rows(mm_ep, "SELECT labevent_id FROM labevents")) == [1, 2, 3]
-    assert one(mm_ep, "SELECT valuenum FROM labevents WHERE labevent_id = 3") == (1.3,)
+    # the store's ids 1, 2 (pending: no id), 3 renumbered 1..n over the resulted rows
+    assert rows(mm_ep, "SELECT labevent_id FROM labevents ORDER BY charttime") == [(1,), (None,), (2,)]
+    assert one(mm_ep, "SELECT valuenum FROM labevents WHERE labevent_id = 2") == (1.3,)
 
 
 def test_culture_result_hidden_until_resulted(text_ep: Episode) -> None:

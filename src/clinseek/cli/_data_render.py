@@ -44,7 +44,7 @@ def print_info(info: StoreInfo) -> None:
             out.print(f"  {key}: {value}")
     layout = info.provenance.get("event_index_version")
     if layout is not None and layout != EVENT_INDEX_VERSION:
-        read = "microbiology is counted by its own statement" if layout == "2" else "it is not used"
+        read = "microbiology and labs are counted apart" if layout == "2" else "it is not used"
         out.print(f"  note: event index layout {layout}, not {EVENT_INDEX_VERSION}: {read}; `clinseek data ingest "
                   f"--out {info.path}` with its sources rewrites it")
     elif layout is not None and not info.event_index_current:

@@ -45,11 +45,14 @@ file matches it. It is what the code does, table by table.
   in `icu` tables (except `icustays`) until `icu.icustays.intime`, in `ed` tables (except
   `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts (ED orders and
   labs, ICU charting) would otherwise name a future admission or ICU stay.
-- Pending results whose row count is itself the result (microbiology: one row per organism x
-  antibiotic) collapse: while a row's mask holds, rows keep one per `collapse_on` value (the
-  lowest id), and the row id (`renumber`, `microevent_id`) is NULL on those rows and renumbered
-  densely `1..n` in id order over the other visible rows, so no gap between ids reveals how many
-  rows a pending culture has. Store ids of `microevent_id` never reach an episode.
+- Pending results whose row count or tests are themselves the result collapse (microbiology: one
+  row per organism x antibiotic; labs: the lab adds tests to a specimen after an abnormal automated
+  count, a manual differential or a smear review): while a row's mask holds, rows keep one per
+  `collapse_on` value (the lowest id; labs: one per `specimen_id`, its `itemid` NULL with the
+  result, so neither which nor how many tests are pending shows), and the row id (`renumber`,
+  `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` in id order
+  over the other visible rows, so no gap between ids reveals how many rows a pending culture or
+  specimen has. Store ids of `microevent_id` and `labevent_id` never reach an episode.
 - Per-patient counters that MIMIC assigns in entry, storage or chart order, not in event-time order
   (`sequence`; `clinseek.schema` `Sequence`: `hosp.poe.poe_seq` / `poe_id`, `hosp.emar.emar_seq` /
   `emar_id`, `note.discharge.note_seq` / `note_id`, `note.radiology.note_seq` / `note_id`) are

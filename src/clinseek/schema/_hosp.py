@@ -278,16 +278,18 @@ HOSP: tuple[Table, ...] = (
         "hosp",
         "labevents",
         "Laboratory measurements (blood, urine, other fluids), in and out of hospital, with units, "
-        "reference ranges and abnormal flags. charttime is the specimen time; storetime is when the result was available.",
+        "reference ranges and abnormal flags. charttime is the specimen time; storetime is when the result was available. "
+        "A specimen whose results are still pending shows as one row (itemid and results NULL).",
         parse_columns(
-            "labevent_id INTEGER event, subject_id INTEGER static, hadm_id INTEGER encounter, specimen_id INTEGER event, "
-            "itemid INTEGER event, order_provider_id VARCHAR event, charttime TIMESTAMP event, storetime TIMESTAMP stored, "
+            "labevent_id INTEGER stored, subject_id INTEGER static, hadm_id INTEGER encounter, specimen_id INTEGER event, "
+            "itemid INTEGER stored, order_provider_id VARCHAR event, charttime TIMESTAMP event, storetime TIMESTAMP stored, "
             "value VARCHAR stored, valuenum DOUBLE stored, valueuom VARCHAR stored, ref_range_lower DOUBLE stored, "
             "ref_range_upper DOUBLE stored, flag VARCHAR stored, priority VARCHAR event, comments VARCHAR stored",
             {
                 "hadm_id": "Admission identifier; NULL for outpatient labs.",
                 "specimen_id": "Groups measurements made on one specimen.",
-                "itemid": "Lab test; join hosp.d_labitems for its label.",
+                "labevent_id": "Row identifier; NULL on a pending specimen's row.",
+                "itemid": "Lab test; join hosp.d_labitems for its label. NULL on a pending specimen's row.",
                 "charttime": "Time the specimen was drawn.",
                 "storetime": "Time the result was available (validated).",
                 "value": "Result as text.",
@@ -300,13 +302,19 @@ HOSP: tuple[Table, ...] = (
                 "ref_range_lower": "reported with the result",
                 "ref_range_upper": "reported with the result",
                 "comments": "written with the result",
-                "priority": "set when the test is ordered",
+                "priority": "set when the specimen is ordered (the same for every row of a specimen in the MIMIC-IV demo)",
+                "labevent_id": "MIMIC numbers a patient's lab rows in specimen-time order: a store id would count a pending "
+                "specimen's rows; NULL while pending, else renumbered 1..n",
+                "itemid": "the test: the lab adds tests to a specimen after an abnormal automated count (a manual "
+                "differential, a smear review), so a pending test's name would tell the result; while pending, one row per "
+                "specimen shows, without its test",
             },
         ),
         key=("labevent_id",),
         event_time=EventTime("t.charttime", sort=("charttime",), rationale="the specimen time"),
         stored_at="coalesce(t.storetime, t.charttime)",
         dict_joins=(DictJoin(("itemid",), "hosp.d_labitems", ("itemid",), ("label", "fluid", "category")),),
+        pending=Pending(("specimen_id",), renumber="labevent_id"),
         required=True,
     ),
     Table(

@@ -8,7 +8,7 @@ once at ingest, so the inventory is one filtered scan of one table.
 
 ``clinseek_meta.event_index(table_name, subject_id, event_time, target_id, encounter_id, valid_from,
 valid_until)`` has one row per row of each *indexed* table (:func:`indexable`), and for a table whose pending
-results collapse (microbiology) one row per interval in which a row is kept (``valid_from``, ``valid_until``:
+results collapse (microbiology, labs) one row per interval in which a row is kept (``valid_from``, ``valid_until``:
 :mod:`clinseek.store._collapse`; NULL on every other table's rows): ``table_name`` an ``ENUM`` of the indexed tables'
 names (a one-byte code: the inventory filters, groups and returns it cheaper than text),
 ``event_time`` the registry's event time of the row (:attr:`~clinseek.schema.EventTime.expr`, inherited
@@ -24,7 +24,7 @@ store only, the same for every policy and question.
 ``clinseek_meta.event_index_tables(table_name, table_rows)`` records the tables covered and the row
 count of every patient table when the index was written: a reader uses the index only while every
 count still matches and ``store_info`` records a layout it reads (:data:`READ_LAYOUTS`)
-(:func:`valid_event_index`; layout 2 is still read, without microbiology), so a store changed by anything but
+(:func:`valid_event_index`; layout 2 is still read, without the tables whose pending results collapse), so a store changed by anything but
 ingest, or indexed by an older clinseek, falls back to the per-table statements (and its next ingest
 rewrites the index). ``clinseek_meta.event_index_definitions(table_name, definition)`` records what each covered
 table's rows were computed by (:func:`index_definition`: its event time, parent join, target and encounter
@@ -52,7 +52,7 @@ EVENT_INDEX_VERSION = "3"
 """The index layout, recorded as ``store_info.event_index_version``: 2 added ``encounter_id`` and made
 ``table_name`` an ``ENUM``; 3 added ``valid_from`` / ``valid_until`` and the tables whose pending results
 collapse (microbiology, one row per interval in which a row is kept). An index of layout 2 is still read for
-its tables (microbiology then counted by its own statement: :data:`READ_LAYOUTS`); one without a layout
+its tables (the collapsing tables, microbiology and labs, then counted by their own statements: :data:`READ_LAYOUTS`); one without a layout
 (version 1, VARCHAR names) is not used."""
 
 READ_LAYOUTS = ("2", EVENT_INDEX_VERSION)
@@ -70,7 +70,7 @@ EVENT_INDEX_DEFINITIONS = f"{META_SCHEMA}.event_index_definitions"
 def indexable(table: Table) -> bool:
     """True for a table whose visible rows the index can tell: an ``event`` or ``static`` patient table
     outside CXR (whose rows also depend on the question's linked studies) whose rows, if some collapse while a
-    result is pending (MIMIC microbiology), collapse as :func:`~clinseek.store._collapse.collapse_mask` allows
+    result is pending (MIMIC microbiology, labs), collapse as :func:`~clinseek.store._collapse.collapse_mask` allows
     (then its index rows are the intervals in which each row is kept)."""
     return (
         table.is_patient_table
