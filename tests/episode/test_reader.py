@@ -245,44 +245,49 @@ def test_a_timeline_comes_in_its_total_order_from_the_reader(demo_store: Path) -
 
 
 def test_timeline_rows_order_nulls_and_nan_as_the_timeline(small_store: Path, tmp_path: Path) -> None:
-    # rows alike but for valuenum: numbers first, then NaN, then NULL, as Arrow's sort of the timeline orders them
+    # rows alike but for a DOUBLE column: numbers first, then NaN, then NULL, as Arrow's sort of the timeline orders
+    # them (icu.procedureevents: its key, orderid, is the store's own; labevents' and microbiologyevents' ids are
+    # renumbered per episode, so copies of a row would not share one)
     store = tmp_path / "nan.duckdb"
     store.write_bytes(small_store.read_bytes())
     con = duckdb.connect(str(store))
-    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
-        data = ep.timeline("labevents")
-        shown = [i for i, v in zip(data.column("labevent_id").to_pylist(), data.column("valuenum").to_pylist(), strict=True)
-                 if v is not None]
-    con.execute("INSERT INTO hosp.labevents SELECT l.* REPLACE (v.x AS valuenum) FROM hosp.labevents l, "
-                "(VALUES ('NaN'::DOUBLE), (NULL), (-1.5), ('NaN'::DOUBLE), (1e9)) AS v(x) WHERE l.labevent_id = $1", [shown[0]])
+    order = con.execute("SELECT min(orderid) FROM icu.procedureevents WHERE subject_id = $1 AND starttime < $2",
+                        [S, T]).fetchall()[0][0]
+    con.execute("UPDATE icu.procedureevents SET patientweight = 70.5 WHERE orderid = $1", [order])
+    con.execute("INSERT INTO icu.procedureevents SELECT p.* REPLACE (v.x AS patientweight) FROM icu.procedureevents p, "
+                "(VALUES ('NaN'::DOUBLE), (NULL), (-1.5), ('NaN'::DOUBLE), (1e9)) AS v(x) WHERE p.orderid = $1", [order])
     con.close()
     with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
-        got = ep.timeline_rows("labevents")
-        assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))  # repr: NaN is no NaN
-        at = got.columns.index("labevent_id")
-        alike = [repr(row[got.columns.index("valuenum")]) for row in got.rows if row[at] == shown[0]]
-        assert alike[0] == "-1.5" and alike[-4:] == ["1000000000.0", "nan", "nan", "None"], alike
+        got = ep.timeline_rows("procedureevents")
+        assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("procedureevents")))  # repr: NaN is no NaN
+        at = got.columns.index("orderid")
+        alike = [repr(row[got.columns.index("patientweight")]) for row in got.rows if row[at] == order]
+        assert alike == ["-1.5", "70.5", "1000000000.0", "nan", "nan", "None"], alike
 
 
 def test_timeline_rows_alike_in_event_time_and_key_keep_the_total_order(small_store: Path, tmp_path: Path) -> None:
     # rows equal in event time and key are ordered by every other column (text by its bytes, NULLs last), and
     # NULL keys sort after the keyed rows of their time: the reader's rows in the Arrow timeline's order
-    with open_store_reader(small_store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
-        first = ep.timeline("labevents").column("labevent_id")[0].as_py()
+    # (icu.procedureevents: its key is the store's own, not renumbered per episode)
+    con = duckdb.connect(str(small_store), read_only=True)
+    first = con.execute("SELECT min(orderid) FROM icu.procedureevents WHERE subject_id = $1 AND starttime < $2",
+                        [S, T]).fetchall()[0][0]
+    con.close()
     alike = "($1, 'b'), ($1, 'a'), ($1, NULL), ($1, 'B'), ($1, 'é')"
     for i, values in enumerate((alike, alike + ", (NULL, 'z'), (NULL, 'a')")):  # then NULL keys too
         store = tmp_path / f"ties{i}.duckdb"
         store.write_bytes(small_store.read_bytes())
         con = duckdb.connect(str(store))
-        con.execute("INSERT INTO hosp.labevents SELECT l.* REPLACE (v.id AS labevent_id, v.x AS value) FROM "
-                    f"hosp.labevents l, (VALUES {values}) AS v(id, x) WHERE l.labevent_id = $1", [first])
+        con.execute("UPDATE icu.procedureevents SET location = '0 first' WHERE orderid = $1", [first])
+        con.execute("INSERT INTO icu.procedureevents SELECT p.* REPLACE (v.id AS orderid, v.x AS location) FROM "
+                    f"icu.procedureevents p, (VALUES {values}) AS v(id, x) WHERE p.orderid = $1", [first])
         con.close()
         with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
-            got = ep.timeline_rows("labevents")
-            assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))
-            at, value = got.columns.index("labevent_id"), got.columns.index("value")
-            assert [row[value] for row in got.rows if row[at] == first][-5:] == ["B", "a", "b", "é", None]
-    assert [row[value] for row in got.rows if row[at] is None] == ["a", "z"]
+            got = ep.timeline_rows("procedureevents")
+            assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("procedureevents")))
+            at, location = got.columns.index("orderid"), got.columns.index("location")
+            assert [row[location] for row in got.rows if row[at] == first] == ["0 first", "B", "a", "b", "é", None]
+    assert [row[location] for row in got.rows if row[at] is None] == ["a", "z"]
 
 
 def test_a_timeline_carries_the_dictionary_labels(demo_store: Path) -> None:
@@ -327,19 +332,23 @@ def test_two_readers_of_one_store_share_nothing(small_store: Path) -> None:
 
 
 def test_a_code_the_dictionary_does_not_list_has_no_label(small_store: Path, tmp_path: Path) -> None:
-    # rows and the Arrow timeline alike: NULL labels for an itemid d_labitems lacks, the listed ones looked up
+    # rows and the Arrow timeline alike: NULL labels for an itemid d_labitems lacks, the listed ones looked up (a
+    # resulted row is changed, marked in `comments`: the episode renumbers labevent_id, and a pending row shows
+    # no itemid, so no label)
     store = tmp_path / "unlisted.duckdb"
     store.write_bytes(small_store.read_bytes())
     con = duckdb.connect(str(store))
-    first = con.execute("SELECT min(labevent_id) FROM hosp.labevents WHERE subject_id = $1", [S]).fetchall()[0][0]
-    con.execute("UPDATE hosp.labevents SET itemid = 999999999 WHERE labevent_id = $1", [first])
+    first = con.execute("SELECT min(labevent_id) FROM hosp.labevents WHERE subject_id = $1 AND storetime < $2",
+                        [S, T]).fetchall()[0][0]
+    con.execute("UPDATE hosp.labevents SET itemid = 999999999, comments = 'unlisted' WHERE labevent_id = $1", [first])
     con.close()
     with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T), queries=False) as ep:
         got = ep.timeline_rows("labevents")
         assert repr((got.columns, got.rows)) == repr(_rows(ep.timeline("labevents")))
-        labels = {row[got.columns.index("labevent_id")]: row[got.columns.index("label")] for row in got.rows}
-        assert labels[first] is None
-        assert all(label is not None for at, label in labels.items() if at != first)
+        cols = {c: i for i, c in enumerate(got.columns)}
+        named = [row for row in got.rows if row[cols["itemid"]] is not None]
+        assert [row[cols["label"]] for row in named if row[cols["comments"]] == "unlisted"] == [None]
+        assert all(row[cols["label"]] is not None for row in named if row[cols["comments"]] != "unlisted")
         lookup = reader.dictionary_lookup("hosp.d_labitems", ("itemid",), "label")
         d_labitems = reader.dictionary("hosp.d_labitems")
         assert lookup == dict(zip(((i,) for i in d_labitems.column("itemid").to_pylist()),
