@@ -16,6 +16,7 @@ keys also goes through ``StoreReader.survey`` itself, one key at a time.
 from __future__ import annotations
 
 import datetime as dt
+import random
 import re
 import shutil
 from itertools import groupby
@@ -31,7 +32,13 @@ from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import get_table, tables
 from clinseek.store import EVENT_INDEX, EVENT_INDEX_VERSION, event_index_layout, ingest
-from clinseek.store._collapse import BATCH_ROWS, collapse_index_rows, collapse_mask, kept_intervals
+from clinseek.store._collapse import (
+    BATCH_ROWS,
+    _group_rows,
+    collapse_index_rows,
+    collapse_index_select,
+    kept_intervals,
+)
 from clinseek.store._eventindex import _timed
 
 from .crafted import DONE, LATER, OPEN, OTHER, ROWS, S, d, ts, write_store
@@ -234,49 +241,71 @@ def test_a_resumed_ingest_upgrades_an_index_of_layout_2(demo_store: Path, shared
     assert said.exit_code == 0 and "event_index_version: 3" in said.output and "event index layout" not in said.output
 
 
-def _collapse_rows_at_once(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
-    """The index rows as ``collapse_index_rows`` built them with one ``fetchall`` (main 3f1d214): the oracle."""
-    mask = collapse_mask(get_table(MICRO))
-    assert mask is not None
-    width = 1 + len(mask.collapse_on)  # subject_id and the group's columns, then the event and result instants
+def _collapse_rows_at_once(con: duckdb.DuckDBPyConnection, name: str = MICRO) -> list[tuple[Any, ...]]:
+    """The index rows of ``name`` as ``collapse_index_rows`` built them for every group with one ``fetchall``
+    (main 3f1d214, before the groups of one event time were computed in SQL): the oracle, sorted."""
+    table = get_table(name)
+    timed = _timed(table, {t.qualified for t in tables()})
+    assert timed is not None
+    rows, group, sort = _group_rows(table, *timed)
     out = []
-    for group, members in groupby(con.execute(sql).fetchall(), key=lambda row: row[:width]):
-        rows = [(row[width], row[width + 1]) for row in members]
-        for (event_time, _), intervals in zip(rows, kept_intervals(rows), strict=True):
-            out += [(MICRO, group[0], event_time, None, None, start, end) for start, end in intervals]
-    return out
+    found = con.execute(f"SELECT {', '.join(group)}, _e, _s FROM ({rows}) ORDER BY {', '.join(group)}, {sort}").fetchall()
+    for key, members in groupby(found, key=lambda row: row[:len(group)]):
+        kept = [(row[len(group)], row[len(group) + 1]) for row in members]
+        for (event_time, _), intervals in zip(kept, kept_intervals(kept), strict=True):
+            out += [(name, key[0], event_time, None, None, start, end) for start, end in intervals]
+    return sorted(out, key=repr)
 
 
-class _Recording:
-    """A connection that records the statements run on it."""
+def _index_rows(con: duckdb.DuckDBPyConnection, name: str, batch_rows: int = BATCH_ROWS) -> tuple[list[Any], list[Any]]:
+    """(the rows of ``collapse_index_select``, those of ``collapse_index_rows``) of ``name``."""
+    table = get_table(name)
+    timed = _timed(table, {t.qualified for t in tables()})
+    assert timed is not None
+    in_sql = con.execute(collapse_index_select(table, *timed)).fetchall()
+    in_python = collapse_index_rows(con, table, *timed, batch_rows=batch_rows)
+    assert in_python.schema.names == ["table_name", "subject_id", "event_time", "target_id", "encounter_id",
+                                      "valid_from", "valid_until"]
+    return in_sql, [tuple(r.values()) for r in in_python.to_pylist()]
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-        self.sql: list[str] = []
 
-    def execute(self, sql: str, *args: Any) -> Any:
-        self.sql.append(sql)
-        return self.con.execute(sql, *args)
-
-
-@pytest.mark.parametrize("which", ["adversarial_store", "demo_store"])
-def test_the_collapse_rows_are_read_in_batches_split_at_any_row(which: str, request: pytest.FixtureRequest) -> None:
-    """Batches of 1, 2, 7 rows and the default give the index rows of one read of every row, in the same order
-    (groups split between batches are joined), as one Arrow table of the index's columns."""
+@pytest.mark.parametrize(("which", "name"), [("adversarial_store", MICRO), ("demo_store", MICRO), ("demo_store", LABS)])
+def test_the_collapse_rows_of_sql_and_python_are_the_oracles(which: str, name: str, request: pytest.FixtureRequest) -> None:
+    """The groups of one event time in SQL, the others in Python read in batches of 1, 2, 7 rows and the default
+    (groups split between batches are joined, the same rows in the same order): together, the rows of
+    ``kept_intervals`` over every group."""
     store = request.getfixturevalue(which)
-    table = get_table(MICRO)
     with duckdb.connect(str(store), read_only=True) as con:
-        timed = _timed(table, {t.qualified for t in tables()})
-        assert timed is not None
-        instant, join = timed
-        recording = _Recording(con)
-        first = collapse_index_rows(recording, table, instant, join)  # type: ignore[arg-type]
-        want = _collapse_rows_at_once(con, recording.sql[0])
-        assert len(want) > 5, "too few microbiology rows"
-        for batch in (BATCH_ROWS, 1, 2, 7):
-            got = first if batch == BATCH_ROWS else collapse_index_rows(con, table, instant, join, batch_rows=batch)
-            assert [tuple(r.values()) for r in got.to_pylist()] == want, batch
-            assert got.schema.names == ["table_name", "subject_id", "event_time", "target_id", "encounter_id",
-                                        "valid_from", "valid_until"]
+        want = _collapse_rows_at_once(con, name)
+        assert len(want) > 5, f"too few {name} rows"
+        in_sql, in_python = _index_rows(con, name)
+        assert in_sql, "no group of one event time"
+        assert sorted(in_sql + in_python, key=repr) == want
+        if which == "adversarial_store":
+            assert in_python, "no group of several event times"
+        for batch in (1, 2, 7):
+            assert _index_rows(con, name, batch)[1] == in_python, batch
         with pytest.raises(ValueError, match="batch_rows"):
-            collapse_index_rows(con, table, instant, join, batch_rows=0)
+            _index_rows(con, name, 0)
+
+
+def test_groups_of_one_event_time_in_sql_are_kept_intervals(tmp_path: Path) -> None:
+    """Random groups whose rows share one specimen time (results before, at and after it, equal, never known; ids
+    tied and NULL): ``collapse_index_select`` gives ``kept_intervals``' one interval per kept row."""
+    rng = random.Random(17)
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA hosp")
+    con.execute("CREATE TABLE hosp.microbiologyevents (microevent_id INTEGER, subject_id INTEGER, micro_specimen_id "
+                "INTEGER, test_itemid INTEGER, chartdate DATE, charttime TIMESTAMP, storedate DATE, storetime TIMESTAMP)")
+    base = dt.datetime(2150, 1, 1)
+    rows = []
+    for spec in range(400):
+        chart = base + dt.timedelta(hours=rng.randrange(48))
+        for _ in range(rng.randint(1, 6)):
+            stored = rng.choice([None, chart, chart - dt.timedelta(hours=1),
+                                 *(chart + dt.timedelta(hours=rng.randrange(1, 6)) for _ in range(3))])
+            rows.append((rng.choice([None, *range(8)]), spec % 3, spec, rng.choice([None, 1]), None, chart, None, stored))
+    con.executemany("INSERT INTO hosp.microbiologyevents VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    in_sql, in_python = _index_rows(con, MICRO)
+    assert not in_python
+    assert sorted(in_sql, key=repr) == _collapse_rows_at_once(con, MICRO)

@@ -13,7 +13,9 @@ kept depends only on how many of the group's distinct instants ``x_0 < x_1 < ...
 ``T`` in ``(x_k, x_{k+1}]``; for ``<=``: ``[x_k, x_{k+1})``: the same ``k`` for both operators). A row's
 kept cutoffs are a union of runs of ``k``, each written as ``(valid_from, valid_until)``: kept iff
 ``valid_from op T`` and not ``valid_until op T`` (``valid_until`` NULL: to the end), whatever ``op``. These
-facts need no cutoff, so ingest writes them into the event index (:mod:`clinseek.store._eventindex`, layout 3).
+facts need no cutoff, so ingest writes them into the event index (:mod:`clinseek.store._eventindex`, layout 3):
+in SQL for the groups whose rows share one event time (:func:`collapse_index_select`: nearly all of MIMIC-IV's),
+in Python for the others (:func:`collapse_index_rows`).
 
 Ties in the collapse order (the same ``renumber`` and key, which MIMIC never has) are broken by the event
 time, then the result instant: any strict order keeps exactly one row per group with pending rows, so the
@@ -83,38 +85,74 @@ BATCH_ROWS = 100_000
 """Rows :func:`collapse_index_rows` reads from DuckDB (and index rows it holds as Python objects) at a time."""
 
 
-def collapse_index_rows(
-    con: duckdb.DuckDBPyConnection, table: Table, event_time_sql: str, join: str, *, batch_rows: int = BATCH_ROWS
-) -> pa.Table:
-    """The event index rows of ``table`` (which has a :func:`collapse_mask`): one per interval in which a row is
-    kept, ``(table_name, subject_id, event_time, target_id, encounter_id, valid_from, valid_until)``.
-
-    ``event_time_sql`` / ``join``: the row's event time over ``t`` and the join it needs (as the index's other
-    tables compute it; rows whose parent is absent are left out by the join). The table's rows are read
-    ``batch_rows`` at a time (a group split between two batches is joined first) and the index rows are turned
-    into Arrow every ``batch_rows``: full MIMIC-IV has ~3.2M microbiology rows, ~1 GB as Python tuples at once.
-
-    Raises:
-        ValueError: ``batch_rows`` is not positive.
-    """
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be positive, got {batch_rows}")
+def _group_rows(table: Table, event_time_sql: str, join: str) -> tuple[str, list[str], str]:
+    """``(rows, group, order)``: SQL of ``table``'s rows with an event time as the collapse sees them
+    (``subject_id``, the group's columns ``_g0...``, the event and result instants ``_e`` / ``_s``, the order's
+    columns ``_o0...``, and ``_uniform``: whether every row of its group has the same event time), the columns naming a
+    collapse group (``subject_id`` first) and the collapse order (first kept first; ties by event time, then result)."""
     mask = collapse_mask(table)
     assert mask is not None
     on = [f't."{c}"' for c in mask.collapse_on]
     order = [f't."{c}"' for c in dict.fromkeys(c for c in (mask.renumber, *table.key) if c)]
     columns = [*(f"{c} AS _g{i}" for i, c in enumerate(on)), f"CAST({event_time_sql} AS TIMESTAMP) AS _e",
                f"CAST({mask.known_at} AS TIMESTAMP) AS _s", *(f"{c} AS _o{i}" for i, c in enumerate(order))]
-    sort = [*(f"_g{i} NULLS FIRST" for i in range(len(on))), *(f"_o{i} NULLS LAST" for i in range(len(order))),
-            "_e", "_s NULLS LAST"]
-    sql = (
-        f"SELECT subject_id, {', '.join(f'_g{i}' for i in range(len(on)))}, _e, _s FROM (SELECT t.subject_id, "
-        f"{', '.join(columns)} FROM {table.qualified} t{join}) WHERE _e IS NOT NULL ORDER BY subject_id, {', '.join(sort)}"
+    group = ["subject_id", *(f"_g{i}" for i in range(len(on)))]
+    sort = ", ".join([*(f"_o{i} NULLS LAST" for i in range(len(order))), "_e", "_s NULLS LAST"])
+    window = f"OVER (PARTITION BY {', '.join(group)})"
+    rows = (
+        f"SELECT *, min(_e) {window} = max(_e) {window} AS _uniform FROM (SELECT t.subject_id, {', '.join(columns)} "
+        f"FROM {table.qualified} t{join}) WHERE _e IS NOT NULL"
     )
-    result = con.execute(sql)
+    return rows, group, sort
+
+
+def collapse_index_select(table: Table, event_time_sql: str, join: str) -> str:
+    """SQL of the event index rows of ``table`` (which has a :func:`collapse_mask`) for its groups whose rows share
+    one event time ``e`` (every lab specimen and microbiology culture of MIMIC-IV but a few): the others are
+    :func:`collapse_index_rows`'. Same columns.
+
+    In such a group the rows before ``r`` (collapse order) block it from ``e`` until the last of their results
+    (:func:`kept_intervals`' rule with one event time), so ``r`` is kept in one interval, from
+    ``max(e, min(s_r, M_r))`` on (``s_r`` its result instant, ``M_r`` the latest result before it, NULL: never)
+    and never when both are never; the first row from ``e`` on. DuckDB computes it for every row (full MIMIC-IV
+    has ~158M lab rows: one window pass, not a Python loop).
+    """
+    rows, group, sort = _group_rows(table, event_time_sql, join)
+    before = f"OVER (PARTITION BY {', '.join(group)} ORDER BY {sort} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+    blocked = (  # when the rows before this one no longer block it: NULL never
+        f"CASE WHEN count(*) {before} = 0 THEN _e WHEN count(_s) {before} < count(*) {before} THEN _s "
+        f"ELSE least(_s, max(_s) {before}) END"
+    )
+    return (
+        f"SELECT '{table.qualified}' AS table_name, subject_id, _e AS event_time, CAST(NULL AS BIGINT) AS target_id, "
+        f"CAST(NULL AS BIGINT) AS encounter_id, greatest(_e, _kept) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until "
+        f"FROM (SELECT subject_id, _e, {blocked} AS _kept FROM ({rows}) WHERE _uniform) WHERE _kept IS NOT NULL"
+    )
+
+
+def collapse_index_rows(
+    con: duckdb.DuckDBPyConnection, table: Table, event_time_sql: str, join: str, *, batch_rows: int = BATCH_ROWS
+) -> pa.Table:
+    """The event index rows of ``table`` (which has a :func:`collapse_mask`) for its groups whose rows do not all
+    share one event time (the others: :func:`collapse_index_select`): one per interval in which a row is kept,
+    ``(table_name, subject_id, event_time, target_id, encounter_id, valid_from, valid_until)``.
+
+    ``event_time_sql`` / ``join``: the row's event time over ``t`` and the join it needs (as the index's other
+    tables compute it; rows whose parent is absent are left out by the join). The rows are read ``batch_rows`` at
+    a time (a group split between two batches is joined first) and the index rows are turned into Arrow every
+    ``batch_rows``.
+
+    Raises:
+        ValueError: ``batch_rows`` is not positive.
+    """
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be positive, got {batch_rows}")
+    rows, group, sort = _group_rows(table, event_time_sql, join)
+    by_group = ", ".join(f"{c} NULLS FIRST" for c in group)
+    result = con.execute(f"SELECT {', '.join(group)}, _e, _s FROM ({rows}) WHERE NOT _uniform ORDER BY {by_group}, {sort}")
     out = _IndexRows(table.qualified)
-    for subject_id, rows in _groups(result, 1 + len(on), batch_rows):
-        for (event_time, _), intervals in zip(rows, kept_intervals(rows), strict=True):
+    for subject_id, members in _groups(result, len(group), batch_rows):
+        for (event_time, _), intervals in zip(members, kept_intervals(members), strict=True):
             for valid_from, valid_until in intervals:
                 out.add(subject_id, event_time, valid_from, valid_until)
         if out.held >= batch_rows:

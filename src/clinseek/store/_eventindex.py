@@ -40,7 +40,7 @@ from collections.abc import Collection, Mapping
 import duckdb
 
 from ..schema import ENCOUNTER_IDS, Table, get_table, tables
-from ._collapse import collapse_index_rows, collapse_mask
+from ._collapse import collapse_index_rows, collapse_index_select, collapse_mask
 from ._duck import META_SCHEMA
 from ._instants import RowInstants, valid_row_instants, write_row_instants
 
@@ -132,7 +132,8 @@ def index_definition(table: Table, present: Collection[str]) -> str | None:
 
 def event_index_select(table: Table, present: Collection[str]) -> str | None:
     """SQL giving the index rows of ``table`` for every patient; ``None`` when its parent is absent or its rows
-    collapse (:func:`collapses`: written from :func:`~clinseek.store._collapse.collapse_index_rows`)."""
+    collapse (:func:`collapses`: written from :func:`~clinseek.store._collapse.collapse_index_select` and
+    :func:`~clinseek.store._collapse.collapse_index_rows`)."""
     timed = _timed(table, present)
     if timed is None or collapses(table):
         return None
@@ -166,7 +167,8 @@ def write_event_index(con: duckdb.DuckDBPyConnection) -> list[str]:
     registered: list[str] = []
     try:
         for i, (table, (instant, join)) in enumerate(collapsing):
-            name = f"_clinseek_collapse_rows{i}"  # the intervals of each kept row, computed in Python
+            parts.append(collapse_index_select(table, instant, join))  # groups of one event time: in SQL
+            name = f"_clinseek_collapse_rows{i}"  # the other groups' intervals, computed in Python
             con.register(name, collapse_index_rows(con, table, instant, join))
             registered.append(name)
             parts.append(f"SELECT * FROM {name}")
