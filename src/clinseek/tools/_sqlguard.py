@@ -16,12 +16,20 @@ from typing import cast
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ErrorLevel, SqlglotError, UnsupportedError
 
 from ..episode import volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
-from ._sqlite_dialect import GuardHook, parse_error, refuse_sqlite_forms, unanalysable
+from ._sqlite_dialect import (
+    DUCKDB_FORMS,
+    GuardHook,
+    keep_literal_time,
+    parse_error,
+    refuse_sqlite_forms,
+    unanalysable,
+    unfaithful,
+)
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
@@ -231,11 +239,18 @@ def _guard(
     query = cast(exp.Expression, tree)
     _check_nodes(query, prediction_time)
     read = _qualify_tables(query, resolve, available)
-    return GuardedQuery(query.sql(dialect="duckdb", copy=False), frozenset(read))  # the tree is ours and done with: no copy (~0.35 ms)
+    # RAISE: a construct sqlglot would write back without part of it (to_char's format) is refused, not run;
+    # the tree is ours and done with: no copy (~0.35 ms)
+    try:
+        text = query.sql(dialect="duckdb", copy=False, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as err:
+        raise ToolError("sql_error", unfaithful(sql, err)) from None
+    return GuardedQuery(text, frozenset(read))
 
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
     for node in tree.walk():
+        keep_literal_time(node)
         clock = reads_clock(node, function_name(node) if isinstance(node, exp.Func) else None)
         if clock is not None:
             _refuse_clock(clock, prediction_time)
@@ -244,6 +259,11 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
         if isinstance(node, _FORBIDDEN_NODES):
             raise ToolError(
                 "read_only", f"{node.key.upper()} is not allowed; only read-only queries run here"
+            )
+        if isinstance(node, exp.MakeInterval) and any(isinstance(v, exp.Kwarg) for v in node.args.values()):
+            # sqlglot reads make_interval(days => 7) with 7 in the years slot: INTERVAL '7 year'
+            raise ToolError(
+                "sql_error", f"make_interval() with named arguments: {DUCKDB_FORMS['make_interval']}"
             )
         if isinstance(node, exp.TableSample) and not node.args.get("seed"):
             raise ToolError(

@@ -60,6 +60,10 @@ DUCKDB_FORMS: dict[str, str] = {
     "CAST(x AS DOUBLE)), printf('%s', CAST(x AS VARCHAR))",
     "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
     "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
+    "to_char": "to_char(x, 'YYYY-MM') is PostgreSQL -> DuckDB strftime(x, '%Y-%m') (YYYY %Y, MM %m, DD %d, HH24 %H, "
+    "MI %M, SS %S, Mon %b, Day %A); a number as text: printf('%.2f', x)",
+    "make_interval": "make_interval(days => 7) is PostgreSQL -> DuckDB INTERVAL 7 DAY (also HOUR, MINUTE, MONTH, "
+    "YEAR), or to_days(n), to_hours(n), to_minutes(n) for a computed amount",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
@@ -268,7 +272,9 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
         "scalar subquery": r"more than one row returned by a subquery",
         "printf": r'invalid type specifier "\w" for formatting a value',
-        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type (?:varchar and type "
+        "to_char": r"\bto_?char\b",
+        "make_interval": r"\bmake_?interval\b",
+        "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
 }
@@ -315,6 +321,26 @@ def unanalysable(sql: str) -> str:
                 name = _name(node)
                 return f"{name}() as written here is not DuckDB SQL: {hint_for(name) or _GENERIC}"
     return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
+
+
+def unfaithful(sql: str, err: Exception) -> str:
+    """Why a query cannot run as written: sqlglot's DuckDB reading of a construct DuckDB does not have
+    would drop part of it (``to_char(x, 'YYYY-MM')`` written back as ``CAST(x AS TEXT)``); the construct
+    and its DuckDB form. The query is refused rather than run with another meaning."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()[:300]
+    hint = hint_for(f"{text} {sql}", message=True)
+    said = f"this query cannot run as written (DuckDB has no such construct): {text}"
+    return said + (f" ({hint})" if hint else "")
+
+
+def keep_literal_time(node: exp.Expr) -> None:
+    """``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses text):
+    sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30). A text
+    literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning). Called on every node."""
+    if isinstance(node, (exp.DateAdd, exp.DateSub)):
+        value = node.this
+        if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
+            node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
