@@ -1,0 +1,165 @@
+"""Attack 17: OpenAI-compatible servers that misbehave over real HTTP (a local aiohttp server).
+
+Measured before the fixes (``openai:test-model`` against ``http://127.0.0.1:<port>/v1``):
+
+- a server that keeps sending one reply body (a proxy gone wrong, a runaway generation) was buffered
+  whole: 8.7 GB of memory after 20 s, until the call's timeout (180 s by default) or the OOM killer;
+- an event stream (``text/event-stream``, a streaming-only server) and an HTML page with status 200 (a
+  proxy's error page) both read ``unreadable reply: JSONDecodeError: Expecting value: line 1 column 1
+  (char 0)``: neither the server nor what it sent was named;
+- an HTML 502 from a proxy read ``HTTP 502: Error code: 502``: the page's own words were dropped;
+- one byte that is not UTF-8 in the reply (or a reply in a declared ``charset=iso-8859-1``) lost the
+  whole reply: ``unreadable reply: UnicodeDecodeError ...``, and the same reply again on every retry;
+- ``Retry-After: 7`` on a 503 was dropped (``retry_after_s`` is kept for 429 only), so the runner
+  retried on its own schedule rather than the server's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+aiohttp = pytest.importorskip("aiohttp")
+from aiohttp import web  # noqa: E402
+
+from clinseek.models import GenerateConfig, Message, ProviderUnavailable, get_model  # noqa: E402
+from clinseek.models import _openai_http  # noqa: E402
+
+MAX_REPLY_BYTES: int = getattr(_openai_http, "MAX_REPLY_BYTES", 32 << 20)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+CONVERSATION = [Message(role="user", content="hi")]
+
+
+def _completion(content: str) -> dict[str, Any]:
+    return {"id": "x", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                                  "finish_reason": "stop"}]}
+
+
+@asynccontextmanager
+async def _serve(handler: Handler) -> AsyncIterator[str]:
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        await runner.cleanup()
+
+
+def _call(handler: Handler, timeout_s: float = 20.0) -> Any:
+    """One generate() against ``handler``: the response, or the exception it raised."""
+
+    async def body() -> Any:
+        async with _serve(handler) as url:
+            model = get_model("openai:test-model", base_url=url)
+            try:
+                return await model.generate(CONVERSATION, (), GenerateConfig(timeout_s=timeout_s))
+            except Exception as err:  # noqa: BLE001 - the test looks at it
+                return err
+            finally:
+                await model.aclose()
+
+    return anyio.run(body)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+
+def test_a_reply_body_larger_than_the_cap_is_refused_not_buffered() -> None:
+    sent = [0]
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        await resp.write(b'{"id": "x", "choices": [{"message": {"role": "assistant", "content": "')
+        block = b"a" * (1 << 20)
+        try:
+            while sent[0] < MAX_REPLY_BYTES + (16 << 20):  # a valid reply, just too large
+                await resp.write(block)
+                sent[0] += len(block)
+            await resp.write(b'"}, "finish_reason": "stop"}]}')
+        except (ConnectionError, aiohttp.ClientConnectionResetError):
+            pass
+        return resp
+
+    started = time.monotonic()
+    got = _call(endless)
+    assert isinstance(got, ProviderUnavailable), got
+    assert "larger than" in str(got) and "127.0.0.1" in str(got), str(got)
+    assert time.monotonic() - started < 15
+
+
+def test_an_event_stream_reply_is_named_as_such() -> None:
+    async def sse(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        chunk = {"id": "x", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]}
+        return web.Response(text=f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n", content_type="text/event-stream")
+
+    got = _call(sse)
+    assert isinstance(got, ProviderUnavailable), got
+    assert "text/event-stream" in str(got) and "stream" in str(got) and "127.0.0.1" in str(got), str(got)
+
+
+def test_a_non_json_page_with_status_200_is_quoted() -> None:
+    async def page(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.Response(text="<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html")
+
+    got = _call(page)
+    assert isinstance(got, ProviderUnavailable), got
+    assert "text/html" in str(got) and "502 Bad Gateway" in str(got) and "127.0.0.1" in str(got), str(got)
+
+
+def test_a_non_json_error_page_keeps_its_words() -> None:
+    async def bad_gateway(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.Response(status=502, text="<html><body><h1>502 Bad Gateway</h1><hr>nginx/1.25</body></html>",
+                            content_type="text/html")
+
+    got = _call(bad_gateway)
+    assert isinstance(got, ProviderUnavailable), got
+    assert "Bad Gateway" in str(got) and "nginx" in str(got) and "<h1>" not in str(got), str(got)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "text"),
+    [
+        (json.dumps(_completion("caf\u00e9 XX")).encode().replace(b"XX", b"\xff\xfe"), "application/json",
+         "caf\u00e9 \ufffd\ufffd"),
+        (json.dumps(_completion("caf\u00e9"), ensure_ascii=False).encode("latin-1"),
+         "application/json; charset=iso-8859-1", "caf\u00e9"),
+    ],
+    ids=["broken-utf8", "declared-latin1"],
+)
+def test_a_reply_that_is_not_utf8_is_read(body: bytes, content_type: str, text: str) -> None:
+    async def reply(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    got = _call(reply)
+    assert not isinstance(got, Exception), got
+    assert got.message.content == text
+
+
+def test_retry_after_on_a_503_is_kept() -> None:
+    async def overloaded(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response({"error": {"message": "overloaded"}}, status=503, headers={"Retry-After": "7"})
+
+    got = _call(overloaded)
+    assert isinstance(got, ProviderUnavailable), got
+    assert got.retry_after_s == 7.0
