@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from .._version import __version__
-from ._decode import scrub_surrogates
+from ._decode import scrub_surrogates, shown_url, snippet
 from ._errors import ModelCallError, ProviderUnavailable
 from ._loops import PerLoop
 from ._sdk_errors import from_status
@@ -100,10 +100,10 @@ class ChatEndpoint:
         except aiohttp.ClientConnectionError as err:
             raise ProviderUnavailable(f"connection failed: {err}", model=self._model) from None
         except aiohttp.ClientError as err:
-            raise ProviderUnavailable(f"unreadable reply from {_shown(url)}: {type(err).__name__}: {err}",
+            raise ProviderUnavailable(f"unreadable reply from {shown_url(url)}: {type(err).__name__}: {err}",
                                       model=self._model) from None
         if raw is None:
-            raise ProviderUnavailable(f"the reply from {_shown(url)} is larger than {MAX_REPLY_BYTES >> 20} MiB; "
+            raise ProviderUnavailable(f"the reply from {shown_url(url)} is larger than {MAX_REPLY_BYTES >> 20} MiB; "
                                       "not read", model=self._model)
         request_id = headers.get("x-request-id")
         if status >= 400:
@@ -152,27 +152,14 @@ def _json(raw: bytes, charset: str | None) -> Any:
         return json.loads(raw.decode("utf-8", errors="replace"))
 
 
-def _shown(url: str) -> str:
-    """``url`` as errors show it: without any user:password part."""
-    parts = urlsplit(url)
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-
-
-def _snippet(raw: bytes, limit: int = 200) -> str:
-    """The start of a body that is not JSON, as words: tags dropped, whitespace collapsed."""
-    text = re.sub(r"<[^>]*>", " ", raw[: limit * 8].decode("utf-8", errors="replace"))
-    text = " ".join(text.split())
-    return text[:limit] + ("..." if len(text) > limit else "")
-
-
 def _unreadable(url: str, raw: bytes, headers: Any, err: Exception) -> str:
     """Why a 200 reply could not be read: the endpoint, what it sent (content type, size, its start)."""
     kind = headers.get("Content-Type", "no content type")
     if "text/event-stream" in kind or raw.lstrip().startswith((b"data:", b"event:")):
-        return (f"{_shown(url)} streamed its reply (text/event-stream) though the request asked for one JSON "
+        return (f"{shown_url(url)} streamed its reply (text/event-stream) though the request asked for one JSON "
                 "reply (stream: false); use a server or proxy that honours stream: false")
-    said = _snippet(raw)
-    return (f"unreadable reply from {_shown(url)} ({kind}, {len(raw):,} bytes): {type(err).__name__}: {err}"
+    said = snippet(raw)
+    return (f"unreadable reply from {shown_url(url)} ({kind}, {len(raw):,} bytes): {type(err).__name__}: {err}"
             + (f"; it reads: {said!r}" if said else ""))
 
 
@@ -184,7 +171,7 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
     try:
         body = json.loads(text)
     except (ValueError, RecursionError):
-        said = _snippet(raw)  # a proxy's HTML page ("502 Bad Gateway ... nginx"): its words
+        said = snippet(raw)  # a proxy's HTML page ("502 Bad Gateway ... nginx"): its words
         if said:
             message += f" - {said}"
     else:
