@@ -111,3 +111,22 @@ def test_a_text_column_in_arithmetic_is_told_how_to_convert(episode: Any, sql: s
     result = run(episode, sql)
     assert not result.ok, result.content[:300]
     assert "TRY_CAST(x AS DOUBLE)" in result.content, result.content
+
+
+@pytest.mark.parametrize(
+    ("abbreviated", "unit"),
+    [("30 mins", "30 MINUTE"), ("1 mon", "1 MONTH"), ("6 hrs", "6 HOUR"), ("1 yr", "1 YEAR"), ("90 min", "90 MINUTE")],
+)
+def test_an_abbreviated_interval_unit_keeps_its_meaning(episode: Any, case: Case, abbreviated: str, unit: str) -> None:
+    """``INTERVAL '30 mins'`` is valid DuckDB (its interval text reads PostgreSQL's abbreviations; '1 mon' is how
+    PostgreSQL prints a month). sqlglot wrote it back as ``INTERVAL '30' MINS``, which DuckDB reads as one
+    second aliased ``MINS``: a syntax error in a WHERE clause, silently one second in a select list."""
+    now = _now(case)
+    for shape in (
+        "SELECT count(*) FROM labevents WHERE charttime > TIMESTAMP '{now}' - INTERVAL {iv}",
+        "SELECT TIMESTAMP '{now}' - INTERVAL {iv}",
+    ):
+        got = run(episode, shape.format(now=now, iv=f"'{abbreviated}'"))
+        want = run(episode, shape.format(now=now, iv=unit))
+        assert got.ok and want.ok, (got.content[:300], want.content[:300])
+        assert got.data["rows"] == want.data["rows"], (shape, got.content[:300], want.content[:300])
