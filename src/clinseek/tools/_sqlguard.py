@@ -24,7 +24,7 @@ from ._clock import reads_clock
 from ._sqlite_dialect import (
     DUCKDB_FORMS,
     GuardHook,
-    keep_literal_time,
+    keep_meaning,
     parse_error,
     refuse_sqlite_forms,
     unanalysable,
@@ -250,7 +250,7 @@ def _guard(
 
 def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> None:
     for node in tree.walk():
-        keep_literal_time(node)
+        keep_meaning(node)
         clock = reads_clock(node, function_name(node) if isinstance(node, exp.Func) else None)
         if clock is not None:
             _refuse_clock(clock, prediction_time)

@@ -328,16 +328,47 @@ def unfaithful(sql: str, err: Exception) -> str:
     would drop part of it (``to_char(x, 'YYYY-MM')`` written back as ``CAST(x AS TEXT)``); the construct
     and its DuckDB form. The query is refused rather than run with another meaning."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()[:300]
-    hint = hint_for(f"{text} {sql}", message=True)
+    hint = hint_for(text, message=True) or hint_for(sql, message=True)
     said = f"this query cannot run as written (DuckDB has no such construct): {text}"
     return said + (f" ({hint})" if hint else "")
 
 
-def keep_literal_time(node: exp.Expr) -> None:
-    """``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses text):
-    sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30). A text
-    literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning). Called on every node."""
-    if isinstance(node, (exp.DateAdd, exp.DateSub)):
+_DUCKDB_INTERVAL_UNITS = frozenset(
+    f"{unit}{plural}"
+    for unit in ("YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "QUARTER",
+                 "DECADE")
+    for plural in ("", "S")
+) | {"CENTURY", "CENTURIES", "MILLENNIUM", "MILLENNIA"}
+"""Units DuckDB's grammar reads after ``INTERVAL 'n'`` (any other word there is a column alias)."""
+_INTERVAL_ABBREVIATIONS = {
+    "MON": "MONTH", "MONS": "MONTH", "HR": "HOUR", "HRS": "HOUR", "MIN": "MINUTE", "MINS": "MINUTE",
+    "SEC": "SECOND", "SECS": "SECOND", "YR": "YEAR", "YRS": "YEAR", "MSEC": "MILLISECOND", "MSECS": "MILLISECOND",
+    "USEC": "MICROSECOND", "USECS": "MICROSECOND",
+}
+"""PostgreSQL's abbreviations (DuckDB's interval text reads them too) -> the unit DuckDB's grammar knows."""
+
+
+def keep_meaning(node: exp.Expr) -> None:
+    """Undo what sqlglot's DuckDB reading and writing would change in ``node`` (called on every node of the
+    final tree, in the guard):
+
+    - ``INTERVAL '30 mins'`` (valid DuckDB; '1 mon' is how PostgreSQL prints a month) is split by sqlglot
+      into ``INTERVAL '30' MINS``, which DuckDB reads as one second aliased ``MINS``: a literal amount
+      goes back into the interval text, a computed one (``INTERVAL (n) MINS``) gets DuckDB's unit name;
+    - ``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses
+      text): sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30);
+      a text literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning).
+    """
+    if isinstance(node, exp.Interval):
+        unit = node.args.get("unit")
+        if isinstance(unit, exp.Var) and unit.name.upper() not in _DUCKDB_INTERVAL_UNITS:
+            amount = node.this
+            if isinstance(amount, exp.Literal):
+                node.set("this", exp.Literal.string(f"{amount.this} {unit.name.lower()}"))
+                node.set("unit", None)
+            elif unit.name.upper() in _INTERVAL_ABBREVIATIONS:
+                node.set("unit", exp.var(_INTERVAL_ABBREVIATIONS[unit.name.upper()]))
+    elif isinstance(node, (exp.DateAdd, exp.DateSub)):
         value = node.this
         if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
             node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
