@@ -246,3 +246,69 @@ def test_anthropic_a_reply_body_larger_than_the_cap_is_refused() -> None:
 
     got = _call_anthropic(endless)
     assert isinstance(got, ProviderUnavailable) and "larger than" in str(got), repr(got)[:300]
+
+
+# -- the pre-flight's GET /models (httpx2: its timeout is per read, not for the whole answer) -------------
+
+
+def _preflight(models_handler: Handler) -> tuple[Any, float]:
+    from clinseek.models import preflight
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response(_completion("ok"))
+
+    async def body() -> Any:
+        app = web.Application()
+        app.router.add_get("/v1/models", models_handler)
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        model = get_model("openai:test-model", base_url=f"http://127.0.0.1:{runner.addresses[0][1]}/v1")
+        try:
+            return await preflight(model, tools=False, timeout_s=5)
+        except Exception as err:
+            return err
+        finally:
+            await model.aclose()
+            await runner.cleanup()
+
+    started = time.monotonic()
+    got = anyio.run(body)
+    return got, time.monotonic() - started
+
+
+def test_preflight_a_models_listing_that_trickles_is_cut_at_the_connect_timeout() -> None:
+    """Before: one byte every 0.5 s kept httpx's per-read timeout (4 s) from ever firing: the pre-flight
+    waited for the whole 20 s body (a server that never finishes: forever)."""
+    from clinseek.errors import ModelError
+    from clinseek.models._preflight import CONNECT_TIMEOUT_S
+
+    async def trickle(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        try:
+            for _ in range(40):
+                await resp.write(b" ")
+                await anyio.sleep(0.5)
+            await resp.write(b'{"data": [{"id": "test-model"}]}')
+        except (ConnectionError, aiohttp.ClientConnectionResetError):
+            pass
+        return resp
+
+    got, took = _preflight(trickle)
+    assert took < CONNECT_TIMEOUT_S + 6, (took, got)
+    assert isinstance(got, ModelError) and "127.0.0.1" in str(got), repr(got)
+
+
+@pytest.mark.parametrize("listing", [{"data": 5}, {"data": {"id": "test-model"}}, {"data": "test-model"}])
+def test_preflight_a_models_listing_of_another_shape_is_no_listing(listing: Any) -> None:
+    """Before: ``{"data": 5}`` raised ``TypeError: 'int' object is not iterable`` out of the pre-flight."""
+
+    async def models(request: web.Request) -> web.StreamResponse:
+        return web.json_response(listing)
+
+    got, _ = _preflight(models)
+    assert not isinstance(got, Exception), repr(got)
