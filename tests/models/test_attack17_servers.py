@@ -312,3 +312,42 @@ def test_preflight_a_models_listing_of_another_shape_is_no_listing(listing: Any)
 
     got, _ = _preflight(models)
     assert not isinstance(got, Exception), repr(got)
+
+
+def test_the_tokenizer_endpoint_that_trickles_falls_back_within_its_timeout() -> None:
+    """``ServerTokenCounter`` (sync httpx2, timeout per read): a /tokenize answer that trickles in held the
+    count for the whole body (20 s for a 2 s timeout) before; now the estimate answers at the timeout."""
+    from clinseek.models import ServerTokenCounter
+
+    async def trickle(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        try:
+            for _ in range(40):
+                await resp.write(b" ")
+                await anyio.sleep(0.5)
+            await resp.write(b'{"tokens": [1, 2, 3]}')
+        except (ConnectionError, aiohttp.ClientConnectionResetError):
+            pass
+        return resp
+
+    async def body() -> tuple[int, int, float]:
+        app = web.Application()
+        app.router.add_post("/tokenize", trickle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        counter = ServerTokenCounter(f"http://127.0.0.1:{runner.addresses[0][1]}", "llama.cpp", "m", timeout_s=2.0)
+        started = time.monotonic()
+        try:
+            n = await anyio.to_thread.run_sync(counter.count, "Hello, world. 12345")
+        finally:
+            took = time.monotonic() - started
+            await runner.cleanup()
+        return n, counter.fallbacks, took
+
+    n, fallbacks, took = anyio.run(body)
+    assert took < 6, took
+    assert fallbacks == 1 and n > 0
