@@ -150,3 +150,24 @@ def test_mimic_codes_schema_names_read_the_same_table(episode: Any, written: str
         pytest.skip(want.content[:100])
     assert got.ok, got.content[:300]
     assert got.data["rows"] == want.data["rows"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "names"),
+    [
+        # before: "Binder Error: Referenced column "HOUR" not found in FROM clause!"
+        ("SELECT TIMESTAMPDIFF(HOUR, admittime, dischtime) FROM admissions", ["TIMESTAMPDIFF", "date_sub('hour'"]),
+        ("SELECT TIMESTAMPDIFF(DAY, admittime, dischtime) FROM admissions", ["TIMESTAMPDIFF", "date_sub('day'"]),
+        # before: DuckDB's "Scalar Function with name date_format does not exist!" alone
+        ("SELECT DATE_FORMAT(admittime, '%Y-%m') FROM admissions", ["strftime(x, '%Y-%m')"]),
+        ("SELECT UNIX_TIMESTAMP(admittime) FROM admissions", ["epoch(x)"]),
+        ("SELECT to_date('2100-01-31', 'YYYY-MM-DD')", ["strptime("]),
+    ],
+)
+def test_mysql_and_postgresql_date_functions_duckdb_lacks_name_duckdbs_form(
+    episode: Any, sql: str, names: list[str]
+) -> None:
+    result = run(episode, sql)
+    assert not result.ok, result.content[:300]
+    for name in names:
+        assert name in result.content, result.content
