@@ -73,6 +73,9 @@ _DENY_PREFIX = (
     "s3_",
 )
 _DENY_SUFFIX = ("_scan", "_metadata", "_schema")
+_TIME_UNITS = frozenset(
+    {"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
+)
 _SQLGLOT_VOLATILE = frozenset({"rand"})
 """sqlglot's names of volatile functions whose DuckDB names differ (``random()`` parses as ``Rand``)."""
 
@@ -265,6 +268,12 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
             raise ToolError(
                 "sql_error", f"make_interval() with named arguments: {DUCKDB_FORMS['make_interval']}"
             )
+        if isinstance(node, exp.TimestampDiff) and isinstance(node.this, exp.Column) and (
+            node.this.name.upper() in _TIME_UNITS
+        ):  # MySQL's TIMESTAMPDIFF(HOUR, a, b): sqlglot reads HOUR as a column and b as the unit
+            unit = node.this.name.lower()
+            form = DUCKDB_FORMS["timestampdiff"].replace("HOUR", unit.upper()).replace("'hour'", f"'{unit}'")
+            raise ToolError("sql_error", form.replace("whole hours", f"whole {unit}s").replace(" hour ", f" {unit} "))
         if isinstance(node, exp.TableSample) and not node.args.get("seed"):
             raise ToolError(
                 "not_repeatable",

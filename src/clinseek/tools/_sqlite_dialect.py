@@ -64,6 +64,13 @@ DUCKDB_FORMS: dict[str, str] = {
     "MI %M, SS %S, Mon %b, Day %A); a number as text: printf('%.2f', x)",
     "make_interval": "make_interval(days => 7) is PostgreSQL -> DuckDB INTERVAL 7 DAY (also HOUR, MINUTE, MONTH, "
     "YEAR), or to_days(n), to_hours(n), to_minutes(n) for a computed amount",
+    "to_date": "to_date(text, 'YYYY-MM-DD') is PostgreSQL -> DuckDB CAST(strptime(text, '%Y-%m-%d') AS DATE), or "
+    "CAST(text AS DATE)",
+    "date_format": "DATE_FORMAT(x, '%Y-%m') is MySQL -> DuckDB strftime(x, '%Y-%m') (MySQL's %i minutes -> %M, "
+    "%s seconds -> %S)",
+    "unix_timestamp": "UNIX_TIMESTAMP(x) is MySQL -> DuckDB epoch(x)",
+    "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
+    "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
@@ -274,6 +281,9 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "printf": r'invalid type specifier "\w" for formatting a value',
         "to_char": r"\bto_?char\b",
         "make_interval": r"\bmake_?interval\b",
+        "to_date": r"\bto_date\b",
+        "date_format": r"\bdate_format\b",
+        "unix_timestamp": r"\bunix_timestamp\b",
         "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
