@@ -171,3 +171,15 @@ def test_mysql_and_postgresql_date_functions_duckdb_lacks_name_duckdbs_form(
     assert not result.ok, result.content[:300]
     for name in names:
         assert name in result.content, result.content
+
+
+def test_postgresql_to_timestamp_with_a_format_names_strptime(episode: Any) -> None:
+    """``to_timestamp(text, 'YYYY-MM-DD HH24:MI')`` (PostgreSQL): sqlglot read the format as the epoch's scale and
+    wrote ``TO_TIMESTAMP(text / POWER(10, 'YYYY-...'))``; DuckDB answered about ``/(STRING_LITERAL, DOUBLE)``,
+    a construct the model never wrote."""
+    result = run(episode, "SELECT count(*) FROM labevents WHERE charttime > to_timestamp('2100-01-31 10:00', "
+                          "'YYYY-MM-DD HH24:MI')")
+    assert not result.ok
+    assert "strptime(" in result.content and "POWER" not in result.content, result.content
+    ok = run(episode, "SELECT to_timestamp(4102444800) AS t")  # DuckDB's own: epoch seconds
+    assert ok.ok and str(ok.data["rows"][0][0]).startswith("2100-01-01"), ok.content
