@@ -274,6 +274,10 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
             unit = node.this.name.lower()
             form = DUCKDB_FORMS["timestampdiff"].replace("HOUR", unit.upper()).replace("'hour'", f"'{unit}'")
             raise ToolError("sql_error", form.replace("whole hours", f"whole {unit}s").replace(" hour ", f" {unit} "))
+        if isinstance(node, exp.UnixToTime) and isinstance(scale := node.args.get("scale"), exp.Literal) and (
+            scale.is_string
+        ):  # PostgreSQL's to_timestamp(text, format): sqlglot reads the format as the epoch's scale
+            raise ToolError("sql_error", DUCKDB_FORMS["to_timestamp"])
         if isinstance(node, exp.TableSample) and not node.args.get("seed"):
             raise ToolError(
                 "not_repeatable",

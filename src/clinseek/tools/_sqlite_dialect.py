@@ -69,6 +69,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "date_format": "DATE_FORMAT(x, '%Y-%m') is MySQL -> DuckDB strftime(x, '%Y-%m') (MySQL's %i minutes -> %M, "
     "%s seconds -> %S)",
     "unix_timestamp": "UNIX_TIMESTAMP(x) is MySQL -> DuckDB epoch(x)",
+    "to_timestamp": "to_timestamp(text, 'YYYY-MM-DD HH24:MI') is PostgreSQL -> DuckDB strptime(text, '%Y-%m-%d %H:%M') "
+    "(or CAST(text AS TIMESTAMP)); DuckDB's to_timestamp(n) reads epoch seconds",
     "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
     "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
 }
