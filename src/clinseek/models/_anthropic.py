@@ -19,6 +19,7 @@ from ._anthropic_wire import (
     request_options,
     stop_reason,
 )
+from ._decode import shown_url, snippet
 from ._errors import BadRequest, ProviderUnavailable
 from ._loops import PerLoop
 from ._messages import GenerateConfig, Message, ModelResponse
@@ -97,6 +98,11 @@ class AnthropicChatModel:
                 raise
             raise map_sdk_error(err, self.name, anthropic) from err
         latency_s = time.perf_counter() - started
+        if not hasattr(reply, "content"):  # the SDK hands back a body that is not JSON as text (a proxy's page)
+            client = await self._clients.get()
+            said = snippet(reply) if isinstance(reply, (str, bytes)) else type(reply).__name__
+            raise ProviderUnavailable(f"unreadable reply from {shown_url(str(client.base_url))}: not a JSON message; "
+                                      f"it reads: {said!r}", model=self.name)
         message = decode_content(reply.content or [], names)
         usage = decode_usage(reply.usage)
         reported = getattr(reply, "usage", None) is not None

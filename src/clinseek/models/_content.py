@@ -422,11 +422,19 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _whole(text: str) -> list[_Span]:
+    """The text as one JSON value, or one JSON value followed by words (``{...}\nNow waiting.``, a leftover
+    ``<|eot_id|>``: the words stay text, as after a fenced or tagged call); several JSON values one after
+    the other are :func:`_sequence`'s."""
     body = text.strip()
     if not body.startswith(("{", "[")):
         return []
     value = _json(body)
-    return [(0, len(text), value)] if value is not None else []
+    if value is not None:
+        return [(0, len(text), value)]
+    value, end = _raw_decode(text, 0)
+    if value is None or text[end:].lstrip().startswith(("{", "[")):
+        return []
+    return [(0, end, value)]
 
 
 def _calls(value: Any, names: ToolNameMap, text: str, first: int) -> list[ToolCall]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._messages import ToolCall
 from ._names import ToolNameMap
@@ -102,6 +103,19 @@ CUT_CALL = ("the reply was cut at the output-token limit inside this call, so it
 """The error a call gets when its reply ended at the output-token limit and the call could not be read."""
 
 
+def shown_url(url: str) -> str:
+    """``url`` as errors show it: without any user:password part."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+def snippet(raw: bytes | str, limit: int = 200) -> str:
+    """The start of a reply body that is not JSON, as words: tags dropped, whitespace collapsed."""
+    text = raw[: limit * 8] if isinstance(raw, str) else raw[: limit * 8].decode("utf-8", errors="replace")
+    text = " ".join(re.sub(r"<[^>]*>", " ", text).split())
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
 def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
     """``calls`` of a reply; when the reply was ``cut`` at the output-token limit, the ones that could
     not be read (``invalid_json``, a broken ``format``) say so (:data:`CUT_CALL`) instead of blaming
@@ -112,4 +126,7 @@ def cut_calls(calls: list[ToolCall], cut: bool) -> list[ToolCall]:
             for c in calls]
 
 
-__all__ = ["CUT_CALL", "MAX_NESTING", "TOO_DEEP", "cut_calls", "decode_tool_call", "nests_too_deep", "scrub_surrogates"]
+__all__ = [
+    "CUT_CALL", "MAX_NESTING", "TOO_DEEP", "cut_calls", "decode_tool_call", "nests_too_deep", "scrub_surrogates",
+    "shown_url", "snippet",
+]

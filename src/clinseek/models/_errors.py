@@ -71,9 +71,19 @@ class RateLimited(ModelCallError):
 
 class ProviderUnavailable(ModelCallError):
     """The provider failed transiently: 5xx, 408, 529 (overloaded), connection error, timeout,
-    or a reply that could not be read. Retried by the runner."""
+    or a reply that could not be read. Retried by the runner.
+
+    Attributes:
+        retry_after_s: seconds the server asked to wait (``Retry-After`` on a 503 / 529), or ``None``.
+    """
 
     retryable = True
+
+    def __init__(
+        self, message: str, *, model: str = "", status_code: int | None = None, retry_after_s: float | None = None
+    ) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message, model=model, status_code=status_code)
 
 
 class ContextLengthExceeded(ModelCallError):

@@ -16,6 +16,11 @@ its time there. What the SDK did that the runner relies on is kept:
   or dropped connection and a body that is not JSON as ``ProviderUnavailable``;
 - **no retries**: one request per call (the runner's ``ResilientModel`` retries with backoff).
 
+What a misbehaving server sends is bounded and named: a body over :data:`MAX_REPLY_BYTES` is refused
+(never buffered whole), a reply that is not JSON is quoted with its content type and the endpoint's URL
+(an event stream says so), an error page keeps its words, and a byte that is not UTF-8 (or a declared
+``charset``) is read as U+FFFD rather than losing the reply.
+
 The timeout is the caller's (``asyncio.timeout`` around the call).
 """
 
@@ -31,12 +36,16 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from .._version import __version__
-from ._decode import scrub_surrogates
+from ._decode import scrub_surrogates, shown_url, snippet
 from ._errors import ModelCallError, ProviderUnavailable
 from ._loops import PerLoop
 from ._sdk_errors import from_status
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+MAX_REPLY_BYTES = 32 << 20
+"""Largest reply body read (32 MiB): a chat completion is at most a few hundred KB; a server that keeps
+sending (a proxy gone wrong) is cut off here rather than filling memory until the call's timeout."""
 
 OPENAI_API_BASE = "https://api.openai.com/v1"
 """OpenAI's own API, used when neither ``base_url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -83,21 +92,26 @@ class ChatEndpoint:
                 connection or a reply that is not JSON (``ProviderUnavailable``).
         """
         data = (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)).encode()
+        url = f"{self.base_url}/{path}"
         try:
-            async with (await self._sessions.get()).post(f"{self.base_url}/{path}", data=data, proxy=self._proxy) as reply:
-                raw = await reply.read()
-                status, headers = reply.status, reply.headers
+            async with (await self._sessions.get()).post(url, data=data, proxy=self._proxy) as reply:
+                raw = await _read_capped(reply)
+                status, headers, charset = reply.status, reply.headers, reply.charset
         except aiohttp.ClientConnectionError as err:
             raise ProviderUnavailable(f"connection failed: {err}", model=self._model) from None
         except aiohttp.ClientError as err:
-            raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
+            raise ProviderUnavailable(f"unreadable reply from {shown_url(url)}: {type(err).__name__}: {err}",
+                                      model=self._model) from None
+        if raw is None:
+            raise ProviderUnavailable(f"the reply from {shown_url(url)} is larger than {MAX_REPLY_BYTES >> 20} MiB; "
+                                      "not read", model=self._model)
         request_id = headers.get("x-request-id")
         if status >= 400:
             raise _status_error(status, raw, headers, self._model)
         try:
-            reply_json = json.loads(raw)
-        except (ValueError, RecursionError) as err:  # also UnicodeDecodeError; RecursionError: nested too deep
-            raise ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=self._model) from None
+            reply_json = _json(raw, charset)
+        except (ValueError, RecursionError) as err:  # RecursionError: nested too deep
+            raise ProviderUnavailable(_unreadable(url, raw, headers, err), model=self._model) from None
         if _SURROGATE_ESCAPE.search(raw):  # a \udXXX escape: a lone one would break every later encode
             try:
                 reply_json = scrub_surrogates(reply_json)
@@ -110,6 +124,45 @@ class ChatEndpoint:
         await self._sessions.aclose()
 
 
+async def _read_capped(reply: aiohttp.ClientResponse) -> bytes | None:
+    """The reply's body, or ``None`` when it is longer than :data:`MAX_REPLY_BYTES` (not read further)."""
+    if reply.content_length is not None and reply.content_length > MAX_REPLY_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in reply.content.iter_any():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            return None
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _json(raw: bytes, charset: str | None) -> Any:
+    """The reply's JSON: UTF-8 (or the ``charset`` the server declared); a byte that does not decode is read
+    as U+FFFD (a model's text cut inside a character must not lose the whole reply, again on every retry)."""
+    if charset and charset.lower().replace("_", "-") not in ("utf-8", "utf8"):
+        try:
+            return json.loads(raw.decode(charset, errors="replace"))
+        except LookupError:  # a charset Python does not know: read as UTF-8
+            pass
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        return json.loads(raw.decode("utf-8", errors="replace"))
+
+
+def _unreadable(url: str, raw: bytes, headers: Any, err: Exception) -> str:
+    """Why a 200 reply could not be read: the endpoint, what it sent (content type, size, its start)."""
+    kind = headers.get("Content-Type", "no content type")
+    if "text/event-stream" in kind or raw.lstrip().startswith((b"data:", b"event:")):
+        return (f"{shown_url(url)} streamed its reply (text/event-stream) though the request asked for one JSON "
+                "reply (stream: false); use a server or proxy that honours stream: false")
+    said = snippet(raw)
+    return (f"unreadable reply from {shown_url(url)} ({kind}, {len(raw):,} bytes): {type(err).__name__}: {err}"
+            + (f"; it reads: {said!r}" if said else ""))
+
+
 def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCallError:
     """The taxonomy error of an HTTP error reply, worded as the SDK worded it."""
     text = raw.decode("utf-8", errors="replace").strip()
@@ -118,7 +171,9 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
     try:
         body = json.loads(text)
     except (ValueError, RecursionError):
-        pass
+        said = snippet(raw)  # a proxy's HTML page ("502 Bad Gateway ... nginx"): its words
+        if said:
+            message += f" - {said}"
     else:
         error = body.get("error", body) if isinstance(body, dict) else None
         # {"error": {"message": ...}} (OpenAI, vLLM, llama.cpp), {"message": ...} (older vLLM),

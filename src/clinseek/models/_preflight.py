@@ -23,6 +23,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ModelError
@@ -156,10 +157,11 @@ async def _models(base_url: str, model_id: str, headers: dict[str, str],
     answer comes within :data:`CONNECT_TIMEOUT_S`."""
     import httpx2
 
-    try:
-        async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
-            response = await client.get(base_url.rstrip("/") + "/models", headers=headers)
-    except (httpx2.HTTPError, OSError) as err:
+    try:  # httpx's timeout is per read: a body that trickles in is bounded by the whole exchange's deadline
+        with anyio.fail_after(CONNECT_TIMEOUT_S):
+            async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
+                response = await client.get(base_url.rstrip("/") + "/models", headers=headers)
+    except (httpx2.HTTPError, OSError, TimeoutError) as err:
         raise ModelError(
             f"cannot reach the model endpoint {endpoint} ({type(err).__name__}: {err or 'no answer'} within "
             f"{CONNECT_TIMEOUT_S:g} s); is the server running, and does --base-url end in /v1?"
@@ -171,6 +173,8 @@ async def _models(base_url: str, model_id: str, headers: dict[str, str],
     try:
         data = response.json().get("data") or []
     except (ValueError, AttributeError):
+        return None, None
+    if not isinstance(data, list):  # {"data": 5}: not a listing
         return None, None
     ids = [str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id")]
     entry: dict[str, Any] = next((m for m in data if isinstance(m, dict) and m.get("id") == model_id), {})
@@ -185,10 +189,11 @@ async def _llama_cpp_context(base_url: str, headers: dict[str, str]) -> int | No
     import httpx2
 
     try:
-        async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
-            response = await client.get(server_root(base_url) + "/props", headers=headers)
+        with anyio.fail_after(CONNECT_TIMEOUT_S):  # the whole exchange (httpx's timeout is per read)
+            async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
+                response = await client.get(server_root(base_url) + "/props", headers=headers)
         value = response.json().get("default_generation_settings", {}).get("n_ctx")
-    except (httpx2.HTTPError, OSError, ValueError, AttributeError):
+    except (httpx2.HTTPError, OSError, ValueError, AttributeError, TimeoutError):
         return None
     return value if isinstance(value, int) and response.status_code == 200 else None
 

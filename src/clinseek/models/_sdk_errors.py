@@ -73,7 +73,7 @@ def from_status(
     if status in (400, 413, 422) and _is_context_length(message, body):
         return ContextLengthExceeded(message, model=model, status_code=status)
     if status >= 500 or status in (408, 409):
-        return ProviderUnavailable(message, model=model, status_code=status)
+        return ProviderUnavailable(message, model=model, status_code=status, retry_after_s=retry_after_s(headers))
     return BadRequest(message, model=model, status_code=status)
 
 

@@ -16,8 +16,10 @@ gives about 2.2 characters per token, not the 4 of English prose (docs/models.md
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -192,10 +194,16 @@ class ServerTokenCounter:
         """One exact count; raises on any HTTP or shape problem."""
         import httpx2
 
-        response = httpx2.post(self.root + _DIALECTS[self.dialect][0], json=self._body(text), headers=self.headers,
-                               timeout=self.timeout_s)
-        response.raise_for_status()
-        data = response.json()
+        deadline = time.monotonic() + self.timeout_s  # httpx's timeout is per read: bound the whole answer
+        with httpx2.stream("POST", self.root + _DIALECTS[self.dialect][0], json=self._body(text),
+                           headers=self.headers, timeout=self.timeout_s) as response:
+            response.raise_for_status()
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no complete answer within {self.timeout_s:g} s")
+        data = json.loads(b"".join(chunks))
         if isinstance(data, list):  # TGI: one object per token
             return len(data)
         if isinstance(data.get("count"), int):

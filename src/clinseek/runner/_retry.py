@@ -23,6 +23,7 @@ from ..models import (
     Message,
     ModelCallError,
     ModelResponse,
+    ProviderUnavailable,
     RateLimited,
     accepts_images,
 )
@@ -156,7 +157,7 @@ class ResilientModel:
                 if not err.retryable or attempt + 1 >= self.policy.max_attempts:
                     err.attempts = [*attempts, record]
                     raise
-                retry_after = err.retry_after_s if isinstance(err, RateLimited) else None
+                retry_after = err.retry_after_s if isinstance(err, (RateLimited, ProviderUnavailable)) else None
                 delay = self.policy.delay_s(attempt, self._rng, retry_after)
                 if isinstance(err, RateLimited):
                     self.limiter.pause(delay)

@@ -60,6 +60,19 @@ DUCKDB_FORMS: dict[str, str] = {
     "CAST(x AS DOUBLE)), printf('%s', CAST(x AS VARCHAR))",
     "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
     "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
+    "to_char": "to_char(x, 'YYYY-MM') is PostgreSQL -> DuckDB strftime(x, '%Y-%m') (YYYY %Y, MM %m, DD %d, HH24 %H, "
+    "MI %M, SS %S, Mon %b, Day %A); a number as text: printf('%.2f', x)",
+    "make_interval": "make_interval(days => 7) is PostgreSQL -> DuckDB INTERVAL 7 DAY (also HOUR, MINUTE, MONTH, "
+    "YEAR), or to_days(n), to_hours(n), to_minutes(n) for a computed amount",
+    "to_date": "to_date(text, 'YYYY-MM-DD') is PostgreSQL -> DuckDB CAST(strptime(text, '%Y-%m-%d') AS DATE), or "
+    "CAST(text AS DATE)",
+    "date_format": "DATE_FORMAT(x, '%Y-%m') is MySQL -> DuckDB strftime(x, '%Y-%m') (MySQL's %i minutes -> %M, "
+    "%s seconds -> %S)",
+    "unix_timestamp": "UNIX_TIMESTAMP(x) is MySQL -> DuckDB epoch(x)",
+    "to_timestamp": "to_timestamp(text, 'YYYY-MM-DD HH24:MI') is PostgreSQL -> DuckDB strptime(text, '%Y-%m-%d %H:%M') "
+    "(or CAST(text AS TIMESTAMP)); DuckDB's to_timestamp(n) reads epoch seconds",
+    "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
+    "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
@@ -268,7 +281,12 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "bare column": r"must appear in the group by clause|must be part of an aggregate",
         "scalar subquery": r"more than one row returned by a subquery",
         "printf": r'invalid type specifier "\w" for formatting a value',
-        "text as number": r"argument types '\w+\(varchar\)'|cannot compare values of type (?:varchar and type "
+        "to_char": r"\bto_?char\b",
+        "make_interval": r"\bmake_?interval\b",
+        "to_date": r"\bto_date\b",
+        "date_format": r"\bdate_format\b",
+        "unix_timestamp": r"\bunix_timestamp\b",
+        "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
 }
@@ -315,6 +333,57 @@ def unanalysable(sql: str) -> str:
                 name = _name(node)
                 return f"{name}() as written here is not DuckDB SQL: {hint_for(name) or _GENERIC}"
     return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
+
+
+def unfaithful(sql: str, err: Exception) -> str:
+    """Why a query cannot run as written: sqlglot's DuckDB reading of a construct DuckDB does not have
+    would drop part of it (``to_char(x, 'YYYY-MM')`` written back as ``CAST(x AS TEXT)``); the construct
+    and its DuckDB form. The query is refused rather than run with another meaning."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()[:300]
+    hint = hint_for(text, message=True) or hint_for(sql, message=True)
+    said = f"this query cannot run as written (DuckDB has no such construct): {text}"
+    return said + (f" ({hint})" if hint else "")
+
+
+_DUCKDB_INTERVAL_UNITS = frozenset(
+    f"{unit}{plural}"
+    for unit in ("YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "QUARTER",
+                 "DECADE")
+    for plural in ("", "S")
+) | {"CENTURY", "CENTURIES", "MILLENNIUM", "MILLENNIA"}
+"""Units DuckDB's grammar reads after ``INTERVAL 'n'`` (any other word there is a column alias)."""
+_INTERVAL_ABBREVIATIONS = {
+    "MON": "MONTH", "MONS": "MONTH", "HR": "HOUR", "HRS": "HOUR", "MIN": "MINUTE", "MINS": "MINUTE",
+    "SEC": "SECOND", "SECS": "SECOND", "YR": "YEAR", "YRS": "YEAR", "MSEC": "MILLISECOND", "MSECS": "MILLISECOND",
+    "USEC": "MICROSECOND", "USECS": "MICROSECOND",
+}
+"""PostgreSQL's abbreviations (DuckDB's interval text reads them too) -> the unit DuckDB's grammar knows."""
+
+
+def keep_meaning(node: exp.Expr) -> None:
+    """Undo what sqlglot's DuckDB reading and writing would change in ``node`` (called on every node of the
+    final tree, in the guard):
+
+    - ``INTERVAL '30 mins'`` (valid DuckDB; '1 mon' is how PostgreSQL prints a month) is split by sqlglot
+      into ``INTERVAL '30' MINS``, which DuckDB reads as one second aliased ``MINS``: a literal amount
+      goes back into the interval text, a computed one (``INTERVAL (n) MINS``) gets DuckDB's unit name;
+    - ``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses
+      text): sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30);
+      a text literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning).
+    """
+    if isinstance(node, exp.Interval):
+        unit = node.args.get("unit")
+        if isinstance(unit, exp.Var) and unit.name.upper() not in _DUCKDB_INTERVAL_UNITS:
+            amount = node.this
+            if isinstance(amount, exp.Literal):
+                node.set("this", exp.Literal.string(f"{amount.this} {unit.name.lower()}"))
+                node.set("unit", None)
+            elif unit.name.upper() in _INTERVAL_ABBREVIATIONS:
+                node.set("unit", exp.var(_INTERVAL_ABBREVIATIONS[unit.name.upper()]))
+    elif isinstance(node, (exp.DateAdd, exp.DateSub)):
+        value = node.this
+        if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
+            node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:

@@ -59,6 +59,8 @@ def resolve_in(
     """(schema, table) that ``db.name`` or bare ``name`` means among an episode's EHR ``tables`` and
     ``candidates`` (qualified names), or None."""
     name, db = name.strip().strip('"').lower(), (db or "").strip().strip('"').lower() or None
+    if db is not None and db.startswith("mimiciv_"):  # mimic-code's / BigQuery's schemas: mimiciv_hosp = hosp
+        db = db.removeprefix("mimiciv_")
     if db in (None, CANDIDATE_SCHEMA) and f"{CANDIDATE_SCHEMA}.{name}" in candidates:
         return CANDIDATE_SCHEMA, name
     try:
