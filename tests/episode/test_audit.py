@@ -238,7 +238,7 @@ def _check_encounters_and_cultures(ep: Episode, present: set[str]) -> None:
             assert not orphans, (table.qualified, column, orphans)
     if "hosp.microbiologyevents" in present:
         repeated = ep.execute(
-            "SELECT micro_specimen_id, test_itemid, count(*) FROM hosp.microbiologyevents "
+            "SELECT micro_specimen_id, count(*) FROM hosp.microbiologyevents "
             "WHERE microevent_id IS NULL GROUP BY ALL HAVING count(*) > 1",
             max_rows=10,
         ).rows

@@ -155,7 +155,8 @@ def test_detail_ids_and_note_naming_values_follow_the_notes(note_store: Path, po
             (f"{P}-RR-1", "cpt_code", "71046"),
             (f"{P}-RR-1", "addendum_note_id", f"{P}-AR-1"),  # the addendum is visible: its shown id
             (f"{P}-RR-2", "exam_name", "CT HEAD"),
-            (f"{P}-RR-2", "addendum_note_id", None),  # the addendum is signed after T
+            # RR-2's addendum_note_id row comes with its addendum, signed after T (attack17: its presence told one was
+            # to come)
             (f"{P}-RR-2", "author", f"{P}-RR-99"),  # no naming field: as stored
             (f"{P}-AR-1", "parent_note_id", f"{P}-RR-1"),  # the parent's shown id
         ], key=repr)

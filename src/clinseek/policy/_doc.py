@@ -46,10 +46,12 @@ file matches it. It is what the code does, table by table.
   `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts (ED orders and
   labs, ICU charting) would otherwise name a future admission or ICU stay.
 - Pending results whose row count or tests are themselves the result collapse (microbiology: one
-  row per organism x antibiotic; labs: the lab adds tests to a specimen after an abnormal automated
-  count, a manual differential or a smear review): while a row's mask holds, rows keep one per
-  `collapse_on` value (the lowest id; labs: one per `specimen_id`, its `itemid` NULL with the
-  result, so neither which nor how many tests are pending shows), and the row id (`renumber`,
+  row per organism x antibiotic, and the lab adds the Gram stain of a blood culture bottle that
+  flagged positive to the specimen; labs: the lab adds tests to a specimen after an abnormal
+  automated count, a manual differential or a smear review): while a row's mask holds, rows keep
+  one per `collapse_on` value (the lowest id; one per `specimen_id` / `micro_specimen_id`, its test
+  (`itemid`; `test_itemid`, `test_name`, `test_seq`) NULL with the result, so neither which nor how
+  many tests are pending shows), and the row id (`renumber`,
   `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` in id order
   over the other visible rows, so no gap between ids reveals how many rows a pending culture or
   specimen has. Store ids of `microevent_id` and `labevent_id` never reach an episode.

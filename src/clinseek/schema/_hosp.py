@@ -324,8 +324,8 @@ HOSP: tuple[Table, ...] = (
         parse_columns(
             "microevent_id INTEGER stored, subject_id INTEGER static, hadm_id INTEGER encounter, "
             "micro_specimen_id INTEGER event, order_provider_id VARCHAR event, chartdate DATE event, "
-            "charttime TIMESTAMP event, spec_itemid INTEGER event, spec_type_desc VARCHAR event, test_seq INTEGER event, "
-            "storedate DATE stored, storetime TIMESTAMP stored, test_itemid INTEGER event, test_name VARCHAR event, "
+            "charttime TIMESTAMP event, spec_itemid INTEGER event, spec_type_desc VARCHAR event, test_seq INTEGER stored, "
+            "storedate DATE stored, storetime TIMESTAMP stored, test_itemid INTEGER stored, test_name VARCHAR stored, "
             "org_itemid INTEGER stored, org_name VARCHAR stored, isolate_num SMALLINT stored, quantity VARCHAR stored, "
             "ab_itemid INTEGER stored, ab_name VARCHAR stored, dilution_text VARCHAR stored, "
             "dilution_comparison VARCHAR stored, dilution_value DOUBLE stored, interpretation VARCHAR stored, "
@@ -347,7 +347,11 @@ HOSP: tuple[Table, ...] = (
                 "NULL while pending, else renumbered 1..n",
                 "storedate": "when the result was available",
                 "storetime": "when the result was available",
-                "test_name": "the test ordered on the specimen",
+                "test_name": "the test: the lab adds tests to a specimen after a result (the Gram stain of a blood culture "
+                "bottle that flagged positive), so a pending test's name would tell the result; while pending, one row per "
+                "specimen shows, without its test",
+                "test_itemid": "the test's id, as test_name",
+                "test_seq": "the test's ordinal in the specimen: a reflex test's number, as test_name",
             },
         ),
         key=("microevent_id",),
@@ -357,7 +361,7 @@ HOSP: tuple[Table, ...] = (
             rationale="specimen time",
         ),
         stored_at="coalesce(t.storetime, t.storedate + INTERVAL 1 DAY)",
-        pending=Pending(("micro_specimen_id", "test_itemid"), renumber="microevent_id"),
+        pending=Pending(("micro_specimen_id",), renumber="microevent_id"),
     ),
     Table(
         "hosp",

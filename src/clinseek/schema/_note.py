@@ -31,9 +31,9 @@ _NOTE_WHY = {
 }
 _DETAIL_WHY = {
     "note_id": "the note's id, renumbered as the note's",
-    "field_value": "an addendum_note_id (a later addendum) or a parent_note_id (the report an addendum belongs to) "
-    "names a note by its numbered id: renumbered, NULL until that note is visible; other fields (author, exam_name, "
-    "cpt_code) are known with the note",
+    "field_value": "an addendum_note_id (a later addendum; its row is visible with the addendum) or a parent_note_id "
+    "(the report an addendum belongs to) names a note by its numbered id: renumbered, NULL until that note is visible; "
+    "other fields (author, exam_name, cpt_code) are known with the note",
 }
 _NAMING = "t.field_name IN ('addendum_note_id', 'parent_note_id')"
 """The detail rows whose ``field_value`` is a note id."""
@@ -57,6 +57,21 @@ _DETAIL_DOCS = {
 }
 _DISCHARGE_TIME = "greatest(t.charttime, t.storetime)"
 _RADIOLOGY_TIME = "coalesce(t.storetime, t.charttime)"
+
+
+def _detail_time(notes: str, note_time: str) -> str:
+    """A detail row's event time: its note's (``parent_time``); a row naming an addendum (``addendum_note_id``) is
+    written with the addendum, so it is visible from the later of the note's time and the addendum's (never if the
+    addendum is not in the store): shown with the report, its presence told that an addendum was still to come."""
+    named = f"(SELECT min({note_time.replace('t.', 'a.')}) FROM {notes} a WHERE a.note_id = t.field_value)"
+    return (f"CASE WHEN t.field_name = 'addendum_note_id' THEN CASE WHEN {named} IS NOT NULL THEN "
+            f"greatest(parent_time, {named}) END ELSE parent_time END")
+
+
+_DETAIL_RATIONALE = (
+    "a detail is known with its note; a row naming an addendum (addendum_note_id) once the addendum is signed: "
+    "shown with the report, its presence told that an addendum was still to come (attack17)"
+)
 _NOTE = "MIMIC-IV-Note 2.2"
 
 NOTE: tuple[Table, ...] = (
@@ -80,9 +95,10 @@ NOTE: tuple[Table, ...] = (
         parse_columns(_DETAIL_COLS, _DETAIL_DOCS, _DETAIL_WHY),
         key=("note_id", "field_name", "field_ordinal"),
         event_time=EventTime(
-            "parent_time",
+            _detail_time("note.discharge", _DISCHARGE_TIME),
             parent=ParentTime("note.discharge", ("note_id",), _DISCHARGE_TIME),
             sort=("note_id",),
+            rationale=_DETAIL_RATIONALE,
         ),
         renumbered=_detail(DISCHARGE_SEQUENCE),
         source=_NOTE,
@@ -106,9 +122,10 @@ NOTE: tuple[Table, ...] = (
         parse_columns(_DETAIL_COLS, _DETAIL_DOCS, _DETAIL_WHY),
         key=("note_id", "field_name", "field_ordinal"),
         event_time=EventTime(
-            "parent_time",
+            _detail_time("note.radiology", _RADIOLOGY_TIME),
             parent=ParentTime("note.radiology", ("note_id",), _RADIOLOGY_TIME),
             sort=("note_id",),
+            rationale=_DETAIL_RATIONALE,
         ),
         renumbered=_detail(RADIOLOGY_SEQUENCE),
         source=_NOTE,
