@@ -167,9 +167,13 @@ def ed_diagnosis_ccs(ctx: BuildContext) -> Labelled:
 # --- next_event: which table records the next event -------------------------------------------------------
 
 
-_OWN_EVENTS_TIMED_BY_A_PARENT = frozenset({"hosp.prescriptions"})
+_OWN_EVENTS_TIMED_BY_A_PARENT = frozenset({
+    "hosp.prescriptions", "icu.chartevents", "icu.datetimeevents", "icu.inputevents", "icu.ingredientevents",
+    "icu.outputevents", "icu.procedureevents",
+})
 """Tables whose rows are events of their own although their time reads a parent's: a prescription starts at its
-starttime, shown only once its pharmacy order is entered (details, billing codes and triage rows are not)."""
+starttime, shown only once its pharmacy order is entered; an ICU charting row timed before its stay's intime is
+shown once in the record (details, billing codes and triage rows are not)."""
 
 
 def _event_tables(ctx: BuildContext) -> list[str]:
