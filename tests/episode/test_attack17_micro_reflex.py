@@ -58,3 +58,19 @@ def test_attack17_no_pending_culture_names_its_tests(demo_store: Path, policy: s
     # before the fix: three rows, 'Blood Culture, Routine' and both Bottle Gram Stains (test_seq 1, 2, 3)
     assert [tuple(r) for r in rows] == [(None, "BLOOD CULTURE", None, None, None, None, None)]
     assert named == [(0,)]
+
+
+@pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
+def test_attack17_test_seq_never_counts_the_pending_tests(demo_store: Path, policy: str) -> None:
+    """The attack's residual: ``test_seq`` numbers all of a specimen's tests, so among the resulted rows a number above
+    the others' tells how many are still pending (at 2196-02-25 04:00 specimen 139903's Anaerobic Bottle Gram Stain,
+    test 2, is resulted while the culture (1) and the Aerobic stain (3) pend: test 2 alone would say that one more
+    test than the pending row shows may be pending). ``test_seq`` is never shown (class ``final``)."""
+    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 25, 4, 0), policy=policy)) as ep:
+        rows = ep.execute("SELECT test_name, test_seq FROM microbiologyevents WHERE micro_specimen_id = 139903 "
+                          "ORDER BY test_name NULLS LAST").rows
+        shown = ep.execute("SELECT count(test_seq) FROM microbiologyevents").rows
+        timeline = ep.timeline("microbiologyevents").column("test_seq").null_count
+        total = ep.table_counts()["hosp.microbiologyevents"]
+    assert [tuple(r) for r in rows] == [("Anaerobic Bottle Gram Stain", None), (None, None)]
+    assert shown == [(0,)] and timeline == total

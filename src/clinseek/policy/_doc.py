@@ -50,8 +50,9 @@ file matches it. It is what the code does, table by table.
   flagged positive to the specimen; labs: the lab adds tests to a specimen after an abnormal
   automated count, a manual differential or a smear review): while a row's mask holds, rows keep
   one per `collapse_on` value (the lowest id; one per `specimen_id` / `micro_specimen_id`, its test
-  (`itemid`; `test_itemid`, `test_name`, `test_seq`) NULL with the result, so neither which nor how
-  many tests are pending shows), and the row id (`renumber`,
+  (`itemid`; `test_itemid`, `test_name`) NULL with the result, so neither which nor how
+  many tests are pending shows; microbiology's `test_seq`, numbered over all of a specimen's tests, is
+  never shown: a gap among the resulted tests' numbers would count the pending ones), and the row id (`renumber`,
   `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` in id order
   over the other visible rows, so no gap between ids reveals how many rows a pending culture or
   specimen has. Store ids of `microevent_id` and `labevent_id` never reach an episode.

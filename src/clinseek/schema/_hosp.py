@@ -324,7 +324,7 @@ HOSP: tuple[Table, ...] = (
         parse_columns(
             "microevent_id INTEGER stored, subject_id INTEGER static, hadm_id INTEGER encounter, "
             "micro_specimen_id INTEGER event, order_provider_id VARCHAR event, chartdate DATE event, "
-            "charttime TIMESTAMP event, spec_itemid INTEGER event, spec_type_desc VARCHAR event, test_seq INTEGER stored, "
+            "charttime TIMESTAMP event, spec_itemid INTEGER event, spec_type_desc VARCHAR event, test_seq INTEGER final, "
             "storedate DATE stored, storetime TIMESTAMP stored, test_itemid INTEGER stored, test_name VARCHAR stored, "
             "org_itemid INTEGER stored, org_name VARCHAR stored, isolate_num SMALLINT stored, quantity VARCHAR stored, "
             "ab_itemid INTEGER stored, ab_name VARCHAR stored, dilution_text VARCHAR stored, "
@@ -351,7 +351,9 @@ HOSP: tuple[Table, ...] = (
                 "bottle that flagged positive), so a pending test's name would tell the result; while pending, one row per "
                 "specimen shows, without its test",
                 "test_itemid": "the test's id, as test_name",
-                "test_seq": "the test's ordinal in the specimen: a reflex test's number, as test_name",
+                "test_seq": "the test's ordinal in the specimen, numbered over all its tests: among the resulted rows a gap "
+                "would count the tests still pending (a resulted test 3 tells that tests 1 and 2, e.g. the Gram stains "
+                "added to a positive bottle, are pending); never shown",
             },
         ),
         key=("microevent_id",),
