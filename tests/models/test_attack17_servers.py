@@ -280,25 +280,32 @@ def _preflight(models_handler: Handler) -> tuple[Any, float]:
     return got, time.monotonic() - started
 
 
-def test_preflight_a_models_listing_that_trickles_is_cut_at_the_connect_timeout() -> None:
-    """Before: one byte every 0.5 s kept httpx's per-read timeout (4 s) from ever firing: the pre-flight
-    waited for the whole 20 s body (a server that never finishes: forever)."""
-    from clinseek.errors import ModelError
-    from clinseek.models._preflight import CONNECT_TIMEOUT_S
+def _trickling(last: bytes) -> Handler:
+    """A handler that answers one space every 0.5 s for 20 s, then ``last``: httpx's per-read timeout never fires."""
 
     async def trickle(request: web.Request) -> web.StreamResponse:
+        await request.read()
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         await resp.prepare(request)
         try:
             for _ in range(40):
                 await resp.write(b" ")
                 await anyio.sleep(0.5)
-            await resp.write(b'{"data": [{"id": "test-model"}]}')
+            await resp.write(last)
         except (ConnectionError, aiohttp.ClientConnectionResetError):
             pass
         return resp
 
-    got, took = _preflight(trickle)
+    return trickle
+
+
+def test_preflight_a_models_listing_that_trickles_is_cut_at_the_connect_timeout() -> None:
+    """Before: one byte every 0.5 s kept httpx's per-read timeout (4 s) from ever firing: the pre-flight
+    waited for the whole 20 s body (a server that never finishes: forever)."""
+    from clinseek.errors import ModelError
+    from clinseek.models._preflight import CONNECT_TIMEOUT_S
+
+    got, took = _preflight(_trickling(b'{"data": [{"id": "test-model"}]}'))
     assert took < CONNECT_TIMEOUT_S + 6, (took, got)
     assert isinstance(got, ModelError) and "127.0.0.1" in str(got), repr(got)
 
@@ -319,22 +326,9 @@ def test_the_tokenizer_endpoint_that_trickles_falls_back_within_its_timeout() ->
     count for the whole body (20 s for a 2 s timeout) before; now the estimate answers at the timeout."""
     from clinseek.models import ServerTokenCounter
 
-    async def trickle(request: web.Request) -> web.StreamResponse:
-        await request.read()
-        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
-        await resp.prepare(request)
-        try:
-            for _ in range(40):
-                await resp.write(b" ")
-                await anyio.sleep(0.5)
-            await resp.write(b'{"tokens": [1, 2, 3]}')
-        except (ConnectionError, aiohttp.ClientConnectionResetError):
-            pass
-        return resp
-
     async def body() -> tuple[int, int, float]:
         app = web.Application()
-        app.router.add_post("/tokenize", trickle)
+        app.router.add_post("/tokenize", _trickling(b'{"tokens": [1, 2, 3]}'))
         runner = web.AppRunner(app)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
