@@ -4,7 +4,7 @@ An independent oracle recomputes, in Python, what each table must look like from
 rows (the registry's event time and each column's "known at" class evaluated on the store, not
 the policy's masks; the inclusivity rule from ``Policy.sees``), and the episode must match it exactly: no row too many or too few, no value
 unmasked or over-masked; pending cultures collapse to one row per (specimen, test) and
-``microevent_id`` is renumbered as the policy does; the per-patient counters (``sequence`` columns) are
+``microevent_id`` / ``labevent_id`` are renumbered as the policy does (by the instant each row is shown, then id); the per-patient counters (``sequence`` columns) are
 renumbered by (event time, original counter) among the visible rows of their owner. On top, invariants are checked on the episode
 alone: no TIMESTAMP after the cutoff (DATE: its end), one subject_id, no label-source table,
 target-encounter codes absent, no ``hadm_id`` / ``stay_id`` of an admission or stay the episode
@@ -93,20 +93,22 @@ def _numbers(con: duckdb.DuckDBPyConnection, sequence: Sequence, key: EpisodeKey
 def _collapsed(
     table: Table, kept: list[tuple[dict[str, Any], dict[str, Any]]], policy: Policy, cutoff: datetime
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Rows whose stored result is pending: one per ``pending.collapse_on`` value (lowest id); ids renumbered."""
+    """Rows whose stored result is pending: one per ``pending.collapse_on`` value (lowest id); the others' ids
+    renumbered 1..n by (the instant the row is shown: the later of its event time and its result's, original id)."""
     pending = table.pending
     if pending is None:
         return kept
     renumber = pending.renumber
     order = [c for c in (renumber, *table.key) if c]
     kept = sorted(kept, key=lambda rk: tuple(rk[0][c] for c in order))
+    resulted = [i for i, (_, known) in enumerate(kept) if policy.sees(known["stored"], cutoff)]
+    by_shown = sorted(resulted, key=lambda i: (max(kept[i][1]["_event_time"], kept[i][1]["stored"]), i))
+    numbers = {i: n for n, i in enumerate(by_shown, 1)}
     seen: set[tuple[Any, ...]] = set()
     out = []
-    number = 0
-    for row, known in kept:
-        if policy.sees(known["stored"], cutoff):
-            number += 1
-            out.append(({**row, renumber: number} if renumber else row, known))
+    for i, (row, known) in enumerate(kept):
+        if i in numbers:
+            out.append(({**row, renumber: numbers[i]} if renumber else row, known))
             continue
         group = tuple(row[c] for c in pending.collapse_on)
         if group not in seen:

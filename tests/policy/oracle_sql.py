@@ -375,11 +375,17 @@ def _collapse_sql(table: Table, mask: Mask, q: _Query) -> str:
     return f"({known} OR row_number() OVER (PARTITION BY {parts} ORDER BY {order}) = 1)"
 
 
-def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
-    """A row id NULL while ``mask`` holds, else dense ``1..n`` over the known rows in id order."""
+def _renumbered(table: Table, mask: Mask, col: Column, q: _Query) -> str:
+    """A row id NULL while ``mask`` holds, else dense ``1..n`` over the known rows by (the instant it is shown: the
+    later of the event time and the mask's instant, id).
+
+    A change of the rule, not of a statement (session 18: the id order before; the new order makes a row's number
+    the same at every cutoff, so the store keeps it): written here from the rule, not from the policy's SQL."""
     known = _mask_known(mask, q)
     ref = f"t.{quote(col.name)}"
-    number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {ref}) AS {col.type})"
+    assert table.event_time is not None and mask.known_at is not None
+    shown = f"greatest({table.event_time.expr}, {q.instant(scoped_expr(mask.known_at, q.present) or 'NULL')})"
+    number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {shown}, {ref}) AS {col.type})"
     return f"CASE WHEN {known} THEN {number} END AS {quote(col.name)}"
 
 
@@ -388,7 +394,7 @@ def _visible_column(table: Table, col: Column, q: _Query) -> str:
     conds: list[str] = []
     for mask in table.masks:
         if mask.renumber == col.name:
-            return _renumbered(mask, col, q)
+            return _renumbered(table, mask, col, q)
         if col.name not in mask.columns:
             continue
         listed = _encounter_listed(table, mask, col, q)

@@ -64,10 +64,11 @@ def test_transfer_before_a_future_admission_hides_its_hadm_id(text_ep: Episode) 
 
 
 def test_lab_and_order_before_a_future_admission_hide_its_hadm_id(text_ep: Episode) -> None:
+    # numbered by the instant each row's result is shown: the past admission's lab was resulted first
     assert rows(text_ep, "SELECT labevent_id, hadm_id FROM labevents ORDER BY 1") == [
-        (1, None),
+        (1, PAST),
         (2, None),
-        (3, PAST),
+        (3, None),
     ]
     assert rows(text_ep, "SELECT hadm_id FROM poe") == [(None,)]
     assert rows(text_ep, "SELECT hadm_id FROM edstays WHERE stay_id = 500") == [(None,)]
@@ -136,7 +137,7 @@ def test_resulted_culture_keeps_every_row(holes_store: Path) -> None:
     with build_episode(holes_store, EpisodeKey(S, ts("06-12 00:00"))) as ep:
         got = rows(ep, "SELECT microevent_id, ab_name FROM microbiologyevents ORDER BY microevent_id")
     assert [r[0] for r in got] == [1, 2, 3, 4, 5, 6]
-    assert [r[1] for r in got][2:5] == ["OXACILLIN", "VANCOMYCIN", "CLINDAMYCIN"]
+    assert {"OXACILLIN", "VANCOMYCIN", "CLINDAMYCIN"} <= {r[1] for r in got}
 
 
 def test_future_select_still_gives_raw_rows_and_ids(holes_store: Path) -> None:
@@ -173,7 +174,7 @@ def test_procedure_ended_before_cutoff_but_stored_after_hides_its_duration(text_
 
 def test_values_exactly_at_cutoff_are_null_under_strict_policy(text_ep: Episode) -> None:
     assert rows(text_ep, "SELECT outtime FROM transfers WHERE transfer_id = 3") == [(None,)]
-    assert rows(text_ep, "SELECT hadm_id FROM labevents WHERE labevent_id = 2") == [(None,)]
+    assert rows(text_ep, "SELECT hadm_id FROM labevents WHERE valuenum = 1.1") == [(None,)]
     assert rows(text_ep, "SELECT valuenum, warning FROM chartevents ORDER BY charttime") == [
         (90.0, None),
         (None, None),
@@ -182,7 +183,7 @@ def test_values_exactly_at_cutoff_are_null_under_strict_policy(text_ep: Episode)
 
 def test_values_exactly_at_cutoff_are_shown_under_inclusive_policy(mm_ep: Episode) -> None:
     assert rows(mm_ep, "SELECT outtime FROM transfers WHERE transfer_id = 3") == [(T,)]
-    assert rows(mm_ep, "SELECT hadm_id FROM labevents WHERE labevent_id = 2") == [(AT_T,)]
+    assert rows(mm_ep, "SELECT hadm_id FROM labevents WHERE valuenum = 1.1") == [(AT_T,)]
     assert rows(mm_ep, "SELECT valuenum, warning FROM chartevents ORDER BY charttime") == [
         (90.0, None),
         (95.0, 1),

@@ -53,9 +53,11 @@ file matches it. It is what the code does, table by table.
   (`itemid`; `test_itemid`, `test_name`) NULL with the result, so neither which nor how
   many tests are pending shows; microbiology's `test_seq`, numbered over all of a specimen's tests, is
   never shown: a gap among the resulted tests' numbers would count the pending ones), and the row id (`renumber`,
-  `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` in id order
-  over the other visible rows, so no gap between ids reveals how many rows a pending culture or
-  specimen has. Store ids of `microevent_id` and `labevent_id` never reach an episode.
+  `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` over the
+  other visible rows by (the instant the id is shown: the later of `E` and the result's instant,
+  original id), so no gap between ids reveals how many rows a pending culture or specimen has;
+  the rows shown with an id at any cutoff are a prefix of that order, so a row keeps its number at
+  every cutoff (the store keeps it). Store ids of `microevent_id` and `labevent_id` never reach an episode.
 - Per-patient counters that MIMIC assigns in entry, storage or chart order, not in event-time order
   (`sequence`; `clinseek.schema` `Sequence`: `hosp.poe.poe_seq` / `poe_id`, `hosp.emar.emar_seq` /
   `emar_id`, `note.discharge.note_seq` / `note_id`, `note.radiology.note_seq` / `note_id`) are
@@ -192,7 +194,7 @@ def _masked(table: Table) -> str:
         if mask.collapse_on:
             when += f"; meanwhile one row per `{', '.join(mask.collapse_on)}`"
         if mask.renumber:
-            when += f"; `{mask.renumber}` NULL meanwhile, else renumbered `1..n`"
+            when += f"; `{mask.renumber}` NULL meanwhile, else renumbered `1..n` by the instant it is shown, then id"
         items.append(f"{cols}: {when}")
     if table.renumbered:
         cols = ", ".join(f"`{r.column}`" + (f" (where `{r.where}`)" if r.where else "") for r in table.renumbered)

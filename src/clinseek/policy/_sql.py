@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from ..schema import ENCOUNTER_IDS, Column, Mask, Renumbered, Sequence, Table, encounter_mask, get_table
+from ..schema import ENCOUNTER_IDS, Column, Mask, Renumbered, Sequence, Table, encounter_mask, get_table, shown_at
 from ..store import EVENT_INDEX, RowInstants, TableInstants, collapses, encounter_column, indexable
 
 if TYPE_CHECKING:
@@ -758,10 +758,19 @@ def _collapse(table: Table, mask: Mask, q: _Query) -> _Collapse:
 
 
 def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
-    """A row id NULL while ``mask`` holds, else dense ``1..n`` over the known rows in id order."""
+    """A row id NULL while ``mask`` holds, else dense ``1..n`` over the known rows by
+    (:func:`~clinseek.schema.shown_at`, id): the store's number (:attr:`~clinseek.store.TableInstants.renumbers`,
+    the same at every cutoff), or one window over the statement's rows."""
     known = _mask_known(mask, q)
-    ref = f"t.{quote(col.name)}"
-    number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {ref}) AS {col.type})"
+    stored = q.stored.renumbers.get(col.name) if q.stored is not None else None
+    if stored is not None:
+        number = f"t.{quote(stored)}"
+    else:
+        instant = None if mask.known_at is None else q.known_instant(mask.known_at)
+        if instant is None:
+            return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
+        at = q.cond(shown_at(f"({q.event_time()})", f"({instant})"))  # computed where the instant's joins are
+        number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {at}, t.{quote(col.name)}) AS {col.type})"
     return f"CASE WHEN {known} THEN {number} END AS {quote(col.name)}"
 
 

@@ -29,6 +29,7 @@ from ._model import (
     Sequence,
     Table,
     Visibility,
+    shown_at,
 )
 from ._registry import check_registry, class_problems, get_table, modules, tables
 
@@ -64,6 +65,7 @@ __all__ = [
     "encounter_masks",
     "get_table",
     "modules",
+    "shown_at",
     "tables",
     "tables_markdown",
 ]

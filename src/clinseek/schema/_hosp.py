@@ -304,7 +304,7 @@ HOSP: tuple[Table, ...] = (
                 "comments": "written with the result",
                 "priority": "set when the specimen is ordered (the same for every row of a specimen in the MIMIC-IV demo)",
                 "labevent_id": "MIMIC numbers a patient's lab rows in specimen-time order: a store id would count a pending "
-                "specimen's rows; NULL while pending, else renumbered 1..n",
+                "specimen's rows; NULL while pending, else renumbered 1..n by the instant it is shown (its result's), then id",
                 "itemid": "the test: the lab adds tests to a specimen after an abnormal automated count (a manual "
                 "differential, a smear review), so a pending test's name would tell the result; while pending, one row per "
                 "specimen shows, without its test",
@@ -344,7 +344,7 @@ HOSP: tuple[Table, ...] = (
             {
                 **{c: "the culture's result: known once resulted (storetime, else the end of storedate)" for c in _MICRO_RESULT},
                 "microevent_id": "one row per organism x antibiotic: a store id would count a pending result's rows; "
-                "NULL while pending, else renumbered 1..n",
+                "NULL while pending, else renumbered 1..n by the instant it is shown (its result's), then id",
                 "storedate": "when the result was available",
                 "storetime": "when the result was available",
                 "test_name": "the test: the lab adds tests to a specimen after a result (the Gram stain of a blood culture "

@@ -156,11 +156,20 @@ class Pending:
 
     While a row's ``stored`` values are not known, rows keep one per distinct value of
     ``collapse_on`` (the lowest ``renumber``), and ``renumber`` (a row id whose gaps would reveal the
-    collapsed count) is NULL there and renumbered densely ``1..n`` in the other visible rows.
+    collapsed count) is NULL there and renumbered densely ``1..n`` in the other visible rows, by
+    :func:`shown_at`.
     """
 
     collapse_on: tuple[str, ...]
     renumber: str | None = None
+
+
+def shown_at(event_time: str, known_at: str) -> str:
+    """SQL: the instant a pending result's row id (:attr:`Pending.renumber`) is shown, over the row's event time and
+    the instant its result is known (both non-NULL). The id is renumbered by (this instant, original id): the rows
+    shown with an id at any cutoff are then a prefix of that order, so a row's number is the same at every cutoff it
+    is shown at (the store keeps it: :func:`clinseek.store.stored_instants`) and counts only rows shown with it."""
+    return f"greatest({event_time}, {known_at})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +251,7 @@ class Mask:
             whose mask holds. Empty: no collapse.
         renumber: a row-id column whose values would reveal the collapsed count (gaps between
             the ids of neighbouring rows): NULL while the mask holds, and in the rows where it
-            does not, renumbered densely ``1..n`` in the original id order within the episode.
+            does not, renumbered densely ``1..n`` within the episode by :func:`shown_at`.
     """
 
     columns: tuple[str, ...]

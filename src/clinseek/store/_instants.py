@@ -4,7 +4,8 @@ A row's event time inherited from a parent (``hosp.diagnoses_icd`` from its admi
 from its administration's documentation), a mask instant that reads another table (an encounter id known once
 the encounter starts) and a renumbered counter's number (:func:`sequence_numbers_sql`) depend on the store's
 data only, never on
-the question. Computed for every patient at once at ingest, they are extra columns of the store table, so
+the question, and so does a pending result's renumbered row id (:func:`~clinseek.schema.shown_at`). Computed
+for every patient at once at ingest, they are extra columns of the store table, so
 the policy's statements compare stored instants with the cutoff instead of joining parents and grouping
 other tables in every statement (DuckDB plans those joins each time: the cost that dominated the policy's
 statements). Instants over the row alone (``coalesce(t.storetime, t.charttime)``) stay expressions: they
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from ..schema import Sequence, Table, get_table, tables
+from ..schema import Mask, Sequence, Table, get_table, shown_at, tables
 from ._duck import META_SCHEMA
 
 INSTANT_PREFIX = "_clinseek_"
@@ -46,6 +47,7 @@ _KNOWN_AT = "known_at"
 _SEQUENCE_AT = "sequence_at"
 _SEQUENCE_N = "sequence_n"
 _SEQUENCE_ID = "sequence_id"
+_RENUMBER = "renumber"
 _ROW = re.compile(r"\bt\.")
 _STAGING = "_clinseek_instants_"
 
@@ -70,12 +72,17 @@ class TableInstants:
     number among all the patient's owner rows by (event time, counter, id), and its id ``<subject_id>-<number>``. That number is the one an episode
     shows whatever the cutoff: every row before a visible owner row in that order has an earlier event time,
     so it is visible too (an owner has no parent, no target encounter and no linked-study filter)."""
+    renumbers: Mapping[str, str] = field(default_factory=dict)
+    """``{pending result's row id column (:attr:`~clinseek.schema.Mask.renumber`): column}``: the row's number among
+    the patient's rows by (:func:`~clinseek.schema.shown_at`, original id) (NULL for a row never shown with its id): the number an
+    episode shows whenever the row's result is known, as only rows before it in that order are shown with it."""
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The reserved columns, in the order the store table has them after its registry columns."""
         event = (self.event_time,) if self.event_time else ()
-        return (*event, *self.known_at.values(), *(c for names in self.sequences.values() for c in names))
+        sequences = (c for names in self.sequences.values() for c in names)
+        return (*event, *self.known_at.values(), *sequences, *self.renumbers.values())
 
 
 RowInstants = Mapping[str, TableInstants]
@@ -114,9 +121,36 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
         if named not in sequences and renumbered.sequence.owner in present:
             i = len(sequences)
             sequences[named] = tuple(f"{INSTANT_PREFIX}seq_{part}_{i}" for part in ("at", "n", "id"))  # type: ignore[assignment]
-    if stored_event is None and not known and not sequences:
+    ids = [m.renumber for m in table.masks if m.renumber and _renumber_storable(table, m)]
+    renumbers = {column: f"{INSTANT_PREFIX}renumber_{i}" for i, column in enumerate(ids)}
+    if stored_event is None and not known and not sequences and not renumbers:
         return None
-    return TableInstants(stored_event, known, sequences)
+    return TableInstants(stored_event, known, sequences, renumbers)
+
+
+def _renumber_storable(table: Table, mask: Mask) -> bool:
+    """Whether a pending result's row id can be numbered at ingest: its event time and result instant read the row
+    alone and no statement leaves out rows that are visible by time (no parent, target encounter or linked-study
+    filter), so the rows shown with an id at a cutoff are exactly a prefix of the patient's :func:`_renumber_sql`."""
+    event_time = table.event_time
+    return (
+        event_time is not None
+        and event_time.parent is None
+        and not _beyond_row(event_time.expr)
+        and mask.known_at is not None
+        and not _beyond_row(mask.known_at)
+        and table.target_key is None
+        and table.module != "cxr"
+    )
+
+
+def _renumber_sql(table: Table, column: str) -> tuple[str, str]:
+    """``(shown, order)``: SQL over the row ``t`` true when the row is ever shown with its ``column`` id, and the
+    order its number counts ((:func:`~clinseek.schema.shown_at`, original id))."""
+    mask = next(m for m in table.masks if m.renumber == column)
+    assert table.event_time is not None and mask.known_at is not None
+    event, known = f"({table.event_time.expr})", f"({mask.known_at})"
+    return f"({event} IS NOT NULL AND {known} IS NOT NULL)", f'{shown_at(event, known)}, t."{column}"'
 
 
 def sequence_numbers_sql(sequence: Sequence) -> str:
@@ -195,6 +229,10 @@ def _instants_select(table: Table, instants: TableInstants, present: Collection[
             f'ON {alias}._s = t.subject_id AND {alias}._via = t."{via}"' + (f" AND ({where})" if where else "")
         )
         cols += [f'{alias}._at AS "{at}"', f'{alias}._n AS "{number}"', f'{alias}._id AS "{ident}"']
+    for column, stored in instants.renumbers.items():
+        shown, order = _renumber_sql(table, column)
+        number = f"row_number() OVER (PARTITION BY t.subject_id, {shown} ORDER BY {order})"
+        cols.append(f'CASE WHEN {shown} THEN CAST({number} AS {table.column(column).type}) END AS "{stored}"')
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
 
 
@@ -238,6 +276,9 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
         where = _naming_rows(table, owner, via)
         numbers = f"{sequence_numbers_sql(sequence)} ON {via}" + (f" WHERE {where}" if where else "")
         out |= {(_SEQUENCE_AT, numbers, at), (_SEQUENCE_N, numbers, number), (_SEQUENCE_ID, numbers, ident)}
+    for column, stored in instants.renumbers.items():
+        shown, order = _renumber_sql(table, column)
+        out.add((_RENUMBER, f"{order} WHERE {shown} BY subject_id", stored))
     if instants.event_time is not None:
         assert table.event_time is not None
         out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))
