@@ -1,0 +1,66 @@
+"""A pending result's renumbered row id (``labevent_id``, ``microevent_id``) kept by the store at ingest.
+
+The id is numbered by (the instant the row is shown, original id) (``clinseek.schema.shown_at``), so the rows shown
+with an id at any cutoff are a prefix of that order: the number a row shows is the same at every cutoff, counts only
+rows shown with it, and the store keeps it (``_clinseek_renumber_*``). Checked on the demo against the per-statement
+window (what PostgreSQL and older stores run) at cutoffs around each sampled row's specimen and result times, both
+policies (exclusive and inclusive cutoff): the same rows and values, ids dense ``1..n``, and a row keeps its number
+from cutoff to cutoff.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from clinseek.episode import open_store_reader
+from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
+from clinseek.schema import get_table
+
+TABLES = [("hosp.labevents", "labevent_id"), ("hosp.microbiologyevents", "microevent_id")]
+
+
+def _cutoffs(con: duckdb.DuckDBPyConnection, name: str, n: int) -> Iterator[tuple[int, Any]]:
+    """Per sampled row: its specimen time, a second after it, its result time and a second after it."""
+    found = con.execute(
+        f"SELECT subject_id, charttime, storetime FROM {name} WHERE charttime IS NOT NULL ORDER BY ALL"
+    ).fetchall()
+    second = timedelta(seconds=1)
+    for subject, charttime, storetime in random.Random(18).sample(found, n):
+        for cutoff in (charttime, charttime + second, storetime or charttime, (storetime or charttime) + second):
+            yield subject, cutoff
+
+
+@pytest.mark.parametrize(("name", "id_column"), TABLES)
+def test_the_stored_number_is_the_windows_at_every_cutoff(demo_store: Path, name: str, id_column: str) -> None:
+    table = get_table(name)
+    with open_store_reader(demo_store) as reader:
+        present, stored = reader.present, reader.instants
+    assert stored[name].renumbers == {id_column: stored[name].renumbers[id_column]}, "the store keeps the number"
+    windowed = {**stored, name: dataclasses.replace(stored[name], renumbers={})}
+    at = table.column_names.index(id_column)
+    numbers: dict[tuple[Any, ...], int] = {}  # a resulted row (its other values) -> its number
+    checked = 0
+    with duckdb.connect(str(demo_store), read_only=True) as con:
+        for subject, cutoff in _cutoffs(con, name, 15):
+            for version in (TEXT_POLICY, MM_POLICY):
+                key = EpisodeKey(subject, cutoff, version)
+                policy = get_policy(version)
+                got = con.execute(*policy.visible_select(table, key, present=present, instants=stored)).fetchall()
+                want = con.execute(*policy.visible_select(table, key, present=present, instants=windowed)).fetchall()
+                assert sorted(map(repr, got)) == sorted(map(repr, want)), (name, key)
+                ids = sorted(row[at] for row in got if row[at] is not None)
+                assert ids == list(range(1, len(ids) + 1)), (name, key, ids)
+                for row in got:
+                    if row[at] is not None:
+                        rest = row[:at] + row[at + 1:]
+                        assert numbers.setdefault(rest, row[at]) == row[at], (name, key, rest)
+                checked += len(ids)
+    assert checked > 500
