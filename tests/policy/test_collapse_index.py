@@ -15,6 +15,7 @@ keys also goes through ``StoreReader.survey`` itself, one key at a time.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 import re
@@ -179,6 +180,29 @@ def test_every_cutoff_of_an_adversarial_store(adversarial_store: Path) -> None:
     with duckdb.connect(str(store), read_only=True) as con:  # a row kept in two intervals: the one that reverts
         assert con.execute(f"SELECT count(*) FROM {EVENT_INDEX} WHERE table_name = '{MICRO}' AND valid_until "
                            "IS NOT NULL").fetchall()[0][0] > 0
+
+
+def test_the_stored_collapse_is_the_windows_at_every_cutoff_of_an_adversarial_store(adversarial_store: Path) -> None:
+    """The store keeps when the collapse keeps each row (``_clinseek_kept_from``; a row kept in several intervals, of a
+    group of several event times: ``_clinseek_kept_list``): the visible rows and values are those of the policy's
+    windows (PostgreSQL's, an older store's) one second before, at and after every instant, both policies."""
+    table = get_table(MICRO)
+    with open_store_reader(adversarial_store) as reader, duckdb.connect(str(adversarial_store), read_only=True) as con:
+        stored = reader.instants
+        assert stored[MICRO].kept is not None
+        kept_list = stored[MICRO].kept[1]
+        assert con.execute(f'SELECT count(*) FROM {MICRO} WHERE len("{kept_list}") > 1').fetchall()[0][0] > 0
+        windowed = {**stored, MICRO: dataclasses.replace(stored[MICRO], kept=None, renumbers={})}
+        compared = 0
+        for subject_id, cutoff in _cutoffs(con):
+            for name in POLICIES:
+                key, policy = EpisodeKey(subject_id, cutoff, name), get_policy(name)
+                got = con.execute(*policy.visible_select(table, key, present=reader.present, instants=stored)).fetchall()
+                want = con.execute(*policy.visible_select(table, key, present=reader.present, instants=windowed)).fetchall()
+                rows = sorted(map(repr, got))
+                assert rows == sorted(map(repr, want)), key
+                compared += len(rows)
+    assert compared > 100
 
 
 def _as_layout_2(store: Path) -> None:

@@ -387,7 +387,7 @@ def _visible(
         stored=_stored(table, instants), linked_only=linked_only, instants=instants,
     )
     select = ", ".join(_visible_column(table, c, q) for c in table.columns)  # registers conditions and joins
-    bounded = (since is not None or until is not None) and _windowless(table) and table.event_time is not None
+    bounded = (since is not None or until is not None) and _windowless(table, q.stored) and table.event_time is not None
     rows = _visible_rows(table, q, linked_only, window=(since, until) if bounded else (None, None))
     if rows is None:
         return None
@@ -405,10 +405,13 @@ def _visible(
     return f"SELECT {select} FROM (SELECT {inner}{where}) AS t{qualify}", q.params, bounded
 
 
-def _windowless(table: Table) -> bool:
+def _windowless(table: Table, stored: TableInstants | None) -> bool:
     """Whether no window of the visible select reads across rows (no collapse of pending results, no renumbered
-    id): then each row's visibility and values depend on that row alone."""
-    return not any(mask.collapse_on or mask.renumber for mask in table.masks)
+    id, unless the store keeps them per row): then each row's visibility and values depend on that row alone."""
+    renumbers = stored.renumbers if stored is not None else {}
+    kept = stored is not None and stored.kept is not None
+    return not any((mask.collapse_on and not kept) or (mask.renumber and mask.renumber not in renumbers)
+                   for mask in table.masks)
 
 
 EVENT_TIME = "_event_time"
@@ -595,7 +598,10 @@ def _visible_rows(
     parent = table.event_time.parent if table.event_time is not None else None
     if parent is not None and not q.has(parent.table):
         return None
-    collapses = [_collapse(table, m, q) for m in table.masks if m.collapse_on]  # registers the instants' joins
+    kept = q.stored.kept if q.stored is not None else None
+    if kept is not None:  # the store keeps when the collapse keeps each row: a condition on the row alone
+        q.where.append(_kept_sql(kept, q.op))
+    collapses = [_collapse(table, m, q) for m in table.masks if m.collapse_on and kept is None]  # registers joins
     join = _parent_join(table, q)
     assert join is not None
     q.where.append(f"t.subject_id = {SUBJECT}")
@@ -609,6 +615,14 @@ def _visible_rows(
             q.where.append(f"{_instant(q)} {bound} {q.add(value)}")
     rows = f" FROM {table.qualified} t{join}{q.joins()} WHERE " + " AND ".join(q.where)
     return rows, collapses
+
+
+def _kept_sql(kept: tuple[str, str], op: str) -> str:
+    """True for a row the collapse of pending results keeps at the cutoff, from the store's columns
+    (:attr:`~clinseek.store.TableInstants.kept`)."""
+    start, bounds = (f"t.{quote(c)}" for c in kept)
+    passed = f"len(list_filter({bounds}, lambda x: {known_sql('x', op)}))"
+    return f"(coalesce({known_sql(start, op)}, false) OR coalesce({passed} % 2 = 1, false))"
 
 
 def _qualify(collapses: list[_Collapse]) -> str:

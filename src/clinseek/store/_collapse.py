@@ -26,6 +26,7 @@ row's.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -87,7 +88,7 @@ BATCH_ROWS = 100_000
 
 def _group_rows(table: Table, event_time_sql: str, join: str) -> tuple[str, list[str], str]:
     """``(rows, group, order)``: SQL of ``table``'s rows with an event time as the collapse sees them
-    (``subject_id``, the group's columns ``_g0...``, the event and result instants ``_e`` / ``_s``, the order's
+    (the store row ``_r``, ``subject_id``, the group's columns ``_g0...``, the event and result instants ``_e`` / ``_s``, the order's
     columns ``_o0...``, and ``_uniform``: whether every row of its group has the same event time), the columns naming a
     collapse group (``subject_id`` first) and the collapse order (first kept first; ties by event time, then result)."""
     mask = collapse_mask(table)
@@ -100,7 +101,7 @@ def _group_rows(table: Table, event_time_sql: str, join: str) -> tuple[str, list
     sort = ", ".join([*(f"_o{i} NULLS LAST" for i in range(len(order))), "_e", "_s NULLS LAST"])
     window = f"OVER (PARTITION BY {', '.join(group)})"
     rows = (
-        f"SELECT *, min(_e) {window} = max(_e) {window} AS _uniform FROM (SELECT t.subject_id, {', '.join(columns)} "
+        f"SELECT *, min(_e) {window} = max(_e) {window} AS _uniform FROM (SELECT t.rowid AS _r, t.subject_id, {', '.join(columns)} "
         f"FROM {table.qualified} t{join}) WHERE _e IS NOT NULL"
     )
     return rows, group, sort
@@ -117,17 +118,66 @@ def collapse_index_select(table: Table, event_time_sql: str, join: str) -> str:
     and never when both are never; the first row from ``e`` on. DuckDB computes it for every row (full MIMIC-IV
     has ~158M lab rows: one window pass, not a Python loop).
     """
+    return (
+        f"SELECT '{table.qualified}' AS table_name, subject_id, _e AS event_time, CAST(NULL AS BIGINT) AS target_id, "
+        f"CAST(NULL AS BIGINT) AS encounter_id, _kept_from AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until "
+        f"FROM ({_kept_from(table, event_time_sql, join)}) WHERE _kept_from IS NOT NULL"
+    )
+
+
+def _kept_from(table: Table, event_time_sql: str, join: str) -> str:
+    """SQL ``(_r, subject_id, _e, _kept_from)`` per row of a group of one event time (:func:`collapse_index_select`'s
+    rule): the row is kept from ``_kept_from`` on (NULL: never)."""
     rows, group, sort = _group_rows(table, event_time_sql, join)
     before = f"OVER (PARTITION BY {', '.join(group)} ORDER BY {sort} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
     blocked = (  # when the rows before this one no longer block it: NULL never
         f"CASE WHEN count(*) {before} = 0 THEN _e WHEN count(_s) {before} < count(*) {before} THEN _s "
         f"ELSE least(_s, max(_s) {before}) END"
     )
-    return (
-        f"SELECT '{table.qualified}' AS table_name, subject_id, _e AS event_time, CAST(NULL AS BIGINT) AS target_id, "
-        f"CAST(NULL AS BIGINT) AS encounter_id, greatest(_e, _kept) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until "
-        f"FROM (SELECT subject_id, _e, {blocked} AS _kept FROM ({rows}) WHERE _uniform) WHERE _kept IS NOT NULL"
+    return (  # greatest() skips a NULL: a row never unblocked is never kept
+        f"SELECT _r, subject_id, _e, CASE WHEN _kept IS NOT NULL THEN greatest(_e, _kept) END AS _kept_from "
+        f"FROM (SELECT _r, subject_id, _e, {blocked} AS _kept FROM ({rows}) WHERE _uniform)"
     )
+
+
+def kept_rule(table: Table) -> str:
+    """The rule :func:`kept_rows` computes, as text for the store's record of it: the rows as the collapse sees them,
+    the groups and the order (a changed registry definition changes it)."""
+    assert table.event_time is not None
+    rows, group, sort = _group_rows(table, table.event_time.expr, "")
+    return f"{rows} GROUP BY {', '.join(group)} ORDER BY {sort}"
+
+
+def kept_rows(con: duckdb.DuckDBPyConnection, table: Table) -> tuple[str, pa.Table]:
+    """When the collapse keeps each store row of ``table`` (which has a :func:`collapse_mask` and an event time over
+    the row alone), for the store's row instants (:mod:`clinseek.store._instants`): ``(sql, lists)``.
+
+    ``sql``: ``(_r, _kept_from)`` per row (``_r`` its ``rowid``) of a group of one event time: kept at ``T`` iff
+    ``_kept_from op T`` (NULL: never). ``lists``: ``(_r, _kept_list)`` per row of the other groups that is ever kept:
+    the bounds of its :func:`kept_intervals` in order, ``[from, until, from, ...]`` (the last interval's open end
+    left out), so the row is kept at ``T`` iff an odd number of them are ``op T``.
+    """
+    assert table.event_time is not None and table.event_time.parent is None
+    event_time = table.event_time.expr
+    rows, group, sort = _group_rows(table, event_time, "")
+    by_group = ", ".join(f"{c} NULLS FIRST" for c in group)
+    width = len(group)
+    found = con.execute(
+        f"SELECT {', '.join(group)}, _r, _e, _s FROM ({rows}) WHERE NOT _uniform ORDER BY {by_group}, {sort}"
+    ).fetchall()  # the rows of groups of several event times: a few in MIMIC-IV
+    ids: list[int] = []
+    lists: list[list[Instant]] = []
+    for _, members in itertools.groupby(found, key=lambda row: row[:width]):
+        rows_of_group = list(members)
+        intervals = kept_intervals([(row[width + 1], row[width + 2]) for row in rows_of_group])
+        for row, kept in zip(rows_of_group, intervals, strict=True):
+            if kept:
+                ids.append(row[width])
+                lists.append([x for interval in kept for x in interval if x is not None])
+    table_of_lists = pa.table({
+        "_r": pa.array(ids, pa.int64()), "_kept_list": pa.array(lists, pa.list_(pa.timestamp("us"))),
+    })
+    return f"SELECT _r, _kept_from FROM ({_kept_from(table, event_time, '')})", table_of_lists
 
 
 def collapse_index_rows(

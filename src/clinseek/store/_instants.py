@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from ..schema import Mask, Sequence, Table, get_table, shown_at, tables
+from ._collapse import collapse_mask, kept_rows, kept_rule
 from ._duck import META_SCHEMA
 
 INSTANT_PREFIX = "_clinseek_"
@@ -48,8 +49,10 @@ _SEQUENCE_AT = "sequence_at"
 _SEQUENCE_N = "sequence_n"
 _SEQUENCE_ID = "sequence_id"
 _RENUMBER = "renumber"
+_KEPT = "kept"
 _ROW = re.compile(r"\bt\.")
 _STAGING = "_clinseek_instants_"
+_KEPT_LISTS = "_clinseek_kept_lists"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +79,17 @@ class TableInstants:
     """``{pending result's row id column (:attr:`~clinseek.schema.Mask.renumber`): column}``: the row's number among
     the patient's rows by (:func:`~clinseek.schema.shown_at`, original id) (NULL for a row never shown with its id): the number an
     episode shows whenever the row's result is known, as only rows before it in that order are shown with it."""
+    kept: tuple[str, str] | None = None
+    """``(from column, list column)``: when the collapse of pending results keeps the row
+    (:func:`~clinseek.store._collapse.kept_rows`: kept at ``T`` iff ``from op T``, or for a row of a group of several
+    event times iff an odd number of the list's bounds are ``op T``); ``None``: the policy's window decides."""
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The reserved columns, in the order the store table has them after its registry columns."""
         event = (self.event_time,) if self.event_time else ()
         sequences = (c for names in self.sequences.values() for c in names)
-        return (*event, *self.known_at.values(), *sequences, *self.renumbers.values())
+        return (*event, *self.known_at.values(), *sequences, *self.renumbers.values(), *(self.kept or ()))
 
 
 RowInstants = Mapping[str, TableInstants]
@@ -121,17 +128,20 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
         if named not in sequences and renumbered.sequence.owner in present:
             i = len(sequences)
             sequences[named] = tuple(f"{INSTANT_PREFIX}seq_{part}_{i}" for part in ("at", "n", "id"))  # type: ignore[assignment]
-    ids = [m.renumber for m in table.masks if m.renumber and _renumber_storable(table, m)]
+    ids = [m.renumber for m in table.masks if m.renumber and _per_row(table, m)]
     renumbers = {column: f"{INSTANT_PREFIX}renumber_{i}" for i, column in enumerate(ids)}
-    if stored_event is None and not known and not sequences and not renumbers:
+    mask = collapse_mask(table)
+    kept = (f"{INSTANT_PREFIX}kept_from", f"{INSTANT_PREFIX}kept_list") if mask and _per_row(table, mask) else None
+    if stored_event is None and not known and not sequences and not renumbers and kept is None:
         return None
-    return TableInstants(stored_event, known, sequences, renumbers)
+    return TableInstants(stored_event, known, sequences, renumbers, kept)
 
 
-def _renumber_storable(table: Table, mask: Mask) -> bool:
-    """Whether a pending result's row id can be numbered at ingest: its event time and result instant read the row
-    alone and no statement leaves out rows that are visible by time (no parent, target encounter or linked-study
-    filter), so the rows shown with an id at a cutoff are exactly a prefix of the patient's :func:`_renumber_sql`."""
+def _per_row(table: Table, mask: Mask) -> bool:
+    """Whether what a pending result's mask decides across rows (its renumbered id, its collapse) can be computed at
+    ingest: the event time and the result instant read the row alone and no statement leaves out rows that are
+    visible by time (no parent, target encounter or linked-study filter), so every statement's rows are the
+    patient's rows whose event time is known."""
     event_time = table.event_time
     return (
         event_time is not None
@@ -199,8 +209,11 @@ def _scoped_to_row(sql: str, present: Collection[str]) -> str | None:
     return tree.sql(dialect="duckdb")
 
 
-def _instants_select(table: Table, instants: TableInstants, present: Collection[str]) -> str:
-    """``SELECT`` of ``table``'s registry columns and its stored instants for every row, in store order."""
+def _instants_select(
+    table: Table, instants: TableInstants, present: Collection[str], kept: tuple[str, str] | None
+) -> str:
+    """``SELECT`` of ``table``'s registry columns and its stored instants for every row, in store order (``kept``:
+    :func:`~clinseek.store._collapse.kept_rows`' select and the name its lists are registered as)."""
     cols = [f't."{c.name}"' for c in table.columns]
     join = ""
     event_time = table.event_time
@@ -233,6 +246,12 @@ def _instants_select(table: Table, instants: TableInstants, present: Collection[
         shown, order = _renumber_sql(table, column)
         number = f"row_number() OVER (PARTITION BY t.subject_id, {shown} ORDER BY {order})"
         cols.append(f'CASE WHEN {shown} THEN CAST({number} AS {table.column(column).type}) END AS "{stored}"')
+    if instants.kept is not None:
+        assert kept is not None
+        select, lists = kept
+        join += f" LEFT JOIN ({select}) AS _kept ON _kept._r = t.rowid"
+        join += f" LEFT JOIN {lists} AS _kept_list ON _kept_list._r = t.rowid"
+        cols += [f'_kept._kept_from AS "{instants.kept[0]}"', f'_kept_list._kept_list AS "{instants.kept[1]}"']
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
 
 
@@ -258,7 +277,16 @@ def write_row_instants(con: duckdb.DuckDBPyConnection, present: Collection[str])
         if instants is None:
             continue
         staging = f'{table.module}."{_STAGING}{table.name}"'
-        con.execute(f"CREATE OR REPLACE TABLE {staging} AS {_instants_select(table, instants, present)}")
+        kept = None
+        if instants.kept is not None:
+            select, lists = kept_rows(con, table)
+            con.register(_KEPT_LISTS, lists)
+            kept = (select, _KEPT_LISTS)
+        try:
+            con.execute(f"CREATE OR REPLACE TABLE {staging} AS {_instants_select(table, instants, present, kept)}")
+        finally:
+            if kept is not None:
+                con.unregister(_KEPT_LISTS)
         con.execute(f"DROP TABLE {table.qualified}")
         con.execute(f'ALTER TABLE {staging} RENAME TO "{table.name}"')
         rows = [(table.qualified, kind, sql, column) for kind, sql, column in _records(table, instants)]
@@ -279,6 +307,9 @@ def _records(table: Table, instants: TableInstants) -> set[tuple[str, str, str]]
     for column, stored in instants.renumbers.items():
         shown, order = _renumber_sql(table, column)
         out.add((_RENUMBER, f"{order} WHERE {shown} BY subject_id", stored))
+    if instants.kept is not None:
+        rule = kept_rule(table)
+        out |= {(_KEPT, f"from: {rule}", instants.kept[0]), (_KEPT, f"list: {rule}", instants.kept[1])}
     if instants.event_time is not None:
         assert table.event_time is not None
         out.add((_EVENT_TIME, _event_time_record(table), instants.event_time))

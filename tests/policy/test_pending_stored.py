@@ -1,11 +1,14 @@
-"""A pending result's renumbered row id (``labevent_id``, ``microevent_id``) kept by the store at ingest.
+"""What a pending result's mask decides across rows, kept by the store at ingest: the renumbered row id
+(``labevent_id``, ``microevent_id``) and when the collapse of pending rows keeps each row.
 
 The id is numbered by (the instant the row is shown, original id) (``clinseek.schema.shown_at``), so the rows shown
 with an id at any cutoff are a prefix of that order: the number a row shows is the same at every cutoff, counts only
-rows shown with it, and the store keeps it (``_clinseek_renumber_*``). Checked on the demo against the per-statement
-window (what PostgreSQL and older stores run) at cutoffs around each sampled row's specimen and result times, both
-policies (exclusive and inclusive cutoff): the same rows and values, ids dense ``1..n``, and a row keeps its number
-from cutoff to cutoff.
+rows shown with it, and the store keeps it (``_clinseek_renumber_*``); the collapse's kept rows as the instant from
+which each row is kept (``_clinseek_kept_from``; the intervals' bounds for a group of several event times,
+``_clinseek_kept_list``: ``tests/policy/test_collapse_index.py``'s adversarial store). Checked on the demo against the
+per-statement windows (what PostgreSQL and older stores run) at cutoffs around each sampled row's specimen and result
+times, both policies (exclusive and inclusive cutoff): the same rows and values, ids dense ``1..n``, and a row keeps
+its number from cutoff to cutoff.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def test_the_stored_number_is_the_windows_at_every_cutoff(demo_store: Path, name
     with open_store_reader(demo_store) as reader:
         present, stored = reader.present, reader.instants
     assert stored[name].renumbers == {id_column: stored[name].renumbers[id_column]}, "the store keeps the number"
-    windowed = {**stored, name: dataclasses.replace(stored[name], renumbers={})}
+    assert stored[name].kept is not None, "the store keeps the collapse"
+    windowed = {**stored, name: dataclasses.replace(stored[name], renumbers={}, kept=None)}
     at = table.column_names.index(id_column)
     numbers: dict[tuple[Any, ...], int] = {}  # a resulted row (its other values) -> its number
     checked = 0
