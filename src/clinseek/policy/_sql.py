@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from ..schema import ENCOUNTER_IDS, Column, Mask, Renumbered, Sequence, Table, encounter_mask, get_table, shown_at
+from ..schema import (
+    ENCOUNTER_IDS,
+    Column,
+    Mask,
+    Renumbered,
+    Sequence,
+    Table,
+    encounter_mask,
+    get_table,
+    shown_at,
+)
 from ..store import EVENT_INDEX, RowInstants, TableInstants, collapses, encounter_column, indexable
 
 if TYPE_CHECKING:
