@@ -130,8 +130,10 @@ def stored_instants(table: Table, present: Collection[str]) -> TableInstants | N
             sequences[named] = tuple(f"{INSTANT_PREFIX}seq_{part}_{i}" for part in ("at", "n", "id"))  # type: ignore[assignment]
     ids = [m.renumber for m in table.masks if m.renumber and _per_row(table, m)]
     renumbers = {column: f"{INSTANT_PREFIX}renumber_{i}" for i, column in enumerate(ids)}
-    mask = collapse_mask(table)
-    kept = (f"{INSTANT_PREFIX}kept_from", f"{INSTANT_PREFIX}kept_list") if mask and _per_row(table, mask) else None
+    collapse = collapse_mask(table)
+    kept = None
+    if collapse is not None and _per_row(table, collapse):
+        kept = (f"{INSTANT_PREFIX}kept_from", f"{INSTANT_PREFIX}kept_list")
     if stored_event is None and not known and not sequences and not renumbers and kept is None:
         return None
     return TableInstants(stored_event, known, sequences, renumbers, kept)
