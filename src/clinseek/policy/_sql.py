@@ -774,11 +774,11 @@ class _Collapse:
 
 def _collapse(table: Table, mask: Mask, q: _Query) -> _Collapse:
     """``mask``'s collapse of pending results in ``table`` as query ``q`` computes its condition."""
-    return _Collapse(
-        _mask_known(mask, q),
-        tuple(f"t.{quote(c)}" for c in mask.collapse_on),
-        tuple(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c)),
-    )
+    ids = tuple(dict.fromkeys(f"t.{quote(c)}" for c in (mask.renumber, *table.key) if c))
+    # ties on the ids (MIMIC has none): the event time, as the store's kept rows (never the result: a pending row's
+    # result is in the future)
+    event_time = (q.cond(q.event_time()),) if table.event_time is not None else ()
+    return _Collapse(_mask_known(mask, q), tuple(f"t.{quote(c)}" for c in mask.collapse_on), ids + event_time)
 
 
 def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
@@ -794,7 +794,8 @@ def _renumbered(mask: Mask, col: Column, q: _Query) -> str:
         if instant is None:
             return f"CAST(NULL AS {col.type}) AS {quote(col.name)}"
         at = q.cond(shown_at(f"({q.event_time()})", f"({instant})"))  # computed where the instant's joins are
-        number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {at}, t.{quote(col.name)}) AS {col.type})"
+        order = f"{at}, t.{quote(col.name)}, {q.cond(q.event_time())}"  # ties on the id: the event time (attack18)
+        number = f"CAST(row_number() OVER (PARTITION BY {known} ORDER BY {order}) AS {col.type})"
     return f"CASE WHEN {known} THEN {number} END AS {quote(col.name)}"
 
 

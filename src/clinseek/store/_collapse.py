@@ -18,9 +18,8 @@ in SQL for the groups whose rows share one event time (:func:`collapse_index_sel
 in Python for the others (:func:`collapse_index_rows`).
 
 Ties in the collapse order (the same ``renumber`` and key, which MIMIC never has) are broken by the event
-time, then the result instant: any strict order keeps exactly one row per group with pending rows, so the
-counts are those of the policy's select; only the event time listed for such a group may be the other tied
-row's.
+time, as the policy's window breaks them, then by the store row: never by the result instant, which is in the
+future of a pending row (the stored collapse would pick the shown row by when its result comes: attack18).
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ def _group_rows(table: Table, event_time_sql: str, join: str) -> tuple[str, list
     """``(rows, group, order)``: SQL of ``table``'s rows with an event time as the collapse sees them
     (the store row ``_r``, ``subject_id``, the group's columns ``_g0...``, the event and result instants ``_e`` / ``_s``, the order's
     columns ``_o0...``, and ``_uniform``: whether every row of its group has the same event time), the columns naming a
-    collapse group (``subject_id`` first) and the collapse order (first kept first; ties by event time, then result)."""
+    collapse group (``subject_id`` first) and the collapse order (first kept first; ties by event time, then store row)."""
     mask = collapse_mask(table)
     assert mask is not None
     on = [f't."{c}"' for c in mask.collapse_on]
@@ -98,7 +97,7 @@ def _group_rows(table: Table, event_time_sql: str, join: str) -> tuple[str, list
     columns = [*(f"{c} AS _g{i}" for i, c in enumerate(on)), f"CAST({event_time_sql} AS TIMESTAMP) AS _e",
                f"CAST({mask.known_at} AS TIMESTAMP) AS _s", *(f"{c} AS _o{i}" for i, c in enumerate(order))]
     group = ["subject_id", *(f"_g{i}" for i in range(len(on)))]
-    sort = ", ".join([*(f"_o{i} NULLS LAST" for i in range(len(order))), "_e", "_s NULLS LAST"])
+    sort = ", ".join([*(f"_o{i} NULLS LAST" for i in range(len(order))), "_e", "_r"])
     window = f"OVER (PARTITION BY {', '.join(group)})"
     rows = (
         f"SELECT *, min(_e) {window} = max(_e) {window} AS _uniform FROM (SELECT t.rowid AS _r, t.subject_id, {', '.join(columns)} "

@@ -158,11 +158,12 @@ def _per_row(table: Table, mask: Mask) -> bool:
 
 def _renumber_sql(table: Table, column: str) -> tuple[str, str]:
     """``(shown, order)``: SQL over the row ``t`` true when the row is ever shown with its ``column`` id, and the
-    order its number counts ((:func:`~clinseek.schema.shown_at`, original id))."""
+    order its number counts ((:func:`~clinseek.schema.shown_at`, original id, event time) as the policy's window, then
+    the store row for rows tied on all three)."""
     mask = next(m for m in table.masks if m.renumber == column)
     assert table.event_time is not None and mask.known_at is not None
     event, known = f"({table.event_time.expr})", f"({mask.known_at})"
-    return f"({event} IS NOT NULL AND {known} IS NOT NULL)", f'{shown_at(event, known)}, t."{column}"'
+    return f"({event} IS NOT NULL AND {known} IS NOT NULL)", f'{shown_at(event, known)}, t."{column}", {event}, t.rowid'
 
 
 def sequence_numbers_sql(sequence: Sequence) -> str:
