@@ -27,6 +27,8 @@ from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import get_table
 
+from .crafted import ts, write_store
+
 TABLES = [("hosp.labevents", "labevent_id"), ("hosp.microbiologyevents", "microevent_id")]
 
 
@@ -68,3 +70,44 @@ def test_the_stored_number_is_the_windows_at_every_cutoff(demo_store: Path, name
                         assert numbers.setdefault(rest, row[at]) == row[at], (name, key, rest)
                 checked += len(ids)
     assert checked > 500
+
+
+def _micro(ident: int | None, spec_type: str, stored: str) -> dict[str, Any]:
+    return dict(microevent_id=ident, subject_id=1, micro_specimen_id=1, chartdate=ts("06-01 00:00").date(),
+                charttime=ts("06-01 00:00"), spec_type_desc=spec_type, storetime=ts(stored),
+                storedate=ts(stored).date(), test_name="Blood Culture", org_name="E. COLI")
+
+
+def _lab(ident: int | None, priority: str, chart: str, stored: str) -> dict[str, Any]:
+    return dict(labevent_id=ident, subject_id=1, specimen_id=1, itemid=50912, charttime=ts(chart),
+                storetime=ts(stored), value="1.0", priority=priority)
+
+
+@pytest.mark.parametrize("ident", [7, None])
+def test_a_tie_on_the_id_is_not_broken_by_the_future_result(tmp_path: Path, ident: int | None) -> None:
+    """attack18: two pending rows of one specimen tied on the id (duplicated, or NULL) and the specimen time, results
+    after the cutoff: which row is shown (its visible columns) must not depend on which result comes first. Two
+    stores equal up to the cutoff but for the order of the future results show the same row, stored and windowed
+    (labs: a specimen with a second specimen time, so its kept intervals come from the Python path)."""
+    shown: dict[tuple[str, str, str], list[list[Any]]] = {}
+    for swap in (False, True):
+        first, second = ("06-03 00:00", "06-05 00:00") if swap else ("06-05 00:00", "06-03 00:00")
+        store = write_store(tmp_path / f"tie{swap}.duckdb", {
+            "hosp.microbiologyevents": [_micro(ident, "BLOOD", first), _micro(ident, "URINE", second)],
+            "hosp.labevents": [_lab(ident, "STAT", "06-01 00:00", first), _lab(ident, "ROUTINE", "06-01 00:00", second),
+                               _lab(50, "STAT", "06-06 00:00", "06-07 00:00")],
+        }, "tests/policy/test_pending_stored.py")
+        with open_store_reader(store) as reader, duckdb.connect(str(store), read_only=True) as con:
+            for name, column in (("hosp.microbiologyevents", "spec_type_desc"), ("hosp.labevents", "priority")):
+                table = get_table(name)
+                at = table.column_names.index(column)
+                windowed = {**reader.instants, name: dataclasses.replace(reader.instants[name], renumbers={}, kept=None)}
+                for version in (TEXT_POLICY, MM_POLICY):
+                    key = EpisodeKey(1, ts("06-02 00:00"), version)
+                    for path, instants in (("stored", reader.instants), ("window", windowed)):
+                        select = get_policy(version).visible_select(table, key, present=reader.present, instants=instants)
+                        got = sorted(row[at] for row in con.execute(*select).fetchall())
+                        shown.setdefault((name, version, path), []).append(got)
+    for (name, version, path), (one, other) in shown.items():
+        assert one == other and len(one) == 1, (name, version, path, one, other)
+    assert {tuple(v[0]) for k, v in shown.items() if k[0] == "hosp.labevents"} == {("STAT",)}
