@@ -47,7 +47,7 @@ from ..store import (
     store_layout,
 )
 from ._order import in_row_order, sort_rows
-from ._sealed import SealedPool
+from ._sealed import ONE_PATIENT_OPTIMIZERS_OFF, SealedPool
 from ._watchdog import Arm, Watchdog
 
 
@@ -626,7 +626,8 @@ def open_store_reader(store: Store | Path | str) -> StoreReader:
 
 
 def _attach(path: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:", config={"threads": 1, "memory_limit": "1GB"})
+    con = duckdb.connect(":memory:", config={"threads": 1, "memory_limit": "1GB",
+                                             "disabled_optimizers": ONE_PATIENT_OPTIMIZERS_OFF})
     try:
         quoted = str(path).replace("'", "''")
         con.execute(f"ATTACH '{quoted}' AS {STORE_ALIAS} (TYPE DUCKDB, READ_ONLY)")  # never an extension's format

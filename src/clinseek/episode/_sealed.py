@@ -34,6 +34,11 @@ SCHEMAS = ("hosp", "icu", "ed", "note", "cxr", CANDIDATE_SCHEMA)
 DATABASES = frozenset({"memory", "system", "temp"})
 """The only databases a sealed episode database ever has (the store is never attached)."""
 
+ONE_PATIENT_OPTIMIZERS_OFF = "late_materialization,compressed_materialization,statistics_propagation"
+"""DuckDB optimizations for large inputs that cost more than they save on one patient's rows (``disabled_optimizers``
+of every episode database and store reader): results are the same, only the plan differs (benchmarks/question.py:
+-30 % CPU on the SQL set, top-N queries -40 %; a reader's Curated Input statements ~-7 %, docs/performance.md)."""
+
 _SEALED_CONFIG: dict[str, str | int | bool] = {
     "threads": 1,
     # No asynchronous I/O threads: a sealed database reads no file and no network, yet DuckDB 2.0 starts 8 such
@@ -45,9 +50,7 @@ _SEALED_CONFIG: dict[str, str | int | bool] = {
     "allow_community_extensions": False,
     "python_enable_replacements": False,
     "temp_directory": "",  # never spill to disk: a runaway query fails with out-of-memory instead
-    # Optimizations for large inputs cost more than they save on one patient's rows (benchmarks/question.py:
-    # -30 % CPU on the SQL set; top-N queries -40 %): results are the same, only the plan differs.
-    "disabled_optimizers": "late_materialization,compressed_materialization,statistics_propagation",
+    "disabled_optimizers": ONE_PATIENT_OPTIMIZERS_OFF,
 }
 
 _OBJECTS = (
