@@ -93,8 +93,9 @@ def _numbers(con: duckdb.DuckDBPyConnection, sequence: Sequence, key: EpisodeKey
 def _collapsed(
     table: Table, kept: list[tuple[dict[str, Any], dict[str, Any]]], policy: Policy, cutoff: datetime
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Rows whose stored result is pending: one per ``pending.collapse_on`` value (lowest id); the others' ids
-    renumbered 1..n by (the instant the row is shown: the later of its event time and its result's, original id)."""
+    """Rows whose stored result is pending: one per ``pending.collapse_on`` value (lowest id), none when a row of the
+    group is resulted (a rule change, session 19: attack19's add-on tests); the others' ids renumbered 1..n by (the
+    instant the row is shown: the later of its event time and its result's, original id)."""
     pending = table.pending
     if pending is None:
         return kept
@@ -104,7 +105,7 @@ def _collapsed(
     resulted = [i for i, (_, known) in enumerate(kept) if policy.sees(known["stored"], cutoff)]
     by_shown = sorted(resulted, key=lambda i: (max(kept[i][1]["_event_time"], kept[i][1]["stored"]), i))
     numbers = {i: n for n, i in enumerate(by_shown, 1)}
-    seen: set[tuple[Any, ...]] = set()
+    seen = {tuple(kept[i][0][c] for c in pending.collapse_on) for i in numbers}  # groups with a resulted row
     out = []
     for i, (row, known) in enumerate(kept):
         if i in numbers:

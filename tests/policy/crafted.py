@@ -187,6 +187,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
     "hosp.labevents": [
         dict(
             labevent_id=1,
+            specimen_id=9001,  # one specimen per row (MIMIC never leaves it NULL: NULLs are one collapse group)
             subject_id=S,
             hadm_id=OPEN,
             itemid=50912,
@@ -199,6 +200,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
         ),
         dict(
             labevent_id=2,
+            specimen_id=9002,  # one specimen per row (MIMIC never leaves it NULL: NULLs are one collapse group)
             subject_id=S,
             hadm_id=OPEN,
             itemid=50813,
@@ -214,6 +216,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
         ),
         dict(
             labevent_id=3,
+            specimen_id=9003,  # one specimen per row (MIMIC never leaves it NULL: NULLs are one collapse group)
             subject_id=S,
             hadm_id=OPEN,
             itemid=50912,
@@ -225,6 +228,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
         ),
         dict(
             labevent_id=4,
+            specimen_id=9004,  # one specimen per row (MIMIC never leaves it NULL: NULLs are one collapse group)
             subject_id=S,
             hadm_id=OPEN,
             itemid=50912,
@@ -237,6 +241,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
         ),
         dict(
             labevent_id=5,
+            specimen_id=9005,  # one specimen per row (MIMIC never leaves it NULL: NULLs are one collapse group)
             subject_id=OTHER,
             hadm_id=200,
             itemid=50912,

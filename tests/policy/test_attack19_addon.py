@@ -8,9 +8,8 @@ and the add-on's order the specimen shows one pending row that exists only becau
 81358962, a manual differential after the automated CBC). The collapse hides which tests and how many, not whether
 one is pending.
 
-Not fixed on main (xfail, strict): the rule "a group with a known row shows no pending row" is written on branch
-``addon19`` (policy windows, the store's kept columns and event index, ``kept_intervals``); its tests (oracles, the
-crafted store's labs that share the NULL specimen, goldens) are left to update (issue notes, session 19).
+Fixed in session 19: a collapse group with a resulted row shows no pending row (the policy's windows, the store's
+kept columns and event index, ``clinseek.store._collapse.kept_intervals``).
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from clinseek.episode import EpisodeKey, build_episode
 from clinseek.policy import TEXT_POLICY
@@ -49,7 +46,16 @@ def _seen(tmp_path: Path, name: str, labs: list[dict[str, Any]]) -> tuple[list[t
         return shown, ep.table_counts()
 
 
-@pytest.mark.xfail(strict=True, reason="a test added to a specimen after the cutoff shows as its pending row "
-                                       "(fixed on branch addon19, not merged)")
 def test_attack19_an_add_on_ordered_after_the_cutoff_leaves_no_trace(tmp_path: Path) -> None:
     assert _seen(tmp_path, "with_add_on", [*PANEL, *ADD_ON]) == _seen(tmp_path, "without", PANEL)
+
+
+def test_attack19_the_demo_s_add_on_and_reflex_specimens_show_only_their_results(demo_store: Path) -> None:
+    """The attack's two demo cases: liver tests added on at 21:46 to 10012853's panel resulted at 08:40 (specimen
+    97373195, cutoff 12:00), and 10002495's manual differential after the automated CBC (specimen 81358962, one
+    second after the CBC's results): each specimen shows its resulted rows and no pending one."""
+    cases = ((10012853, datetime(2175, 4, 7, 12, 0), 97373195, 11), (10002495, datetime(2141, 5, 22, 22, 22, 1), 81358962, 10))
+    for subject_id, cutoff, specimen_id, resulted in cases:
+        with build_episode(demo_store, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
+            rows = ep.execute(f"SELECT labevent_id, valuenum FROM hosp.labevents WHERE specimen_id = {specimen_id}").rows
+        assert len(rows) == resulted and all(labevent_id is not None for labevent_id, _ in rows), (subject_id, rows)

@@ -159,12 +159,13 @@ def test_kept_intervals_follow_the_collapse_rule() -> None:
     t = [dt.datetime(2150, 1, day) for day in range(1, 8)]
     # one row: kept from its event time on, whatever its result
     assert kept_intervals([(t[1], None)]) == [[(t[1], None)]]
-    # the later-drawn row with the lower id blocks the other while it is pending: kept, not kept, kept again
-    assert kept_intervals([(t[2], t[4]), (t[1], t[5])]) == [[(t[2], None)], [(t[1], t[2]), (t[4], None)]]
-    # a row pending behind the first one is kept once its own result is known
-    assert kept_intervals([(t[1], t[6]), (t[1], t[3])]) == [[(t[1], None)], [(t[3], None)]]
-    # a result stored before the specimen time: known as soon as visible
-    assert kept_intervals([(t[1], None), (t[2], t[0])]) == [[(t[1], None)], [(t[2], None)]]
+    # the later-drawn row with the lower id blocks the other while it is pending; once the first result is known no
+    # pending row shows: the other is kept again only with its own result (rule change, attack19: was from t[4])
+    assert kept_intervals([(t[2], t[4]), (t[1], t[5])]) == [[(t[2], None)], [(t[1], t[2]), (t[5], None)]]
+    # a row resulted before the first one's result hides the first one, pending, until its own result (attack19)
+    assert kept_intervals([(t[1], t[6]), (t[1], t[3])]) == [[(t[1], t[3]), (t[6], None)], [(t[3], None)]]
+    # a result stored before the specimen time: known as soon as visible, and the pending row goes then
+    assert kept_intervals([(t[1], None), (t[2], t[0])]) == [[(t[1], t[2])], [(t[2], None)]]
 
 
 @pytest.fixture(scope="module")

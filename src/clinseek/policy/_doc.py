@@ -52,7 +52,9 @@ file matches it. It is what the code does, table by table.
   one per `collapse_on` value (the lowest id; one per `specimen_id` / `micro_specimen_id`, its test
   (`itemid`; `test_itemid`, `test_name`) NULL with the result, so neither which nor how
   many tests are pending shows; microbiology's `test_seq`, numbered over all of a specimen's tests, is
-  never shown: a gap among the resulted tests' numbers would count the pending ones), and the row id (`renumber`,
+  never shown: a gap among the resulted tests' numbers would count the pending ones) and none once a row of
+  the group is resulted (a test added to a specimen after its first results, an add-on or a reflex ordered
+  after the cutoff, is pending from the specimen's time on: its row would tell of that order), and the row id (`renumber`,
   `microevent_id`, `labevent_id`) is NULL on those rows and renumbered densely `1..n` over the
   other visible rows by (the instant the id is shown: the later of `E` and the result's instant,
   original id), so no gap between ids reveals how many rows a pending culture or specimen has;

@@ -731,11 +731,14 @@ def _mask_known(mask: Mask, q: _Query) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Collapse:
-    """The collapse of pending results (:attr:`~clinseek.schema.Mask.collapse_on`), defined once: among the
-    rows whose mask holds (``known`` false), one row per distinct value of ``on`` (NULL equal to NULL), the
-    first by ``order`` (ascending, NULLs last; the renumbered id, then the table's key); every row whose
-    mask does not hold stays. :meth:`qualify` and :meth:`kept` are two SQL shapes of this one rule (a
-    visible select needs the chosen rows' values; an inventory only their count and event times).
+    """The collapse of pending results (:attr:`~clinseek.schema.Mask.collapse_on`), defined once: every row whose
+    mask does not hold (``known``) stays; of a group of rows with one value of ``on`` (NULL equal to NULL) none
+    of which is known yet, one shows, the first by ``order`` (ascending, NULLs last; the renumbered id, then the
+    table's key); a group with a known row shows no pending row. A test the lab adds to a specimen after its
+    first results (an add-on, a reflex) is pending from the specimen's time on: were it shown beside the known
+    rows, its row would tell of an order or a result after the cutoff (attack19). :meth:`qualify` and
+    :meth:`kept` are two SQL shapes of this one rule (a visible select needs the chosen rows' values; an
+    inventory only their count and event times).
 
     All three are SQL over the row ``t`` of the visible select's ``FROM ... WHERE ...``; ``known`` is
     never NULL.
@@ -746,20 +749,20 @@ class _Collapse:
     order: tuple[str, ...]
 
     def qualify(self) -> str:
-        """A ``QUALIFY`` term true for the rows kept: in the rows sorted by ``known``, ``on`` and ``order``, a
-        group's first row is one whose ``known`` or ``on`` differs from the row before (NULL-safe, as a
-        partition groups NULLs; the first row's ``known`` differs from the NULL before it). One window over
-        one order, which DuckDB runs several times cheaper than ``row_number()`` over a partition by ``on``
-        (a hash partition per group)."""
-        keys = [self.known, *self.on]
-        window = f"OVER (ORDER BY {', '.join([*keys, *self.order])})"
-        firsts = " OR ".join(f"lag({k}) {window} IS DISTINCT FROM {k}" for k in keys)
+        """A ``QUALIFY`` term true for the rows kept: in the rows sorted by ``on``, ``known`` (known rows first)
+        and ``order``, a pending row is kept when it is its group's first row: the first row of all (``lag`` of
+        ``known``, never NULL, is NULL there) or one whose ``on`` differs from the row before (NULL-safe, as a
+        partition groups NULLs). A group's first row is pending only when none of its rows is known. One window
+        over one order, which DuckDB runs several times cheaper than a partition by ``on`` (a hash partition per
+        group)."""
+        window = f"OVER (ORDER BY {', '.join([*self.on, f'{self.known} DESC', *self.order])})"
+        firsts = " OR ".join([f"lag({self.known}) {window} IS NULL", *(f"lag({k}) {window} IS DISTINCT FROM {k}" for k in self.on)])
         return f"({self.known} OR {firsts})"
 
     def kept(self, select: str, rows: str, value: str) -> str:
         """A select of one column, ``value`` (a column of ``select``), per kept row of ``SELECT select rows``
         (``rows``: the visible select's ``FROM ... WHERE ...``), without a window: the rows whose mask does
-        not hold, then the first row (by :attr:`order`) of each group of the others by :attr:`on`."""
+        not hold, then the first row (by :attr:`order`) of each group by :attr:`on` none of whose rows is known."""
         columns = [select, f"{self.known} AS _known"]
         columns += [f"{c} AS _on{i}" for i, c in enumerate(self.on)]
         columns += [f"{c} AS _by{i}" for i, c in enumerate(self.order)]
@@ -768,7 +771,7 @@ class _Collapse:
         return (
             f"WITH _x AS MATERIALIZED (SELECT {', '.join(columns)}{rows}) "
             f"SELECT _x.{value} FROM _x WHERE _x._known UNION ALL "
-            f"SELECT (list(_x.{value} ORDER BY {first}))[1] AS {value} FROM _x WHERE NOT _x._known GROUP BY {groups}"
+            f"SELECT (list(_x.{value} ORDER BY {first}))[1] AS {value} FROM _x GROUP BY {groups} HAVING NOT bool_or(_x._known)"
         )
 
 

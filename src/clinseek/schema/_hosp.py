@@ -307,7 +307,8 @@ HOSP: tuple[Table, ...] = (
                 "specimen's rows; NULL while pending, else renumbered 1..n by the instant it is shown (its result's), then id",
                 "itemid": "the test: the lab adds tests to a specimen after an abnormal automated count (a manual "
                 "differential, a smear review), so a pending test's name would tell the result; while pending, one row per "
-                "specimen shows, without its test",
+                "specimen shows, without its test, and none once a test of the specimen is resulted (a test added "
+                "after the first results, ordered after the cutoff, would show as pending before it)",
             },
         ),
         key=("labevent_id",),
@@ -349,7 +350,8 @@ HOSP: tuple[Table, ...] = (
                 "storetime": "when the result was available",
                 "test_name": "the test: the lab adds tests to a specimen after a result (the Gram stain of a blood culture "
                 "bottle that flagged positive), so a pending test's name would tell the result; while pending, one row per "
-                "specimen shows, without its test",
+                "specimen shows, without its test, and none once a test of the specimen is resulted (a test added "
+                "after a result would show as pending before it)",
                 "test_itemid": "the test's id, as test_name",
                 "test_seq": "the test's ordinal in the specimen, numbered over all its tests: among the resulted rows a gap "
                 "would count the tests still pending (a resulted test 3 tells that tests 1 and 2, e.g. the Gram stains "

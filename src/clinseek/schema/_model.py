@@ -155,7 +155,9 @@ class Pending:
     """Rows of a pending result whose row count is itself the result (MIMIC microbiology).
 
     While a row's ``stored`` values are not known, rows keep one per distinct value of
-    ``collapse_on`` (the lowest ``renumber``), and ``renumber`` (a row id whose gaps would reveal the
+    ``collapse_on`` (the lowest ``renumber``) none of whose rows is known (a group with a known row shows
+    only its known rows: a test added to a specimen after its first results would otherwise show as pending
+    before it was ordered), and ``renumber`` (a row id whose gaps would reveal the
     collapsed count) is NULL there and renumbered densely ``1..n`` in the other visible rows, by
     :func:`shown_at`.
     """
@@ -248,7 +250,8 @@ class Mask:
         collapse_on: while the mask holds, the row count itself would reveal the masked result
             (MIMIC microbiology has one row per organism x antibiotic): the policy keeps one row
             (the lowest ``renumber`` value) per distinct value of these columns among the rows
-            whose mask holds. Empty: no collapse.
+            whose mask holds, and none for a value with a row whose mask no longer holds (a test
+            added after the first results is pending from the specimen's time on). Empty: no collapse.
         renumber: a row-id column whose values would reveal the collapsed count (gaps between
             the ids of neighbouring rows): NULL while the mask holds, and in the rows where it
             does not, renumbered densely ``1..n`` within the episode by :func:`shown_at`.

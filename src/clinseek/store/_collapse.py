@@ -1,12 +1,13 @@
 """When a row of a table with pending results is kept by the policy's collapse, as intervals of the cutoff.
 
 A table whose mask sets :attr:`~clinseek.schema.Mask.collapse_on` (MIMIC microbiology: one row per organism x
-antibiotic, all NULL while the culture is pending) shows, among its visible rows whose result is not yet known
-at the cutoff ``T``, only one row per ``collapse_on`` value (NULL equal to NULL): the first by the mask's
-``renumber`` column, then the table's key (NULLs last). A row ``r`` of group ``g`` is therefore kept at ``T``
-iff ``e_r op T`` and (``s_r op T`` or no row before ``r`` in ``g`` has ``e op T`` and not ``s op T``), with
-``e`` the row's event time, ``s`` its result instant (the mask's ``known_at``; NULL: never known), ``op`` the
-policy's ``<`` or ``<=``.
+antibiotic, all NULL while the culture is pending) shows, of a ``collapse_on`` group (NULL equal to NULL) none of
+whose visible rows has its result known at the cutoff ``T``, only one row: the first by the mask's ``renumber``
+column, then the table's key (NULLs last); of a group with a known row, only the known rows (a test added to a
+specimen after its first results is pending from the specimen's time on: attack19). A row ``r`` of group ``g``
+is therefore kept at ``T`` iff ``e_r op T`` and (``s_r op T`` or (no row before ``r`` in ``g`` has ``e op T``
+and not ``s op T``, and no row of ``g`` has ``s op T``)), with ``e`` the row's event time, ``s`` its result
+instant (the mask's ``known_at``; NULL: never known), ``op`` the policy's ``<`` or ``<=``.
 
 Each term is ``x op T`` for an instant ``x`` of the group, true from one breakpoint on; so whether a row is
 kept depends only on how many of the group's distinct instants ``x_0 < x_1 < ...`` are passed (for ``<``:
@@ -37,6 +38,11 @@ from ..schema import Mask, Table
 Instant = dt.datetime
 Interval = tuple[Instant, Instant | None]
 
+COLLAPSE_RULE = "a group with a known row shows no pending row"
+"""The rule's version, in what the store records of its kept rows and collapsed index rows (:func:`kept_rule`,
+``clinseek.store._eventindex.index_definition``): a store written by an earlier rule (every pending group showed
+one row) is read through the policy's windows until its next ingest."""
+
 
 def collapse_mask(table: Table) -> Mask | None:
     """The one mask of ``table`` that collapses pending results, when the event index can hold its kept rows
@@ -63,7 +69,8 @@ def kept_intervals(rows: Sequence[tuple[Instant, Instant | None]]) -> list[list[
     out: list[list[Interval]] = [[] for _ in rows]
     start: list[Instant | None] = [None] * len(rows)
     for x in breakpoints:  # the cutoffs past exactly the instants <= x
-        first = True  # no pending row before this one yet
+        # no pending row before this one yet, and no row of the group known (then no pending row shows)
+        first = not any(event_time <= x and known_at is not None and known_at <= x for event_time, known_at in rows)
         for i, (event_time, known_at) in enumerate(rows):
             visible = event_time <= x
             known = known_at is not None and known_at <= x
@@ -111,31 +118,38 @@ def collapse_index_select(table: Table, event_time_sql: str, join: str) -> str:
     one event time ``e`` (every lab specimen and microbiology culture of MIMIC-IV but a few): the others are
     :func:`collapse_index_rows`'. Same columns.
 
-    In such a group the rows before ``r`` (collapse order) block it from ``e`` until the last of their results
-    (:func:`kept_intervals`' rule with one event time), so ``r`` is kept in one interval, from
-    ``max(e, min(s_r, M_r))`` on (``s_r`` its result instant, ``M_r`` the latest result before it, NULL: never)
-    and never when both are never; the first row from ``e`` on. DuckDB computes it for every row (full MIMIC-IV
-    has ~158M lab rows: one window pass, not a Python loop).
+    In such a group (:func:`kept_intervals`' rule with one event time) the first row (collapse order) is kept from
+    ``e`` until the group's first result ``S`` (the earliest ``s``; NULL: never), pending, and from its own result
+    ``s_r`` on; every other row only from ``s_r`` on (a row after the first is pending only while the first is,
+    and no pending row shows once ``S`` passed). So a row is kept from ``_kept_from`` on (NULL: never), and the
+    first row also in ``[e, S)`` when its own result comes after ``S`` (or never): two index rows then. DuckDB
+    computes it for every row (full MIMIC-IV has ~158M lab rows: one window pass, not a Python loop).
     """
+    kept = _kept_from(table, event_time_sql, join)
+    columns = (f"SELECT '{table.qualified}' AS table_name, subject_id, _e AS event_time, CAST(NULL AS BIGINT) AS target_id, "
+               "CAST(NULL AS BIGINT) AS encounter_id")
     return (
-        f"SELECT '{table.qualified}' AS table_name, subject_id, _e AS event_time, CAST(NULL AS BIGINT) AS target_id, "
-        f"CAST(NULL AS BIGINT) AS encounter_id, _kept_from AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until "
-        f"FROM ({_kept_from(table, event_time_sql, join)}) WHERE _kept_from IS NOT NULL"
+        f"{columns}, _kept_from AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_until FROM ({kept}) "
+        f"WHERE _kept_from IS NOT NULL UNION ALL "
+        f"{columns}, _e AS valid_from, _pending_until AS valid_until FROM ({kept}) WHERE _pending_until IS NOT NULL"
     )
 
 
 def _kept_from(table: Table, event_time_sql: str, join: str) -> str:
-    """SQL ``(_r, subject_id, _e, _kept_from)`` per row of a group of one event time (:func:`collapse_index_select`'s
-    rule): the row is kept from ``_kept_from`` on (NULL: never)."""
+    """SQL ``(_r, subject_id, _e, _kept_from, _pending_until)`` per row of a group of one event time
+    (:func:`collapse_index_select`'s rule): the row is kept from ``_kept_from`` on (NULL: never), and, when
+    ``_pending_until`` is not NULL, in ``[_e, _pending_until)`` too (the first row, pending, until the group's first
+    result, when that is not its own)."""
     rows, group, sort = _group_rows(table, event_time_sql, join)
-    before = f"OVER (PARTITION BY {', '.join(group)} ORDER BY {sort} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
-    blocked = (  # when the rows before this one no longer block it: NULL never
-        f"CASE WHEN count(*) {before} = 0 THEN _e WHEN count(_s) {before} < count(*) {before} THEN _s "
-        f"ELSE least(_s, max(_s) {before}) END"
-    )
-    return (  # greatest() skips a NULL: a row never unblocked is never kept
-        f"SELECT _r, subject_id, _e, CASE WHEN _kept IS NOT NULL THEN greatest(_e, _kept) END AS _kept_from "
-        f"FROM (SELECT _r, subject_id, _e, {blocked} AS _kept FROM ({rows}) WHERE _uniform)"
+    first = f"row_number() OVER (PARTITION BY {', '.join(group)} ORDER BY {sort}) = 1"
+    group_known = f"min(_s) OVER (PARTITION BY {', '.join(group)})"  # the group's first result (NULL: never)
+    return (  # greatest() skips a NULL: a row never known and never first is never kept
+        "SELECT _r, subject_id, _e, "
+        "CASE WHEN _first AND (_known IS NULL OR _s = _known) THEN _e WHEN _s IS NOT NULL THEN greatest(_e, _s) END "
+        "AS _kept_from, "
+        "CASE WHEN _first AND _known IS NOT NULL AND _known > _e AND (_s IS NULL OR _s > _known) THEN _known END "
+        "AS _pending_until "
+        f"FROM (SELECT _r, subject_id, _e, _s, {first} AS _first, {group_known} AS _known FROM ({rows}) WHERE _uniform)"
     )
 
 
@@ -144,17 +158,18 @@ def kept_rule(table: Table) -> str:
     the groups and the order (a changed registry definition changes it)."""
     assert table.event_time is not None
     rows, group, sort = _group_rows(table, table.event_time.expr, "")
-    return f"{rows} GROUP BY {', '.join(group)} ORDER BY {sort}"
+    return f"{rows} GROUP BY {', '.join(group)} ORDER BY {sort}; {COLLAPSE_RULE}"
 
 
 def kept_rows(con: duckdb.DuckDBPyConnection, table: Table) -> tuple[str, pa.Table]:
     """When the collapse keeps each store row of ``table`` (which has a :func:`collapse_mask` and an event time over
     the row alone), for the store's row instants (:mod:`clinseek.store._instants`): ``(sql, lists)``.
 
-    ``sql``: ``(_r, _kept_from)`` per row (``_r`` its ``rowid``) of a group of one event time: kept at ``T`` iff
-    ``_kept_from op T`` (NULL: never). ``lists``: ``(_r, _kept_list)`` per row of the other groups that is ever kept:
-    the bounds of its :func:`kept_intervals` in order, ``[from, until, from, ...]`` (the last interval's open end
-    left out), so the row is kept at ``T`` iff an odd number of them are ``op T``.
+    ``sql``: ``(_r, _kept_from, _kept_bounds)`` per row (``_r`` its ``rowid``) of a group of one event time: kept at
+    ``T`` iff ``_kept_from op T`` (NULL: never) or an odd number of ``_kept_bounds`` are (``[e, S]``: the first row,
+    pending until its group's first result; else NULL). ``lists``: ``(_r, _kept_list)`` per row of the other groups
+    that is ever kept: the bounds of its :func:`kept_intervals` in order, ``[from, until, from, ...]`` (the last
+    interval's open end left out), so the row is kept at ``T`` iff an odd number of them are ``op T``.
     """
     assert table.event_time is not None and table.event_time.parent is None
     event_time = table.event_time.expr
@@ -176,7 +191,8 @@ def kept_rows(con: duckdb.DuckDBPyConnection, table: Table) -> tuple[str, pa.Tab
     table_of_lists = pa.table({
         "_r": pa.array(ids, pa.int64()), "_kept_list": pa.array(lists, pa.list_(pa.timestamp("us"))),
     })
-    return f"SELECT _r, _kept_from FROM ({_kept_from(table, event_time, '')})", table_of_lists
+    bounds = "CASE WHEN _pending_until IS NOT NULL THEN [_e, _pending_until] END"
+    return f"SELECT _r, _kept_from, {bounds} AS _kept_bounds FROM ({_kept_from(table, event_time, '')})", table_of_lists
 
 
 def collapse_index_rows(

@@ -40,7 +40,7 @@ from collections.abc import Collection, Mapping
 import duckdb
 
 from ..schema import ENCOUNTER_IDS, Table, get_table, tables
-from ._collapse import collapse_index_rows, collapse_index_select, collapse_mask
+from ._collapse import COLLAPSE_RULE, collapse_index_rows, collapse_index_select, collapse_mask
 from ._duck import META_SCHEMA
 from ._instants import RowInstants, valid_row_instants, write_row_instants
 
@@ -126,8 +126,9 @@ def index_definition(table: Table, present: Collection[str]) -> str | None:
     timed = _timed(table, present)
     if timed is None:
         return None
-    mask = collapse_mask(table) if collapses(table) else None
-    return repr((*timed, table.target_key, encounter_column(table), mask))
+    if not collapses(table):
+        return repr((*timed, table.target_key, encounter_column(table), None))
+    return repr((*timed, table.target_key, encounter_column(table), collapse_mask(table), COLLAPSE_RULE))
 
 
 def event_index_select(table: Table, present: Collection[str]) -> str | None:

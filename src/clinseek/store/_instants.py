@@ -254,7 +254,8 @@ def _instants_select(
         select, lists = kept
         join += f" LEFT JOIN ({select}) AS _kept ON _kept._r = t.rowid"
         join += f" LEFT JOIN {lists} AS _kept_list ON _kept_list._r = t.rowid"
-        cols += [f'_kept._kept_from AS "{instants.kept[0]}"', f'_kept_list._kept_list AS "{instants.kept[1]}"']
+        cols += [f'_kept._kept_from AS "{instants.kept[0]}"',
+                 f'coalesce(_kept_list._kept_list, _kept._kept_bounds) AS "{instants.kept[1]}"']
     return f"SELECT {', '.join(cols)} FROM {table.qualified} t{join} ORDER BY t.rowid"
 
 
