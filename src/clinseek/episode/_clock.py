@@ -74,18 +74,25 @@ def clock_names() -> ClockNames:
 @lru_cache(maxsize=1)
 def volatile_names() -> frozenset[str]:
     """Lower-case names of the functions and macros of the installed DuckDB whose value may differ from call to call
-    with the same arguments (``duckdb_functions()`` stability ``VOLATILE``: ``random``, ``uuid``, ``setseed``,
-    ``current_query_id``, ``nextval``, ...), and every macro that calls one of them. Computed once per process.
+    with the same arguments: ``duckdb_functions()`` stability ``VOLATILE`` (``random``, ``uuid``, ``setseed``,
+    ``current_query_id``, ``nextval``, ...); every scalar function without parameters that DuckDB does not mark
+    ``CONSISTENT``, whose value is then the session's, not the data's (``txid_current``: a transaction counter that
+    keeps counting across the episodes a reused sealed database served; ``current_database``, ...; the clock's are
+    refused as ``clock`` before); and every macro that calls one of them. Computed once per process.
     """
     con = duckdb.connect(":memory:")
     try:
         rows = con.execute(
-            "SELECT DISTINCT lower(function_name), function_type, stability, macro_definition FROM duckdb_functions()"
+            "SELECT DISTINCT lower(function_name), function_type, stability, macro_definition, "
+            "len(parameters) = 0 FROM duckdb_functions()"
         ).fetchall()
     finally:
         con.close()
-    names = {name for name, _, stability, _ in rows if stability == "VOLATILE"}
-    _close_over_macros(names, set(), [(n, d.lower()) for n, kind, _, d in rows if kind == "macro" and d])
+    names = {
+        name for name, kind, stability, _, bare in rows
+        if stability == "VOLATILE" or (kind == "scalar" and bare and stability != "CONSISTENT")
+    }
+    _close_over_macros(names, set(), [(n, d.lower()) for n, kind, _, d, _ in rows if kind == "macro" and d])
     return frozenset(names)
 
 

@@ -186,7 +186,8 @@ def check_sql(
             and one-argument ``age()``: :func:`clinseek.episode.clock_names`), ``"too_large"`` (value builders such as
             ``range``/``generate_series``/``repeat``/``lpad`` with sizes over the caps or not
             literal), ``"not_repeatable"`` (a sample without a seed, and every function the installed
-            DuckDB marks volatile — ``random()``, ``uuid()``, ``setseed()``, ``nextval()``, ... —
+            DuckDB marks volatile — ``random()``, ``uuid()``, ``setseed()``, ``nextval()``, ... — or whose value
+            without arguments is the session's — ``txid_current()``, ... —
             :func:`clinseek.episode.volatile_names`: the same text must give the same rows), ``"unknown_table"`` (a table not in this episode).
     """
     if len(sql) > MAX_SQL_CHARS:
