@@ -44,3 +44,15 @@ def test_a_table_the_query_does_not_read_keeps_duckdbs_message(synthetic_store: 
     with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
         reply = episode.call_tool("ehr.run_sql_query", {"sql_query": "SELECT nosuch.x FROM admissions"})
     assert reply.result.error_kind == "sql_error" and "is not a column of" not in reply.text, reply.text
+
+
+def test_a_misspelled_column_keeps_duckdbs_candidates(synthetic_store: Path) -> None:
+    """newcomer20: the answer kept DuckDB's first line only, without the closest names it goes on to give."""
+    subject_id, cutoff = _patient(synthetic_store)
+    with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
+        column = episode.call_tool("ehr.run_sql_query", {"sql_query": "SELECT valuenm FROM labevents"})
+        alias = episode.call_tool("ehr.run_sql_query", {"sql_query": "SELECT x.valuenum FROM labevents l"})
+    assert column.result.error_kind == "sql_error"
+    assert 'not found in FROM clause! Candidate bindings: "valuenum"' in column.text, column.text
+    assert 'Candidate tables: "l"' in alias.text, alias.text
+    assert "LINE 1" not in column.text + alias.text  # not the echo of the query

@@ -143,7 +143,7 @@ async def _build(store: Path, bench: Path, settings: DemoSettings, tasks: Sequen
         say(f"benchmark: reusing {bench}")
         found = BuildManifest.model_validate_json(manifest.read_text(encoding="utf-8"))
         return found, Stage("benchmark", time.perf_counter() - started, True)
-    say(f"benchmark: {settings.per_task} questions per task -> {bench}")
+    say(f"benchmark: {settings.per_task} question{'' if settings.per_task == 1 else 's'} per task -> {bench}")
     result = await anyio.to_thread.run_sync(
         lambda: build_benchmark(store, tasks=tasks, per_task=settings.per_task, seed=settings.seed, out=bench))
     return result.manifest, Stage("benchmark", time.perf_counter() - started, False)

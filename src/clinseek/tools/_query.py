@@ -90,6 +90,15 @@ def _guarded(ctx: ToolContext, run: Callable[[], QueryResult], *, from_model: bo
         raise ToolError("sql_error", _first_line(str(err))) from err  # DuckDB's text names its kind
 
 
+_HINTS = ("Candidate bindings:", "Candidate tables:", "Did you mean")
+"""How DuckDB's hint lines start (the closest column or table names of the episode), kept after the first line."""
+
+
 def _first_line(message: str) -> str:
-    text = message.strip()
-    return (text.splitlines()[0] if text else "query failed")[:500]
+    """DuckDB's first line and its hints (``Candidate bindings: "valuenum", "value"``), on one line, at most 500
+    characters; not the echo of the query (``LINE 1: ...`` and its caret)."""
+    lines = [line.strip() for line in message.strip().splitlines()]
+    if not lines or not lines[0]:
+        return "query failed"
+    hints = [line.replace(": : ", ": ") for line in lines[1:] if line.startswith(_HINTS)]
+    return " ".join([lines[0], *hints])[:500]
