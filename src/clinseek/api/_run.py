@@ -36,7 +36,9 @@ async def run_async(
         bench: a manifest file or benchmark directory (``clinseek bench build --out``), or questions
             already loaded (``clinseek.bench.load_questions``). A manifest's rows that do not validate, or that
             the store cannot answer honestly (``clinseek.bench.prepare_run``; ``settings.run.allow_*``), are
-            recorded as ``invalid_input`` rows with their reasons, and every other row runs.
+            recorded as ``invalid_input`` rows with their reasons, and every other row runs. Text a question
+            carries verbatim that mentions a time after its cutoff is logged and written to its rows'
+            ``input_warnings`` (``clinseek.bench.text_notes``).
         store: the DuckDB store the episodes are built from.
         model: ``provider:model`` (``openai:gpt-5.1``, ``baseline:evidence``...) or a ``ChatModel``.
         out: the results root.
@@ -60,7 +62,7 @@ async def run_async(
     """
     import anyio.to_thread
 
-    from ..bench import RunInput, load_agentehr_tables, prepare_run
+    from ..bench import RunInput, load_agentehr_tables, prepare_run, text_notes
     from ..runner import RunSettings, run_benchmark
 
     settings = settings or RunSettings()
@@ -71,7 +73,8 @@ async def run_async(
         rows = await anyio.to_thread.run_sync(lambda: prepare_run(
             bench, store, outside_record_ok=options.allow_outside_record, missing_cxr_ok=options.allow_missing_cxr))
     else:
-        rows = RunInput(questions=list(bench))
+        questions = list(bench)
+        rows = RunInput(questions=questions, notes=text_notes(questions))
     return await run_benchmark(rows.questions, store, mode, model, out, settings=settings, limit=limit, tasks=tasks,
                                invalid=rows.invalid, notes=rows.notes)
 

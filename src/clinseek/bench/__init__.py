@@ -22,7 +22,7 @@ from ._candidates import (
     store_candidate_table,
     table_name,
 )
-from ._checks import RECORD_MARGIN, QuestionProblem, check_questions
+from ._checks import RECORD_MARGIN, QuestionProblem, check_questions, future_text
 from ._curated import (
     MM_ROWS_PER_TABLE,
     TEXT_BUDGET_TOKENS,
@@ -57,7 +57,7 @@ from ._rows import (
     TextRow,
     strip_asset_prefix,
 )
-from ._run_input import InvalidRow, RunInput, prepare_run
+from ._run_input import InvalidRow, RunInput, prepare_run, text_notes
 from ._select import select_questions, stratified_order
 from ._spec import BENCHMARKS, AgentRole, Benchmark, CandidateTable, Category, TaskSpec, TaskType
 from ._tasks import (
@@ -137,6 +137,7 @@ __all__ = [
     "detect_kind",
     "episode_key",
     "find_task",
+    "future_text",
     "get_category",
     "get_task",
     "join_ehr_bench",
@@ -159,6 +160,7 @@ __all__ = [
     "strip_asset_prefix",
     "table_name",
     "tasks_markdown",
+    "text_notes",
     "to_question",
     "unknown_task",
     "validate_benchmark",

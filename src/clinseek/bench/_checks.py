@@ -8,11 +8,17 @@ cutoff before the patient's first record shows nothing. Both are refused by ``be
 multimodal question whose linked studies or images are not in the store would run with fewer
 images than it names; ``run`` refuses it unless ``--allow-missing-cxr`` (then the result row
 records what was missing).
+
+Text a row carries verbatim (its Curated Input ``input``, a pre-rendered ``question``, the ``instruction``)
+reaches the model as written, outside the temporal policy: :func:`future_text` finds the dates and times in
+it after the question's ``prediction_time`` (a timeline that runs past the cutoff, an outcome written into
+the instruction). ``bench validate`` notes them and ``run`` records them in the rows' ``input_warnings``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +31,7 @@ RECORD_MARGIN = dt.timedelta(hours=24)
 """How far after the last instant of a patient's record a cutoff may lie (a question asked at a
 discharge whose patient never came back is legitimate; one a year later is a typo)."""
 
-ProblemKind = Literal["subject", "record", "cxr"]
+ProblemKind = Literal["subject", "record", "cxr", "future_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +40,9 @@ class QuestionProblem:
 
     Attributes:
         qid: the question.
-        kind: ``subject`` (not in the store), ``record`` (cutoff outside the record span) or ``cxr``
-            (linked studies / images not in the store).
+        kind: ``subject`` (not in the store), ``record`` (cutoff outside the record span), ``cxr``
+            (linked studies / images not in the store) or ``future_text`` (verbatim text mentions a time after
+            the cutoff: :func:`future_text`).
         field: the manifest field at fault.
         problem: one line naming the value and what was expected.
     """
@@ -110,4 +117,45 @@ def _missing_cxr(q: Question, linked: tuple[set[tuple[int, int]], set[tuple[int,
         out.append(QuestionProblem(q.qid, "cxr", "study_ids", f"linked CXR study {shown} is not in the store (cxr.metadata)"))
     if images:
         out.append(QuestionProblem(q.qid, "cxr", "dicom_ids", f"linked CXR image {', '.join(images)} is not in the store (cxr.metadata)"))
+    return out
+
+
+_DATETIME = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?(?!\d)")
+"""A date (``YYYY-MM-DD``) and, when written, its time (``HH:MM`` or ``HH:MM:SS``) in free text."""
+
+_VERBATIM = (("curated_text", "input"), ("question_text", "question"), ("instruction", "instruction"))
+"""The question's fields shown to the model as written: (attribute, manifest field)."""
+
+_SHOWN_TIMES = 3
+
+
+def future_text(question: Question) -> list[QuestionProblem]:
+    """Each verbatim text field of ``question`` that mentions a date or time after its ``prediction_time``.
+
+    A date with a time counts when it is after the cutoff; a date alone when its day is after the cutoff's day
+    (the cutoff's own day may be its past). Strings that are not calendar dates (``2150-13-40``) are skipped.
+    The problem names the manifest field (``input``, ``question``, ``instruction``), how many such times it holds
+    and the first ones.
+    """
+    out: list[QuestionProblem] = []
+    cutoff = question.prediction_time
+    for attribute, name in _VERBATIM:
+        text = getattr(question, attribute)
+        if not text:
+            continue
+        later: list[str] = []
+        for match in _DATETIME.finditer(text):
+            year, month, day, hour, minute, second = match.groups()
+            try:
+                when = dt.datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
+            except ValueError:
+                continue
+            if when > cutoff if hour is not None else when.date() > cutoff.date():
+                later.append(match.group(0))
+        if later:
+            shown = ", ".join(later[:_SHOWN_TIMES]) + (", ..." if len(later) > _SHOWN_TIMES else "")
+            out.append(QuestionProblem(
+                question.qid, "future_text", name,
+                f"the text given to the model as written mentions {len(later)} time(s) after prediction_time "
+                f"{cutoff.isoformat(sep=' ')} ({shown}): the model would read them"))
     return out

@@ -8,19 +8,23 @@ as a missing question) while every valid row runs.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ClinseekError, ManifestError
 from ..policy import MM_POLICY, TEXT_POLICY
-from ._checks import QuestionProblem, check_questions
+from ._checks import QuestionProblem, check_questions, future_text
 from ._load import ManifestRead, Rejected, manifest_files, read_manifest
 from ._question import Question
 from ._tasks import normalise_category
 
 _BENCHMARK = {"text": "clinseek-bench-text", "multimodal": "clinseek-bench-mm", "agentehr": "agentehr-bench"}
 _TASK_TYPE = {"text": "decision_making", "multimodal": "multimodal", "agentehr": "decision_making"}
+logger = logging.getLogger("clinseek.bench")
+
 _GOLD = {"label", "ground_truth", "output", "label_aliases", "label_raw", "curated_text", "input"}
 
 
@@ -62,7 +66,8 @@ class RunInput:
         questions: the questions that run.
         invalid: the rows recorded as ``invalid_input`` results.
         notes: per qid, what an explicit flag allowed (``--allow-outside-record``,
-            ``--allow-missing-cxr``); recorded in the row's ``input_warnings``.
+            ``--allow-missing-cxr``) and what its verbatim text shows of the future (:func:`text_notes`);
+            recorded in the row's ``input_warnings``.
     """
 
     questions: list[Question] = field(default_factory=list)
@@ -82,7 +87,8 @@ def prepare_run(
     With a store file, each question is checked against it (:func:`check_questions`): a patient
     the store does not hold is invalid; a ``prediction_time`` outside the patient's record is
     invalid unless ``outside_record_ok``; linked CXR studies or images the store does not hold are
-    invalid unless ``missing_cxr_ok``. What a flag allowed goes to :attr:`RunInput.notes`.
+    invalid unless ``missing_cxr_ok``. What a flag allowed goes to :attr:`RunInput.notes`, and so does
+    verbatim text that mentions a time after the question's cutoff (:func:`text_notes`; it runs).
 
     Raises:
         ManifestError: a path that is not a manifest or benchmark directory, a file that is not
@@ -97,6 +103,7 @@ def prepare_run(
         out.questions += read.questions()
     if not out.questions and not out.invalid:
         raise ManifestError(path, "the manifest holds no rows")
+    out.notes = text_notes(out.questions)
     if store is not None and Path(store).is_file() and out.questions:
         _check(out, Path(store), outside_record_ok=outside_record_ok, missing_cxr_ok=missing_cxr_ok)
     return out
@@ -122,6 +129,23 @@ def _check(out: RunInput, store: Path, *, outside_record_ok: bool, missing_cxr_o
         else:
             kept.append(q)
     out.questions = kept
+
+
+def text_notes(questions: Sequence[Question]) -> dict[str, list[str]]:
+    """Per qid, a note for each verbatim text field that mentions a time after the cutoff
+    (:func:`~clinseek.bench.future_text`); one warning on the ``clinseek.bench`` logger names how many
+    questions have one (their rows' ``input_warnings`` say which fields and times)."""
+    notes: dict[str, list[str]] = {}
+    for q in questions:
+        for problem in future_text(q):
+            notes.setdefault(q.qid, []).append(f"field {problem.field!r}: {problem.problem}")
+    if notes:
+        first = next(iter(notes))
+        logger.warning(
+            "%d of %d questions carry text shown to the model as written that mentions a time after their "
+            "prediction_time (first: %s: %s); they run, and their rows' input_warnings say so "
+            "(clinseek bench validate lists them)", len(notes), len(questions), first, notes[first][0])
+    return notes
 
 
 def _refuse_another_store(store: Path, questions: list[Question], problems: list[QuestionProblem]) -> None:

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..store import Store, open_store
 from ._agentehr import AGENTEHR_PER_TASK
-from ._checks import check_questions
+from ._checks import check_questions, future_text
 from ._load import ManifestRead, manifest_files, read_manifest
 from ._question import Question
 from ._rows import MM_LEAKAGE_POLICY
@@ -63,7 +63,9 @@ def validate_benchmark(
     """Validate a manifest file or a benchmark directory.
 
     Every row must validate and name a known task of its kind (the problem suggests the closest
-    names); a file without rows is a problem.
+    names); a file without rows is a problem. Verbatim text (``input``, ``question``, ``instruction``)
+    that mentions a time after its row's ``prediction_time`` is a note (:func:`future_text`: it reaches the
+    model as written).
 
     Args:
         path: a manifest (``.json`` array or ``.jsonl``) or a release-shaped directory.
@@ -93,6 +95,7 @@ def validate_benchmark(
         if extras:
             report.notes.append(f"{file}: fields not in the known schema (kept): {', '.join(extras)}")
         questions = read.questions()
+        report.notes += _future_notes(file, questions)
         if release:
             report.problems += _release_problems(read, questions)
         if store is not None:
@@ -104,6 +107,18 @@ def validate_benchmark(
             else:
                 report.problems += [f"{line}; pass --allow-outside-record if intended" for line in lines]
     return report
+
+
+_SHOWN_NOTES = 20
+
+
+def _future_notes(file: Path, questions: list[Question]) -> list[str]:
+    """The rows whose verbatim text mentions a time after their cutoff (:func:`future_text`), the first 20."""
+    lines = [f"{file}: row {p.qid}: field {p.field!r}: {p.problem}" for q in questions for p in future_text(q)]
+    if len(lines) > _SHOWN_NOTES:
+        lines = [*lines[:_SHOWN_NOTES], f"{file}: {len(lines) - _SHOWN_NOTES} more fields mention a time after their "
+                 "row's prediction_time"]
+    return lines
 
 
 def _expect(name: str, got: object, want: object) -> list[str]:
