@@ -179,3 +179,17 @@ def test_text_functions_read_a_timestamp_as_sqlite_text(episode: Any) -> None:
         result.data["rows"]
         == run(episode, "SELECT count(*) FROM labevents WHERE year(charttime) BETWEEN 2100 AND 2199").data["rows"]
     )
+
+
+@pytest.mark.parametrize(("sql", "hint"), [
+    ("SELECT label FROM d_labitems WHERE label LIKE 'zzcreat%'", True),  # lower case, no rows: say LIKE's case
+    ("SELECT label FROM d_labitems WHERE label ILIKE 'zzcreat%'", False),
+    ("SELECT label FROM d_labitems WHERE label LIKE '123%'", False),  # no letter: case cannot matter
+    ("SELECT label FROM d_labitems WHERE false", False),
+])
+def test_an_empty_like_result_says_like_is_case_sensitive(episode: Any, sql: str, hint: bool) -> None:
+    """newcomer20: SQLite's LIKE ignores case, DuckDB's does not: ``label LIKE 'creat%'`` returned no rows silently."""
+    result = run(episode, sql)
+    assert result.ok and result.content.startswith("The query ran and returned no rows."), result.content
+    assert ("LIKE is case-sensitive here" in result.content) is hint, result.content
+    assert ("ILIKE ignores case" in result.content) is hint

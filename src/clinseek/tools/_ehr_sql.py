@@ -78,7 +78,8 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         extra = {"dialect": "sqlite"} if verdict.note is not None else {}
         return ToolResult(
             ok=True,
-            content=(verdict.note + "\n" if verdict.note is not None else "") + "The query ran and returned no rows.",
+            content=(verdict.note + "\n" if verdict.note is not None else "") + "The query ran and returned no rows."
+            + _like_hint(query.sql),
             data={"columns": list(result.columns), "types": list(result.types), "rows": [], "row_count": 0, **extra},
         )
     total = result.row_count if result.row_count is not None else _count_rows(ctx, query)
@@ -90,6 +91,22 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         data["dialect"] = "sqlite"
         text = f"{verdict.note}\n{text}"
     return ToolResult(ok=True, content=text, data=data, truncated=cut)
+
+
+@functools.lru_cache(maxsize=256)
+def _like_hint(sql: str) -> str:
+    """For a query that returned no rows: a second line when it matches text with ``LIKE`` on a pattern with
+    letters (case-sensitive in DuckDB, not in SQLite, as models often write it), else ``""``."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except (SqlglotError, RecursionError):
+        return ""
+    for like in tree.find_all(exp.Like):
+        pattern = like.expression
+        if isinstance(pattern, exp.Literal) and pattern.is_string and any(c.isalpha() for c in pattern.this):
+            return (f"\nNote: LIKE is case-sensitive here (DuckDB; SQLite's is not): {like.sql(dialect='duckdb')} "
+                    "matches that case only; ILIKE ignores case.")
+    return ""
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:
