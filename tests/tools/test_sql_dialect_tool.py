@@ -193,3 +193,23 @@ def test_an_empty_like_result_says_like_is_case_sensitive(episode: Any, sql: str
     assert result.ok and result.content.startswith("The query ran and returned no rows."), result.content
     assert ("LIKE is case-sensitive here" in result.content) is hint, result.content
     assert ("ILIKE ignores case" in result.content) is hint
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT julianday('now') - julianday(admittime) FROM admissions",
+    "SELECT hadm_id, datetime(admittime, '+1 month') FROM admissions",
+    "SELECT count(*), 7 / 2 FROM admissions WHERE admittime < datetime('now')",
+    "SELECT hadm_id, max(admittime) FROM admissions",
+    "SELECT date(admittime, '+1 day') FROM admissions UNION SELECT date(dischtime, '+1 day') FROM admissions",
+])
+def test_a_query_read_as_sqlite_keeps_sqlites_column_names(episode: Any, sql: str) -> None:
+    """newcomer20: the header was the DuckDB translation's text (``(((epoch_ms(CAST(...`` for ``julianday``,
+    ``arg_max(hadm_id, admittime)`` for a bare column); SQLite names a column by what the query wrote."""
+    import sqlite3
+
+    result = run(episode, sql)
+    assert result.ok and result.data.get("dialect") == "sqlite", result.content
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE admissions (hadm_id INTEGER, admittime TEXT, dischtime TEXT)")
+    expected = [d[0] for d in con.execute(sql).description]
+    assert result.data["columns"] == expected

@@ -408,6 +408,7 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
     """
     t = Translation()
     ctx = _Context(prediction_time, t)
+    names = _sqlite_names(tree)
     for node in reversed(list(tree.walk(bfs=False))):  # children before their parents
         new = ctx.rewrite(node)
         if new is not None and new is not node:
@@ -422,7 +423,38 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
         if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
             limit.pop()
             t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
+    _keep_names(tree, names)
     return tree, t
+
+
+def _first_select(tree: exp.Expr) -> exp.Select | None:
+    """The select whose outputs name a statement's columns (the leftmost of a UNION)."""
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    return tree if isinstance(tree, exp.Select) else None
+
+
+def _sqlite_names(tree: exp.Expr) -> dict[int, str]:
+    """SQLite's name of each unaliased output of the statement, by position: a column's name, else its expression's
+    text (function names in lower case, as models write them); ``*`` is left out."""
+    select = _first_select(tree)
+    if select is None:
+        return {}
+    return {i: e.name if isinstance(e, exp.Column) else e.sql(dialect="sqlite", normalize_functions="lower")
+            for i, e in enumerate(select.expressions) if not isinstance(e, exp.Alias | exp.Star)}
+
+
+def _keep_names(tree: exp.Expr, names: dict[int, str]) -> None:
+    """Alias the translated outputs that lost SQLite's name (a model reads ``julianday('now') -
+    julianday(admittime)`` as its column, not the epoch arithmetic that computes it; a bare column beside
+    ``max()`` stays ``hadm_id``, not ``arg_max(hadm_id, admittime)``)."""
+    select = _first_select(tree)
+    if select is None or not names:
+        return
+    outputs = select.expressions
+    for i, name in names.items():
+        if i < len(outputs) and not isinstance(outputs[i], exp.Alias) and outputs[i].output_name != name:
+            outputs[i].replace(exp.alias_(outputs[i].copy(), name, quoted=True))
 
 
 class _Context:
