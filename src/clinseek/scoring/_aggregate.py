@@ -31,7 +31,9 @@ def score_questions(
     A question's metrics are the means over its scored runs. ``expected`` lists questions every
     run key should have (one template row each, ``status`` ignored): a qid with no result row
     in a run key present in ``rows`` is added as ``missing`` and scores 0 (the reference drops
-    such questions from the mean instead). With ``reference``, every run also gets the reference's
+    such questions from the mean instead). Templates with different ``benchmark`` values are
+    separate parts (the text and multimodal files of a benchmark folder, see ``read_expected``): a
+    run key is held only to the parts of which it has at least one row. With ``reference``, every run also gets the reference's
     F1 (``f1_reference``, the mean over all runs of a question; ``None`` for a missing question).
     Output is sorted by run key, then qid.
 
@@ -45,14 +47,34 @@ def score_questions(
     for row in rows:
         grouped[(row.run_key, row.qid)].append(row)
     _check_expected(grouped, expected)
-    run_keys = {key for key, _ in grouped}
     out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors, reference)
            for group in grouped.values()]
-    for run_key in run_keys:
-        for template in expected:
+    for run_key, templates in _expected_per_run(grouped, expected).items():
+        for template in templates:
             if (run_key, template.qid) not in grouped:
                 out.append(_missing(template, run_key))
     return sorted(out, key=lambda q: (q.benchmark, q.mode, q.model, q.qid))
+
+
+def _expected_per_run(
+    grouped: dict[tuple[RunKey, str], list[ScoreInput]], expected: Sequence[ScoreInput]
+) -> dict[RunKey, list[ScoreInput]]:
+    """The templates each run key is held to: those of every part (templates sharing a ``benchmark``,
+    e.g. one file of a benchmark folder) of which the run answered at least one question. A text run
+    is so never charged the multimodal file's questions as missing, nor the reverse."""
+    parts: dict[str, list[ScoreInput]] = defaultdict(list)
+    part_of: dict[str, str] = {}
+    for template in expected:
+        parts[template.benchmark].append(template)
+        part_of.setdefault(template.qid, template.benchmark)
+    answered: dict[RunKey, set[str]] = {key: set() for key, _ in grouped}
+    for key, qid in grouped:
+        if qid in part_of:
+            answered[key].add(part_of[qid])
+    # a run with no row of any part (only reachable from Python: score_path keeps the manifest's rows) is
+    # held to every part, as before parts existed
+    return {key: [t for name in parts if name in names or not names for t in parts[name]]
+            for key, names in answered.items()}
 
 
 def _check_expected(grouped: dict[tuple[RunKey, str], list[ScoreInput]], expected: Sequence[ScoreInput]) -> None:
