@@ -59,3 +59,49 @@ def test_benchmark_folder_whose_files_share_a_qid_is_refused(tmp_path: Path) -> 
                                                                             label=[{"name": "yes"}])) + "\n")
     with pytest.raises(ScoringError, match="qid q0 is in both"):
         read_expected(bench)
+
+
+def _released_text_row(idx: int) -> dict:
+    """A row of the released text manifest (read by ``clinseek.bench.read_manifest``: templates get hashes)."""
+    return {"qid": f"ehr_bench_risk_prediction_{idx}", "subject_id": 19990000 + idx, "hadm_id": 29990000 + idx,
+            "prediction_time": "2150-03-02 08:00:01", "latest_event_time": "2150-03-02 08:00:00",
+            "task": "ED_Hospitalization", "task_type": "risk_prediction", "category": "Escalation of care",
+            "instruction": "Predict whether the patient is hospitalized.", "candidates": ["yes", "no"],
+            "label": "yes", "output": "yes", "task_info": {"task": "ED_Hospitalization", "source_idx": idx,
+                                                           "target": "[]"},
+            "source_file": "ehr_bench_risk_prediction.jsonl", "source_idx": idx}
+
+
+def test_a_missing_question_stays_in_the_paired_delta_against_rows_without_a_hash(tmp_path: Path) -> None:
+    # finding 2: curated lacks 2 of 6 questions and the rows record no question_hash (the reference's files):
+    # the 2 missing qids were excluded as "different questions" (n 4, Δ 0.0) instead of pairing as 0
+    qs = [_released_text_row(i) for i in range(6)]
+    manifest = tmp_path / "ClinSeek-Bench_text.json"
+    manifest.write_text(json.dumps(qs))
+    expected = read_expected(manifest)
+    assert all(t.question_hash for t in expected)
+    for mode, rows in (("agent", qs), ("curated", qs[:4])):
+        write_jsonl(tmp_path / "runs" / "clinseek-bench-text" / mode / "m" / "results.jsonl",
+                    [{"qid": q["qid"], "task": q["task"], "task_type": q["task_type"], "gold": q["label"],
+                      "candidates": q["candidates"], "status": "answered", "answer": ["yes"]} for q in rows])
+    scored = score_path(tmp_path / "runs", expected=expected, n_resamples=200)
+    runs = {r.mode: r.overall for r in scored.report.runs}
+    assert (runs["agent"].f1, runs["curated"].n_missing, runs["curated"].f1) == (1.0, 2, pytest.approx(4 / 6))
+    [paired] = scored.report.paired
+    overall = paired.groups[0]
+    assert (overall.n, overall.delta, paired.excluded_qids) == (6, pytest.approx(2 / 6), [])
+    assert overall.delta == pytest.approx(runs["agent"].f1 - runs["curated"].f1)
+
+
+def test_a_missing_question_does_not_pair_with_a_row_of_another_question() -> None:
+    from _scoring_helpers import question
+
+    from clinseek.scoring import compare_questions
+
+    answered = question("q1", 1.0).model_copy(update={"question_hash": "b" * 64})
+    missing = question("q1", 0.0).model_copy(update={"status": "missing", "runs": [], "question_hash": "a" * 64})
+    with pytest.raises(ScoringError, match="name different questions"):
+        compare_questions([answered], [missing], label_a="a", label_b="b", n_resamples=10)
+    unrecorded = answered.model_copy(update={"question_hash": None})
+    result = compare_questions([unrecorded], [missing], label_a="a", label_b="b", n_resamples=10)
+    assert (result.groups[0].n, result.groups[0].delta) == (1, 1.0)
