@@ -105,3 +105,25 @@ def test_a_missing_question_does_not_pair_with_a_row_of_another_question() -> No
     unrecorded = answered.model_copy(update={"question_hash": None})
     result = compare_questions([unrecorded], [missing], label_a="a", label_b="b", n_resamples=10)
     assert (result.groups[0].n, result.groups[0].delta) == (1, 1.0)
+
+
+def test_f1_raw_averages_the_same_questions_as_f1(tmp_path: Path) -> None:
+    # finding 4: a no-answer run and a single-answer question dropped out of f1_raw (0.75) but counted in f1 (0.5)
+    gold = ["Pleural Effusion", "Atelectasis"]
+    write_jsonl(tmp_path / "clinseek-bench-multimodal" / "agent" / "m" / "results.jsonl", [
+        {"qid": "a", "task": "medmod_radiology", "gold": gold, "status": "answered", "answer": ["effusion", "atelectasis"]},
+        {"qid": "b", "task": "medmod_radiology", "gold": gold, "status": "no_answer", "answer": None},
+        {"qid": "c", "task": "medmod_radiology", "gold": gold, "status": "answered",
+         "answer": ["pleural effusion", "atelectasis"]},
+        {"qid": "d", "task": "medmod_in_hospital_mortality", "gold": ["no"], "status": "answered", "answer": ["yes"]},
+    ])
+    overall = score_path(tmp_path, n_resamples=10).report.runs[0].overall
+    assert overall.f1 == pytest.approx((1 + 0 + 1 + 0) / 4)
+    assert overall.f1_raw == pytest.approx((0.5 + 0 + 1 + 0) / 4)  # unmapped: "effusion" misses "pleural effusion"
+
+
+def test_f1_raw_is_none_where_no_question_went_through_the_mapping(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "clinseek-bench-text" / "agent" / "m" / "results.jsonl",
+                [{"qid": "t", "task": "labevents", "task_type": "decision_making", "gold": ["Glucose"],
+                  "status": "answered", "answer": ["Glucose"]}])
+    assert score_path(tmp_path, n_resamples=10).report.runs[0].overall.f1_raw is None

@@ -115,7 +115,8 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool, reference: Referenc
         else "missing" if statuses == {"invalid_input"}  # the manifest row could not be run
         else "no_answer" if scored else "infra_error"
     )
-    raw = [s.f1_raw for s in scored if s.f1_raw is not None]
+    # over the same runs as f1: a run the mapping did not score (no answer, another route) counts its f1
+    raw = [s.f1_raw if s.f1_raw is not None else s.f1 for s in scored] if any(s.f1_raw is not None for s in scored) else []
     judged = [float(s.judge_match) for s in scored if s.judge_match is not None]
     return QuestionScore(
         benchmark=first.benchmark,
@@ -192,12 +193,20 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         f1=_mean(q.f1 for q in scored),
         exact_match=_mean(q.exact_match for q in scored),
         f1_ci_t=shown_t_interval([q.f1 for q in scored], 0.0, 1.0),
-        f1_raw=_mean(q.f1_raw for q in scored if q.f1_raw is not None),
+        f1_raw=_f1_raw(scored),
         judge_accuracy=fmean(judged) if judged else None,
         n_judged=len(judged),
         f1_reference=fmean(reference) if reference else None,
         n_reference=len(reference),
     )
+
+
+def _f1_raw(scored: Sequence[QuestionScore]) -> float | None:
+    """Mean F1 without the multi-answer vocabulary mapping over the same questions as ``f1`` (a question
+    the mapping did not score counts its ``f1``); ``None`` when no question was scored through it."""
+    if all(q.f1_raw is None for q in scored):
+        return None
+    return fmean(q.f1_raw if q.f1_raw is not None else q.f1 for q in scored)
 
 
 def _by(questions: Sequence[QuestionScore], key: Callable[[QuestionScore], str],

@@ -37,7 +37,8 @@ class QuestionScore(BaseModel):
     f1: float
     exact_match: float
     f1_raw: float | None = None
-    """Mean F1 without vocabulary mapping (multimodal multi-answer rows)."""
+    """Mean F1 over the same runs as ``f1`` with multimodal multi-answer rows compared without the
+    vocabulary mapping (any other run counts its ``f1``); ``None`` when no run was scored through it."""
     judge_accuracy: float | None = None
     """Mean LLM-judge verdict over judged runs; separate from ``f1``."""
     f1_reference: float | None = None
@@ -74,7 +75,9 @@ class GroupStats(BaseModel):
     """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1), clipped to [0, 1];
     ``None`` for n < ``T_MIN_N`` (5)."""
     f1_raw: float | None = None
-    """Mean F1 without vocabulary mapping, over questions that have it."""
+    """Mean F1 over the same questions as ``f1`` with multimodal multi-answer rows compared without the
+    vocabulary mapping (any other question counts its ``f1``: a no-answer or missing one 0), so
+    ``f1 − f1_raw`` is the mapping's gain; ``None`` when no question was scored through it."""
     judge_accuracy: float | None = None
     n_judged: int = 0
     f1_reference: float | None = None
