@@ -127,3 +127,25 @@ def test_f1_raw_is_none_where_no_question_went_through_the_mapping(tmp_path: Pat
                 [{"qid": "t", "task": "labevents", "task_type": "decision_making", "gold": ["Glucose"],
                   "status": "answered", "answer": ["Glucose"]}])
     assert score_path(tmp_path, n_resamples=10).report.runs[0].overall.f1_raw is None
+
+
+def test_the_judge_keeps_the_strict_scores(tmp_path: Path) -> None:
+    # finding 5: judge_scored rebuilt the runs with summarize_run and dropped runs[].strict (0.0 -> None)
+    import anyio
+
+    from clinseek.scoring import judge_scored
+
+    write_jsonl(tmp_path / "clinseek-bench-multimodal" / "agent" / "m" / "results.jsonl",
+                [{"qid": "a", "task": "ehrxqa_image", "gold": ["yes"], "status": "answered", "answer": ["yes"],
+                  "parse_mode": "response_json"}])
+    scored = score_path(tmp_path, strict=True, n_resamples=10)
+    before = scored.report.runs[0]
+    assert before.strict is not None and before.strict.f1 == 0.0
+
+    async def judge(messages: list[dict[str, str]]) -> str:
+        return '{"match": true, "reason": "same"}'
+
+    after = anyio.run(lambda: judge_scored(scored, judge, judge_name="fake")).report.runs[0]
+    assert after.strict == before.strict
+    assert after.overall.judge_accuracy == 1.0
+    assert after.overall.model_copy(update={"judge_accuracy": None, "n_judged": 0}) == before.overall

@@ -339,14 +339,25 @@ async def judge_scored(
     scored: ScoredResults, judge: JudgeModel, *, judge_name: str, concurrency: int = 4
 ) -> ScoredResults:
     """``scored`` with LLM-judge verdicts on its multimodal single-answer rows, in the ``judge_*``
-    columns only: every deterministic number and the paired comparisons stay as they were. Where the
+    columns only: every deterministic number (``runs[].strict`` included) and the paired comparisons stay
+    as they were. Where the
     reference's rules ran, the verdicts also grade those rows' ``f1_reference``, as the reference does."""
     verdicts = await judge_rows(scored.inputs, judge, concurrency=concurrency)
     questions = apply_verdicts(scored.questions, verdicts)
-    runs = [summarize_run(qs) for qs in by_run(questions).values()]
+    old = {(r.benchmark, r.mode, r.model): r for r in scored.report.runs}
+    runs = [_keep_unsummarized(summarize_run(qs), old.get(key)) for key, qs in by_run(questions).items()]
     update: dict[str, object] = {"runs": runs, "judge_model": judge_name}
     reference = scored.reference
     if reference is not None:
         reference = ReferenceScorer(scored.inputs, replace(reference.rules, judge=judge_name))
         update["reference_rules"] = reference.rules.describe()
     return ScoredResults(questions, scored.report.model_copy(update=update), scored.inputs, reference)
+
+
+def _keep_unsummarized(new: RunScores, old: RunScores | None) -> RunScores:
+    """``new`` (rebuilt by :func:`summarize_run` with the judge's columns) with every field that
+    ``summarize_run`` does not compute (``strict``, and any added beside it) kept from ``old``."""
+    if old is None:
+        return new
+    return new.model_copy(update={name: getattr(old, name) for name in type(new).model_fields
+                                  if name not in new.model_fields_set})
