@@ -339,9 +339,9 @@ async def judge_scored(
     scored: ScoredResults, judge: JudgeModel, *, judge_name: str, concurrency: int = 4
 ) -> ScoredResults:
     """``scored`` with LLM-judge verdicts on its multimodal single-answer rows, in the ``judge_*``
-    columns only: every deterministic number (``runs[].strict`` included) and the paired comparisons stay
-    as they were. Where the
-    reference's rules ran, the verdicts also grade those rows' ``f1_reference``, as the reference does."""
+    columns only: every deterministic number (``runs[].strict`` included) and the paired comparisons
+    stay as they were. Where the reference's rules ran, the verdicts also grade those rows'
+    ``f1_reference``, as the reference does."""
     verdicts = await judge_rows(scored.inputs, judge, concurrency=concurrency)
     questions = apply_verdicts(scored.questions, verdicts)
     old = {(r.benchmark, r.mode, r.model): r for r in scored.report.runs}
