@@ -149,3 +149,27 @@ def test_the_judge_keeps_the_strict_scores(tmp_path: Path) -> None:
     assert after.strict == before.strict
     assert after.overall.judge_accuracy == 1.0
     assert after.overall.model_copy(update={"judge_accuracy": None, "n_judged": 0}) == before.overall
+
+
+@pytest.mark.parametrize(("gold", "answer", "f1"), [
+    ("1.5", "1.500001", 0.0),        # finding 7: 6 significant digits made these equal
+    ("123456.5", "123456.4", 0.0),
+    ("1,000,000", "1000004", 0.0),
+    ("12345678901234567", "12345678901234568", 0.0),  # beyond a float's precision too
+    ("0.1", "0.1000000000000000001", 0.0),
+    ("2.25", "2.25", 1.0),
+    ("1,200", "1200.0 ml", 1.0),      # the format and the units do not matter
+    ("1000000", "1,000,000", 1.0),
+    ("3", "three", 1.0),
+    ("0", "none", 1.0),
+])
+def test_a_count_is_compared_exactly(gold: str, answer: str, f1: float) -> None:
+    from clinseek.scoring import score_input_from_row, score_sample
+
+    fields = {"qid": "q", "task": "ehrxqa_image", "status": "answered", "gold": [gold], "answer": [answer]}
+    defaults = {"benchmark": "mm", "mode": "agent", "model": "m"}
+    declared = score_sample(score_input_from_row({**fields, "answer_type": "count"}, defaults))
+    assert (declared.route, declared.f1) == ("count", f1)
+    read = score_sample(score_input_from_row(fields, defaults))  # the route read from the gold
+    if read.route == "count":
+        assert read.f1 == f1

@@ -37,7 +37,7 @@ from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import AnswerType, Route, RunUsage, SampleScore, ScoreInput, TaskType
 from ._multimodal import single_route
 from ._normalize import gold_items, label_strings, normalize_set, normalize_text
-from ._numbers import parse_number
+from ._numbers import parse_decimal, parse_number
 from ._paired import (
     T_MIN_N,
     OnChanged,
@@ -166,6 +166,7 @@ __all__ = [
     "normalize_set",
     "normalize_text",
     "paired_bootstrap_ci",
+    "parse_decimal",
     "parse_modes_line",
     "parse_number",
     "parse_verdict",
