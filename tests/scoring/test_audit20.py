@@ -173,3 +173,24 @@ def test_a_count_is_compared_exactly(gold: str, answer: str, f1: float) -> None:
     read = score_sample(score_input_from_row(fields, defaults))  # the route read from the gold
     if read.route == "count":
         assert read.f1 == f1
+
+
+def test_compare_card_pairs_a_models_agent_and_curated_folders(tmp_path: Path) -> None:
+    # finding 3: `clinseek compare AGENT_DIR CURATED_DIR --card` showed every Δ as "–"
+    from clinseek.scoring import card_tables_of
+
+    golds = [["Glucose"], ["Sodium"], ["Glucose"], ["Sodium"]]
+    for mode, answers in (("agent", [["Glucose"], ["Sodium"], ["Glucose"], ["Glucose"]]),
+                          ("curated", [["Sodium"], ["Sodium"], ["Sodium"], ["Glucose"]])):
+        write_jsonl(tmp_path / "runs" / "clinseek-bench-text" / mode / "m" / "results.jsonl",
+                    [{"qid": f"q{i}", "task": "labevents", "task_type": "decision_making", "gold": g,
+                      "status": "answered", "answer": a} for i, (g, a) in enumerate(zip(golds, answers, strict=True))])
+    together = score_path(tmp_path / "runs", n_resamples=300, seed=3).report.paired[0].groups[0]
+    base = tmp_path / "runs" / "clinseek-bench-text"
+    [table] = card_tables_of([base / "agent" / "m", base / "curated" / "m"], n_resamples=300, seed=3)
+    overall = next(r for r in table.rows if r.group == "overall")
+    cell = overall.cells["m"]
+    assert cell.delta is not None
+    assert cell.delta == together  # the same comparison as scoring both modes from one folder
+    assert (cell.agent, cell.curated, cell.delta.delta) == (0.75, 0.25, 0.5)
+    assert all(r.cells["m"].delta is not None for r in table.rows)
