@@ -194,3 +194,23 @@ def test_compare_card_pairs_a_models_agent_and_curated_folders(tmp_path: Path) -
     assert cell.delta == together  # the same comparison as scoring both modes from one folder
     assert (cell.agent, cell.curated, cell.delta.delta) == (0.75, 0.25, 0.5)
     assert all(r.cells["m"].delta is not None for r in table.rows)
+
+
+@pytest.mark.parametrize("score_infra_errors", [False, True])
+def test_no_answer_counts_runs_and_never_an_infra_error(tmp_path: Path, score_infra_errors: bool) -> None:
+    # finding 6: the legend says "runs with no valid answer" but questions were counted (1 answered run + 2
+    # unanswered runs gave 0), and with --score-infra-errors an infra error counted as no answer too
+    base = {"task": "labevents", "task_type": "decision_making", "gold": ["A"]}
+    write_jsonl(tmp_path / "clinseek-bench-text" / "agent" / "m" / "results.jsonl", [
+        dict(base, qid="q1", run_index=0, status="answered", answer=["A"]),
+        dict(base, qid="q1", run_index=1, status="no_answer", answer=None),
+        dict(base, qid="q1", run_index=2, status="answered", answer=[" "]),  # no non-empty item: no answer
+        dict(base, qid="q2", run_index=0, status="infra_error", answer=None),
+        dict(base, qid="q3", run_index=0, status="no_answer", answer=None),
+    ])
+    scored = score_path(tmp_path, score_infra_errors=score_infra_errors, n_resamples=10)
+    overall = scored.report.runs[0].overall
+    assert (overall.n_runs, overall.n_no_answer, overall.n_infra_error, overall.n_answered) == (5, 3, 1, 1)
+    assert overall.n_questions == (3 if score_infra_errors else 2)
+    statuses = {q.qid: (q.status, q.scored) for q in scored.questions}
+    assert statuses == {"q1": ("answered", True), "q2": ("infra_error", score_infra_errors), "q3": ("no_answer", True)}

@@ -113,7 +113,8 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool, reference: Referenc
     status: ScoredStatus = (
         "answered" if "answered" in statuses
         else "missing" if statuses == {"invalid_input"}  # the manifest row could not be run
-        else "no_answer" if scored else "infra_error"
+        else "no_answer" if "no_answer" in statuses
+        else "infra_error"  # only infrastructure errors (scored 0 with score_infra_errors, else unscored)
     )
     # over the same runs as f1: a run the mapping did not score (no answer, another route) counts its f1
     raw = [s.f1_raw if s.f1_raw is not None else s.f1 for s in scored] if any(s.f1_raw is not None for s in scored) else []
@@ -185,7 +186,7 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         n_questions=len(scored),
         n_runs=sum(len(q.runs) for q in questions),
         n_answered=sum(q.status == "answered" for q in scored),
-        n_no_answer=sum(q.status == "no_answer" for q in scored),
+        n_no_answer=sum(r.status == "no_answer" for q in scored for r in q.runs),
         n_missing=sum(q.status == "missing" for q in scored),
         n_infra_error=sum(r.status == "infra_error" for q in questions for r in q.runs),
         precision=_mean(q.precision for q in scored),

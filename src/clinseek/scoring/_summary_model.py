@@ -29,7 +29,9 @@ class QuestionScore(BaseModel):
     binary: bool
     """True when every run was scored by the binary or yes/no rule (McNemar applies)."""
     status: ScoredStatus
-    """``answered`` if any scored run answered; else ``no_answer``, ``infra_error`` or ``missing``."""
+    """``answered`` if any scored run answered; else ``missing`` (no result row, or only ``invalid_input``
+    rows), ``no_answer`` (a run without a valid answer) or ``infra_error`` (only infrastructure errors:
+    unscored, or scored 0 with ``score_infra_errors``)."""
     scored: bool
     """False when no run was scored (only unscored infrastructure errors): excluded from means."""
     precision: float
@@ -62,7 +64,8 @@ class GroupStats(BaseModel):
     n_answered: int
     """Scored questions with at least one answered run."""
     n_no_answer: int
-    """Scored questions with no valid answer in any run (each scored 0)."""
+    """Runs with no valid answer (``no_answer``, or an answer with no non-empty item; each scored 0).
+    An infrastructure error is never one: it counts in ``n_infra_error`` only, scored or not."""
     n_missing: int
     """Expected questions with no result row at all (each scored 0)."""
     n_infra_error: int
