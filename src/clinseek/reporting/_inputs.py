@@ -18,8 +18,8 @@ from ..scoring import (
     RunScores,
     ScoreReport,
     SourceFormat,
-    compare_questions,
     find_results,
+    missing_agent_curated_pairs,
     results_fingerprints,
     score_path,
 )
@@ -195,26 +195,6 @@ def _manifests(sources: Sequence[ReportSource]) -> dict[RunKey, RunManifest]:
     return found
 
 
-def _missing_pairs(
-    runs: Sequence[RunScores], paired: Sequence[PairedComparison], questions: Sequence[QuestionScore]
-) -> list[PairedComparison]:
-    """Agent − curated comparisons for (benchmark, model)s whose two modes no summary paired."""
-    have = {(c.a, c.b) for c in paired}
-    keys = {_run_key(r) for r in runs}
-    out = []
-    for bench, mode, model in sorted(keys):
-        a, b = f"{bench}/agent/{model}", f"{bench}/curated/{model}"
-        if mode != "agent" or (bench, "curated", model) not in keys or (a, b) in have:
-            continue
-        qa = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "agent", model)]
-        qb = [q for q in questions if (q.benchmark, q.mode, q.model) == (bench, "curated", model)]
-        try:
-            out.append(compare_questions(qa, qb, label_a=a, label_b=b, on_changed="exclude"))
-        except (ValueError, ScoringError):  # no scored qid in common, or none names the same question
-            continue
-    return out
-
-
 def load_inputs(folders: Sequence[Path | str]) -> ReportInputs:
     """Read and merge the scores, result files and run manifests of every input folder.
 
@@ -243,7 +223,7 @@ def load_inputs(folders: Sequence[Path | str]) -> ReportInputs:
         paired += report.paired
         questions += qs
         notes += _source_notes(source, report)
-    extra = _missing_pairs(runs, paired, questions)
+    extra = missing_agent_curated_pairs(runs, paired, questions)
     return ReportInputs(sources, runs, paired + extra, questions, _manifests(sources),
                         computed_pairs=[c.a for c in extra], notes=notes)
 

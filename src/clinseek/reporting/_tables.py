@@ -150,7 +150,7 @@ def card_table_html(table: CardTable) -> str:
 
 def detail_table(curated: RunScores | None, agent: RunScores | None, pair: PairedComparison | None) -> str:
     """One model on one benchmark, group by group: n, both modes' F1, Δ with its bootstrap and t CIs,
-    p (paired t), McNemar p, and the agent's unanswered and infrastructure-error counts."""
+    p (paired t), McNemar p, and the agent's unanswered and infrastructure-error counts (runs)."""
     base = agent or curated
     if base is None:
         return ""

@@ -37,7 +37,7 @@ from ._metrics import BINARY_LABELS, SetMetrics, binary_metrics, set_metrics
 from ._model import AnswerType, Route, RunUsage, SampleScore, ScoreInput, TaskType
 from ._multimodal import single_route
 from ._normalize import gold_items, label_strings, normalize_set, normalize_text
-from ._numbers import parse_number
+from ._numbers import parse_decimal, parse_number
 from ._paired import (
     T_MIN_N,
     OnChanged,
@@ -55,6 +55,7 @@ from ._pipeline import (
     find_results,
     judge_scored,
     load_score_inputs,
+    missing_agent_curated_pairs,
     read_sources,
     results_fingerprints,
     score_path,
@@ -163,9 +164,11 @@ __all__ = [
     "load_score_inputs",
     "load_vocabulary",
     "mcnemar_p",
+    "missing_agent_curated_pairs",
     "normalize_set",
     "normalize_text",
     "paired_bootstrap_ci",
+    "parse_decimal",
     "parse_modes_line",
     "parse_number",
     "parse_verdict",

@@ -31,7 +31,9 @@ def score_questions(
     A question's metrics are the means over its scored runs. ``expected`` lists questions every
     run key should have (one template row each, ``status`` ignored): a qid with no result row
     in a run key present in ``rows`` is added as ``missing`` and scores 0 (the reference drops
-    such questions from the mean instead). With ``reference``, every run also gets the reference's
+    such questions from the mean instead). Templates with different ``benchmark`` values are
+    separate parts (the text and multimodal files of a benchmark folder, see ``read_expected``): a
+    run key is held only to the parts of which it has at least one row. With ``reference``, every run also gets the reference's
     F1 (``f1_reference``, the mean over all runs of a question; ``None`` for a missing question).
     Output is sorted by run key, then qid.
 
@@ -45,14 +47,34 @@ def score_questions(
     for row in rows:
         grouped[(row.run_key, row.qid)].append(row)
     _check_expected(grouped, expected)
-    run_keys = {key for key, _ in grouped}
     out = [_fold(sorted(group, key=lambda r: r.run_index), score_infra_errors, reference)
            for group in grouped.values()]
-    for run_key in run_keys:
-        for template in expected:
+    for run_key, templates in _expected_per_run(grouped, expected).items():
+        for template in templates:
             if (run_key, template.qid) not in grouped:
                 out.append(_missing(template, run_key))
     return sorted(out, key=lambda q: (q.benchmark, q.mode, q.model, q.qid))
+
+
+def _expected_per_run(
+    grouped: dict[tuple[RunKey, str], list[ScoreInput]], expected: Sequence[ScoreInput]
+) -> dict[RunKey, list[ScoreInput]]:
+    """The templates each run key is held to: those of every part (templates sharing a ``benchmark``,
+    e.g. one file of a benchmark folder) of which the run answered at least one question. A text run
+    is so never charged the multimodal file's questions as missing, nor the reverse."""
+    parts: dict[str, list[ScoreInput]] = defaultdict(list)
+    part_of: dict[str, str] = {}
+    for template in expected:
+        parts[template.benchmark].append(template)
+        part_of.setdefault(template.qid, template.benchmark)
+    answered: dict[RunKey, set[str]] = {key: set() for key, _ in grouped}
+    for key, qid in grouped:
+        if qid in part_of:
+            answered[key].add(part_of[qid])
+    # a run with no row of any part (only reachable from Python: score_path keeps the manifest's rows) is
+    # held to every part, as before parts existed
+    return {key: [t for name in parts if name in names or not names for t in parts[name]]
+            for key, names in answered.items()}
 
 
 def _check_expected(grouped: dict[tuple[RunKey, str], list[ScoreInput]], expected: Sequence[ScoreInput]) -> None:
@@ -91,9 +113,11 @@ def _fold(group: list[ScoreInput], score_infra_errors: bool, reference: Referenc
     status: ScoredStatus = (
         "answered" if "answered" in statuses
         else "missing" if statuses == {"invalid_input"}  # the manifest row could not be run
-        else "no_answer" if scored else "infra_error"
+        else "no_answer" if "no_answer" in statuses
+        else "infra_error"  # only infrastructure errors (scored 0 with score_infra_errors, else unscored)
     )
-    raw = [s.f1_raw for s in scored if s.f1_raw is not None]
+    # over the same runs as f1: a run the mapping did not score (no answer, another route) counts its f1
+    raw = [s.f1_raw if s.f1_raw is not None else s.f1 for s in scored] if any(s.f1_raw is not None for s in scored) else []
     judged = [float(s.judge_match) for s in scored if s.judge_match is not None]
     return QuestionScore(
         benchmark=first.benchmark,
@@ -162,7 +186,7 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         n_questions=len(scored),
         n_runs=sum(len(q.runs) for q in questions),
         n_answered=sum(q.status == "answered" for q in scored),
-        n_no_answer=sum(q.status == "no_answer" for q in scored),
+        n_no_answer=sum(r.status == "no_answer" for q in scored for r in q.runs),
         n_missing=sum(q.status == "missing" for q in scored),
         n_infra_error=sum(r.status == "infra_error" for q in questions for r in q.runs),
         precision=_mean(q.precision for q in scored),
@@ -170,12 +194,20 @@ def group_stats(questions: Sequence[QuestionScore]) -> GroupStats:
         f1=_mean(q.f1 for q in scored),
         exact_match=_mean(q.exact_match for q in scored),
         f1_ci_t=shown_t_interval([q.f1 for q in scored], 0.0, 1.0),
-        f1_raw=_mean(q.f1_raw for q in scored if q.f1_raw is not None),
+        f1_raw=_f1_raw(scored),
         judge_accuracy=fmean(judged) if judged else None,
         n_judged=len(judged),
         f1_reference=fmean(reference) if reference else None,
         n_reference=len(reference),
     )
+
+
+def _f1_raw(scored: Sequence[QuestionScore]) -> float | None:
+    """Mean F1 without the multi-answer vocabulary mapping over the same questions as ``f1`` (a question
+    the mapping did not score counts its ``f1``); ``None`` when no question was scored through it."""
+    if all(q.f1_raw is None for q in scored):
+        return None
+    return fmean(q.f1_raw if q.f1_raw is not None else q.f1 for q in scored)
 
 
 def _by(questions: Sequence[QuestionScore], key: Callable[[QuestionScore], str],

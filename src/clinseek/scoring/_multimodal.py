@@ -15,7 +15,7 @@ from datetime import datetime
 from ._metrics import SetMetrics
 from ._model import AnswerType, Route
 from ._normalize import normalize_text
-from ._numbers import parse_number
+from ._numbers import decimal_text, parse_decimal, parse_number
 from ._vocab import load_vocabulary
 
 _YES = frozenset({"yes", "y", "true", "1", "present", "positive"})
@@ -67,8 +67,10 @@ def _yes_no(text: str) -> str | None:
 
 
 def _count(text: str) -> str | None:
-    value = parse_number(text)
-    return None if value is None else format(value, "g")
+    """The number stated, as exact decimal text: counts are compared exactly (``1.5`` ≠ ``1.500001``,
+    ``1,000,000`` ≠ ``1000004``), whatever the format (``1,200`` = ``1200`` = ``1200.0``)."""
+    value = parse_decimal(text)
+    return None if value is None else decimal_text(value)
 
 
 def _datetime_parts(text: str) -> tuple[int, ...] | None:

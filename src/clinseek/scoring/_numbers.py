@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 _UNITS = {
     "zero": 0,
@@ -76,14 +77,31 @@ def _word_numbers(text: str) -> list[int]:
     return found
 
 
-def parse_number(text: str) -> float | None:
-    """The single number a normalised answer states, or ``None`` when it states none or several.
+def parse_decimal(text: str) -> Decimal | None:
+    """The single number a normalised answer states, exactly (``Decimal``), or ``None`` when it
+    states none or several.
 
     Digits (``"3"``, ``"3.0"``, ``"1,200"``) and English number words up to millions
     (``"three"``, ``"twenty-one"``, ``"one hundred and five"``, ``"none"`` = 0) are read; units
-    and other words are ignored (``"2 nodules"`` → 2). ``"2 or 3"`` → ``None``.
+    and other words are ignored (``"2 nodules"`` → 2). ``"2 or 3"`` → ``None``. ``"3"`` and
+    ``"3.0"`` are the same number; ``"1.5"`` and ``"1.500001"`` are not.
     """
-    digits = [float(m.replace(",", "")) for m in _DIGITS.findall(text)]
-    words = [float(w) for w in _word_numbers(re.sub(_DIGITS, " ", text))]
+    digits = [Decimal(m.replace(",", "")) for m in _DIGITS.findall(text)]
+    words = [Decimal(w) for w in _word_numbers(re.sub(_DIGITS, " ", text))]
     values = set(digits + words)
     return values.pop() if len(values) == 1 else None
+
+
+def parse_number(text: str) -> float | None:
+    """:func:`parse_decimal` as a float (to compare numbers exactly, use ``parse_decimal``)."""
+    value = parse_decimal(text)
+    return None if value is None else float(value)
+
+
+def decimal_text(value: Decimal) -> str:
+    """The canonical text of a number, exact and without exponent: ``Decimal("1.50")`` → ``"1.5"``,
+    ``Decimal("1E+6")`` → ``"1000000"``, zero → ``"0"``."""
+    if value == 0:
+        return "0"
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text

@@ -153,8 +153,21 @@ def _pairs(
     for qa in sorted(a, key=lambda q: q.qid):
         qb = by_qid.get(qa.qid)
         if qa.scored and qb is not None:
-            (same if qa.question_hash == qb.question_hash else changed).append((qa, qb))
+            (same if _same_question(qa, qb) else changed).append((qa, qb))
     return same, changed
+
+
+def _same_question(qa: QuestionScore, qb: QuestionScore) -> bool:
+    """Equal ``question_hash`` (or neither recorded); or one side has no result row at all (``missing``
+    with ``--manifest``: its hash is the manifest's) and the other records none: that row was scored as
+    the same manifest's question, so the missing side's 0 pairs with it."""
+    if qa.question_hash == qb.question_hash:
+        return True
+    return (_no_row(qa) and qb.question_hash is None) or (_no_row(qb) and qa.question_hash is None)
+
+
+def _no_row(q: QuestionScore) -> bool:
+    return q.status == "missing" and not q.runs
 
 
 def _changed_error(label_a: str, label_b: str, changed: list[tuple[QuestionScore, QuestionScore]],
@@ -183,7 +196,8 @@ def compare_questions(
 
     A question is paired when both sides scored its qid AND answered the same question: equal
     ``question_hash``, or neither side recording one (results written before it existed, the
-    reference's files). Qids are positions that every benchmark build reuses, so a qid alone
+    reference's files), or one side having no result row (``missing`` with a manifest) against a
+    row that records none. Qids are positions that every benchmark build reuses, so a qid alone
     never pairs two questions. Groups follow A's task, task type and category. A binary question
     (binary or yes/no rule) is right when its F1 ≥ 0.5 (the mean over runs); McNemar is reported
     for groups whose questions are all binary.

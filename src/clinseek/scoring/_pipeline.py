@@ -155,6 +155,36 @@ def _agent_vs_curated(
     return out, problems
 
 
+def missing_agent_curated_pairs(
+    runs: Sequence[RunScores],
+    paired: Sequence[PairedComparison],
+    questions: Sequence[QuestionScore],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> list[PairedComparison]:
+    """Agent − curated comparisons for the (benchmark, model)s whose two modes are both in ``runs``
+    but that no comparison of ``paired`` covers: the two modes were scored from different folders
+    (``clinseek report A B``, ``clinseek compare A B --card``). Computed as :func:`score_path` computes
+    its own (``compare_questions`` with ``on_changed="exclude"``, over ``questions``); a pair with
+    no question in common, or none naming the same question, is left out (its Δ shows as "–")."""
+    have = {(c.a, c.b) for c in paired}
+    by_key = by_run(questions)
+    keys = {(r.benchmark, r.mode, r.model) for r in runs}
+    out = []
+    for bench, mode, model in sorted(keys):
+        a, b = f"{bench}/agent/{model}", f"{bench}/curated/{model}"
+        if mode != "agent" or (bench, "curated", model) not in keys or (a, b) in have:
+            continue
+        try:
+            out.append(compare_questions(by_key.get((bench, "agent", model), []),
+                                         by_key.get((bench, "curated", model), []), label_a=a, label_b=b,
+                                         n_resamples=n_resamples, seed=seed, on_changed="exclude"))
+        except (ValueError, ScoringError):  # no scored qid in common, or none names the same question
+            continue
+    return out
+
+
 def score_path(
     path: Path | str,
     *,
@@ -313,17 +343,22 @@ def card_tables_of(
 ) -> list[CardTable]:
     """The card-shaped tables of the runs under several folders together (models side by side).
 
-    Each folder is scored (:func:`score_path`, with its agent − curated comparisons); their runs are
-    then laid out by benchmark (:func:`card_tables`).
+    Each folder is scored (:func:`score_path`, with its agent − curated comparisons); a model whose
+    agent and curated runs are in different folders gets its comparison here
+    (:func:`missing_agent_curated_pairs`, as the HTML report does); the runs are then laid out by
+    benchmark (:func:`card_tables`).
 
     Raises:
         ScoringError: a folder cannot be scored, or two folders hold the same run (benchmark, mode, model).
     """
     runs: list[RunScores] = []
     paired: list[PairedComparison] = []
+    questions: list[QuestionScore] = []
     seen: dict[tuple[str, str, str], Path | str] = {}
     for i, path in enumerate(paths):
-        report = score_path(path, layout=layouts[i] if layouts else "auto", n_resamples=n_resamples, seed=seed).report
+        scored = score_path(path, layout=layouts[i] if layouts else "auto", n_resamples=n_resamples, seed=seed)
+        report = scored.report
+        questions += scored.questions
         for run in report.runs:
             key = (run.benchmark, run.mode, run.model)
             if key in seen:
@@ -332,6 +367,7 @@ def card_tables_of(
             seen[key] = path
         runs += report.runs
         paired += report.paired
+    paired += missing_agent_curated_pairs(runs, paired, questions, n_resamples=n_resamples, seed=seed)
     return card_tables(runs, paired)
 
 
@@ -339,14 +375,25 @@ async def judge_scored(
     scored: ScoredResults, judge: JudgeModel, *, judge_name: str, concurrency: int = 4
 ) -> ScoredResults:
     """``scored`` with LLM-judge verdicts on its multimodal single-answer rows, in the ``judge_*``
-    columns only: every deterministic number and the paired comparisons stay as they were. Where the
-    reference's rules ran, the verdicts also grade those rows' ``f1_reference``, as the reference does."""
+    columns only: every deterministic number (``runs[].strict`` included) and the paired comparisons
+    stay as they were. Where the reference's rules ran, the verdicts also grade those rows'
+    ``f1_reference``, as the reference does."""
     verdicts = await judge_rows(scored.inputs, judge, concurrency=concurrency)
     questions = apply_verdicts(scored.questions, verdicts)
-    runs = [summarize_run(qs) for qs in by_run(questions).values()]
+    old = {(r.benchmark, r.mode, r.model): r for r in scored.report.runs}
+    runs = [_keep_unsummarized(summarize_run(qs), old.get(key)) for key, qs in by_run(questions).items()]
     update: dict[str, object] = {"runs": runs, "judge_model": judge_name}
     reference = scored.reference
     if reference is not None:
         reference = ReferenceScorer(scored.inputs, replace(reference.rules, judge=judge_name))
         update["reference_rules"] = reference.rules.describe()
     return ScoredResults(questions, scored.report.model_copy(update=update), scored.inputs, reference)
+
+
+def _keep_unsummarized(new: RunScores, old: RunScores | None) -> RunScores:
+    """``new`` (rebuilt by :func:`summarize_run` with the judge's columns) with every field that
+    ``summarize_run`` does not compute (``strict``, and any added beside it) kept from ``old``."""
+    if old is None:
+        return new
+    return new.model_copy(update={name: getattr(old, name) for name in type(new).model_fields
+                                  if name not in new.model_fields_set})

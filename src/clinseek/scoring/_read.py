@@ -270,12 +270,14 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
     so that questions without any result row score 0.
 
     ``path`` may also be a benchmark folder (``clinseek bench build --out``): its text and
-    multimodal files are read.
+    multimodal files are read, each file's templates carrying the file's name as ``benchmark`` (a
+    *part*: a run is held only to the questions of the part it answered, see ``score_questions``);
+    templates of a single file carry ``benchmark=""`` (one part).
 
     Raises:
-        ScoringError: the path does not exist, is a folder without benchmark files, cannot be read
-            or holds no question; or naming the file, the row (1-based) and the field of the first
-            bad object.
+        ScoringError: the path does not exist, is a folder without benchmark files (or whose two
+            files share a qid), cannot be read or holds no question; or naming the file, the row
+            (1-based) and the field of the first bad object.
     """
     path = Path(path)
     if path.is_dir():
@@ -284,7 +286,18 @@ def read_expected(path: Path | str) -> list[ScoreInput]:
         files = [path / name for name in (TEXT_FILE, MM_FILE) if (path / name).is_file()]
         if not files:
             raise ScoringError(f"{path}: a folder without {TEXT_FILE} or {MM_FILE}; give a benchmark folder or file")
-        return [t for f in files for t in read_expected(f)]
+        # each file's questions are one part (the template's ``benchmark``): a run is held only to the
+        # questions of the part it answered (``score_questions``), never to the other benchmark's
+        out: list[ScoreInput] = []
+        seen: dict[str, str] = {}
+        for f in files:
+            for t in read_expected(f):
+                if t.qid in seen:
+                    raise ScoringError(f"{path}: qid {t.qid} is in both {seen[t.qid]} and {f.name}; a benchmark "
+                                       "folder's text and multimodal questions need distinct qids")
+                seen[t.qid] = f.name
+                out.append(t.model_copy(update={"benchmark": f.name}))
+        return out
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:

@@ -29,7 +29,9 @@ class QuestionScore(BaseModel):
     binary: bool
     """True when every run was scored by the binary or yes/no rule (McNemar applies)."""
     status: ScoredStatus
-    """``answered`` if any scored run answered; else ``no_answer``, ``infra_error`` or ``missing``."""
+    """``answered`` if any scored run answered; else ``missing`` (no result row, or only ``invalid_input``
+    rows), ``no_answer`` (a run without a valid answer) or ``infra_error`` (only infrastructure errors:
+    unscored, or scored 0 with ``score_infra_errors``)."""
     scored: bool
     """False when no run was scored (only unscored infrastructure errors): excluded from means."""
     precision: float
@@ -37,7 +39,8 @@ class QuestionScore(BaseModel):
     f1: float
     exact_match: float
     f1_raw: float | None = None
-    """Mean F1 without vocabulary mapping (multimodal multi-answer rows)."""
+    """Mean F1 over the same runs as ``f1`` with multimodal multi-answer rows compared without the
+    vocabulary mapping (any other run counts its ``f1``); ``None`` when no run was scored through it."""
     judge_accuracy: float | None = None
     """Mean LLM-judge verdict over judged runs; separate from ``f1``."""
     f1_reference: float | None = None
@@ -61,7 +64,8 @@ class GroupStats(BaseModel):
     n_answered: int
     """Scored questions with at least one answered run."""
     n_no_answer: int
-    """Scored questions with no valid answer in any run (each scored 0)."""
+    """Runs with no valid answer (``no_answer``, or an answer with no non-empty item; each scored 0).
+    An infrastructure error is never one: it counts in ``n_infra_error`` only, scored or not."""
     n_missing: int
     """Expected questions with no result row at all (each scored 0)."""
     n_infra_error: int
@@ -74,7 +78,9 @@ class GroupStats(BaseModel):
     """The paper's per-cell 95 % t-interval of the mean F1 (sd with ddof = 1), clipped to [0, 1];
     ``None`` for n < ``T_MIN_N`` (5)."""
     f1_raw: float | None = None
-    """Mean F1 without vocabulary mapping, over questions that have it."""
+    """Mean F1 over the same questions as ``f1`` with multimodal multi-answer rows compared without the
+    vocabulary mapping (any other question counts its ``f1``: a no-answer or missing one 0), so
+    ``f1 − f1_raw`` is the mapping's gain; ``None`` when no question was scored through it."""
     judge_accuracy: float | None = None
     n_judged: int = 0
     f1_reference: float | None = None
