@@ -120,3 +120,12 @@ def test_tables_explain_their_columns() -> None:
     legend = column_legend(DELTA_HEADER)
     assert "p (McNemar): McNemar's test" in legend and "95% CI (t):" in legend and "'–' below n = 5" in legend
     assert set(COLUMN_LEGEND) >= {"p (McNemar)", "infra err", "no answer", "missing"}
+
+
+@pytest.mark.parametrize(("n", "shown"), [(2, False), (4, False), (5, True)])
+def test_the_t_test_p_follows_the_t_intervals_minimum_n(n: int, shown: bool) -> None:
+    """newcomer20: two questions with the same Δ printed p (t) = 0 in a group whose t-interval was '–'."""
+    a = [question(f"q{i}", 1.0) for i in range(n)]
+    b = [question(f"q{i}", 0.5 if i else 0.0) for i in range(n)]
+    overall = compare_questions(a, b, label_a="A", label_b="B", n_resamples=200).groups[0]
+    assert (overall.p_t is not None) is shown and (overall.t_low is not None) is shown

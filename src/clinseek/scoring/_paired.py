@@ -104,7 +104,7 @@ def _delta(
     diffs = a - b
     low, high = paired_bootstrap_ci(diffs, n_resamples=n_resamples, seed=seed)
     t_low = t_high = p_t = None
-    if diffs.size >= 2:
+    if diffs.size >= T_MIN_N:  # the t interval's rule: below it, one constant pair of Δ would give p = 0
         p_t = _paired_t_p(diffs)
     shown = shown_t_interval(diffs, -1.0, 1.0)
     if shown is not None:

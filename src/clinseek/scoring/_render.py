@@ -42,7 +42,7 @@ DELTA_HEADER = ["group", "n", "A F1", "B F1", "Δ", "95% CI (bootstrap)", "95% C
 COLUMN_LEGEND: dict[str, str] = {
     "95% CI (bootstrap)": "paired bootstrap percentile interval of Δ over questions",
     "95% CI (t)": (f"mean ± t(0.975, n−1)·sd/√n, clipped to the range F1 or Δ can take; '–' below n = {T_MIN_N}"),
-    "p (t)": "paired t-test of Δ = 0",
+    "p (t)": f"paired t-test of Δ = 0; '–' below n = {T_MIN_N}",
     "p (McNemar)": ("McNemar's test on right/wrong per question (exact below 25 discordant pairs); "
                     "yes/no questions only, '–' for groups with set answers"),
     "no answer": "runs with no valid answer (scored 0)",

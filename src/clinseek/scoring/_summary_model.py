@@ -160,7 +160,7 @@ class GroupDelta(BaseModel):
     ``None`` for n < ``T_MIN_N`` (5)."""
     t_high: float | None
     p_t: float | None
-    """Two-sided paired t-test p-value; ``None`` for n < 2 (1.0 when every Δ is 0)."""
+    """Two-sided paired t-test p-value; ``None`` for n < ``T_MIN_N`` (5), as the t-interval (1.0 when every Δ is 0)."""
     mcnemar_b: int | None = None
     """Binary groups only: questions A got right and B wrong."""
     mcnemar_c: int | None = None
