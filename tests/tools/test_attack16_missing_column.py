@@ -56,3 +56,14 @@ def test_a_misspelled_column_keeps_duckdbs_candidates(synthetic_store: Path) -> 
     assert 'not found in FROM clause! Candidate bindings: "valuenum"' in column.text, column.text
     assert 'Candidate tables: "l"' in alias.text, alias.text
     assert "LINE 1" not in column.text + alias.text  # not the echo of the query
+
+
+def test_a_syntax_error_names_the_token_at_fault(synthetic_store: Path) -> None:
+    """newcomer20: ``SELEC * FROM labevents`` answered sqlglot's "Required keyword: 'expression' missing for Mul";
+    DuckDB's parser names the token and shows where."""
+    subject_id, cutoff = _patient(synthetic_store)
+    with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
+        reply = episode.call_tool("ehr.run_sql_query", {"sql_query": "SELEC * FROM labevents"})
+    assert reply.result.error_kind == "sql_syntax"
+    assert 'syntax error at or near "SELEC"' in reply.text and "LINE 1: SELEC * FROM labevents" in reply.text
+    assert "Mul" not in reply.text, reply.text
