@@ -10,7 +10,7 @@ runs read-only SQL on it under a time limit and a row cap. The tools, the curate
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import CandidateSource, build_episode, check_candidate_table
-from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names, volatile_names
+from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names, duckdb_syntax_error, volatile_names
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._order import sort_rows, tied
 from ._pgreader import PostgresStoreReader
@@ -38,6 +38,7 @@ __all__ = [
     "build_episode",
     "check_candidate_table",
     "clock_names",
+    "duckdb_syntax_error",
     "open_store_reader",
     "sort_rows",
     "tied",

@@ -5,7 +5,8 @@ the real current time (or on the process start, or a time-based random id) would
 model today's date and make ``now()`` arithmetic silently wrong. The guard of
 ``ehr.run_sql_query`` refuses every name :func:`clock_names` gives; it is derived from the DuckDB
 that runs the episodes, not from a hand-kept list, so a DuckDB upgrade that adds such a function
-is covered.
+is covered. The guard's other questions to the installed DuckDB live here too: which functions cannot repeat
+(:func:`volatile_names`) and what its parser says of a text it rejects (:func:`duckdb_syntax_error`).
 """
 
 from __future__ import annotations
@@ -154,3 +155,25 @@ def _close_over_macros(functions: set[str], values: set[str], macros: list[tuple
             if name not in functions and set(_WORD.findall(definition)) & (functions | values):
                 functions.add(name)
                 changed = True
+
+
+_PARSER = threading.local()
+
+
+def duckdb_syntax_error(sql: str) -> str | None:
+    """DuckDB's parser error for ``sql``: its first line, then the line of the query it points at and its caret
+    (parsed only, never run; one empty in-memory database per thread that meets a syntax error); ``None`` when
+    DuckDB's grammar accepts the text."""
+    con = getattr(_PARSER, "con", None)
+    if con is None:
+        con = _PARSER.con = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
+    try:
+        con.extract_statements(sql)
+    except duckdb.ParserException as err:
+        lines = [line for line in str(err).strip().splitlines() if line.strip()]
+        if not lines:
+            return None
+        return "\n".join([lines[0].removeprefix("Parser Error: ")[:300], *(line[:300] for line in lines[1:3])])
+    except duckdb.Error:
+        return None
+    return None

@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from ..episode import duckdb_syntax_error
 from ..errors import ToolError
 
 DUCKDB_FORMS: dict[str, str] = {
@@ -316,34 +315,12 @@ def parse_error(sql: str, err: Exception) -> str:
     """The message for SQL that does not parse: DuckDB's parser's words when its grammar rejects the text too
     (``syntax error at or near "SELEC"``: the token at fault), else sqlglot's text without Python class names;
     plus the DuckDB form of any SQLite construct the text names."""
-    text = _duckdb_syntax_error(sql)
+    text = duckdb_syntax_error(sql)
     if text is None:
         text = re.sub(r"<class '(?:[\w.]+\.)?(\w+)'>", r"\1", str(err))
         text = re.sub(r"\x1b\[[0-9;]*m", "", text)[:300]
     hint = hint_for(sql)
     return f"the query does not parse: {text}" + (f" ({hint})" if hint else "")
-
-
-_PARSER = threading.local()
-
-
-def _duckdb_syntax_error(sql: str) -> str | None:
-    """DuckDB's parser error for ``sql``: its first line, then the line of the query it points at and its caret
-    (parsed only, never run; one empty in-memory database per thread that meets a syntax error); ``None`` when
-    DuckDB's grammar accepts the text."""
-    con = getattr(_PARSER, "con", None)
-    if con is None:
-        con = _PARSER.con = duckdb.connect(":memory:", config={"threads": 1, "enable_external_access": False})
-    try:
-        con.extract_statements(sql)
-    except duckdb.ParserException as err:
-        lines = [line for line in str(err).strip().splitlines() if line.strip()]
-        if not lines:
-            return None
-        return "\n".join([lines[0].removeprefix("Parser Error: ")[:300], *(line[:300] for line in lines[1:3])])
-    except duckdb.Error:
-        return None
-    return None
 
 
 def unanalysable(sql: str) -> str:
