@@ -18,6 +18,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError, UnsupportedError
 
+from .._suggest import did_you_mean
 from ..episode import volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
@@ -342,7 +343,8 @@ def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> 
         target = resolve(db.lower() if db else None, name.lower())
         if target is None:
             shown = f"{db}.{name}" if db else name
-            raise ToolError("unknown_table", f"no table {shown!r} in this episode; available: {available}")
+            hint = did_you_mean(name, [n.rpartition(".")[2] for n in available.split(", ")])
+            raise ToolError("unknown_table", f"no table {shown!r} in this episode{hint}; available: {available}")
         table.set("db", exp.to_identifier(target[0]))
         table.set("this", exp.to_identifier(target[1]))
         read.add(f"{target[0]}.{target[1]}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._suggest import did_you_mean
 from ..errors import RegistryError, ToolError
 from ..schema import Table, get_table
 from ._context import ToolContext
@@ -97,9 +98,9 @@ def resolve_table(ctx: ToolContext, table_name: str, *, candidates: bool | None 
     db, _, name = table_name.strip().rpartition(".")
     hit = resolve(ctx, db or None, name)
     if hit is None:
-        raise ToolError(
-            "unknown_table", f"no table {echo(table_name)} in this episode; available: {available(ctx)}"
-        )
+        listed = available(ctx)
+        hint = did_you_mean(name, [n.rpartition(".")[2] for n in listed.split(", ")])
+        raise ToolError("unknown_table", f"no table {echo(table_name)} in this episode{hint}; available: {listed}")
     qualified = ".".join(hit)
     ref = TableRef(qualified, None if hit[0] == CANDIDATE_SCHEMA else get_table(qualified))
     if candidates is True and not ref.is_candidate:
