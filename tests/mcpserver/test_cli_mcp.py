@@ -85,3 +85,51 @@ def test_without_the_extra_the_commands_name_it(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
     assert "pip install 'clinseek[mcp]'" in out.stdout + out.stderr, out
+
+
+def _serve(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "clinseek", "mcp", "serve", *args], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(("episode", "expected"), [
+    (["--subject-id", "1"], "subject_id 1 is not in hosp.patients"),
+    (["--policy", "v9"], "unknown policy version 'v9'"),
+    (["--tool", "ehr.nope"], "unknown tool 'ehr.nope'"),
+    (["--bench", "nosuchbench", "--qid", "q"], "nosuchbench: no such manifest file or benchmark directory"),
+])
+def test_serve_says_an_episode_it_cannot_open_in_one_line(episode: list[str], expected: str,
+                                                          synthetic_case: Case) -> None:
+    """An ordinary mistake is one line ``error: ...`` and exit code 2 (not an ExceptionGroup's traceback, exit
+    1), and nothing reaches stdout (the wire): the episode is opened before the server starts."""
+    args = ["--store", str(synthetic_case.store)]
+    if "--bench" not in episode:
+        args += ["--subject-id", str(synthetic_case.subject_id),
+                 "--prediction-time", synthetic_case.prediction_time.isoformat(sep=" ")]
+    if "--subject-id" in episode:
+        args = args[:2] + args[4:]  # the test's own --subject-id replaces the case's
+    out = _serve([*args, *episode])
+    assert (out.returncode, out.stdout) == (2, ""), out.stderr
+    assert out.stderr.splitlines() == [out.stderr.strip()] and out.stderr.startswith("error: "), out.stderr
+    assert expected in out.stderr
+
+
+def test_a_clinseek_error_in_a_task_group_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Whatever command raises it: a ClinseekError an anyio task group wrapped in an ExceptionGroup is
+    printed as one line with exit code 2; a group holding anything else stays a traceback."""
+    from clinseek import cli
+    from clinseek.errors import EpisodeError
+
+    def raising(error: BaseException) -> None:
+        def app() -> None:
+            raise error
+        monkeypatch.setattr(cli, "app", app)
+
+    raising(ExceptionGroup("unhandled errors in a TaskGroup", [ExceptionGroup("inner", [EpisodeError("no such patient")])]))
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 2 and capsys.readouterr().err == "error: no such patient\n"
+    raising(ExceptionGroup("mixed", [EpisodeError("no such patient"), ValueError("a bug")]))
+    with pytest.raises(ExceptionGroup):
+        cli.main()
