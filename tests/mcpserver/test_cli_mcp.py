@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from clinseek.cli import app
 from clinseek.cli._mcp import _EPISODE_OPTIONS, http_cmd, revoke_cmd, token_cmd, tokens_cmd
+from clinseek.errors import ClinseekError
 from clinseek.mcpserver import TOKEN_PREFIX, TokenStore
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
@@ -133,3 +134,23 @@ def test_a_clinseek_error_in_a_task_group_is_one_line(monkeypatch: pytest.Monkey
     raising(ExceptionGroup("mixed", [EpisodeError("no such patient"), ValueError("a bug")]))
     with pytest.raises(ExceptionGroup):
         cli.main()
+
+
+def test_http_says_an_address_it_cannot_listen_on_and_a_bad_path_in_one_line(tmp_path: Path) -> None:
+    """A port in use, an unknown host (were uvicorn's log and exit code 3, "infra errors" here) and an
+    endpoint without its '/' (was starlette's AssertionError traceback) are one clear error each."""
+    import socket
+
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text("{}", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = CliRunner().invoke(app, ["mcp", "http", "--tokens", str(tokens), "--port", str(port)])
+    assert isinstance(busy.exception, ClinseekError), busy.output
+    assert f"cannot listen on 127.0.0.1:{port}:" in str(busy.exception)
+    unknown = CliRunner().invoke(app, ["mcp", "http", "--tokens", str(tokens), "--host", "nosuchhost.invalid"])
+    assert isinstance(unknown.exception, ClinseekError) and "cannot listen on nosuchhost.invalid" in str(unknown.exception)
+    bad_path = CliRunner().invoke(app, ["mcp", "http", "--tokens", str(tokens), "--path", "mcp"])
+    assert bad_path.exit_code == 2 and "an endpoint path starts with '/'" in _said(bad_path.output), bad_path.output

@@ -236,6 +236,8 @@ def http_cmd(
 
     from ..mcpserver import HttpSettings, serve_http
 
+    if not path.startswith("/"):
+        raise typer.BadParameter(f"{path!r}: an endpoint path starts with '/' (/mcp)", param_hint="--path")
     settings = HttpSettings(max_open=max_episodes, idle_close_s=idle_close, rate_per_s=rate, burst=burst, path=path,
                             host=host)
     typer.echo(f"serving the episodes of {tokens} on http://{host}:{port}{path}", err=True)
