@@ -154,3 +154,41 @@ def test_http_says_an_address_it_cannot_listen_on_and_a_bad_path_in_one_line(tmp
     assert isinstance(unknown.exception, ClinseekError) and "cannot listen on nosuchhost.invalid" in str(unknown.exception)
     bad_path = CliRunner().invoke(app, ["mcp", "http", "--tokens", str(tokens), "--path", "mcp"])
     assert bad_path.exit_code == 2 and "an endpoint path starts with '/'" in _said(bad_path.output), bad_path.output
+
+
+@pytest.mark.parametrize(("episode", "expected"), [
+    (["--subject-id", "1"], "subject_id 1 is not in hosp.patients"),
+    (["--policy", "v9"], "unknown policy version 'v9'"),
+    (["--tool", "ehr.nope"], "unknown tool 'ehr.nope'"),
+    (["--bench", "nosuchbench", "--qid", "q"], "nosuchbench: no such manifest file or benchmark directory"),
+])
+def test_token_refuses_an_episode_its_server_cannot_open(episode: list[str], expected: str, synthetic_case: Case,
+                                                         tmp_path: Path) -> None:
+    """No token for an unknown subject, policy, tool or question (was minted, exit 0; the first request then
+    failed with "cannot be opened")."""
+    tokens = tmp_path / "tokens.json"
+    args = ["mcp", "token", "--tokens", str(tokens), "--store", str(synthetic_case.store)]
+    if "--bench" not in episode:
+        args += ["--prediction-time", synthetic_case.prediction_time.isoformat(sep=" ")]
+        if "--subject-id" not in episode:
+            args += ["--subject-id", str(synthetic_case.subject_id)]
+    result = CliRunner().invoke(app, [*args, *episode])
+    assert isinstance(result.exception, ClinseekError), result.output
+    assert expected in str(result.exception) and not tokens.exists() and TOKEN_PREFIX not in result.stdout
+
+
+def test_a_token_stores_its_paths_absolute(synthetic_case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--store store.duckdb`` given relative to the folder the token is minted in is stored resolved, so
+    ``clinseek mcp http`` started in another folder opens the same store (it said "cannot be opened")."""
+    tokens = tmp_path / "tokens.json"
+    monkeypatch.chdir(synthetic_case.store.parent)
+    minted = CliRunner().invoke(app, [
+        "mcp", "token", "--tokens", str(tokens), "--store", synthetic_case.store.name, "--subject-id",
+        str(synthetic_case.subject_id), "--prediction-time", synthetic_case.prediction_time.isoformat(sep=" ")])
+    assert minted.exit_code == 0, minted.output
+    token = minted.stdout.strip().splitlines()[-1]
+    monkeypatch.chdir(tmp_path)
+    record = TokenStore(tokens).lookup(token)
+    assert record is not None and record.spec.store == synthetic_case.store.resolve()
+    listed = json.loads(CliRunner().invoke(app, ["mcp", "tokens", "--tokens", str(tokens)]).stdout)
+    assert listed["store"] == str(synthetic_case.store.resolve())

@@ -180,12 +180,17 @@ def token_cmd(
     """Mint a bearer token for one episode of the HTTP mode and print it (it is stored only as a hash).
 
     The token selects the episode: a client sends it as `Authorization: Bearer <token>` to
-    `clinseek mcp http`. It works until it expires or `clinseek mcp revoke` removes it.
+    `clinseek mcp http`. It works until it expires or `clinseek mcp revoke` removes it. The episode is
+    opened once first (no token for one that cannot be opened); its paths are stored absolute.
     """
-    from ..mcpserver import mint_token, parse_duration
+    import anyio
 
+    from ..mcpserver import check_spec, mint_token, parse_duration
+
+    lifetime = parse_duration(expires_in)
     spec = _spec(episode)
-    token, record = mint_token(tokens, spec, expires_in=parse_duration(expires_in), note=note)
+    anyio.run(check_spec, spec)  # the episode opens (store, patient or question, policy, tools) or nothing is minted
+    token, record = mint_token(tokens, spec, expires_in=lifetime, note=note)
     expiry = record.expires_at.isoformat(timespec="seconds") if record.expires_at else "never"
     typer.echo(f"{record.id}: {spec.describe()}; expires {expiry}", err=True)
     typer.echo(token)
