@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -192,3 +193,15 @@ def test_a_token_stores_its_paths_absolute(synthetic_case: Case, tmp_path: Path,
     assert record is not None and record.spec.store == synthetic_case.store.resolve()
     listed = json.loads(CliRunner().invoke(app, ["mcp", "tokens", "--tokens", str(tokens)]).stdout)
     assert listed["store"] == str(synthetic_case.store.resolve())
+
+
+def test_every_policy_name_in_the_docs_and_docstrings_exists() -> None:
+    """A policy version named anywhere in docs/ or src/ is one of POLICY_VERSIONS (docs/mcp.md and two
+    docstrings offered ``clinseek-mm-v1``, which no policy is called)."""
+    from clinseek.policy import POLICY_VERSIONS
+
+    root = Path(__file__).resolve().parents[2]
+    pattern = re.compile(r"\b(?:clinseek-(?:text|mm|multimodal|cxr|image)|multimodal-[a-z-]+)-v\d+\b")
+    files = [*(root / "docs").rglob("*.md"), root / "README.md", *(root / "src").rglob("*.py")]
+    named = {(f.relative_to(root).as_posix(), m) for f in files for m in pattern.findall(f.read_text(encoding="utf-8"))}
+    assert sorted((f, m) for f, m in named if m not in POLICY_VERSIONS) == []

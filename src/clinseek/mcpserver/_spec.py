@@ -42,7 +42,8 @@ class EpisodeSpec(BaseModel):
     prediction_time: datetime | None = None
     """The cutoff: only rows recorded before it are visible."""
     policy: str = TEXT_POLICY
-    """The policy version (``clinseek-text-v1``; ``clinseek-mm-v1`` for linked CXR studies)."""
+    """The policy version (``clinseek-text-v1``; ``multimodal-strict-temporal-scope-v1`` for linked CXR
+    studies)."""
     target_hadm_id: int | None = None
     """The admission whose codes are hidden whatever the cutoff."""
     target_stay_id: int | None = None
