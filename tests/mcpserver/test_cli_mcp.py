@@ -205,3 +205,20 @@ def test_every_policy_name_in_the_docs_and_docstrings_exists() -> None:
     files = [*(root / "docs").rglob("*.md"), root / "README.md", *(root / "src").rglob("*.py")]
     named = {(f.relative_to(root).as_posix(), m) for f in files for m in pattern.findall(f.read_text(encoding="utf-8"))}
     assert sorted((f, m) for f, m in named if m not in POLICY_VERSIONS) == []
+
+
+def test_the_docs_examples_patient_is_in_the_open_demo(demo_store: Path) -> None:
+    """docs/mcp.md's examples name a patient of the MIMIC-IV demo 2.2 at a cutoff inside one of its
+    admissions (they named 10002610 at 2127-04-12 19:51:01, in no open data set)."""
+    import duckdb
+
+    text = DOCS.read_text(encoding="utf-8")
+    subjects = set(re.findall(r'--subject-id"?,? "?(\d+)', text))
+    times = set(re.findall(r'--prediction-time"?,? "(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"', text))
+    assert len(subjects) == 1 and len(times) == 1, (subjects, times)
+    (subject,), (cutoff,) = subjects, times
+    with duckdb.connect(str(demo_store), read_only=True) as db:
+        spans = db.execute("SELECT count(*) FROM hosp.admissions WHERE subject_id = ? AND admittime < ?::TIMESTAMP "
+                           "AND dischtime > ?::TIMESTAMP", [int(subject), cutoff, cutoff]).fetchone()
+    assert spans == (1,), f"subject {subject} has no admission around {cutoff} in the demo"
+    assert f'"clinseek-{subject}"' in text
