@@ -222,3 +222,32 @@ def test_the_docs_examples_patient_is_in_the_open_demo(demo_store: Path) -> None
                            "AND dischtime > ?::TIMESTAMP", [int(subject), cutoff, cutoff]).fetchone()
     assert spans == (1,), f"subject {subject} has no admission around {cutoff} in the demo"
     assert f'"clinseek-{subject}"' in text
+
+
+@pytest.mark.parametrize(("content", "extra", "expected"), [
+    ("not json", [], "not an episode spec: the file: Invalid JSON"),
+    ('{"store": "s.duckdb", "subject_id": "x", "prediction_time": "2150-01-01 00:00:00"}', [],
+     "not an episode spec: subject_id: Input should be a valid integer"),
+    (None, ["--cxr-root", "nosuchdir"], "'--cxr-root': path 'nosuchdir' does not exist"),
+    (None, ["--docs", "nosuchdir"], "'--docs': path 'nosuchdir' does not exist"),
+    (None, ["--candidate-tables", "nosuch.db"], "'--candidate-tables': path 'nosuch.db' does not exist"),
+])
+def test_a_bad_spec_file_or_missing_path_is_one_usage_error(content: str | None, extra: list[str], expected: str,
+                                                            synthetic_case: Case, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec file that does not validate is one line naming the field (was pydantic's multi-line report);
+    a folder or file option that names nothing is refused before anything is served or minted."""
+    monkeypatch.chdir(tmp_path)
+    if content is not None:
+        (tmp_path / "spec.json").write_text(content, encoding="utf-8")
+        episode = ["--spec", "spec.json"]
+    else:
+        episode = ["--store", str(synthetic_case.store), "--subject-id", str(synthetic_case.subject_id),
+                   "--prediction-time", synthetic_case.prediction_time.isoformat(sep=" ")]
+    for command in (["serve"], ["token", "--tokens", "t.json"]):
+        result = CliRunner().invoke(app, ["mcp", *command, *episode, *extra])
+        assert result.exit_code == 2 and expected in _said(result.output), result.output
+        assert not (tmp_path / "t.json").exists()
+    if content is not None:
+        said = result.output.strip().splitlines()[-1]
+        assert said.startswith("Error: ") and expected in said
