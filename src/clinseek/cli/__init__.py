@@ -38,7 +38,7 @@ def main() -> None:
     except (KeyboardInterrupt, Exception, BaseExceptionGroup) as err:  # else re-raised unless an interrupt or damage
         if state["debug"]:
             raise
-        found = clinseek_error(err)
+        found = _clinseek_error(err)
         if found is not None:
             print(f"error: {found}", file=sys.stderr)
             sys.exit(2)
@@ -61,7 +61,7 @@ def _all_leaves(err: BaseException, test: Callable[[BaseException], bool]) -> bo
     return bool(leaves) and all(test(leaf) for leaf in leaves)
 
 
-def clinseek_error(err: BaseException) -> ClinseekError | None:
+def _clinseek_error(err: BaseException) -> ClinseekError | None:
     """The ``ClinseekError`` to print for ``err``: itself, or the first of an exception group whose every
     exception is one (an anyio task group, such as the MCP server's, wraps what its tasks raise in an
     ``ExceptionGroup``, which would otherwise reach the user as a traceback); else ``None``."""

@@ -212,8 +212,9 @@ def listen(host: str, port: int) -> socket.socket:
             a privileged port), in one line.
     """
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             flags=socket.AI_PASSIVE)[0]
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # IPv4 first: "localhost" on a machine that lists ::1 first is still reached at 127.0.0.1
+        family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
         sock = socket.socket(family, kind, proto)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
