@@ -52,7 +52,8 @@ async def open_episode_async(
             sessions: the caller closes it after them.
         subject_id: the patient (``hosp.patients.subject_id``).
         prediction_time: the cutoff, naive on MIMIC's shifted clock (a ``datetime`` or ``"YYYY-MM-DD HH:MM:SS"``).
-        policy: the policy version (``clinseek-text-v1``, or ``clinseek-mm-v1`` for linked CXR studies).
+        policy: the policy version (``clinseek-text-v1``, or ``multimodal-strict-temporal-scope-v1`` for linked
+            CXR studies).
         target_hadm_id: the admission whose codes are hidden whatever the cutoff.
         target_stay_id: the ED stay whose diagnoses are hidden whatever the cutoff.
         study_ids: CXR studies linked to the episode (the only ones that exist under the multimodal policy).

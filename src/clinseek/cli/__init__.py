@@ -1,7 +1,8 @@
 """The ``clinseek`` command: a thin typed shell over the Python API.
 
 Each command module registers its commands on the application from ``_app``; ``main`` turns a
-:class:`~clinseek.errors.ClinseekError` into one message on stderr and exit code 2 (with the
+:class:`~clinseek.errors.ClinseekError` (also one an anyio task group wrapped in an ``ExceptionGroup``)
+into one message on stderr and exit code 2 (with the
 traceback only under ``--debug``). Usage errors and explicit exit codes are handled by typer.
 
 Exit codes: 0 done; 1 problems found by a checking command (``bench validate``, ``distill
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 
 from ..errors import ClinseekError, is_interrupt
 from . import _commands  # noqa: F401  (registers every command)
@@ -33,20 +35,43 @@ def main() -> None:
         if done.code == 130:  # typer turns a KeyboardInterrupt into a silent exit 130
             _interrupted()
         raise
-    except ClinseekError as err:
+    except (KeyboardInterrupt, Exception, BaseExceptionGroup) as err:  # else re-raised unless an interrupt or damage
         if state["debug"]:
             raise
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except (KeyboardInterrupt, Exception) as err:  # anything but an interrupt or a damaged store is re-raised
-        if state["debug"]:
-            raise
+        found = _clinseek_error(err)
+        if found is not None:
+            print(f"error: {found}", file=sys.stderr)
+            sys.exit(2)
         if _damaged_store(err):
             sys.exit(2)
-        if not is_interrupt(err):
+        if not _all_leaves(err, is_interrupt):
             raise
         _interrupted()
         sys.exit(130)
+
+
+def _leaves(err: BaseException) -> list[BaseException]:
+    if isinstance(err, BaseExceptionGroup):
+        return [leaf for inner in err.exceptions for leaf in _leaves(inner)]
+    return [err]
+
+
+def _all_leaves(err: BaseException, test: Callable[[BaseException], bool]) -> bool:
+    leaves = _leaves(err)
+    return bool(leaves) and all(test(leaf) for leaf in leaves)
+
+
+def _clinseek_error(err: BaseException) -> ClinseekError | None:
+    """The ``ClinseekError`` to print for ``err``: itself, or the first of an exception group whose every
+    exception is one (an anyio task group, such as the MCP server's, wraps what its tasks raise in an
+    ``ExceptionGroup``, which would otherwise reach the user as a traceback); else ``None``."""
+    if isinstance(err, ClinseekError):
+        return err
+    if not _all_leaves(err, lambda leaf: isinstance(leaf, ClinseekError)):
+        return None
+    first = _leaves(err)[0]
+    assert isinstance(first, ClinseekError)
+    return first
 
 
 def _interrupted() -> None:

@@ -83,15 +83,15 @@ _EPISODE_OPTIONS = [
            help="offline: add the browser.* tools over the offline knowledge index."),
     _param("knowledge_cache", Path | None, None, "--knowledge-cache", rich_help_panel=_SERVED,
            help="Offline index cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge)."),
-    _param("docs", list[Path] | None, None, "--docs", rich_help_panel=_SERVED,
+    _param("docs", list[Path] | None, None, "--docs", exists=True, rich_help_panel=_SERVED,
            help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable)."),
-    _param("cxr_root", Path | None, None, "--cxr-root", rich_help_panel=_SERVED,
+    _param("cxr_root", Path | None, None, "--cxr-root", exists=True, rich_help_panel=_SERVED,
            help="MIMIC-CXR root: adds the image.* tools on the episode's linked images."),
-    _param("imaging_weights", Path | None, None, "--imaging-weights", rich_help_panel=_SERVED,
+    _param("imaging_weights", Path | None, None, "--imaging-weights", exists=True, rich_help_panel=_SERVED,
            help="Folder of imaging model weights (docs/imaging.md)."),
     _param("imaging_device", str, "cpu", "--imaging-device", rich_help_panel=_SERVED,
            help="torch device of the imaging models."),
-    _param("candidate_tables", Path | None, None, "--candidate-tables", rich_help_panel=_SERVED,
+    _param("candidate_tables", Path | None, None, "--candidate-tables", exists=True, rich_help_panel=_SERVED,
            help="AgentEHR's candidate_table.db (AgentEHR-Bench questions)."),
     _param("pictures", bool, True, "--pictures/--no-pictures", rich_help_panel=_SERVED,
            help="Send the pictures image.* tools make as image blocks (else a note says they were not shown)."),
@@ -126,8 +126,10 @@ def _spec(options: dict[str, Any]) -> EpisodeSpec:
     if given["spec"] is not None:
         try:
             return EpisodeSpec.model_validate_json(Path(given["spec"]).read_text(encoding="utf-8"))
-        except ValidationError as err:
-            raise typer.BadParameter(f"{given['spec']}: {err}", param_hint="--spec") from None
+        except ValidationError as err:  # one line: each problem's field and message
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'the file'}: "
+                                 f"{e['msg'].removeprefix('Value error, ')}" for e in err.errors())
+            raise typer.BadParameter(f"{given['spec']}: not an episode spec: {problems}", param_hint="--spec") from None
     if given["store"] is None:
         raise typer.BadParameter("give --store (with --subject-id/--prediction-time or --bench/--qid) or --spec",
                                  param_hint="--store")
@@ -180,12 +182,17 @@ def token_cmd(
     """Mint a bearer token for one episode of the HTTP mode and print it (it is stored only as a hash).
 
     The token selects the episode: a client sends it as `Authorization: Bearer <token>` to
-    `clinseek mcp http`. It works until it expires or `clinseek mcp revoke` removes it.
+    `clinseek mcp http`. It works until it expires or `clinseek mcp revoke` removes it. The episode is
+    opened once first (no token for one that cannot be opened); its paths are stored absolute.
     """
-    from ..mcpserver import mint_token, parse_duration
+    import anyio
 
+    from ..mcpserver import check_spec, mint_token, parse_duration
+
+    lifetime = parse_duration(expires_in)
     spec = _spec(episode)
-    token, record = mint_token(tokens, spec, expires_in=parse_duration(expires_in), note=note)
+    anyio.run(check_spec, spec)  # the episode opens (store, patient or question, policy, tools) or nothing is minted
+    token, record = mint_token(tokens, spec, expires_in=lifetime, note=note)
     expiry = record.expires_at.isoformat(timespec="seconds") if record.expires_at else "never"
     typer.echo(f"{record.id}: {spec.describe()}; expires {expiry}", err=True)
     typer.echo(token)
@@ -236,6 +243,8 @@ def http_cmd(
 
     from ..mcpserver import HttpSettings, serve_http
 
+    if not path.startswith("/"):
+        raise typer.BadParameter(f"{path!r}: an endpoint path starts with '/' (/mcp)", param_hint="--path")
     settings = HttpSettings(max_open=max_episodes, idle_close_s=idle_close, rate_per_s=rate, burst=burst, path=path,
                             host=host)
     typer.echo(f"serving the episodes of {tokens} on http://{host}:{port}{path}", err=True)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         session_server,
         tool_annotations,
     )
-    from ._spec import EpisodeSpec, open_spec
+    from ._spec import EpisodeSpec, check_spec, open_spec
     from ._stdio import serve_stdio
     from ._tokens import (
         TOKEN_PREFIX,
@@ -57,7 +57,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("EpisodePool", "PoolBusy"), "_pool"),
     **dict.fromkeys(("INSTRUCTIONS", "TASK_PROMPT", "EpisodeSource", "OneEpisode", "Served", "tool_annotations",
                      "episode_server", "session_server"), "_server"),
-    **dict.fromkeys(("EpisodeSpec", "open_spec"), "_spec"),
+    **dict.fromkeys(("EpisodeSpec", "check_spec", "open_spec"), "_spec"),
     "serve_stdio": "_stdio",
     **dict.fromkeys(("TOKEN_PREFIX", "TokenFile", "TokenRecord", "TokenStore", "describe_record", "mint_token",
                      "parse_duration", "read_token_file", "revoke_token"), "_tokens"),
@@ -102,6 +102,7 @@ __all__ = [
     "TokenRecord",
     "TokenStore",
     "call_result",
+    "check_spec",
     "describe_record",
     "episode_server",
     "http_app",

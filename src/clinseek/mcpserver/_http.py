@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -203,11 +204,46 @@ def http_app(tokens: Path | TokenStore, settings: HttpSettings | None = None) ->
     return app
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (port 0: any free one), for :func:`serve_http` to listen on.
+
+    Raises:
+        ClinseekError: the host is unknown or the address cannot be bound (in use, not this machine's,
+            a privileged port), in one line.
+    """
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        # IPv4 first: "localhost" on a machine that lists ::1 first is still reached at 127.0.0.1
+        family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            raise
+    except OSError as err:  # socket.gaierror too
+        raise ClinseekError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    return sock
+
+
 async def serve_http(tokens: Path, settings: HttpSettings, port: int, *, log_level: str = "info",
                      **uvicorn_options: Any) -> None:
-    """Serve :func:`http_app` on ``settings.host``:``port`` until cancelled (uvicorn)."""
+    """Serve :func:`http_app` on ``settings.host``:``port`` until cancelled (uvicorn).
+
+    Raises:
+        ClinseekError: the token file is not a token file, the address cannot be listened on, or the
+            server did not start (before a request is served).
+    """
     import uvicorn
 
-    config = uvicorn.Config(http_app(tokens, settings), host=settings.host, port=port, log_level=log_level,
-                            **uvicorn_options)
-    await uvicorn.Server(config).serve()
+    app = http_app(tokens, settings)
+    sock = listen(settings.host, port)
+    config = uvicorn.Config(app, host=settings.host, port=port, log_level=log_level, **uvicorn_options)
+    try:
+        with sock:
+            await uvicorn.Server(config).serve(sockets=[sock])
+    except SystemExit as done:  # uvicorn exits the process when its startup fails (exit code 3: "infra errors" here)
+        if done.code in (0, None):
+            raise
+        raise ClinseekError(f"the HTTP server on {settings.host}:{port} did not start (its log above says why)") from None

@@ -42,7 +42,8 @@ class EpisodeSpec(BaseModel):
     prediction_time: datetime | None = None
     """The cutoff: only rows recorded before it are visible."""
     policy: str = TEXT_POLICY
-    """The policy version (``clinseek-text-v1``; ``clinseek-mm-v1`` for linked CXR studies)."""
+    """The policy version (``clinseek-text-v1``; ``multimodal-strict-temporal-scope-v1`` for linked CXR
+    studies)."""
     target_hadm_id: int | None = None
     """The admission whose codes are hidden whatever the cutoff."""
     target_stay_id: int | None = None
@@ -119,6 +120,18 @@ class EpisodeSpec(BaseModel):
             raise ValueError("bench and qid go together")
         return self
 
+    def resolved(self) -> EpisodeSpec:
+        """The same episode with every path absolute (symlinks resolved), so that a process started in
+        another folder (``clinseek mcp http`` serving a token minted elsewhere) opens the same files."""
+        def absolute(path: Path | None) -> Path | None:
+            return None if path is None else path.expanduser().resolve()
+
+        store = self.store if isinstance(self.store, str) else absolute(self.store)
+        return self.model_copy(update=dict(
+            store=store, bench=absolute(self.bench), knowledge_cache=absolute(self.knowledge_cache),
+            docs=tuple(d.expanduser().resolve() for d in self.docs), cxr_root=absolute(self.cxr_root),
+            imaging_weights=absolute(self.imaging_weights), candidate_tables=absolute(self.candidate_tables)))
+
     def describe(self) -> str:
         """A short human label (``subject_id 10002610 at 2127-04-12 19:51:01``, ``question q1 of bench``)."""
         if self.subject_id is not None and self.prediction_time is not None:
@@ -126,6 +139,18 @@ class EpisodeSpec(BaseModel):
         if self.question is not None:
             return f"question {self.question.get('qid')!r}"
         return f"question {self.qid!r} of {self.bench}"
+
+
+async def check_spec(spec: EpisodeSpec) -> None:
+    """Open the episode of ``spec`` and close it again: what ``clinseek mcp token`` does before it mints a
+    token, so that a token never stands for an episode its server cannot open.
+
+    Raises:
+        ClinseekError: what :func:`open_spec` raises (an unknown patient, question, tool or policy, a
+            store that is not a clinseek store, ...).
+    """
+    async with await open_spec(spec):
+        pass
 
 
 async def open_spec(spec: EpisodeSpec) -> EpisodeSession:

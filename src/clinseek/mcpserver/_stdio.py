@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -60,18 +63,43 @@ class _StdinLines(io.TextIOWrapper):
             pass
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what is written to stdout (by Python or by native code on file descriptor 1) to stderr for the
+    block: stdout is the wire, and nothing but the server's replies may reach it."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing can reach the wire
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 async def serve_stdio(spec: EpisodeSpec) -> None:
     """Open the episode of ``spec`` and serve it on stdin/stdout until the client closes stdin.
 
-    The episode is opened once the SDK holds stdout, so nothing printed while it opens can reach the
-    wire (the SDK sends stray output to stderr). It is closed when the client goes. A request line with a
-    lone surrogate escape is answered (:func:`repair_line`), not dropped.
+    The episode is opened before the server starts (with stdout sent to stderr meanwhile, so nothing
+    printed while it opens can reach the wire): an episode that cannot be opened (an unknown patient,
+    question, tool or policy, a store that is not one) raises its ``ClinseekError`` as it is, before a
+    byte is read or written, and ``clinseek mcp serve`` says it in one line and exits with code 2. The
+    episode is closed when the client goes. A request line with a lone surrogate escape is answered
+    (:func:`repair_line`), not dropped.
 
     Raises:
         ClinseekError: the episode cannot be opened (the client sees the server exit).
     """
-    stdin = anyio.wrap_file(_StdinLines(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    async with stdio_server(stdin=stdin) as (read, write):
-        async with await open_spec(spec) as session:
+    with _stdout_to_stderr():
+        session = await open_spec(spec)
+    async with session:
+        stdin = anyio.wrap_file(_StdinLines(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        async with stdio_server(stdin=stdin) as (read, write):
             server = session_server(session, names=spec.tool_names, pictures=spec.pictures)
             await server.run(read, write, server.create_initialization_options())

@@ -141,6 +141,10 @@ def mint_token(path: Path, spec: EpisodeSpec, *, expires_in: timedelta | None = 
                now: datetime | None = None) -> tuple[str, TokenRecord]:
     """Mint a token for ``spec`` and add its record to the token file ``path`` (created if needed).
 
+    The record keeps ``spec`` with its paths made absolute (:meth:`EpisodeSpec.resolved`): the server may
+    run in another folder. The episode is not opened here (``clinseek mcp token`` checks it first with
+    :func:`~clinseek.mcpserver.check_spec`).
+
     Returns:
         ``(token, record)``: the token is shown once here and stored nowhere.
 
@@ -150,7 +154,7 @@ def mint_token(path: Path, spec: EpisodeSpec, *, expires_in: timedelta | None = 
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     digest = token_digest(token)
     created = now or utc_now()
-    record = TokenRecord(id=f"tk_{digest[:12]}", sha256=digest, spec=spec, created_at=created,
+    record = TokenRecord(id=f"tk_{digest[:12]}", sha256=digest, spec=spec.resolved(), created_at=created,
                          expires_at=created + expires_in if expires_in is not None else None, note=note)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
