@@ -124,7 +124,8 @@ _DATETIME = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})
 """A date (``YYYY-MM-DD``) and, when written, its time (``HH:MM`` or ``HH:MM:SS``) in free text."""
 
 _VERBATIM = (("curated_text", "input"), ("question_text", "question"), ("instruction", "instruction"))
-"""The question's fields shown to the model as written: (attribute, manifest field)."""
+"""The question's fields shown to the model as written: (attribute, manifest field; multimodal rows carry
+``input`` as ``input_text``)."""
 
 _SHOWN_TIMES = 3
 
@@ -134,12 +135,14 @@ def future_text(question: Question) -> list[QuestionProblem]:
 
     A date with a time counts when it is after the cutoff; a date alone when its day is after the cutoff's day
     (the cutoff's own day may be its past). Strings that are not calendar dates (``2150-13-40``) are skipped.
-    The problem names the manifest field (``input``, ``question``, ``instruction``), how many such times it holds
-    and the first ones.
+    The problem names the manifest field (``input`` or ``input_text``, ``question``, ``instruction``), how many
+    such times it holds and the first ones.
     """
     out: list[QuestionProblem] = []
     cutoff = question.prediction_time
     for attribute, name in _VERBATIM:
+        if name == "input" and question.benchmark == "clinseek-bench-mm":
+            name = "input_text"
         text = getattr(question, attribute)
         if not text:
             continue

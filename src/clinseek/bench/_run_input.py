@@ -21,10 +21,10 @@ from ._load import ManifestRead, Rejected, manifest_files, read_manifest
 from ._question import Question
 from ._tasks import normalise_category
 
-_BENCHMARK = {"text": "clinseek-bench-text", "multimodal": "clinseek-bench-mm", "agentehr": "agentehr-bench"}
-_TASK_TYPE = {"text": "decision_making", "multimodal": "multimodal", "agentehr": "decision_making"}
 logger = logging.getLogger("clinseek.bench")
 
+_BENCHMARK = {"text": "clinseek-bench-text", "multimodal": "clinseek-bench-mm", "agentehr": "agentehr-bench"}
+_TASK_TYPE = {"text": "decision_making", "multimodal": "multimodal", "agentehr": "decision_making"}
 _GOLD = {"label", "ground_truth", "output", "label_aliases", "label_raw", "curated_text", "input"}
 
 
