@@ -67,3 +67,17 @@ def test_a_syntax_error_names_the_token_at_fault(synthetic_store: Path) -> None:
     assert reply.result.error_kind == "sql_syntax"
     assert 'syntax error at or near "SELEC"' in reply.text and "LINE 1: SELEC * FROM labevents" in reply.text
     assert "Mul" not in reply.text, reply.text
+
+
+def test_deep_nesting_never_reaches_duckdbs_parser() -> None:
+    """attack20: DuckDB's parse of a deeply nested text holds the interpreter lock for minutes (20,000 brackets),
+    stalling every thread of the process; the parser's words are asked for shallow, short texts only."""
+    from clinseek.episode import duckdb_syntax_error
+    from clinseek.episode._clock import PARSER_MAX_CHARS, PARSER_MAX_DEPTH
+
+    shallow = "SELECT lambda x: " + "(" * PARSER_MAX_DEPTH + "1 }"
+    assert duckdb_syntax_error(shallow) is not None
+    for sql in ("SELECT lambda x: " + "(" * (PARSER_MAX_DEPTH + 1) + "1 }",
+                "SELECT lambda x: " + "(" * 19_970 + "1 }",
+                "SELEC " + "1 + " * PARSER_MAX_CHARS):
+        assert duckdb_syntax_error(sql) is None
