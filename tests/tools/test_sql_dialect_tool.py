@@ -213,3 +213,13 @@ def test_a_query_read_as_sqlite_keeps_sqlites_column_names(episode: Any, sql: st
     con.execute("CREATE TABLE admissions (hadm_id INTEGER, admittime TEXT, dischtime TEXT)")
     expected = [d[0] for d in con.execute(sql).description]
     assert result.data["columns"] == expected
+
+
+def test_sqlites_names_are_given_to_the_result_not_to_the_query(episode: Any) -> None:
+    """attack20: as SQL aliases, SQLite's names became visible to WHERE and ORDER BY (DuckDB binds an output alias
+    there), so ``WHERE "julianday(admittime)" > ...`` filtered on the value where it was an error before (and a
+    string constant in SQLite); the result's columns are renamed after the query ran instead."""
+    where = run(episode, 'SELECT hadm_id, julianday(admittime) FROM admissions WHERE "julianday(admittime)" > 0')
+    assert not where.ok and where.error_kind == "sql_error", where.content
+    star = run(episode, "SELECT *, julianday(admittime) FROM admissions")
+    assert star.ok and star.data["columns"][:2] == ["subject_id", "hadm_id"]  # a * keeps DuckDB's names

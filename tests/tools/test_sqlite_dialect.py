@@ -166,6 +166,9 @@ def test_expression_gives_what_sqlite_gives(expr: str, dbs: Any) -> None:
         "SELECT n FROM t ORDER BY n DESC LIMIT 3",
         "SELECT s, max(n) FROM t",
         "SELECT s, min(r) FROM t",
+        # attack20: the extreme's row has a NULL bare column: SQLite gives that NULL (arg_max skipped it)
+        "SELECT s, max(k) FROM (SELECT CASE WHEN id = 7 THEN NULL ELSE s END AS s, n AS k FROM t)",
+        "SELECT s, min(k) FROM (SELECT CASE WHEN id = 2 THEN NULL ELSE s END AS s, n AS k FROM t)",
         "SELECT id FROM t WHERE n = (SELECT max(n) FROM t)",
         "SELECT count(*) FROM t ORDER BY ts",
         "SELECT strftime('%Y', ts) AS y, count(*) FROM t GROUP BY y ORDER BY y",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
@@ -74,6 +75,9 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
             # DuckDB's complaint about what was written
             raise _explained(err, verdict.note, sql_query) from None
         verdict, query = retry, retry.query
+    if verdict.names and len(verdict.names) == len(result.columns):  # SQLite's names of a translated query
+        result = dataclasses.replace(result, columns=tuple(n or c for n, c in zip(verdict.names, result.columns,
+                                                                                    strict=True)))
     if not result.rows:
         extra = {"dialect": "sqlite"} if verdict.note is not None else {}
         return ToolResult(

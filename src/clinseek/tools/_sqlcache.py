@@ -34,11 +34,14 @@ class Verdict:
         query: the SQL to run and the tables it reads; ``None`` when refused.
         note: the line saying the text was read as SQLite (and what changed), or ``None``.
         refusal: ``(kind, message)`` of the :class:`ToolError` the guard raised, when refused.
+        names: read as SQLite: SQLite's names of the result's columns where DuckDB's differ (``None``: keep), in
+            column order (:attr:`~clinseek.tools._sqlite_dialect.Translation.names`); else empty.
     """
 
     query: GuardedQuery | None
     note: str | None
     refusal: tuple[str, str] | None
+    names: tuple[str | None, ...] = ()
 
     def checked(self) -> GuardedQuery:
         """The query to run.
@@ -77,4 +80,6 @@ def guard_verdict(
         )
     except ToolError as err:
         return Verdict(None, None, (err.kind, err.message))
-    return Verdict(query, dialect.translation.note() if dialect.translation is not None else None, None)
+    if dialect.translation is None:
+        return Verdict(query, None, None)
+    return Verdict(query, dialect.translation.note(), None, dialect.translation.names)

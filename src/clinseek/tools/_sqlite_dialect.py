@@ -118,6 +118,10 @@ class Translation:
     """What reading a statement as SQLite changed: ``(construct, DuckDB form)`` pairs, in order."""
 
     changes: list[tuple[str, str]] = field(default_factory=list)
+    names: tuple[str | None, ...] = ()
+    """SQLite's name of each output column whose DuckDB name differs (``None``: the same), in output order;
+    empty when none differs or the outputs cannot be counted before running (a ``*``). The result's columns are
+    renamed after the query ran (an alias in the SQL would let WHERE and ORDER BY read it: attack20)."""
 
     def add(self, construct: str, duckdb: str) -> None:
         if (construct, duckdb) not in self.changes:
@@ -427,7 +431,7 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
         if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
             limit.pop()
             t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
-    _keep_names(tree, names)
+    t.names = _renamed(tree, names)
     return tree, t
 
 
@@ -438,27 +442,29 @@ def _first_select(tree: exp.Expr) -> exp.Select | None:
     return tree if isinstance(tree, exp.Select) else None
 
 
-def _sqlite_names(tree: exp.Expr) -> dict[int, str]:
+def _sqlite_names(tree: exp.Expr) -> dict[int, str] | None:
     """SQLite's name of each unaliased output of the statement, by position: a column's name, else its expression's
-    text (function names in lower case, as models write them); ``*`` is left out."""
+    text (function names in lower case, as models write them); ``None`` when an output is a ``*`` (the result's
+    columns are then not the select's outputs one by one)."""
     select = _first_select(tree)
-    if select is None:
-        return {}
+    if select is None or any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                             for e in select.expressions):
+        return None
     return {i: e.name if isinstance(e, exp.Column) else e.sql(dialect="sqlite", normalize_functions="lower")
-            for i, e in enumerate(select.expressions) if not isinstance(e, exp.Alias | exp.Star)}
+            for i, e in enumerate(select.expressions) if not isinstance(e, exp.Alias)}
 
 
-def _keep_names(tree: exp.Expr, names: dict[int, str]) -> None:
-    """Alias the translated outputs that lost SQLite's name (a model reads ``julianday('now') -
-    julianday(admittime)`` as its column, not the epoch arithmetic that computes it; a bare column beside
-    ``max()`` stays ``hadm_id``, not ``arg_max(hadm_id, admittime)``)."""
+def _renamed(tree: exp.Expr, names: dict[int, str] | None) -> tuple[str | None, ...]:
+    """:attr:`Translation.names` of the translated ``tree``: SQLite's name where the translated output lost it
+    (a model reads ``julianday('now') - julianday(admittime)`` as its column, not the epoch arithmetic that
+    computes it; a bare column beside ``max()`` stays ``hadm_id``, not ``arg_max_null(hadm_id, admittime)``)."""
     select = _first_select(tree)
     if select is None or not names:
-        return
+        return ()
     outputs = select.expressions
-    for i, name in names.items():
-        if i < len(outputs) and not isinstance(outputs[i], exp.Alias) and outputs[i].output_name != name:
-            outputs[i].replace(exp.alias_(outputs[i].copy(), name, quoted=True))
+    out = tuple(names.get(i) if not isinstance(e, exp.Alias) and e.output_name != names.get(i) else None
+                for i, e in enumerate(outputs))
+    return out if any(out) else ()
 
 
 class _Context:
@@ -1092,7 +1098,7 @@ def _aggregates(select: exp.Select) -> list[exp.AggFunc]:
 
 
 def _bare_columns(select: exp.Select, t: Translation) -> None:
-    """Wrap columns that are neither grouped nor aggregated as SQLite reads them (``arg_max``/``any_value``)."""
+    """Wrap columns that are neither grouped nor aggregated as SQLite reads them (``arg_max_null``/``any_value``)."""
     aggs = _aggregates(select)
     group = select.args.get("group")
     if not aggs and group is None:
@@ -1133,7 +1139,8 @@ def _bare_columns(select: exp.Select, t: Translation) -> None:
             if grouped(col, root):
                 continue
             if len(extremes) == 1:
-                fn = "arg_max" if isinstance(extremes[0], exp.Max) else "arg_min"
+                # the _null forms: SQLite gives the value of the extreme's row, NULL too (arg_max skips NULLs)
+                fn = "arg_max_null" if isinstance(extremes[0], exp.Max) else "arg_min_null"
                 new: exp.Expr = exp.Anonymous(this=fn, expressions=[col.copy(), extremes[0].this.copy()])
                 t.add("a bare column beside max()/min()", f"{fn}(col, x)")
             else:
