@@ -78,3 +78,15 @@ def test_a_long_release_lists_the_first_twenty(tmp_path: Path) -> None:
 def test_prediction_time_parsing_is_the_questions(tmp_path: Path) -> None:
     q = _question(tmp=tmp_path / "q.jsonl", input="x")
     assert q.prediction_time == dt.datetime(2150, 3, 2, 8, 0, 1)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("given 2150-03-02 9:30", ["2150-03-02 9:30"]),  # one-digit hour
+    ("at 2150-03-02 08:00:01.999", ["2150-03-02 08:00:01.999"]),  # after the cutoff by a fraction of a second
+    ("at 2150-03-02 08:00:01.000", []),
+    ("at 2150-03-02 08:00:00.999999", []),
+    ("2150-03-02 25:00 and 2150-03-02 08:61", []),  # no such times
+])
+def test_times_are_compared_to_the_microsecond(tmp_path: Path, text: str, found: list[str]) -> None:
+    problems = future_text(_question(tmp=tmp_path / "q.jsonl", input=text))
+    assert [f for f in found if any(f in p.problem for p in problems)] == found and bool(problems) == bool(found)
