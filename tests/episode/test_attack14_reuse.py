@@ -55,3 +55,5 @@ def test_attack14_the_model_reads_no_counter_of_a_reused_database(demo_store: Pa
         with pytest.raises(ToolError) as refused:
             get_tool("ehr.run_sql_query").fn(ToolContext(ep), sql_query=sql)
     assert refused.value.kind == kind, refused.value.message
+    if kind == "not_repeatable":  # not the advice for random(): order by a column, sample with a seed
+        assert "reads the database session" in refused.value.message and "seed" not in refused.value.message

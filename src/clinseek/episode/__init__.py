@@ -10,7 +10,14 @@ runs read-only SQL on it under a time limit and a row cap. The tools, the curate
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
 from ._build import CandidateSource, build_episode, check_candidate_table
-from ._clock import SQL_DATETIME_VALUES, ClockNames, clock_names, duckdb_syntax_error, volatile_names
+from ._clock import (
+    SQL_DATETIME_VALUES,
+    ClockNames,
+    clock_names,
+    duckdb_syntax_error,
+    session_names,
+    volatile_names,
+)
 from ._episode import CANDIDATE_SCHEMA, Episode
 from ._order import sort_rows, tied
 from ._pgreader import PostgresStoreReader
@@ -40,6 +47,7 @@ __all__ = [
     "clock_names",
     "duckdb_syntax_error",
     "open_store_reader",
+    "session_names",
     "sort_rows",
     "tied",
     "volatile_names",

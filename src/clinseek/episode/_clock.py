@@ -76,11 +76,32 @@ def clock_names() -> ClockNames:
 def volatile_names() -> frozenset[str]:
     """Lower-case names of the functions and macros of the installed DuckDB whose value may differ from call to call
     with the same arguments: ``duckdb_functions()`` stability ``VOLATILE`` (``random``, ``uuid``, ``setseed``,
-    ``current_query_id``, ``nextval``, ...); every scalar function without parameters that DuckDB does not mark
-    ``CONSISTENT``, whose value is then the session's, not the data's (``txid_current``: a transaction counter that
-    keeps counting across the episodes a reused sealed database served; ``current_database``, ...; the clock's are
-    refused as ``clock`` before); and every macro that calls one of them. Computed once per process.
+    ``current_query_id``, ``nextval``, ...), every name of :func:`session_names`, and every macro that calls one of
+    them. Computed once per process.
     """
+    volatile, session, macros = _stability()
+    names = set(volatile | session)
+    _close_over_macros(names, set(), macros)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def session_names() -> frozenset[str]:
+    """The scalar functions without parameters that the installed DuckDB does not mark ``CONSISTENT`` and does not
+    mark ``VOLATILE`` either: their value is the database session's, not the data's (``txid_current``: a
+    transaction counter that keeps counting across the episodes a reused sealed database served;
+    ``current_database``, ``current_schema``, ...; the clock's are refused as ``clock`` before), and every macro
+    that calls one of them. Computed once per process.
+    """
+    _, session, macros = _stability()
+    names = set(session)
+    _close_over_macros(names, set(), macros)
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def _stability() -> tuple[frozenset[str], frozenset[str], list[tuple[str, str]]]:
+    """``(VOLATILE functions, parameterless scalars neither CONSISTENT nor VOLATILE, [(macro, definition)])``."""
     con = duckdb.connect(":memory:")
     try:
         rows = con.execute(
@@ -89,12 +110,10 @@ def volatile_names() -> frozenset[str]:
         ).fetchall()
     finally:
         con.close()
-    names = {
-        name for name, kind, stability, _, bare in rows
-        if stability == "VOLATILE" or (kind == "scalar" and bare and stability != "CONSISTENT")
-    }
-    _close_over_macros(names, set(), [(n, d.lower()) for n, kind, _, d, _ in rows if kind == "macro" and d])
-    return frozenset(names)
+    volatile = frozenset(name for name, _, stability, _, _ in rows if stability == "VOLATILE")
+    session = frozenset(name for name, kind, stability, _, bare in rows
+                        if kind == "scalar" and bare and stability not in ("CONSISTENT", "VOLATILE")) - volatile
+    return volatile, session, [(n, d.lower()) for n, kind, _, d, _ in rows if kind == "macro" and d]
 
 
 def _derive() -> ClockNames:

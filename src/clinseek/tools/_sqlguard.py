@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError, UnsupportedError
 
 from .._suggest import did_you_mean
-from ..episode import volatile_names
+from ..episode import session_names, volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
 from ._sqlite_dialect import (
@@ -285,6 +285,12 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
                 "not_repeatable",
                 "a sample without a seed draws other rows on every call; give one: "
                 "USING SAMPLE 10 PERCENT (bernoulli, 42) or TABLESAMPLE reservoir(20 ROWS) REPEATABLE (42)",
+            )
+        if isinstance(node, exp.Func) and function_name(node) in session_names():
+            raise ToolError(
+                "not_repeatable",
+                f"{function_name(node)}() reads the database session (its transactions, its catalog), not this "
+                "episode's data, and may answer otherwise in another episode: it is not available",
             )
         if isinstance(node, exp.Func) and _volatile(function_name(node)):
             raise ToolError(
