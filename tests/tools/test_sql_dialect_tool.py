@@ -182,7 +182,9 @@ def test_text_functions_read_a_timestamp_as_sqlite_text(episode: Any) -> None:
 
 
 @pytest.mark.parametrize(("sql", "hint"), [
-    ("SELECT label FROM d_labitems WHERE label LIKE 'zzcreat%'", True),  # lower case, no rows: say LIKE's case
+    ("SELECT label FROM d_labitems WHERE label LIKE 'creat%'", True),  # 'Creatinine' matches with ILIKE: say so
+    ("SELECT label FROM d_labitems WHERE label LIKE 'zzcreat%'", False),  # attack20: no case would match: no hint
+    ("SELECT label FROM d_labitems WHERE label NOT LIKE '%a%' AND false", False),
     ("SELECT label FROM d_labitems WHERE label ILIKE 'zzcreat%'", False),
     ("SELECT label FROM d_labitems WHERE label LIKE '123%'", False),  # no letter: case cannot matter
     ("SELECT label FROM d_labitems WHERE false", False),
@@ -192,7 +194,7 @@ def test_an_empty_like_result_says_like_is_case_sensitive(episode: Any, sql: str
     result = run(episode, sql)
     assert result.ok and result.content.startswith("The query ran and returned no rows."), result.content
     assert ("LIKE is case-sensitive here" in result.content) is hint, result.content
-    assert ("ILIKE ignores case" in result.content) is hint
+    assert ("with ILIKE in place of LIKE this query returns rows" in result.content) is hint
 
 
 @pytest.mark.parametrize("sql", [

@@ -83,7 +83,7 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
         return ToolResult(
             ok=True,
             content=(verdict.note + "\n" if verdict.note is not None else "") + "The query ran and returned no rows."
-            + _like_hint(query.sql),
+            + _like_hint(ctx, query),
             data={"columns": list(result.columns), "types": list(result.types), "rows": [], "row_count": 0, **extra},
         )
     total = result.row_count if result.row_count is not None else _count_rows(ctx, query)
@@ -97,20 +97,38 @@ def run_sql_query(ctx: ToolContext, sql_query: str, subject_id: SubjectArg = Non
     return ToolResult(ok=True, content=text, data=data, truncated=cut)
 
 
+def _like_hint(ctx: ToolContext, query: GuardedQuery) -> str:
+    """For a query that returned no rows: a second line when it would return rows with ``ILIKE`` in place of its
+    ``LIKE`` on patterns with letters (DuckDB's ``LIKE`` is case-sensitive, SQLite's is not, and models often
+    write SQLite), found by running that variant once (at most one row, under the same time limit); else ``""``."""
+    variant = _ilike_variant(query.sql)
+    if variant is None:
+        return ""
+    try:
+        probe = run_query(ctx, f"SELECT 1 FROM ({variant}) AS _ilike LIMIT 1", max_rows=1, tables=query.tables,
+                          from_model=True)
+    except ToolError:
+        return ""
+    if not probe.rows:
+        return ""
+    return ("\nNote: LIKE is case-sensitive here (DuckDB; SQLite's is not): with ILIKE in place of LIKE this query "
+            "returns rows.")
+
+
 @functools.lru_cache(maxsize=256)
-def _like_hint(sql: str) -> str:
-    """For a query that returned no rows: a second line when it matches text with ``LIKE`` on a pattern with
-    letters (case-sensitive in DuckDB, not in SQLite, as models often write it), else ``""``."""
+def _ilike_variant(sql: str) -> str | None:
+    """``sql`` (the guard's, already checked) with every ``x LIKE 'pattern'`` whose pattern has a letter, outside a
+    ``NOT``, turned into ``ILIKE``; ``None`` when there is none."""
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except (SqlglotError, RecursionError):
-        return ""
-    for like in tree.find_all(exp.Like):
-        pattern = like.expression
-        if isinstance(pattern, exp.Literal) and pattern.is_string and any(c.isalpha() for c in pattern.this):
-            return (f"\nNote: LIKE is case-sensitive here (DuckDB; SQLite's is not): {like.sql(dialect='duckdb')} "
-                    "matches that case only; ILIKE ignores case.")
-    return ""
+        return None
+    likes = [like for like in tree.find_all(exp.Like)
+             if not isinstance(like.parent, exp.Not) and isinstance(like.expression, exp.Literal)
+             and like.expression.is_string and any(c.isalpha() for c in like.expression.this)]
+    for like in likes:
+        like.replace(exp.ILike(this=like.this.copy(), expression=like.expression.copy()))
+    return tree.sql(dialect="duckdb") if likes else None
 
 
 def _count_rows(ctx: ToolContext, query: GuardedQuery) -> int | None:
