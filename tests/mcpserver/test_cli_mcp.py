@@ -251,3 +251,24 @@ def test_a_bad_spec_file_or_missing_path_is_one_usage_error(content: str | None,
     if content is not None:
         said = result.output.strip().splitlines()[-1]
         assert said.startswith("Error: ") and expected in said
+
+
+def test_an_unreadable_spec_or_token_file_and_a_huge_expiry_are_one_line(synthetic_case: Case, tmp_path: Path) -> None:
+    """attack20: a spec or token file that is not UTF-8, an expiry past the calendar's end and a token file in a
+    folder that cannot exist were tracebacks (UnicodeDecodeError, OverflowError, FileNotFoundError)."""
+    (tmp_path / "spec.json").write_bytes(b"\xff\xfe not text")
+    (tmp_path / "tokens.json").write_bytes(b"\xff\xfe")
+    episode = ["--store", str(synthetic_case.store), "--subject-id", str(synthetic_case.subject_id),
+               "--prediction-time", synthetic_case.prediction_time.isoformat(sep=" ")]
+    spec = CliRunner().invoke(app, ["mcp", "token", "--tokens", str(tmp_path / "t.json"), "--spec",
+                                    str(tmp_path / "spec.json")])
+    assert spec.exit_code == 2 and "cannot read the episode spec" in _said(spec.output), spec.output
+    listed = CliRunner().invoke(app, ["mcp", "tokens", "--tokens", str(tmp_path / "tokens.json")])
+    assert isinstance(listed.exception, ClinseekError) and "cannot read the token file" in str(listed.exception)
+    for expiry in ("9999999d", "1000000000d", "99999999999999999999999s"):
+        huge = CliRunner().invoke(app, ["mcp", "token", "--tokens", str(tmp_path / "t.json"), *episode,
+                                        "--expires-in", expiry])
+        assert isinstance(huge.exception, ClinseekError) and "too far in the future" in str(huge.exception), expiry
+    nowhere = CliRunner().invoke(app, ["mcp", "token", "--tokens", "/proc/nosuch/t.json", *episode])
+    assert isinstance(nowhere.exception, ClinseekError) and "cannot write the token file" in str(nowhere.exception)
+    assert not (tmp_path / "t.json").exists()

@@ -126,6 +126,8 @@ def _spec(options: dict[str, Any]) -> EpisodeSpec:
     if given["spec"] is not None:
         try:
             return EpisodeSpec.model_validate_json(Path(given["spec"]).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as err:
+            raise typer.BadParameter(f"{given['spec']}: cannot read the episode spec: {err}", param_hint="--spec") from None
         except ValidationError as err:  # one line: each problem's field and message
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'the file'}: "
                                  f"{e['msg'].removeprefix('Value error, ')}" for e in err.errors())

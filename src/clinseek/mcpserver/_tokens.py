@@ -72,6 +72,10 @@ class TokenFile(BaseModel):
     tokens: list[TokenRecord] = Field(default_factory=list)
 
 
+MAX_EXPIRY_DAYS = 3_650
+"""The longest expiry a token may be given (ten years; ``never`` for none)."""
+
+
 def parse_duration(text: str) -> timedelta | None:
     """``30m``, ``8h``, ``7d``, ``90s`` (a positive number and a unit) as a duration; ``never`` as ``None``.
 
@@ -84,7 +88,14 @@ def parse_duration(text: str) -> timedelta | None:
     if not found or float(found.group(1)) <= 0:
         raise ClinseekError(f"expiry {text!r}: expected a positive number with s, m, h or d (8h, 7d), or 'never'")
     unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[found.group(2)]
-    return timedelta(**{unit: float(found.group(1))})
+    try:
+        duration = timedelta(**{unit: float(found.group(1))})
+        utc_now() + duration  # an expiry past the calendar's end raises here, not when minting
+    except OverflowError:
+        raise ClinseekError(f"expiry {text!r}: too far in the future (at most {MAX_EXPIRY_DAYS:,} days), or 'never'") from None
+    if duration > timedelta(days=MAX_EXPIRY_DAYS):
+        raise ClinseekError(f"expiry {text!r}: too far in the future (at most {MAX_EXPIRY_DAYS:,} days), or 'never'")
+    return duration
 
 
 def read_token_file(path: Path) -> TokenFile:
@@ -97,7 +108,7 @@ def read_token_file(path: Path) -> TokenFile:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return TokenFile()
-    except OSError as err:
+    except (OSError, UnicodeDecodeError) as err:
         raise ClinseekError(f"{path}: cannot read the token file: {err}") from None
     try:
         return TokenFile.model_validate_json(text)
@@ -156,8 +167,8 @@ def mint_token(path: Path, spec: EpisodeSpec, *, expires_in: timedelta | None = 
     created = now or utc_now()
     record = TokenRecord(id=f"tk_{digest[:12]}", sha256=digest, spec=spec.resolved(), created_at=created,
                          expires_at=created + expires_in if expires_in is not None else None, note=note)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with _locked(path):
             tokens = read_token_file(path)
             tokens.tokens.append(record)
