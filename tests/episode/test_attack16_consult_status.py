@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 _SQL = (
@@ -55,9 +55,10 @@ def test_attack16_no_consult_status_row_before_its_time(demo_store: Path, policy
         con.close()
     assert len(cases) == 15
     seen = []
-    for subject, ordered, answered in cases:
-        for cutoff in (ordered + (answered - ordered) / 2,):
-            with build_episode(demo_store, EpisodeKey(subject, cutoff.replace(microsecond=0), policy=policy)) as ep:
+    with open_store_reader(demo_store) as reader:  # one reader for every episode, as a run builds them
+        for subject, ordered, answered in cases:
+            cutoff = (ordered + (answered - ordered) / 2).replace(microsecond=0)
+            with build_episode(reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
                 n = ep.execute(
                     "SELECT count(*) FROM poe_detail d JOIN poe p ON p.poe_id = d.poe_id WHERE d.field_name LIKE "
                     f"'Consult Status%' AND p.ordertime = TIMESTAMP '{ordered}'"

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 _SUBJECT = 10002495
@@ -88,10 +88,11 @@ def test_attack16_no_detail_row_is_shown_before_its_administration_is_stored(dem
         con.close()
     assert len(cases) > 20
     wrong: list[tuple] = []
-    for (subject, cutoff), n in want.items():
-        with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
-            got = ep.execute("SELECT count(*) FROM emar_detail").rows[0][0]
-            administrations = ep.execute("SELECT count(*) FROM emar").rows[0][0]
-        if (got, administrations) != (n, documented[subject, cutoff]):
-            wrong.append((subject, cutoff, n, got, documented[subject, cutoff], administrations))
+    with open_store_reader(demo_store) as reader:  # one reader for every episode, as a run builds them
+        for (subject, cutoff), n in want.items():
+            with build_episode(reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+                got = ep.execute("SELECT count(*) FROM emar_detail").rows[0][0]
+                administrations = ep.execute("SELECT count(*) FROM emar").rows[0][0]
+            if (got, administrations) != (n, documented[subject, cutoff]):
+                wrong.append((subject, cutoff, n, got, documented[subject, cutoff], administrations))
     assert not wrong, wrong[:5]

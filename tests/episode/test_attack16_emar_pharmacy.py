@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 
@@ -53,10 +53,11 @@ def test_attack16_no_pharmacy_id_of_an_undocumented_administration(demo_store: P
         con.close()
     assert len(cases) > 20
     shown = []
-    for subject, cutoff in cases:
-        with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
-            n = ep.execute("SELECT count(*) FROM emar WHERE event_txt IS NULL AND storetime IS NULL "
-                           "AND pharmacy_id IS NOT NULL").rows[0][0]
-        if n:
-            shown.append((subject, cutoff, n))
+    with open_store_reader(demo_store) as reader:  # one reader for every episode, as a run builds them
+        for subject, cutoff in cases:
+            with build_episode(reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+                n = ep.execute("SELECT count(*) FROM emar WHERE event_txt IS NULL AND storetime IS NULL "
+                               "AND pharmacy_id IS NOT NULL").rows[0][0]
+            if n:
+                shown.append((subject, cutoff, n))
     assert shown == []
