@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 
 import clinseek
 
@@ -81,3 +82,20 @@ def test_deep_nesting_never_reaches_duckdbs_parser() -> None:
                 "SELECT lambda x: " + "(" * 19_970 + "1 }",
                 "SELEC " + "1 + " * PARSER_MAX_CHARS):
         assert duckdb_syntax_error(sql) is None
+
+
+# newcomer20: a misspelled table name got the list of every table but no suggestion (task names got one).
+@pytest.mark.parametrize(("tool", "args"), [
+    ("ehr.run_sql_query", {"sql_query": "SELECT * FROM labevent"}),
+    ("ehr.get_latest_records", {"table_name": "labevent"}),
+    ("ehr.get_records_by_time", {"table_name": "hosp.labevent", "start_time": "2100-01-01 00:00:00",
+                                 "end_time": "2200-01-01 00:00:00"}),
+])
+def test_a_misspelled_table_gets_the_closest_name(synthetic_store: Path, tool: str, args: dict[str, str]) -> None:
+    subject_id, cutoff = _patient(synthetic_store)
+    with clinseek.open_episode(synthetic_store, subject_id, cutoff) as episode:
+        reply = episode.call_tool(tool, args)
+        unrelated = episode.call_tool(tool, {**args, **{k: v.replace("labevent", "zzqqx") for k, v in args.items()}})
+    assert reply.result.error_kind == "unknown_table"
+    assert "(did you mean 'labevents'?); available: " in reply.text, reply.text
+    assert unrelated.result.error_kind == "unknown_table" and "did you mean" not in unrelated.text, unrelated.text
