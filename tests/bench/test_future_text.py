@@ -35,6 +35,20 @@ def _question(**over: object):
      ["2199-01-01 00:00:00", "2150-03-04", "2150-03-05", ", ..."]),
     ("2150-13-45 and 2150-02-30 12:00", []),  # not calendar dates
     ("id 12150-03-09 and x-2150-03-09", []),  # digits or a dash before it: not a date
+    # attack20: other ways of writing a date or time were not read
+    ("died 03/09/2150", ["03/09/2150"]),  # month first (March 9) and day first (3 September): both after
+    ("seen 01/03/2150, 02/03/2150 and 3.2.2150", []),  # neither reading after the cutoff's day
+    ("12/03/2150", ["12/03/2150"]),  # March 12 (day first) is after, December 3 too
+    ("March 9, 2150; 09-Mar-2150; 9th of March, 2150; Sept. 30 2150", ["March 9, 2150", "09-Mar-2150", ", ..."]),
+    ("Mar 2, 2150 at 8:00 PM", ["Mar 2, 2150 at 8:00 PM"]),  # 20:00
+    ("Mar 2, 2150 at 8:00 AM and 2150-03-02 12:30 AM", []),
+    ("April 2150", ["April 2150"]),  # a month alone, after the cutoff's month
+    ("March 2150 and Feb 2150", []),
+    ("2150-03-02T08:00:00-05:00", ["2150-03-02T08:00:00-05:00"]),  # 13:00 at UTC: after when read with its zone
+    ("2150-03-02T09:00:00+09:00", ["2150-03-02T09:00:00+09:00"]),  # after as written
+    ("on 2150-03-02 at 9:15 p.m. UTC", ["2150-03-02 at 9:15 p.m. UTC"]),
+    ("2149-12-31T23:00-10:00, Dec 31, 2149 11:00 PM", []),
+    ("February 30, 2150; 13/13/2150; 2150-03-02 25:00; Marching 9 2150; version 1.2.2150", []),
 ])
 def test_future_text_finds_the_times_after_the_cutoff(tmp_path: Path, text: str, found: list[str]) -> None:
     problems = future_text(_question(tmp=tmp_path / "q.jsonl", input=text))
@@ -90,3 +104,22 @@ def test_prediction_time_parsing_is_the_questions(tmp_path: Path) -> None:
 def test_times_are_compared_to_the_microsecond(tmp_path: Path, text: str, found: list[str]) -> None:
     problems = future_text(_question(tmp=tmp_path / "q.jsonl", input=text))
     assert [f for f in found if any(f in p.problem for p in problems)] == found and bool(problems) == bool(found)
+
+
+def test_the_scan_around_years_finds_what_the_full_pattern_finds() -> None:
+    """``times_after`` runs the pattern only around four-digit runs (speed); on random texts built from the pieces of
+    dates it returns exactly the full pattern's mentions after the cutoff."""
+    import random
+
+    from clinseek.bench import _mentions
+
+    cutoff = dt.datetime(2150, 3, 2, 8, 0, 1)
+    limit = (2150, 3, 2, 8, 0, 1, 0)
+    pieces = ["2150", "-", "03", "/", "09", ".", ":", " ", "T", "March", "Mar.", "9th", "of", ",", "at", "12:00", "PM",
+              "+09:00", "Z", "x", "1", "2151", "Sept", "30", "2149", "12", "am", "\n", "  ", "[", "0900", "21502",
+              "2150-03-01T23:00", "-14:00"]
+    rng = random.Random(21)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
+        full = [m.group(0) for m in _mentions._MENTION.finditer(text) if _mentions._after(m, cutoff, limit)]
+        assert _mentions.times_after(text, cutoff) == full, text

@@ -18,13 +18,13 @@ the instruction). ``bench validate`` notes them and ``run`` records them in the 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..store import open_store, record_spans
+from ._mentions import times_after
 from ._question import Question
 
 RECORD_MARGIN = dt.timedelta(hours=24)
@@ -120,10 +120,6 @@ def _missing_cxr(q: Question, linked: tuple[set[tuple[int, int]], set[tuple[int,
     return out
 
 
-_DATETIME = re.compile(
-    r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(?!\d)")
-"""A date (``YYYY-MM-DD``) and, when written, its time (``H:MM``, ``HH:MM:SS``, ``HH:MM:SS.ffffff``) in free text."""
-
 _VERBATIM = (("curated_text", "input"), ("question_text", "question"), ("instruction", "instruction"))
 """The question's fields shown to the model as written: (attribute, manifest field; multimodal rows carry
 ``input`` as ``input_text``)."""
@@ -134,23 +130,20 @@ _SHOWN_TIMES = 3
 def future_text(question: Question) -> list[QuestionProblem]:
     """Each verbatim text field of ``question`` that mentions a date or time after its ``prediction_time``.
 
-    A date with a time counts when it is after the cutoff (to the microsecond); a date alone when its day is after
-    the cutoff's day (the cutoff's own day may be its past). Strings that are not calendar dates (``2150-13-40``)
-    are skipped; other ways of writing a date (``03/09/2150``, ``March 9, 2150``) are not read. The problem names
-    the manifest field (``input`` or ``input_text``, ``question``, ``instruction``), how many such times it holds
-    and the first ones. Cost: one regular-expression scan of the text; a mention is compared as text first
-    (ISO strings sort as times) and parsed only when it may be after the cutoff.
+    The ways of writing a date or time read, and when a mention counts as after the cutoff (a date with a time to
+    the microsecond, a date alone by its day, a month alone by its month; any of an ambiguous mention's readings):
+    :func:`clinseek.bench._mentions.times_after`. The problem names the manifest field (``input`` or
+    ``input_text``, ``question``, ``instruction``), how many such times it holds and the first ones.
     """
     out: list[QuestionProblem] = []
     cutoff = question.prediction_time
-    day, second = cutoff.strftime("%Y-%m-%d"), cutoff.strftime("%Y-%m-%d %H:%M:%S")
     for attribute, name in _VERBATIM:
         if name == "input" and question.benchmark == "clinseek-bench-mm":
             name = "input_text"
         text = getattr(question, attribute)
         if not text:
             continue
-        later = [m.group(0) for m in _DATETIME.finditer(text) if _after(m, day, second, cutoff)]
+        later = times_after(text, cutoff)
         if later:
             shown = ", ".join(later[:_SHOWN_TIMES]) + (", ..." if len(later) > _SHOWN_TIMES else "")
             out.append(QuestionProblem(
@@ -158,21 +151,3 @@ def future_text(question: Question) -> list[QuestionProblem]:
                 f"the text given to the model as written mentions {len(later)} time(s) after prediction_time "
                 f"{cutoff.isoformat(sep=' ')} ({shown}): the model would read them"))
     return out
-
-
-def _after(match: re.Match[str], day: str, second: str, cutoff: dt.datetime) -> bool:
-    """Whether the date or time ``match`` found is after ``cutoff`` (``day`` and ``second``: its text to the day and
-    to the second); ``False`` for a string that is no calendar date or time."""
-    year, month, date, hour, minute, sec, fraction = match.groups()
-    if hour is None:
-        text = f"{year}-{month}-{date}"
-        if text <= day:
-            return False
-    elif f"{year}-{month}-{date} {hour:0>2}:{minute}:{sec or '00'}" < second:
-        return False
-    try:
-        when = dt.datetime(int(year), int(month), int(date), int(hour or 0), int(minute or 0), int(sec or 0),
-                           int((fraction or "0").ljust(6, "0")))
-    except ValueError:
-        return False
-    return when.date() > cutoff.date() if hour is None else when > cutoff
