@@ -42,6 +42,22 @@ def test_tasks_lists_every_task_of_the_registry() -> None:
     assert by_name["phenotype"]["kind"] == "multimodal"
 
 
+@pytest.mark.parametrize(("given", "needle"), [
+    ("2150-01-01", "'2150-01-01' is a date without a time: give the cutoff's time too ('2150-01-01 00:00:00' is the "
+                   "day's start, '2150-01-01 23:59:59' its end)"),
+    ("2150-01-01T12:00:00+02:00", "has a time zone"),
+    ("yesterday", "expected 'YYYY-MM-DD HH:MM:SS'"),
+])
+@pytest.mark.parametrize("command", [["tool", "ehr.get_table_names"], ["mcp", "serve"]])
+def test_a_prediction_time_without_a_time_or_with_a_zone_is_refused(command: list[str], given: str, needle: str,
+                                                                   tmp_path: Path) -> None:
+    """newcomer20: ``--prediction-time 2150-01-01`` was read silently as the day's start."""
+    (tmp_path / "x").write_text("")
+    result = _invoke([*command, "--store", str(tmp_path / "x"), "--subject-id", "1", "--prediction-time", given])
+    assert result.exit_code == 2
+    assert needle in result.output, result.output
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["tol"], "Did you mean 'tool'"),
     (["run", "--limt", "3"], "--limit"),

@@ -181,6 +181,24 @@ def test_run_refuses_rates_and_temperatures_out_of_range(extra: list[str], tmp_p
     assert result.exit_code == 2 and extra[0] in result.output
 
 
+@pytest.mark.parametrize(("command", "option", "value", "message"), [
+    (["run"], "--mode", "agents", "'agents' is not one of 'agent', 'curated', 'both' (did you mean 'agent'?)"),
+    (["run"], "--knowledge", "ofline", "'ofline' is not one of 'offline', 'web', 'off' (did you mean 'offline'?)"),
+    (["run"], "--search-backend", "bing", "'bing' is not one of 'serper', 'brave', 'searxng', 'duckduckgo'"),
+    (["mcp", "serve"], "--tool-names", "dots", "'dots' is not one of 'dotted', 'safe' (did you mean 'dotted'?)"),
+    (["mcp", "serve"], "--knowledge", "on", "'on' is not one of 'offline', 'off'"),
+])
+def test_a_choice_option_names_its_choices_and_the_closest(command: list[str], option: str, value: str, message: str,
+                                                            tmp_path: Path) -> None:
+    """newcomer20: typer's own message for an enum option began with pydantic's "Value error, " and suggested nothing."""
+    common = {"run": ["--bench", str(tmp_path), "--store", str(tmp_path / "s.duckdb"), "--model", "baseline:null",
+                      "--out", str(tmp_path / "out")], "mcp": ["--store", str(tmp_path / "s.duckdb")]}[command[0]]
+    result = _invoke([*command, *common, option, value])
+    assert result.exit_code == 2
+    assert message in result.output and "Value error" not in result.output, result.output
+    assert f"{option} <" in _invoke([*command, "--help"]).output  # the choices stay in the help
+
+
 def test_run_refuses_a_cache_dir_that_is_a_file(tmp_path: Path) -> None:
     afile = tmp_path / "afile"
     afile.write_text("x")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from ._app import app
+from ._app import app, choice
 
 if TYPE_CHECKING:
     from ..mcpserver import EpisodeSpec
@@ -71,7 +71,7 @@ _EPISODE_OPTIONS = [
     _param("qid", str | None, None, "--qid", rich_help_panel=_EPISODE, help="The question of --bench."),
     _param("tool", list[str] | None, None, "--tool", rich_help_panel=_SERVED,
            help="Offer only this tool (repeat; default: as clinseek.open_episode offers them)."),
-    _param("tool_names", _Names, _Names.dotted, "--tool-names", rich_help_panel=_SERVED,
+    _param("tool_names", _Names, _Names.dotted, "--tool-names", rich_help_panel=_SERVED, **choice(_Names),
            help="MCP tool names: dotted (ehr.run_sql_query, the reference's) or safe (ehr__run_sql_query, "
                 "for clients that refuse dots, such as Claude Desktop)."),
     _param("max_rows", int | None, None, "--max-rows", min=1, rich_help_panel=_SERVED, help="Rows shown per call."),
@@ -79,7 +79,7 @@ _EPISODE_OPTIONS = [
            help="Seconds a query may run."),
     _param("max_tool_chars", int | None, None, "--max-tool-chars", min=1, rich_help_panel=_SERVED,
            help="Characters of a call's text before it is cut (as the agent loop cuts it)."),
-    _param("knowledge", _McpKnowledge, _McpKnowledge.off, "--knowledge", rich_help_panel=_SERVED,
+    _param("knowledge", _McpKnowledge, _McpKnowledge.off, "--knowledge", rich_help_panel=_SERVED, **choice(_McpKnowledge),
            help="offline: add the browser.* tools over the offline knowledge index."),
     _param("knowledge_cache", Path | None, None, "--knowledge-cache", rich_help_panel=_SERVED,
            help="Offline index cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge)."),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from ._app import app
+from ._app import app, choice
 from ._out import EXIT_INFRA_ERRORS, EXIT_INVALID_INPUT, check_out
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def run_cmd(
     store: Annotated[str, typer.Option("--store", help="The DuckDB store episodes are built from, or a mimic-code PostgreSQL database (postgresql://user:password@host:port/db; a read-only role suffices).")],
     model: Annotated[str, typer.Option("--model", help="provider:model, e.g. openai:gpt-5.1 or baseline:evidence.")],
     out: Annotated[Path, typer.Option("--out", help="Results root: OUT/<benchmark>/<mode>/<model-slug>/.")],
-    mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.")] = _Mode.agent,
+    mode: Annotated[_Mode, typer.Option("--mode", help="agent (tool loop), curated (one shot) or both.", **choice(_Mode))] = _Mode.agent,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Run at most K questions: a stratified subset (round-robin over tasks and task types; a larger K keeps a smaller K's questions).")] = None,
     tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Only these tasks (repeatable).")] = None,
     base_url: Annotated[list[str] | None, _opt("--base-url", panel=_MODEL, help="OpenAI-compatible endpoint (vLLM, SGLang, Ollama...). Repeat it for replicas of one model: each question goes to one of them, every turn to the same one.")] = None,
@@ -152,8 +152,8 @@ def run_cmd(
     max_output_tokens: Annotated[int, _opt("--max-output-tokens", panel=_BUDGET, min=1, help="Output-token cap of each model call (agent and curated; recorded once, in the manifest's budget).")] = 8192,
     context_window: Annotated[int, _opt("--context-window", panel=_BUDGET, min=1024, help="The model's context window in tokens: agent runs compact old tool outputs at 75 % of it.")] = 128_000,
     curated_budget: Annotated[int, _opt("--curated-budget", panel=_BUDGET, min=256, help="Tokens of a Curated Input package rendered from the store (newest event blocks first).")] = 16_000,
-    knowledge: Annotated[_Knowledge | None, _opt("--knowledge", panel=_SOURCES, help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools). Default: offline; off for baseline:* models, which never browse.")] = None,
-    search_backend: Annotated[_SearchBackend | None, _opt("--search-backend", panel=_SOURCES, help="Web backend for --knowledge web.")] = None,
+    knowledge: Annotated[_Knowledge | None, _opt("--knowledge", panel=_SOURCES, **choice(_Knowledge), help="Source of the browser tools in agent mode: offline index, web search, or off (no browser tools). Default: offline; off for baseline:* models, which never browse.")] = None,
+    search_backend: Annotated[_SearchBackend | None, _opt("--search-backend", panel=_SOURCES, **choice(_SearchBackend), help="Web backend for --knowledge web.")] = None,
     search_url: Annotated[str | None, _opt("--search-url", panel=_SOURCES, help="Endpoint of the web backend (required for searxng).")] = None,
     knowledge_cache: Annotated[Path | None, _opt("--knowledge-cache", panel=_SOURCES, help="Offline index and web-response cache (default $CLINSEEK_CACHE_DIR/knowledge or ~/.cache/clinseek/knowledge).")] = None,
     docs: Annotated[list[Path] | None, _opt("--docs", panel=_SOURCES, help="A folder of .md/.html/.txt/.pdf added to the offline corpus (repeatable).")] = None,

@@ -48,12 +48,22 @@ def _read_candidates(items: list[str]) -> dict[str, list[str]]:
 
 
 def _parse_time(text: str) -> dt.datetime:
+    """``--prediction-time``: a naive date and time (``YYYY-MM-DD HH:MM[:SS]``, ISO ``T`` too). A date alone is
+    refused (the day's start or its end? the cutoff decides what the model sees), as is a time zone (MIMIC's
+    shifted clock has none)."""
+    hint = "--prediction-time"
     try:
-        return dt.datetime.fromisoformat(text)
+        when = dt.datetime.fromisoformat(text.strip())
     except ValueError:
-        raise typer.BadParameter(
-            f"{text!r}: expected 'YYYY-MM-DD HH:MM:SS'", param_hint="--prediction-time"
-        ) from None
+        raise typer.BadParameter(f"{text!r}: expected 'YYYY-MM-DD HH:MM:SS'", param_hint=hint) from None
+    if len(text.strip()) <= 10:
+        day = when.date().isoformat()
+        raise typer.BadParameter(f"{text!r} is a date without a time: give the cutoff's time too ('{day} 00:00:00' "
+                                 f"is the day's start, '{day} 23:59:59' its end)", param_hint=hint)
+    if when.tzinfo is not None:
+        raise typer.BadParameter(f"{text!r} has a time zone: give the time as MIMIC's shifted clock writes it, "
+                                 "without a zone", param_hint=hint)
+    return when
 
 
 def _tool_name(name: str) -> str:
