@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._decode import cut_calls
-from ._errors import ProviderUnavailable
+from ._errors import BadRequest, ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolSet, tool_set
 from ._openai_http import ChatEndpoint
@@ -75,7 +75,16 @@ class OpenAIChatModel:
         started = time.perf_counter()
         try:  # asyncio's own timeout (aiohttp runs on asyncio only): a third of anyio's fail_after CPU per call
             async with asyncio.timeout(config.timeout_s):
-                completion, request_id = await self._endpoint.post("chat/completions", body)
+                try:
+                    completion, request_id = await self._endpoint.post("chat/completions", body)
+                except BadRequest as err:
+                    # a compatible server in front of a reasoning model (Azure OpenAI, a LiteLLM proxy) refuses
+                    # max_tokens and names max_completion_tokens: ask once more with it, and keep it
+                    if self._max_tokens_param != "max_tokens" or "max_completion_tokens" not in str(err):
+                        raise
+                    self._max_tokens_param = "max_completion_tokens"
+                    body = self._body(messages, offered, config)
+                    completion, request_id = await self._endpoint.post("chat/completions", body)
         except TimeoutError:
             raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
         latency_s = time.perf_counter() - started

@@ -22,7 +22,7 @@ from ._render import Rows, render_rows
 from ._result import ToolResult
 from ._sqlcache import guard_verdict
 from ._sqlguard import GuardedQuery
-from ._sqlite_dialect import hint_for
+from ._sqlite_dialect import hint_for, hint_for_sql
 
 _REJECTED = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
 """DuckDB errors raised before a query runs: such a query is read once more as SQLite."""
@@ -209,7 +209,7 @@ def _explained(err: ToolError, note: str | None, sql: str) -> ToolError:
     message = err.message
     if note is not None:
         message = f"{note.removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
-    hint = hint_for(err.message, message=True)
+    hint = "; ".join(h for h in (hint_for(err.message, message=True), hint_for_sql(sql)) if h)
     missing = _MISSING_COLUMN.search(err.message)
     if missing is not None and f'"{missing.group(1)}"' in sql:
         text = missing.group(1).replace("'", "''")

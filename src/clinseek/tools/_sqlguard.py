@@ -26,6 +26,7 @@ from ._sqlite_dialect import (
     DUCKDB_FORMS,
     GuardHook,
     keep_meaning,
+    other_engine_forms,
     parse_error,
     refuse_sqlite_forms,
     unanalysable,
@@ -243,6 +244,7 @@ def _guard(
         raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first[:40]}")
     query = cast(exp.Expression, tree)
     _check_nodes(query, prediction_time)
+    other_engine_forms(query, sql)
     read = _qualify_tables(query, resolve, available)
     # RAISE: a construct sqlglot would write back without part of it (to_char's format) is refused, not run;
     # the tree is ours and done with: no copy (~0.35 ms)

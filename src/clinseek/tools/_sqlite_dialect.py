@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.tokens import TokenType
 
 from ..episode import duckdb_syntax_error
 from ..errors import ToolError
@@ -72,6 +73,14 @@ DUCKDB_FORMS: dict[str, str] = {
     "unix_timestamp": "UNIX_TIMESTAMP(x) is MySQL -> DuckDB epoch(x)",
     "to_timestamp": "to_timestamp(text, 'YYYY-MM-DD HH24:MI') is PostgreSQL -> DuckDB strptime(text, '%Y-%m-%d %H:%M') "
     "(or CAST(text AS TIMESTAMP)); DuckDB's to_timestamp(n) reads epoch seconds",
+    "datetime_diff": "DATETIME_DIFF(a, b, 'HOUR') with a quoted unit is mimic-code's PostgreSQL function (elapsed "
+    "time, fractional) -> DuckDB epoch(a - b) / 3600 (/ 60 minutes, / 86400 days); BigQuery's DATETIME_DIFF(a, b, HOUR) "
+    "counts the boundaries crossed -> date_diff('hour', b, a)",
+    "numeric": "NUMERIC or DECIMAL without a precision is DECIMAL(18, 3) in DuckDB: every value is rounded to 3 "
+    "decimals first (round(x::numeric, 2) of 47.1749 is 47.18; PostgreSQL keeps every digit) -> CAST(x AS DOUBLE), "
+    "round(x, 2) of a DOUBLE, or DECIMAL(p, s) with the scale you mean",
+    "offset": "x[OFFSET(n)] is BigQuery (counting from 0) -> DuckDB lists count from 1: x[n + 1] (x[ORDINAL(n)] -> "
+    "x[n]); APPROX_QUANTILES(x, 100)[OFFSET(50)] -> quantile_cont(x, 0.5)",
     "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
     "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
 }
@@ -244,10 +253,29 @@ class SqliteDialect:
             if tree is None or self.force:
                 return None  # SQLite's grammar rejects it too: the DuckDB reading (or its parse error) stands
             raise
-        if sqlite_tree is None:
+        if sqlite_tree is None or _subscript_as_alias(sqlite_tree, sql):
             return None
         out, self.translation = translate(sqlite_tree, self.prediction_time)
         return out
+
+
+_BIGQUERY_SUBSCRIPT = re.compile(r"^\s*(?:safe_)?(?:offset|ordinal)\s*\(.*\)\s*$", re.IGNORECASE | re.DOTALL)
+_NUMBER_SUBSCRIPT = re.compile(r"^\s*[-+]?\d*\s*(?::\s*[-+]?\d*\s*)?$")
+
+
+def _subscript_as_alias(tree: exp.Expr, sql: str) -> bool:
+    """SQLite reads ``x[1]`` (a DuckDB list subscript) or ``x[OFFSET(1)]`` (BigQuery's) as ``x`` aliased by the
+    bracketed text: read so, the subscript is silently gone (the whole list comes back). True for a DuckDB
+    subscript (the DuckDB reading's own error stands); a BigQuery one is refused naming DuckDB's form."""
+    for alias in tree.find_all(exp.Alias):
+        name = alias.alias
+        if not name or not re.search(r"\[\s*" + re.escape(name) + r"\s*\]", sql):
+            continue
+        if _BIGQUERY_SUBSCRIPT.match(name):
+            raise ToolError("sql_error", f"[{name}]: {DUCKDB_FORMS['offset']}")
+        if _NUMBER_SUBSCRIPT.match(name):
+            return True
+    return False
 
 
 def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
@@ -291,6 +319,7 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "to_date": r"\bto_date\b",
         "date_format": r"\bdate_format\b",
         "unix_timestamp": r"\bunix_timestamp\b",
+        "offset": r"\[\s*(?:safe_)?(?:offset|ordinal)\s*\(",
         "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
@@ -310,6 +339,12 @@ def hint_for(text: str, *, message: bool = False) -> str:
         for key, pattern in _HINTS.items()
         if not (message and key == "is") and pattern.search(low)
     )
+
+
+def hint_for_sql(sql: str) -> str:
+    """The DuckDB form of another engine's construct that only the query's text shows (DuckDB's error names
+    something else: ``x[OFFSET(1)]`` -> "syntax error at or near OFFSET", "no function safe_offset"); "" if none."""
+    return DUCKDB_FORMS["offset"] if _HINTS["offset"].search(sql.lower()) else ""
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
@@ -392,6 +427,118 @@ def keep_meaning(node: exp.Expr) -> None:
         value = node.this
         if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
             node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
+        elif _is_date(value) and _whole_days(node.expression) and node.parent is not None and not (
+            isinstance(node.parent, exp.Cast) and node.parent.to.is_type(exp.DataType.Type.DATE)
+        ):  # MySQL and BigQuery: DATE_SUB(DATE '2100-01-03', INTERVAL 2 DAY) is a DATE (DuckDB: a TIMESTAMP)
+            wrapper = exp.Cast(to=exp.DataType.build("DATE"))
+            node.replace(wrapper)
+            wrapper.set("this", node)
+    elif isinstance(node, exp.SimilarTo) and isinstance(node.expression, exp.Literal) and node.expression.is_string:
+        pattern = node.expression.this
+        if _SQL_WILDCARD.search(_outside_brackets(pattern)):
+            node.set("expression", exp.Literal.string(_similar_regex(pattern)))
+
+
+_SQL_WILDCARD = re.compile(r"(?<!\\)[%_]")
+_DAY_UNITS = frozenset({"DAY", "DAYS", "WEEK", "WEEKS", "MONTH", "MONTHS", "YEAR", "YEARS", "QUARTER", "QUARTERS"})
+
+
+def _is_date(node: exp.Expr) -> bool:
+    node = _unparen(node)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.is_type(exp.DataType.Type.DATE)
+    return isinstance(node, (exp.Date, exp.TsOrDsToDate, exp.CurrentDate))
+
+
+def _whole_days(node: exp.Expr | None) -> bool:
+    """``node`` is an interval of whole days, weeks, months or years (``INTERVAL 2 DAY``, ``INTERVAL '2 days'``)."""
+    if not isinstance(node, exp.Interval):
+        return False
+    unit = node.args.get("unit")
+    if unit is not None:
+        return unit.name.upper() in _DAY_UNITS and isinstance(node.this, exp.Literal)
+    return isinstance(node.this, exp.Literal) and re.fullmatch(
+        r"\s*[-+]?\d+\s+(?:day|week|month|year|quarter)s?\s*", node.this.name, re.IGNORECASE
+    ) is not None
+
+
+def _outside_brackets(pattern: str) -> str:
+    return re.sub(r"\[[^\]]*\]", "", pattern)
+
+
+def _similar_regex(pattern: str) -> str:
+    """SQL's ``SIMILAR TO`` pattern as the regular expression DuckDB's ``SIMILAR TO`` matches: ``%`` any text,
+    ``_`` any character, ``.`` ``^`` ``$`` themselves, ``\\x`` the character x; bracket expressions and ``| * + ?
+    {m,n} ( )`` as written (PostgreSQL's ``similar_to_escape``)."""
+    out: list[str] = []
+    i, depth = 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if depth:
+            out.append(ch)
+            depth = 0 if ch == "]" and out[-2:-1] != ["["] else depth
+        elif ch == "[":
+            out.append(ch)
+            depth = 1
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        elif ch in ".^$":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def other_engine_forms(tree: exp.Expr, sql: str) -> None:
+    """Refuse what DuckDB would run with another meaning than the engine it was written for, where the parse
+    tree no longer tells the forms apart (the text's tokens do):
+
+    - ``DATETIME_DIFF(a, b, 'HOUR')`` with a quoted unit is mimic-code's PostgreSQL function (elapsed time,
+      fractional); sqlglot reads it as BigQuery's ``DATETIME_DIFF(a, b, HOUR)``, the boundaries crossed;
+    - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
+      rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
+
+    Raises:
+        ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
+    """
+    if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
+        return
+    diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
+    decimal = any(
+        n.is_type(exp.DataType.Type.DECIMAL) and [p.name for p in n.expressions] == ["18", "3"]
+        for n in tree.find_all(exp.DataType)
+    )
+    if not (diff or decimal):
+        return
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return
+    for i, token in enumerate(tokens):
+        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+        before = tokens[i - 1].token_type if i else None
+        if decimal and token.token_type == TokenType.DECIMAL and after != TokenType.L_PAREN and before in (
+            TokenType.DCOLON, TokenType.ALIAS
+        ):
+            raise ToolError("sql_error", f"{token.text}: {DUCKDB_FORMS['numeric']}")
+        if diff and token.token_type == TokenType.VAR and token.text.upper() == "DATETIME_DIFF" and (
+            after == TokenType.L_PAREN
+        ):
+            depth, last = 0, None
+            for inner in tokens[i + 1:]:
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
+                if depth == 0:
+                    break
+                last = inner
+            if last is not None and last.token_type == TokenType.STRING:
+                raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
