@@ -22,7 +22,7 @@ from ._render import Rows, render_rows
 from ._result import ToolResult
 from ._sqlcache import guard_verdict
 from ._sqlguard import GuardedQuery
-from ._sqlite_dialect import hint_for, hint_for_sql
+from ._sqlite_dialect import hint_for, hint_for_sql, without_guess
 
 _REJECTED = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
 """DuckDB errors raised before a query runs: such a query is read once more as SQLite."""
@@ -206,7 +206,7 @@ def _explained(err: ToolError, note: str | None, sql: str) -> ToolError:
     """``err`` with the DuckDB form of any SQLite construct it names, what a translation changed, for a
     column not found that the query wrote in double quotes, that text takes single quotes, and for a table
     "not found" that the query reads, the column it lacks (:func:`_lacking_column`)."""
-    message = err.message
+    message = without_guess(err.message, sql)  # "Did you mean isnan?" for T-SQL's ISNULL misleads
     if note is not None:
         message = f"{note.removeprefix('Note: ').rstrip('.')}; DuckDB then failed: {message}"
     hint = "; ".join(h for h in (hint_for(err.message, message=True), hint_for_sql(sql)) if h)

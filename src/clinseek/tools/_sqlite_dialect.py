@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import Token
 from sqlglot.tokens import TokenType
 
 from ..episode import duckdb_syntax_error
@@ -51,7 +52,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "iif": "iif(c, a, b) -> CASE WHEN c THEN a ELSE b END",
     "total": "total(x) -> coalesce(sum(x), 0.0)",
     "ifnull": "ifnull(a, b) -> coalesce(a, b)",
-    "group_concat": "group_concat(x, ';') -> string_agg(x, ';')",
+    "group_concat": "group_concat(x, ';') or MySQL's GROUP_CONCAT(x SEPARATOR ', ') -> string_agg(x, ', ') (ordered: "
+    "string_agg(x, ', ' ORDER BY x))",
     "is": "a IS b -> a IS NOT DISTINCT FROM b",
     "bare column": "a column beside an aggregate -> GROUP BY it, or any_value(col) / arg_max(col, y)",
     "integer division": "SQLite 7 / 2 = 3 -> DuckDB 7 // 2 (7 / 2 = 3.5)",
@@ -83,6 +85,34 @@ DUCKDB_FORMS: dict[str, str] = {
     "x[n]); APPROX_QUANTILES(x, 100)[OFFSET(50)] -> quantile_cont(x, 0.5)",
     "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
     "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
+    # other engines' forms DuckDB does not have (conf21b): the error names DuckDB's
+    "week_diff": "a difference in weeks counts Sunday-week boundaries in BigQuery's DATE_DIFF/DATETIME_DIFF(a, b, WEEK) "
+    "and T-SQL's DATEDIFF(week, b, a), where DuckDB's date_diff('week', b, a) counts whole 7-day spans -> DuckDB "
+    "date_diff('day', date_trunc('week', b + INTERVAL 1 DAY), date_trunc('week', a + INTERVAL 1 DAY)) // 7 (ISO "
+    "weeks from Monday: without the + INTERVAL 1 DAY); whole weeks: date_sub('week', b, a)",
+    "top": "SELECT TOP n is T-SQL -> DuckDB LIMIT n at the end (SELECT hadm_id FROM admissions ORDER BY admittime "
+    "LIMIT 5)",
+    "rownum": "ROWNUM is Oracle -> DuckDB LIMIT n at the end (or row_number() OVER (ORDER BY ...))",
+    "dateadd": "DATEADD(day, n, x) is T-SQL -> DuckDB x + INTERVAL (n) DAY, or x + to_days(n) (to_hours, to_minutes, "
+    "to_months, to_years)",
+    "datepart": "DATEPART(hour, x) is T-SQL -> DuckDB hour(x), or date_part('hour', x) with the unit quoted (T-SQL's "
+    "weekday, Sunday = 1 -> dayofweek(x) + 1)",
+    "isnull": "ISNULL(a, b) is T-SQL -> DuckDB coalesce(a, b); x IS NULL tests for NULL",
+    "eomonth": "EOMONTH(x) is T-SQL -> DuckDB last_day(x)",
+    "convert": "CONVERT(date, x) is T-SQL -> DuckDB CAST(x AS DATE); CONVERT(varchar, x, 120) -> strftime(x, "
+    "'%Y-%m-%d %H:%M:%S')",
+    "trunc": "TRUNC(x) of a date or time is Oracle -> DuckDB date_trunc('day', x) (TRUNC(x, 'MM') -> "
+    "date_trunc('month', x)); trunc() here truncates numbers",
+    "format_datetime": "FORMAT_DATETIME('%Y-%m', x) is BigQuery (also FORMAT_DATE, FORMAT_TIMESTAMP) -> DuckDB "
+    "strftime(x, '%Y-%m')",
+    "parse_date": "PARSE_DATE('%Y-%m-%d', text) is BigQuery -> DuckDB CAST(strptime(text, '%Y-%m-%d') AS DATE); "
+    "PARSE_TIMESTAMP(format, text) -> strptime(text, format)",
+    "date_trunc": "DATE_TRUNC(x, MONTH) is BigQuery -> DuckDB date_trunc('month', x) (the unit first, quoted)",
+    "raw string": "r'...' is BigQuery's raw string -> DuckDB '...' without the r (DuckDB keeps a backslash as "
+    "written: regexp_matches(x, '^\\d+'))",
+    "div": "DIV(a, b) is BigQuery's integer division -> DuckDB a // b",
+    "from_unixtime": "FROM_UNIXTIME(n) is MySQL -> DuckDB make_timestamp(CAST(n * 1000000 AS BIGINT)) (the episode's "
+    "times have no time zone)",
 }
 """SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
 
@@ -320,6 +350,22 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "date_format": r"\bdate_format\b",
         "unix_timestamp": r"\bunix_timestamp\b",
         "offset": r"\[\s*(?:safe_)?(?:offset|ordinal)\s*\(",
+        "top": r"\bselect\s+(?:distinct\s+|all\s+)?top\s*\(?\s*\d",
+        "rownum": r"\brownum\b",
+        "dateadd": r"\bdateadd\s*\(",
+        "datepart": r"\bdatepart\s*\(\s*[a-z]",
+        "isnull": r"\bisnull\s*\(",
+        "eomonth": r"\beomonth\s*\(",
+        "convert": r"\bconvert\s*\(\s*(?:n?(?:var)?char|date|datetime2?|smalldatetime|time|int|integer|bigint|float|"
+        r"real|decimal|numeric)\b",
+        "trunc": r"'trunc\((?:timestamp|date)",
+        "format_datetime": r"\bformat_(?:datetime|date|timestamp|time)\s*\(",
+        "parse_date": r"\bparse_(?:datetime|date|timestamp|time)\s*\(",
+        "date_trunc": r"\b(?:date|datetime|timestamp)_trunc\s*\([^,()]+,\s*(?:year|quarter|month|week|day|hour|minute|"
+        r"second)\s*\)",
+        "raw string": r"(?<![\w'])r'",
+        "div": r"\bdiv\s*\(",
+        "from_unixtime": r"\bfrom_unixtime\s*\(",
         "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
@@ -341,10 +387,33 @@ def hint_for(text: str, *, message: bool = False) -> str:
     )
 
 
+_SQL_KEYS = ("offset", "top", "rownum", "dateadd", "datepart", "isnull", "eomonth", "convert", "format_datetime",
+             "parse_date", "date_trunc", "raw string", "div", "from_unixtime")
+"""Keys of :data:`_HINTS` for other engines' constructs that only the query's text shows."""
+
+
 def hint_for_sql(sql: str) -> str:
-    """The DuckDB form of another engine's construct that only the query's text shows (DuckDB's error names
-    something else: ``x[OFFSET(1)]`` -> "syntax error at or near OFFSET", "no function safe_offset"); "" if none."""
-    return DUCKDB_FORMS["offset"] if _HINTS["offset"].search(sql.lower()) else ""
+    """The DuckDB forms of other engines' constructs that only the query's text shows (DuckDB's error names
+    something else: ``x[OFFSET(1)]`` -> "syntax error at or near OFFSET", ``DATEPART(hour, x)`` -> "column hour not
+    found", ``ISNULL(a, b)`` -> "did you mean isnan"); "" if none."""
+    low = sql.lower()
+    return "; ".join(DUCKDB_FORMS[key] for key in _SQL_KEYS if _HINTS[key].search(low))
+
+
+_GUESS = re.compile(r'(with name (\w+) does not exist!)\s*Did you mean "[^"]*"\?')
+
+
+def without_guess(message: str, sql: str) -> str:
+    """DuckDB's message without its guess at a name (``ISNULL`` -> "Did you mean isnan?", ``TOP (5)`` -> "Did you
+    mean list_dot_product?") when a hint names that construct and its DuckDB form (the hint says what to write)."""
+    found = _GUESS.search(message)
+    if found is None:
+        return message
+    name = found.group(2)
+    if not (hint_for(f"{name}(") or hint_for_sql(f"{name}(") or re.search(rf"\b{re.escape(name)}\b",
+                                                                         hint_for_sql(sql), re.IGNORECASE)):
+        return message
+    return message[:found.start()] + found.group(1) + message[found.end():]
 
 
 _GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
@@ -437,6 +506,39 @@ def keep_meaning(node: exp.Expr) -> None:
         pattern = node.expression.this
         if _SQL_WILDCARD.search(_outside_brackets(pattern)):
             node.set("expression", exp.Literal.string(_similar_regex(pattern)))
+    elif isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
+        kind = str(node.args.get("kind") or "").upper()
+        if kind in _BIGQUERY_FLOATS:  # BigQuery's FLOAT64 is DuckDB's DOUBLE (before: "did you mean int64")
+            node.set("this", _BIGQUERY_FLOATS[kind])
+            node.set("kind", None)
+    elif isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
+        _like_any(node)
+    elif isinstance(node, exp.TimestampDiff) and isinstance(unit := node.args.get("unit"), exp.Var) and (
+        unit.name.upper() in _WHOLE_UNITS
+        and not (isinstance(node.this, exp.Column) and node.this.name.upper() in _DUCKDB_INTERVAL_UNITS)
+    ):  # BigQuery's TIMESTAMP_DIFF(a, b, HOUR) counts whole hours (sqlglot writes date_diff: boundaries crossed);
+        # MySQL's TIMESTAMPDIFF(HOUR, a, b) (HOUR read as a column) is refused by the guard
+        node.replace(exp.Anonymous(this="date_sub", expressions=[
+            exp.Literal.string(unit.name.lower()), node.expression.copy(), node.this.copy()]))
+
+
+_BIGQUERY_FLOATS = {"FLOAT64": exp.DataType.Type.DOUBLE, "FLOAT32": exp.DataType.Type.FLOAT}
+_WHOLE_UNITS = frozenset({"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY"})
+"""The units of BigQuery's TIMESTAMP_DIFF (a DAY is 24 hours), counted whole as DuckDB's date_sub counts them."""
+
+
+def _like_any(node: exp.Like | exp.ILike) -> None:
+    """PostgreSQL's ``x ILIKE ANY(ARRAY['a%', 'b%'])`` (sqlglot writes ``x ILIKE ['a%', 'b%']``, which DuckDB
+    refuses) as ``(x ILIKE 'a%' OR x ILIKE 'b%')``; ``ALL`` with ``AND``. Only a literal list of patterns."""
+    quantified = node.expression
+    values = _unparen(quantified.this)
+    if not isinstance(values, exp.Array) or not values.expressions:
+        return
+    parts: list[exp.Expr] = [type(node)(this=node.this.copy(), expression=v.copy()) for v in values.expressions]
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = (exp.Or if isinstance(quantified, exp.Any) else exp.And)(this=joined, expression=part)
+    node.replace(exp.Paren(this=joined))
 
 
 _SQL_WILDCARD = re.compile(r"(?<!\\)[%_]")
@@ -505,9 +607,16 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
     - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
       rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
 
+    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`) and refuses
+    a difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
+
     Raises:
         ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
     """
+    if not _OTHER_ENGINE_TEXT.search(sql):
+        return
+    _week_difference(sql)
+    _safe_cast(tree, sql)
     if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
         return
     diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
@@ -539,6 +648,68 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
                 last = inner
             if last is not None and last.token_type == TokenType.STRING:
                 raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
+
+
+_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|safe_cast|date_?diff", re.IGNORECASE)
+"""Text :func:`other_engine_forms` needs before it looks at the tree or the tokens."""
+_WEEK_DIFF = re.compile(r"\b(?:date_?diff|datetime_diff)\s*\((?:.|\n)*?\b(?:iso)?(?:week|wk|ww)\b", re.IGNORECASE)
+_WEEK_UNITS = frozenset({"WEEK", "WK", "WW", "ISOWEEK", "ISOWK", "ISOWW"})
+_DIFF_FUNCTIONS = frozenset({"DATEDIFF", "DATE_DIFF", "DATETIME_DIFF"})
+
+
+def _week_difference(sql: str) -> None:
+    """Refuse a difference in weeks with an unquoted unit: BigQuery's ``DATE_DIFF(a, b, WEEK)`` /
+    ``DATETIME_DIFF(a, b, WEEK)`` and T-SQL's ``DATEDIFF(week, b, a)`` count Sunday-week boundaries (Saturday to
+    Sunday is 1), sqlglot writes DuckDB's ``date_diff('week', b, a)``, whole 7-day spans (0). DuckDB's own
+    ``date_diff('week', ...)`` (the unit quoted) keeps its meaning."""
+    if not _WEEK_DIFF.search(sql):
+        return
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return
+    for i, token in enumerate(tokens[:-1]):
+        if token.text.upper() not in _DIFF_FUNCTIONS or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        args: list[list[Token]] = [[]]
+        depth = 0
+        for inner in tokens[i + 1:]:
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
+            if depth == 0:
+                break
+            if depth == 1 and inner.token_type == TokenType.COMMA:
+                args.append([])
+            elif not (depth == 1 and inner.token_type == TokenType.L_PAREN and not args[-1]):
+                args[-1].append(inner)
+        units = [a[0] for a in (args[0], args[-1]) if a and a[0].token_type != TokenType.STRING]
+        if any(u.text.upper() in _WEEK_UNITS for u in units):
+            raise ToolError("sql_error", f"{token.text}(..., week): {DUCKDB_FORMS['week_diff']}")
+
+
+_BIGQUERY_INTEGER = r"\s*[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)\s*"
+
+
+def _safe_cast(tree: exp.Expr, sql: str) -> None:
+    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text: NULL unless the text is an integer (or hex) literal, where
+    DuckDB's ``TRY_CAST`` reads '1.5' as 2. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every
+    ``TRY_CAST`` of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from
+    zero, as DuckDB does)."""
+    written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
+    if not written:
+        return
+    casts = list(tree.find_all(exp.TryCast))
+    if len(casts) != written:
+        return
+    for cast in casts:
+        if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
+            continue
+        value = cast.this
+        text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
+        not_integer = exp.and_(
+            exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]), expression=exp.Literal.string("VARCHAR")),
+            exp.Not(this=exp.Anonymous(this="regexp_full_match", expressions=[text, exp.Literal.string(_BIGQUERY_INTEGER)])),
+        )
+        cast.set("this", exp.Case(ifs=[exp.If(this=not_integer, true=exp.Null())], default=value))
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
