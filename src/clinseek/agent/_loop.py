@@ -199,6 +199,10 @@ class _Run:
                                                         self.transcript.priced))
             raise
         self.transcript.add_call(_call_record(self.turn, response, time.perf_counter() - started))
+        if response.stop_reason == "context_length":  # Claude's model_context_window_exceeded: the reply filled
+            # the window, so the next request cannot fit either; compacted and asked again, as a refused prompt is
+            raise ContextLengthExceeded(f"the reply stopped at the context window ({response.raw_stop_reason})",
+                                        model=response.model)
         return response
 
     # -- tools ---------------------------------------------------------------------------------

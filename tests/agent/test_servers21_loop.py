@@ -1,0 +1,46 @@
+"""Servers 21: replies of real servers through the real agent loop (loopback HTTP, demo episode)."""
+
+from __future__ import annotations
+
+import json
+
+from clinseek.bench import Question
+from clinseek.tools import ToolContext
+from fakes.llm_servers import AnthropicFake, OpenAIFake
+from fakes.loop import run_agent_at
+
+SQL = "SELECT count(*) AS n_admissions FROM hosp.admissions"
+
+
+def test_one_malformed_call_among_several_is_answered_and_the_others_run(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """llama-server serving arguments parsed (ggml-org/llama.cpp#20198): a good SQL call and a finish whose
+    arguments are an array in one turn. Before: ``AttributeError`` ended the run as ``infra_error`` and
+    the SQL call never ran."""
+    s = OpenAIFake()
+    with s:
+        s.script(s.tool_calls([("ehr__run_sql_query", {"sql_query": SQL}), ("ehr__finish", ["no"])],  # type: ignore[list-item]
+                              arguments_as_objects=True),
+                 s.tool_calls([("ehr__finish", {"response": ["no"]})], arguments_as_objects=True))
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
+        sent = s.requests[1].json["messages"]
+    assert (outcome.status, outcome.answer) == ("answered", ["no"]), outcome.error
+    assert [(t.name, t.ok) for t in outcome.tools][:2] == [("ehr.run_sql_query", True), ("ehr.finish", False)]
+    results = [m for m in sent if m["role"] == "tool"]
+    assert "n_admissions" in results[0]["content"]
+    assert "arguments must be a JSON object, got array" in results[1]["content"], results[1]
+    # the malformed call goes back as a JSON object text (vLLM / SGLang refuse anything else with a 400)
+    assert json.loads(sent[-3]["tool_calls"][1]["function"]["arguments"]) == {}
+
+
+def test_a_reply_that_filled_the_context_window_ends_as_context_length(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """Claude's ``model_context_window_exceeded`` (Sonnet 4.5 and later: the reply stopped because the context
+    window is full; docs "Handling stop reasons"): the next request cannot fit either."""
+    s = AnthropicFake()
+    with s:
+        s.script(*[s.text("The admissions show", stop="model_context_window_exceeded") for _ in range(6)])
+        outcome = run_agent_at(s.url, demo_ctx, demo_question, model="anthropic:claude-fake")
+    assert (outcome.status, outcome.stop_reason) == ("no_answer", "context_length"), (outcome, len(s.requests))
