@@ -143,3 +143,61 @@ def test_fastapis_own_422_names_the_field_and_the_cause() -> None:
     got = _call(raw, status=422)
     assert type(got) is BadRequest, repr(got)
     assert "body.messages.2.content: none is not an allowed value" in str(got), str(got)
+
+
+# -- tool-call ids repeated across turns -----------------------------------------------------------------
+# OpenAI refuses a history in which one tool_call_id answers twice (agno-agi/agno#5116, the bytes below);
+# DeepSeek words it the same way, Mistral counts calls and results ("Not the same number of function calls and
+# responses", NousResearch/hermes-agent#11722). Kimi K2 names its ids `functions.<name>:<n>`, counted per turn
+# (NousResearch/hermes-agent#72766), and a server that sends no id got clinseek's own `call0000n` every turn.
+def _duplicate_refusal(call_id: str, first: int, second: int) -> dict[str, Any]:
+    return {"error": {"message": f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}' in "
+                                 f"messages[{first}] and messages[{second}].", "type": "invalid_request_error",
+                      "param": f"messages.[{second}].tool_call_id", "code": None}}
+
+
+@pytest.mark.parametrize("call_id", [None, "functions.ehr__run_sql_query:0"], ids=["no-id", "kimi-per-turn"])
+def test_call_ids_a_server_repeats_across_turns_go_back_unique(call_id: str | None) -> None:
+    sql = {"name": "ehr.run_sql_query", "description": "Run SQL.",
+           "parameters": {"type": "object", "properties": {"sql_query": {"type": "string"}}}}
+    seen: list[dict[str, Any]] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen.append(body)
+        answered: dict[str, int] = {}
+        for i, message in enumerate(body["messages"]):
+            if message["role"] == "tool":
+                if message["tool_call_id"] in answered:
+                    return web.json_response(_duplicate_refusal(message["tool_call_id"],
+                                                                answered[message["tool_call_id"]], i), status=400)
+                answered[message["tool_call_id"]] = i
+        call = {"index": 0, "type": "function",
+                "function": {"name": "ehr__run_sql_query", "arguments": '{"sql_query": "SELECT 1"}'}}
+        if call_id is not None:
+            call["id"] = call_id
+        return web.json_response({"id": "x", "model": "m", "choices": [
+            {"index": 0, "finish_reason": "tool_calls",
+             "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]})
+
+    async def main() -> Any:
+        async with _serve(handler) as url:
+            model = get_model("openai:test-model", base_url=url)
+            history = [Message(role="user", content="hi")]
+            try:
+                for _ in range(3):
+                    reply = await model.generate(history, [sql], GenerateConfig(timeout_s=20))
+                    history += [reply.message, Message.tool(reply.message.tool_calls[0], "n\n1")]
+                return history
+            except Exception as err:
+                return err
+            finally:
+                await model.aclose()
+
+    got = anyio.run(main)
+    assert not isinstance(got, Exception), repr(got)
+    sent = seen[-1]["messages"]
+    pairs = [(m["tool_calls"][0]["id"], r["tool_call_id"]) for m, r in zip(sent[1::2], sent[2::2], strict=True)]
+    assert len({p[0] for p in pairs}) == 2 and all(a == b for a, b in pairs), pairs
+    assert all(len(a) == 9 and a.isalnum() for a, _ in pairs[1:])  # a replaced id keeps Mistral's 9-character rule
+    assert {c.id for m in got if m.role == "assistant" for c in m.tool_calls} == {pairs[0][0]}  # records as sent
