@@ -44,3 +44,19 @@ def test_a_reply_that_filled_the_context_window_ends_as_context_length(
         s.script(*[s.text("The admissions show", stop="model_context_window_exceeded") for _ in range(6)])
         outcome = run_agent_at(s.url, demo_ctx, demo_question, model="anthropic:claude-fake")
     assert (outcome.status, outcome.stop_reason) == ("no_answer", "context_length"), (outcome, len(s.requests))
+
+
+def test_a_reasoning_model_cut_at_the_output_token_limit_says_so(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """A thinking model that spends the whole output budget thinking: ``content`` null, the thinking in
+    ``reasoning_content``, ``finish_reason: "length"`` (vLLM's reasoning parsers, vllm-project/vllm#35296;
+    LM Studio and llama-server, lmstudio-ai/lmstudio-bug-tracker#1990). Before: ``no_tool_call``, "the model
+    stopped calling tools without ehr.finish": the row blamed the model, not the limit one can raise."""
+    s = OpenAIFake()
+    with s:
+        s.script(*[s.text(None, reasoning="Let me think about the admissions. " * 40, finish="length")
+                   for _ in range(4)])
+        outcome = run_agent_at(s.url, demo_ctx, demo_question)
+    assert outcome.status == "no_answer", outcome
+    assert "output-token limit" in (outcome.error or "") and "8192" in (outcome.error or ""), outcome.error

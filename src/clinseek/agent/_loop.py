@@ -319,7 +319,12 @@ class _Run:
                 self.reminders += 1
                 self.messages.append(Message.user(REMINDER))
                 return None
-            return self.text_answer()
+            outcome = self.text_answer()
+            if outcome.status == "no_answer" and response.stop_reason == "max_tokens":  # a thinking model's budget
+                cut = (f"the last reply was cut at the output-token limit ({self.config.max_output_tokens} tokens) "
+                       "before it called a tool or answered; a larger --max-output-tokens lets it finish")
+                outcome = outcome.model_copy(update={"error": cut})
+            return outcome
         done = await self.run_tools(calls)
         return await self.finish(done)
 
