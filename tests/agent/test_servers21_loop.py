@@ -60,3 +60,18 @@ def test_a_reasoning_model_cut_at_the_output_token_limit_says_so(
         outcome = run_agent_at(s.url, demo_ctx, demo_question)
     assert outcome.status == "no_answer", outcome
     assert "output-token limit" in (outcome.error or "") and "8192" in (outcome.error or ""), outcome.error
+
+
+def test_a_claude_refusal_ends_the_run_naming_it_without_asking_again(
+    api_keys: str, demo_ctx: ToolContext, demo_question: Question
+) -> None:
+    """Claude 4's ``stop_reason: "refusal"`` (docs "Streaming refusals": "Attempting to continue without
+    resetting will result in continued refusals"). Before: a reminder sent into the refused context, a second
+    billed call, then "the model stopped calling tools without ehr.finish"."""
+    s = AnthropicFake()
+    with s:
+        s.script(*[s.text("Hello..", stop="refusal") for _ in range(4)])
+        outcome = run_agent_at(s.url, demo_ctx, demo_question, model="anthropic:claude-fake")
+        asked = len(s.requests)
+    assert outcome.status == "no_answer" and "refusal" in (outcome.error or ""), outcome.error
+    assert asked == 1
