@@ -199,6 +199,10 @@ class _Run:
                                                         self.transcript.priced))
             raise
         self.transcript.add_call(_call_record(self.turn, response, time.perf_counter() - started))
+        if response.stop_reason == "context_length":  # Claude's model_context_window_exceeded: the reply filled
+            # the window, so the next request cannot fit either; compacted and asked again, as a refused prompt is
+            raise ContextLengthExceeded(f"the reply stopped at the context window ({response.raw_stop_reason})",
+                                        model=response.model)
         return response
 
     # -- tools ---------------------------------------------------------------------------------
@@ -311,13 +315,27 @@ class _Run:
         self.messages.append(response.message)
         calls = response.message.tool_calls
         if not calls:
-            if self.reminders < self.budget.reminders:
+            # Claude's refusal: "continuing without resetting will result in continued refusals" (Anthropic's docs)
+            refused = response.raw_stop_reason == "refusal"
+            if self.reminders < self.budget.reminders and not refused:
                 self.reminders += 1
                 self.messages.append(Message.user(REMINDER))
                 return None
-            return self.text_answer()
+            outcome = self.text_answer()
+            why = self.stopped_by(response)
+            return outcome.model_copy(update={"error": why}) if why and outcome.status == "no_answer" else outcome
         done = await self.run_tools(calls)
         return await self.finish(done)
+
+    def stopped_by(self, response: ModelResponse) -> str | None:
+        """Why a reply without a call or an answer stopped, when the provider stopped it (else ``None``)."""
+        if response.stop_reason == "max_tokens":  # a thinking model that spent the whole budget thinking
+            return (f"the last reply was cut at the output-token limit ({self.config.max_output_tokens} tokens) "
+                    "before it called a tool or answered; a larger --max-output-tokens lets it finish")
+        if response.stop_reason == "content_filter":
+            return (f"the provider stopped the last reply ({response.raw_stop_reason}: a refusal or its content "
+                    "filter) before it called a tool or answered")
+        return None
 
     async def run(self) -> AgentOutcome:
         outcome = await self.turns()

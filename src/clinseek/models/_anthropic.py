@@ -20,13 +20,13 @@ from ._anthropic_wire import (
     stop_reason,
 )
 from ._decode import shown_url, snippet
-from ._errors import BadRequest, ProviderUnavailable
+from ._errors import BadRequest, ModelCallError, ProviderUnavailable
 from ._loops import PerLoop
 from ._messages import GenerateConfig, Message, ModelResponse
 from ._names import tool_set
 from ._preflight import PreflightReport
 from ._pricing import PriceTable
-from ._sdk_errors import is_credential_error, map_sdk_error
+from ._sdk_errors import from_status, is_credential_error, map_sdk_error
 from ._tokens import TokenCounter
 from ._vision import vision_capable
 
@@ -103,6 +103,8 @@ class AnthropicChatModel:
             said = snippet(reply) if isinstance(reply, (str, bytes)) else type(reply).__name__
             raise ProviderUnavailable(f"unreadable reply from {shown_url(str(client.base_url))}: not a JSON message; "
                                       f"it reads: {said!r}", model=self.name)
+        if getattr(reply, "type", None) == "error":  # the API's error envelope relayed with HTTP 200 (a proxy)
+            raise _error_envelope(getattr(reply, "error", None), self.name)
         message = decode_content(reply.content or [], names)
         usage = decode_usage(reply.usage)
         reported = getattr(reply, "usage", None) is not None
@@ -132,6 +134,22 @@ class AnthropicChatModel:
     async def aclose(self) -> None:
         """Close the HTTP connection pools."""
         await self._clients.aclose()
+
+
+_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+                 "permission_error": 403, "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+                 "api_error": 500, "timeout_error": 504, "overloaded_error": 529}
+"""The HTTP status the Messages API sends with each ``error.type`` (docs "Errors")."""
+
+
+def _error_envelope(error: Any, model: str) -> ModelCallError:
+    """The taxonomy error of ``{"type": "error", "error": {"type": ..., "message": ...}}`` received with HTTP
+    200: classified by the status the API sends that ``error.type`` with (an unknown type: retried)."""
+    kind = error.get("type") if isinstance(error, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else None
+    said = f"{kind}: {detail}" if isinstance(detail, str) and detail else str(kind or error)
+    status = _ERROR_STATUS.get(kind, 500) if isinstance(kind, str) else 500
+    return from_status(status, f"the reply (HTTP 200) is an error object: {said}", error, {}, model)
 
 
 async def _close(client: AnthropicClient) -> None:

@@ -11,14 +11,15 @@ from ._messages import ToolCall
 from ._names import ToolNameMap
 
 
-def decode_tool_call(call_id: str, wire: str, arguments: str | dict[str, Any] | None, names: ToolNameMap) -> ToolCall:
+def decode_tool_call(call_id: str, wire: str, arguments: Any, names: ToolNameMap) -> ToolCall:
     """Decode one call: map the wire name back, parse the JSON arguments; never guess.
 
     The name is an offered tool's wire name or, exactly, its canonical name (the prompts name the tools
     canonically, ``ehr.finish``, and servers that parse the model's own calls pass that name through;
     the error of any other name lists the canonical names). An unknown name gives
     ``error_kind="unknown_tool"``; argument text that is not JSON gives ``invalid_json`` (text kept in
-    ``raw_arguments``); JSON that is not an object gives ``not_an_object``. Empty argument text means ``{}``.
+    ``raw_arguments``); JSON that is not an object (as text, or served parsed: an array, a number) gives
+    ``not_an_object``, its error naming the JSON type. Empty argument text, ``null`` and ``"null"`` mean ``{}``.
     """
     canonical = names.from_wire(wire) or (wire if wire in names.canonical_names() else None)
     parsed, raw, kind, problem = _parse_arguments(arguments)
@@ -74,8 +75,16 @@ def nests_too_deep(value: Any) -> bool:
     return False
 
 
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _json_type(value: Any) -> str:
+    """``value``'s JSON type name, as the model wrote it (``null``, ``array``, ...), never a Python one."""
+    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
+
+
 def _parse_arguments(
-    arguments: str | dict[str, Any] | None,
+    arguments: Any,
 ) -> tuple[dict[str, Any], str | None, Any, str | None]:
     if arguments is None:
         return {}, None, None, None
@@ -83,6 +92,11 @@ def _parse_arguments(
         if nests_too_deep(arguments):
             return {}, None, "invalid_json", TOO_DEEP
         return scrub_surrogates(arguments), None, None, None
+    if not isinstance(arguments, str):  # JSON served parsed (llama-server's object arguments): an array, a number
+        if nests_too_deep(arguments):
+            return {}, None, "invalid_json", TOO_DEEP
+        raw = json.dumps(scrub_surrogates(arguments), ensure_ascii=False)
+        return {}, raw, "not_an_object", f"arguments must be a JSON object, got {_json_type(arguments)}"
     if not arguments.strip():
         return {}, None, None, None
     try:
@@ -93,8 +107,10 @@ def _parse_arguments(
         return {}, arguments, "invalid_json", TOO_DEEP
     if nests_too_deep(value):
         return {}, arguments, "invalid_json", TOO_DEEP
+    if value is None:  # "null": no arguments, as the JSON null itself (vLLM's hermes parser dumps a model's null)
+        return {}, None, None, None
     if not isinstance(value, dict):
-        return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {type(value).__name__}"
+        return {}, arguments, "not_an_object", f"arguments must be a JSON object, got {_json_type(value)}"
     return scrub_surrogates(value), None, None, None
 
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._decode import cut_calls
-from ._errors import BadRequest, ProviderUnavailable
+from ._errors import BadRequest, ModelCallError, ProviderUnavailable
 from ._messages import GenerateConfig, Message, ModelResponse, Usage
 from ._names import ToolSet, tool_set
 from ._openai_http import ChatEndpoint
@@ -23,6 +23,7 @@ from ._openai_wire import (
 )
 from ._preflight import PreflightReport, openai_preflight
 from ._pricing import PriceTable
+from ._sdk_errors import from_status
 from ._tokens import TokenCounter
 from ._vision import vision_capable
 
@@ -110,10 +111,7 @@ class OpenAIChatModel:
     def _response(self, completion: Any, request_id: str | None, offered: ToolSet, latency_s: float) -> ModelResponse:
         choices = completion.get("choices") if isinstance(completion, dict) else None
         if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            error = completion.get("error") if isinstance(completion, dict) else None  # gateways: 200 + error
-            detail = error.get("message") if isinstance(error, dict) else error
-            said = f": {detail}" if isinstance(detail, str) and detail else ""
-            raise ProviderUnavailable(f"the reply has no choices{said}", model=self.name)
+            raise _no_choices(completion, self.name)
         choice = choices[0]
         message, source = decode_message(choice.get("message") or {}, offered.names, offered.specs)
         if choice.get("finish_reason") == "length" and message.tool_calls:
@@ -147,6 +145,20 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         await self._endpoint.aclose()
+
+
+def _no_choices(completion: Any, model: str) -> ModelCallError:
+    """The error of a 200 reply without a choice: a gateway's error object (OpenRouter, LiteLLM: HTTP 200 with
+    ``{"error": {"code": <HTTP status>, "message": ...}}`` when the model failed after the request was taken)
+    is classified by the status in its ``code`` (a context overflow, a refused key, a rate limit); else it is
+    ``ProviderUnavailable`` (retried)."""
+    error = completion.get("error") if isinstance(completion, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else error
+    said = f": {detail}" if isinstance(detail, str) and detail else ""
+    code = error.get("code") if isinstance(error, dict) else None
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599:
+        return from_status(code, f"the reply (HTTP 200) is an error object{said}", error, {}, model)
+    return ProviderUnavailable(f"the reply has no choices{said}", model=model)
 
 
 def _dumps(value: Any) -> str:

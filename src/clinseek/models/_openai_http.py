@@ -179,10 +179,25 @@ def _status_error(status: int, raw: bytes, headers: Any, model: str) -> ModelCal
         # {"error": {"message": ...}} (OpenAI, vLLM, llama.cpp), {"message": ...} (older vLLM),
         # {"error": "<text>"} (TGI, Ollama), {"detail": "<text>"} (FastAPI's own 404 / 405: vLLM, SGLang)
         detail = (error.get("message") or error.get("detail")) if isinstance(error, dict) else error
+        detail = _validation_errors(detail) if isinstance(detail, list) else detail
         if isinstance(detail, str) and detail:
             message += f" - {detail}"
     data = body.get("error", body) if isinstance(body, dict) else body
     return from_status(status, message, data, headers, model)
+
+
+def _validation_errors(items: list[Any]) -> str:
+    """FastAPI's own 422 ``detail`` (llama-cpp-python, FastChat, LiteLLM's proxy): ``[{"loc": ["body",
+    "messages", 2, "content"], "msg": "none is not an allowed value", ...}]`` as ``body.messages.2.content:
+    none is not an allowed value``; the first three, then how many more."""
+    said = []
+    for item in items[:3]:
+        if isinstance(item, dict) and isinstance(item.get("msg"), str):
+            loc = item.get("loc")
+            where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
+            said.append(f"{where}: {item['msg']}" if where else item["msg"])
+    more = f" (and {len(items) - 3} more)" if len(items) > 3 and said else ""
+    return "; ".join(said) + more
 
 
 def _env_proxy(url: str) -> str | None:

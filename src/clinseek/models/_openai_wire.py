@@ -21,21 +21,58 @@ _STOP: dict[str, StopReason] = {
 }
 
 
+class _WireIds:
+    """Tool-call ids as a request sends them: unique across the whole history.
+
+    A server can repeat an id on a later turn (Kimi K2's ``functions.<name>:<n>`` counts per turn; a server
+    that sends none gets the same synthesized ``call0000n`` every turn), and OpenAI, DeepSeek and Mistral
+    refuse a history in which one id is called or answered twice (HTTP 400 "Duplicate value for
+    'tool_call_id'"). The first use of an id goes as it is (the records, and the cached prefix, keep it);
+    a later one goes as ``dup000001``... (nine letters and digits: Mistral's rule), and so do the results
+    of that turn's call.
+    """
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.turn: dict[str, str] = {}
+        self.count = 0
+
+    def calls(self, message: Message) -> list[str]:
+        """The wire ids of an assistant turn's calls (a new turn: results map to these from now on)."""
+        self.turn = {}
+        wire_ids = []
+        for call in message.tool_calls:
+            wire = call.id
+            while wire in self.used:
+                self.count += 1
+                wire = f"dup{self.count:06d}"
+            self.used.add(wire)
+            self.turn.setdefault(call.id, wire)
+            wire_ids.append(wire)
+        return wire_ids
+
+    def result(self, call_id: str) -> str:
+        return self.turn.get(call_id, call_id)
+
+
 def encode_messages(messages: Sequence[Message], names: ToolNameMap) -> list[dict[str, Any]]:
-    """Chat Completions ``messages``; images of tool turns follow the tool run as one user turn."""
+    """Chat Completions ``messages``; images of tool turns follow the tool run as one user turn; tool-call
+    ids unique across the history (:class:`_WireIds`)."""
     out: list[dict[str, Any]] = []
     pending_images: list[dict[str, Any]] = []
+    ids = _WireIds()
     for message in messages:
         if message.role != "tool" and pending_images:
             out.append({"role": "user", "content": pending_images})
             pending_images = []
         if message.role == "tool":
-            out.append({"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content})
+            call_id = ids.result(message.tool_call_id or "")
+            out.append({"role": "tool", "tool_call_id": call_id, "content": message.content})
             if message.images:
-                pending_images += [{"type": "text", "text": f"Images returned by tool call {message.tool_call_id}:"}]
+                pending_images += [{"type": "text", "text": f"Images returned by tool call {call_id}:"}]
                 pending_images += [_image_part(m) for m in message.images]
         elif message.role == "assistant":
-            out.append(_assistant(message, names))
+            out.append(_assistant(message, names, ids.calls(message)))
         elif message.images:
             parts = [{"type": "text", "text": message.content}] + [_image_part(m) for m in message.images]
             out.append({"role": message.role, "content": parts})
@@ -46,21 +83,21 @@ def encode_messages(messages: Sequence[Message], names: ToolNameMap) -> list[dic
     return out
 
 
-def _assistant(message: Message, names: ToolNameMap) -> dict[str, Any]:
+def _assistant(message: Message, names: ToolNameMap, wire_ids: list[str]) -> dict[str, Any]:
     # content is always a string, "" beside tool calls: llama-cpp-python answers null with HTTP 500
     # and some templates break when the key is missing (docs/models.md, "Requests")
     entry: dict[str, Any] = {"role": "assistant", "content": message.content}
     if message.tool_calls:
-        entry["tool_calls"] = [_call(call, names) for call in message.tool_calls]
+        entry["tool_calls"] = [_call(call, names, wire) for call, wire in zip(message.tool_calls, wire_ids, strict=True)]
     return entry
 
 
-def _call(call: ToolCall, names: ToolNameMap) -> dict[str, Any]:
+def _call(call: ToolCall, names: ToolNameMap, wire_id: str) -> dict[str, Any]:
     # arguments are always a JSON object text: vLLM and SGLang parse them to render the template and
     # refuse anything else with HTTP 400; arguments that did not parse go back as {} (the model was
     # told why in the error result that follows, and the record keeps the text in raw_arguments)
     arguments = json.dumps(call.arguments, ensure_ascii=False)
-    return {"id": call.id, "type": "function", "function": {"name": names.to_wire(call.name), "arguments": arguments}}
+    return {"id": wire_id, "type": "function", "function": {"name": names.to_wire(call.name), "arguments": arguments}}
 
 
 def _image_part(image: Any) -> dict[str, Any]:
