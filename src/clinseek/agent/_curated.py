@@ -12,6 +12,7 @@ from ..models import (
     ImageRef,
     Message,
     ModelCallError,
+    PromptRefused,
     accepts_images,
     price_known,
 )
@@ -93,6 +94,8 @@ async def run_curated(
         transcript.add_call(failed_call_record(1, err, time.perf_counter() - started, transcript.priced))
         if isinstance(err, ContextLengthExceeded):
             return done("no_answer", "context_length", error=str(err), error_type=type(err).__name__)
+        if isinstance(err, PromptRefused):
+            return done("no_answer", "content_filter", error=str(err), error_type=type(err).__name__)
         return done("infra_error", "exception", error=f"{type(err).__name__}: {err}", error_type=type(err).__name__)
     except Exception as err:  # a harness failure: not a wrong answer
         return done("infra_error", "exception", error=f"{type(err).__name__}: {err}", error_type=type(err).__name__)

@@ -31,6 +31,7 @@ from ..models import (
     Message,
     ModelCallError,
     ModelResponse,
+    PromptRefused,
     TokenCounter,
     ToolCall,
     accepts_images,
@@ -357,6 +358,8 @@ class _Run:
             return self.outcome("no_answer", "max_turns", error=f"no ehr.finish within {self.budget.max_turns} turns")
         except ContextLengthExceeded as err:
             return self.outcome("no_answer", "context_length", error=str(err), error_type=type(err).__name__)
+        except PromptRefused as err:  # the same prompt gets the same refusal: no answer, not an infra error
+            return self.outcome("no_answer", "content_filter", error=str(err), error_type=type(err).__name__)
         except Exception as err:  # STYLE rule 7: anything but ToolError is an infrastructure failure
             return self.outcome("infra_error", "exception", error=f"{type(err).__name__}: {err}",
                                 error_type=type(err).__name__)

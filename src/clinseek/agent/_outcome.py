@@ -19,6 +19,7 @@ StopReason = Literal[
     "max_turns",
     "token_budget",
     "context_length",
+    "content_filter",
     "exception",
     "text_answer",
 ]

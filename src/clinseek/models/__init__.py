@@ -6,15 +6,22 @@
 ``tool_protocol="text"`` for endpoints without native tool calling. Providers register with
 ``@provider("name")`` (the offline baselines too). Messages, tool calls, usage and responses are
 provider-independent frozen records; tool names are canonical (dotted) everywhere above this
-package. Errors: ``RateLimited``, ``ProviderUnavailable``, ``ContextLengthExceeded``, ``BadRequest``
-(all ``ModelCallError``). Costs come from an editable price table; unknown prices are ``None``.
+package. Errors: ``RateLimited``, ``ProviderUnavailable``, ``ContextLengthExceeded``, ``PromptRefused``,
+``BadRequest`` (all ``ModelCallError``). Costs come from an editable price table; unknown prices are ``None``.
 See ``docs/models.md``.
 """
 
 from . import _builtin  # noqa: F401  (registers the built-in providers)
 from ._content import calls_in_content, split_reasoning
 from ._decode import decode_tool_call
-from ._errors import BadRequest, ContextLengthExceeded, ModelCallError, ProviderUnavailable, RateLimited
+from ._errors import (
+    BadRequest,
+    ContextLengthExceeded,
+    ModelCallError,
+    PromptRefused,
+    ProviderUnavailable,
+    RateLimited,
+)
 from ._messages import (
     CallAttempt,
     GenerateConfig,
@@ -91,6 +98,7 @@ __all__ = [
     "PreflightReport",
     "Price",
     "PriceTable",
+    "PromptRefused",
     "ProviderFactory",
     "ProviderOptions",
     "ProviderUnavailable",

@@ -7,6 +7,7 @@
         ├── RateLimited           HTTP 429 / throttling; retry after ``retry_after_s``
         ├── ProviderUnavailable   HTTP 5xx / 408 / 529, connection error, timeout, unreadable reply; retry
         ├── ContextLengthExceeded the request does not fit the model's context window; do not retry as is
+        ├── PromptRefused         the provider's content filter refused the prompt; never retried
         └── BadRequest            any other 4xx (bad parameters, auth, unknown model); never retried
 
 The SDKs' own retries are turned off (``max_retries=0``): the runner owns retries and backoff.
@@ -93,8 +94,16 @@ class ContextLengthExceeded(ModelCallError):
     """
 
 
+class PromptRefused(ModelCallError):
+    """The provider refused the request for its content: a content filter on the prompt (Azure OpenAI's HTTP 400
+    with ``error.code`` ``content_filter``, inner code ``ResponsibleAIPolicyViolation``), which clinical text can
+    trip. Not retried, and not an infrastructure failure: the same prompt gets the same refusal, so the run ends
+    without an answer (``stop_reason`` ``content_filter``, scored 0) instead of being redone on every resume.
+    """
+
+
 class BadRequest(ModelCallError):
     """Any other client error (4xx: invalid parameters, authentication, unknown model). Not retried."""
 
 
-__all__ = ["BadRequest", "ContextLengthExceeded", "ModelCallError", "ProviderUnavailable", "RateLimited"]
+__all__ = ["BadRequest", "ContextLengthExceeded", "ModelCallError", "PromptRefused", "ProviderUnavailable", "RateLimited"]

@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from ._errors import BadRequest, ContextLengthExceeded, ModelCallError, ProviderUnavailable, RateLimited
+from ._errors import (
+    BadRequest,
+    ContextLengthExceeded,
+    ModelCallError,
+    PromptRefused,
+    ProviderUnavailable,
+    RateLimited,
+)
 
 # Provider wordings of "the prompt does not fit": OpenAI's code, llama.cpp's error type
 # (``exceed_context_size_error``: "request (N tokens) exceeds the available context size"), vLLM's
@@ -72,6 +79,8 @@ def from_status(
         return RateLimited(message, model=model, retry_after_s=retry_after_s(headers))
     if status in (400, 413, 422) and _is_context_length(message, body):
         return ContextLengthExceeded(message, model=model, status_code=status)
+    if status == 400 and _is_content_filter(body):
+        return PromptRefused(message, model=model, status_code=status)
     if status >= 500 or status in (408, 409):
         return ProviderUnavailable(message, model=model, status_code=status, retry_after_s=retry_after_s(headers))
     return BadRequest(message, model=model, status_code=status)
@@ -101,6 +110,18 @@ def _looks_like_date(value: str) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+_FILTER_CODES = {"content_filter", "ResponsibleAIPolicyViolation"}
+"""Azure OpenAI's codes of a prompt its content filter refused (``error.code``, ``error.innererror.code``)."""
+
+
+def _is_content_filter(body: Any) -> bool:
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return False
+    inner = error.get("innererror")
+    return error.get("code") in _FILTER_CODES or (isinstance(inner, dict) and inner.get("code") in _FILTER_CODES)
 
 
 def _is_context_length(message: str, body: Any) -> bool:

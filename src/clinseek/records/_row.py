@@ -71,7 +71,8 @@ class ResultRow(BaseModel):
     """True when the run ended on ``ehr.finish`` (agent) or a parsed ``<answer>`` block (curated)."""
     stop_reason: str
     """finish_tool_call | answer_block | text_answer (an answer read from text by a fallback of the
-    extractor) | no_tool_call | max_turns | token_budget | context_length | parse_error | exception |
+    extractor) | no_tool_call | max_turns | token_budget | context_length | content_filter (the provider refused
+    the prompt) | parse_error | exception |
     invalid_input (the manifest row could not run)."""
     error: str | None = None
     """What went wrong (infra errors: the exception; no_answer: why); never contains credentials."""
