@@ -130,3 +130,10 @@ def test_529_overloaded_is_retryable_with_its_wait(headers: dict[str, str] | Non
 def test_the_newer_stop_reasons_are_read_and_kept(stop: str, canonical: str) -> None:
     got = _call(_message([{"type": "text", "text": "Partial"}], stop))
     assert (got.stop_reason, got.raw_stop_reason, got.message.content) == (canonical, stop, "Partial")
+
+
+def test_a_text_block_whose_text_is_null_reads_as_empty() -> None:
+    """servers21's leftover: a gateway's ``{"type": "text", "text": null}`` raised TypeError joining the texts."""
+    got = _call(_message([{"type": "text", "text": None}, {"type": "text", "text": "ok"}], "end_turn"))
+    assert not isinstance(got, Exception), repr(got)
+    assert got.message.content == "ok"

@@ -201,3 +201,23 @@ def test_call_ids_a_server_repeats_across_turns_go_back_unique(call_id: str | No
     assert len({p[0] for p in pairs}) == 2 and all(a == b for a, b in pairs), pairs
     assert all(len(a) == 9 and a.isalnum() for a, _ in pairs[1:])  # a replaced id keeps Mistral's 9-character rule
     assert {c.id for m in got if m.role == "assistant" for c in m.tool_calls} == {pairs[0][0]}  # records as sent
+
+
+def test_one_call_sent_as_an_object_not_a_list_is_read() -> None:
+    """servers21's leftover: ``"tool_calls": {...}`` (one call, no list) was dropped without a word."""
+    raw = (b'{"choices":[{"finish_reason":"tool_calls","index":0,"message":{"role":"assistant","content":null,'
+           b'"tool_calls":{"type":"function","id":"c0","function":{"name":"ehr__finish","arguments":"{\\"answer\\":'
+           b'\\"yes\\"}"}}}}],"model":"m","object":"chat.completion","id":"x"}')
+    got = _call(raw)
+    assert not isinstance(got, Exception), repr(got)
+    assert [(c.name, c.arguments) for c in got.message.tool_calls] == [("ehr.finish", {"answer": "yes"})]
+
+
+def test_token_counts_that_are_no_whole_numbers_are_usage_not_reported() -> None:
+    """servers21's leftover: ``"prompt_tokens": 5.5`` raised pydantic's ValidationError out of the client (the
+    reply lost); now the usage counts as not reported (cost unknown) and the reply is read."""
+    raw = _calls_reply('{"answer":"yes"}').replace(b'"prompt_tokens":300', b'"prompt_tokens":5.5')
+    got = _call(raw)
+    assert not isinstance(got, Exception), repr(got)
+    assert (got.usage_reported, got.cost_usd) == (False, None)
+    assert got.message.tool_calls[0].arguments == {"answer": "yes"}

@@ -128,7 +128,7 @@ def decode_content(blocks: Sequence[Any], names: ToolNameMap) -> Message:
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
-            texts.append(block.text)
+            texts.append(block.text if isinstance(block.text, str) else "")  # a gateway's "text": null
         elif kind == "thinking":
             reasoning.append(ReasoningBlock(kind="thinking", text=block.thinking, signature=block.signature))
         elif kind == "redacted_thinking":

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from ._content import calls_in_content, split_reasoning
 from ._decode import decode_tool_call
 from ._images import load_image
@@ -153,6 +155,8 @@ def decode_message(
     calls: list[ToolCall] = []
     seen: set[str] = set()
     native = _get(message, "tool_calls")
+    if isinstance(native, dict):  # one call sent as an object, not in a list: read, not dropped
+        native = [native]
     for index, call in enumerate(native if isinstance(native, list) else []):
         call_id = _get(call, "id")
         call_id = call_id if isinstance(call_id, str) and call_id and call_id not in seen else f"call{index:04d}n"
@@ -189,18 +193,22 @@ def _text(content: Any) -> str:
 
 def decode_usage(usage: Any) -> Usage | None:
     """Canonical usage from a Chat Completions ``usage`` (``prompt_tokens`` includes cached tokens);
-    ``None`` when the reply carried none."""
+    ``None`` when the reply carried none, or counts that are no whole numbers (``5.5``): not reported, so the
+    call's cost is unknown rather than the reply lost."""
     if usage is None or _get(usage, "prompt_tokens") is None:
         return None
     details: Mapping[str, Any] | Any = _get(usage, "prompt_tokens_details")
     cached = _get(details, "cached_tokens") or 0 if details is not None else 0
     written = _get(details, "cache_write_tokens") or 0 if details is not None else 0
-    return Usage(
-        input_tokens=_get(usage, "prompt_tokens") or 0,
-        output_tokens=_get(usage, "completion_tokens") or 0,
-        cached_input_tokens=cached,
-        cache_write_tokens=written,
-    )
+    try:
+        return Usage(
+            input_tokens=_get(usage, "prompt_tokens") or 0,
+            output_tokens=_get(usage, "completion_tokens") or 0,
+            cached_input_tokens=cached,
+            cache_write_tokens=written,
+        )
+    except ValidationError:
+        return None
 
 
 def stop_reason(finish_reason: str | None, has_calls: bool) -> StopReason:
