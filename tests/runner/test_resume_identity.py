@@ -148,7 +148,7 @@ def test_the_cli_repro(demo_bench, bench43, demo_store: Path, tmp_path: Path) ->
     n = len(bench43[1])
     output = run(bench43[0], tmp_path / "runs43")
     assert f"of {n} (resumed {n})" not in output and f"of {n} (resumed " in output
-    assert "rerun: they answered other questions" in output
+    assert "superseded: rows of another build or store, kept in superseded.jsonl" in output
     rows = sorted(_rows(tmp_path / "runs43"), key=lambda r: r.qid)
     assert [r.question_hash for r in rows] == [question_hash(q) for q in sorted(bench43[1], key=lambda q: q.qid)]
 
@@ -168,3 +168,35 @@ def test_scoring_against_a_manifest_catches_results_of_another_build(runs42: Pat
     _run(bench43[1], demo_store, out)  # resume reruns the changed questions; then the scores are about bench43
     scored = score_path(out, expected=read_expected(bench43[0] / TEXT_FILE), n_resamples=50)
     assert {q.question_hash for q in scored.questions} == {question_hash(q) for q in bench43[1]}
+
+
+def test_a_smaller_build_run_into_the_same_out_leaves_no_row_of_the_first(demo_bench, demo_store: Path,
+                                                                          tmp_path_factory: pytest.TempPathFactory,
+                                                                          runs42: Path) -> None:
+    """newcomer21: a second build with fewer questions (other seed, ``--per-task 1``) run into the first build's
+    out kept the first build's rows of the qids the second lacks: one run's results held both builds (100 rows
+    for a 41-question benchmark, scored as one run). Now those rows are superseded too (kept in
+    superseded.jsonl), and the results hold exactly the answers to the current benchmark. Rows of qids the
+    current manifest holds but ``--limit`` did not select stay (a partial run of the same build resumes)."""
+    from clinseek.bench import build_benchmark, load_questions
+
+    small = tmp_path_factory.mktemp("bench_small") / "bench"
+    build_benchmark(demo_store, tasks=list(TASKS), per_task=1, seed=7, out=small)
+    questions = load_questions(small)
+    out = tmp_path_factory.mktemp("runs_mixed")
+    shutil.copytree(runs42, out, dirs_exist_ok=True)
+    before = len(_rows(out))
+    again = _run(questions, demo_store, out)
+    rows = _rows(out)
+    assert sorted(r.qid for r in rows) == sorted(q.qid for q in questions)
+    assert {r.question_hash for r in rows} == {question_hash(q) for q in questions}
+    superseded = out / "clinseek-bench-text" / "agent" / "baseline_null" / "superseded.jsonl"
+    assert again.superseded == before - again.resumed
+    assert len(superseded.read_text().splitlines()) == again.superseded  # nothing lost
+
+    # the first build again, with --limit: the rows of its qids that this call does not select stay
+    first = _run(demo_bench[1], demo_store, out)
+    assert first.superseded == len(questions) and len(_rows(out)) == len(demo_bench[1])
+    partial = anyio.run(lambda: run_benchmark(demo_bench[1], demo_store, "agent", "baseline:null", out,
+                                              settings=SETTINGS, limit=2)).runs[0]
+    assert (partial.superseded, partial.resumed) == (0, 2) and len(_rows(out)) == len(demo_bench[1])

@@ -245,7 +245,7 @@ def _print_summary(summary: RunSummary) -> None:
                    f"{f' ({modes})' if modes else ''}, {run.no_answer} no answer, "
                    f"{run.infra_errors} infra errors{f', {run.invalid_input} invalid input' if run.invalid_input else ''} "
                    f"of {run.total} (resumed {run.resumed}"
-                   f"{f', {run.superseded} rerun: they answered other questions' if run.superseded else ''}); "
+                   f"{f', {run.superseded} superseded: rows of another build or store, kept in superseded.jsonl' if run.superseded else ''}); "
                    f"tokens {run.input_tokens + run.output_tokens:,}; cost {cost} -> {run.out_dir}")
     _report_invalid(summary.invalid_reasons)
     failed = sum(run.infra_errors for run in summary.runs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -57,7 +57,8 @@ class ResultsFile:
             self._fd = None
 
     def prepare_resume(
-        self, config_hash: str, wanted: Mapping[str, tuple[str | None, str | None]] | None = None
+        self, config_hash: str, wanted: Mapping[str, tuple[str | None, str | None]] | None = None,
+        known: Collection[str] | None = None,
     ) -> list[ResultRow]:
         """Compact the file for a resumed run and return the rows kept.
 
@@ -68,7 +69,11 @@ class ResultsFile:
         ``(question_hash, store_id)`` this run asks), a row of one of those qids that answers
         another question or was run on another store (or does not say: a row written before the
         fields existed) is superseded: moved to ``superseded.jsonl`` beside it and redone; rows of
-        qids not in ``wanted`` are kept as they are. :attr:`superseded` counts the rows moved. The
+        qids not in ``wanted`` are kept as they are, unless ``known`` (every qid of the benchmark this run reads,
+        selected or not) is given and lacks them while rows of ``wanted`` qids answered other questions: then the
+        file holds another build of the benchmark, and its rows of qids this build does not have are superseded
+        too (else they would be scored with this build's answers as one run). Without that evidence such rows
+        stay (a list of questions cut by hand from the same build). :attr:`superseded` counts the rows moved. The
         rewrite goes through a temporary file and ``os.replace``, so a kill during it leaves the
         old file intact.
 
@@ -82,7 +87,7 @@ class ResultsFile:
                 f"{self.path}: holds results of another run configuration ({sorted(others)[0][:12]}...);"
                 f" this run is {config_hash[:12]}...: use another --out directory or delete the file"
             )
-        current, stale = _split_stale(report.rows, wanted or {})
+        current, stale = _split_stale(report.rows, wanted or {}, known)
         done, dropped = _split_done(current)
         self.superseded = len(stale)
         if stale:
@@ -95,13 +100,17 @@ class ResultsFile:
 
 
 def _split_stale(
-    rows: list[ResultRow], wanted: Mapping[str, tuple[str | None, str | None]]
+    rows: list[ResultRow], wanted: Mapping[str, tuple[str | None, str | None]], known: Collection[str] | None
 ) -> tuple[list[ResultRow], list[ResultRow]]:
-    """(rows kept, rows of a wanted qid that answer another question or store)."""
+    """(rows kept, rows of a wanted qid that answer another question or store, and, when there are such rows, rows
+    of a qid ``known`` lacks: another build's)."""
     current: list[ResultRow] = []
     stale: list[ResultRow] = []
     for row in rows:
         (stale if row.qid in wanted and row.answers != wanted[row.qid] else current).append(row)
+    if known is not None and any(row.question_hash != wanted[row.qid][0] for row in stale):
+        stale += [row for row in current if row.qid not in wanted and row.qid not in known]
+        current = [row for row in current if row.qid in wanted or row.qid in known]
     return current, stale
 
 

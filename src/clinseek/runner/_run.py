@@ -195,6 +195,9 @@ class _Group:
     questions: list[Question] = field(default_factory=list)
     invalid: list[InvalidRow] = field(default_factory=list)
     notes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    manifest: dict[str, Question | None] = field(default_factory=dict)
+    """Every row of the benchmark's manifest by qid, selected by ``--tasks``/``--limit`` or not (``None``: an
+    invalid row): a results row of a qid outside it is another build's, one of a qid inside it must answer it."""
 
 
 async def _run_mode(group: _Group, store: Path | str, mode: Literal["agent", "curated"], model: ChatModel,
@@ -261,10 +264,11 @@ async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "
                       policies: list[str], digest: str, shared: _Shared) -> ModeSummary:
     questions = group.questions
     results = ResultsFile(out_dir / "results.jsonl", codec=codec_for(settings.run.layout))
-    wanted = {q.qid: (question_hash(q), shared.store_id) for q in questions}
+    wanted = {qid: (question_hash(q), shared.store_id) for qid, q in group.manifest.items() if q is not None}
+    wanted.update({q.qid: (question_hash(q), shared.store_id) for q in questions})
     keys = {(q.qid, i) for q in questions for i in range(settings.run.runs_per_question)}
     try:
-        resumable = results.prepare_resume(digest, wanted)
+        resumable = results.prepare_resume(digest, wanted, known=group.manifest or None)
     except ClinseekError as err:  # another configuration: say which recorded settings differ
         new = _manifest(benchmark, mode, model, settings, tools, policies, digest, len(questions), shared)
         raise ClinseekError(f"{err}{_differences(out_dir / 'run_manifest.json', new)}") from None
@@ -273,8 +277,9 @@ async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "
     resumed = RowCounts.of(done)
     del done  # the rows stay on disk, not in memory for the whole run
     if results.superseded:
-        logger.warning("%s: %d rows answered other questions under the same qids (another benchmark build) or "
-                       "ran on another store; moved to superseded.jsonl and run again", out_dir, results.superseded)
+        logger.warning("%s: %d rows answered other questions (another benchmark build: other questions under the "
+                       "same qids, or qids this build does not have) or ran on another store; moved to "
+                       "superseded.jsonl (those of this build's questions run again)", out_dir, results.superseded)
     manifest_path = out_dir / "run_manifest.json"
     write_manifest(manifest_path, _manifest(benchmark, mode, model, settings, tools, policies, digest,
                                             len(questions), shared))
@@ -438,6 +443,12 @@ async def run_benchmark(
         groups.setdefault(benchmark or q.benchmark, _Group(notes=notes or {})).questions.append(q)
     for r in bad:
         groups.setdefault(benchmark or r.benchmark, _Group(notes=notes or {})).invalid.append(r)
+    for q in questions:  # the whole manifest: rows of other builds are told apart from rows not selected this time
+        if (benchmark or q.benchmark) in groups:
+            groups[benchmark or q.benchmark].manifest[q.qid] = q
+    for r in invalid:
+        if (benchmark or r.benchmark) in groups:
+            groups[benchmark or r.benchmark].manifest.setdefault(r.qid, None)
     owned = isinstance(model, str)
     if settings.model.endpoints and not owned:
         raise ClinseekError("ModelSettings.endpoints (--base-url repeated) needs the model as 'provider:model': each "
