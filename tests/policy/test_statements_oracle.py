@@ -42,22 +42,29 @@ def _run(
     return _sorted(shown(rows) if shown else rows)
 
 
+def _once(
+    con: duckdb.DuckDBPyConnection, statement: tuple[str, list[Any]] | None,
+    shown: Callable[[pa.Table], pa.Table] | None, results: dict[Any, pa.Table | None] | None,
+) -> pa.Table | None:
+    """:func:`_run`, or its result for the same statement already run for this key (``results``)."""
+    if results is None or statement is None:
+        return _run(con, statement, shown)
+    ran = (statement[0], repr(statement[1]), shown is not None)
+    if ran not in results:
+        results[ran] = _run(con, statement, shown)
+    return results[ran]
+
+
 def _same(
     con: duckdb.DuckDBPyConnection, what: str, new: Any, old: Any, *, extra: tuple[str, ...] = (),
-    shown: Callable[[pa.Table], pa.Table] | None = None, oracle: dict[Any, pa.Table | None] | None = None,
+    shown: Callable[[pa.Table], pa.Table] | None = None, results: dict[Any, pa.Table | None] | None = None,
 ) -> int:
     """Same rows and values; ``extra``: columns the new statement adds (checked elsewhere), left out; ``shown``:
-    what the episode shows of the oracle's rows (its renumbered counters, :mod:`.oracle_renumber`); ``oracle``:
-    the oracle's results already computed for this store and key, by statement (the passes with and without the
-    stored instants compare with the same oracle statements: each runs once)."""
-    got = _run(con, new)
-    if oracle is None:
-        want = _run(con, old, shown)
-    else:
-        cached = (old[0], repr(old[1]), shown is not None) if old is not None else None
-        if cached not in oracle:
-            oracle[cached] = _run(con, old, shown)
-        want = oracle[cached]
+    what the episode shows of the oracle's rows (its renumbered counters, :mod:`.oracle_renumber`); ``results``:
+    the statements already run for this store and key, by statement text and parameters (the passes with and
+    without the stored instants compare with the same oracle statements, and many tables' statements do not
+    read the instants: each distinct statement runs once)."""
+    got, want = _once(con, new, None, results), _once(con, old, shown, results)
     if want is None or got is None:
         assert got is None and want is None, what
         return 0
@@ -85,15 +92,15 @@ def check_key(reader: StoreReader, con: duckdb.DuckDBPyConnection, key: EpisodeK
     stored = reader.instants
     assert stored, f"{reader} keeps no row instants"  # every store of these tests is written by the index writer
     compared = 0
-    oracle: dict[Any, pa.Table | None] = {}  # the oracle's statements do not read the instants: run once per key
+    results: dict[Any, pa.Table | None] = {}  # each distinct statement of this key runs once, in either pass
     for instants in (stored, None):
-        compared += _check_key(con, key, present, encounters, instants, oracle)
+        compared += _check_key(con, key, present, encounters, instants, results)
     return compared
 
 
 def _check_key(
     con: duckdb.DuckDBPyConnection, key: EpisodeKey, present: frozenset[str], encounters: dict[str, list[int]],
-    instants: Any, oracle: dict[Any, pa.Table | None],
+    instants: Any, results: dict[Any, pa.Table | None],
 ) -> int:
     policy = get_policy(key.policy)
     op, linked = policy.operator, policy.cxr_linked_only
@@ -115,7 +122,7 @@ def _check_key(
             what = f"{table.qualified} {key} encounters={enc is not None} instants={instants is not None}"
             new = policy.visible_select(table, key, present=present, encounters=enc, instants=instants)
             old = oracle_sql.visible_sql(table, key, op=op, linked_only=linked, present=present, encounters=enc)
-            compared += _same(con, what, new, old, shown=shown, oracle=oracle)
+            compared += _same(con, what, new, old, shown=shown, results=results)
         for since, until in ((None, None), (key.prediction_time - timedelta(days=3), key.prediction_time)):
             new = policy.timeline_select(
                 table, key, present=present, encounters=encounters, since=since, until=until,
@@ -127,18 +134,18 @@ def _check_key(
             )
             _same(
                 con, f"timeline {table.qualified} {key} since={since} instants={instants is not None}", new, old,
-                shown=shown, oracle=oracle,
+                shown=shown, results=results,
             )
         if instants is not None:
             continue  # the future rows do not read the instants: checked in the pass without them
         new = policy.future_select(table, key, present=present)
         old = oracle_sql.future_sql(table, key, op=op, present=present)
-        _same(con, f"future {table.qualified} {key}", new, old, oracle=oracle)
+        _same(con, f"future {table.qualified} {key}", new, old, results=results)
     new = policy.visible_inventory_select(key, present=present, instants=instants)
     old = oracle_sql.visible_inventory_sql(tables(), key, op=op, linked_only=linked, present=present)
     # the inventory's encounter ids (a column added after the oracle) are checked against
     # Policy.encounter_selects in tests/episode/test_event_index.py
-    _same(con, f"inventory {key} instants={instants is not None}", new, old, extra=("encounter_ids",), oracle=oracle)
+    _same(con, f"inventory {key} instants={instants is not None}", new, old, extra=("encounter_ids",), results=results)
     return compared
 
 
