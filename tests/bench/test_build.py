@@ -21,7 +21,7 @@ from clinseek.bench import (
     load_questions,
     validate_benchmark,
 )
-from clinseek.episode import build_episode
+from clinseek.episode import StoreReader, build_episode, open_store_reader
 from clinseek.errors import ClinseekError, RegistryError
 from clinseek.store import open_store
 
@@ -53,6 +53,14 @@ def store_con(demo_store: Path) -> Any:
     con = open_store(demo_store).connect()
     yield con
     con.close()
+
+
+@pytest.fixture(scope="module")
+def demo_reader(demo_store: Path) -> Any:
+    """One reader of the demo store for every episode the tests build, as a run builds them (each build from the
+    path reopened the store)."""
+    with open_store_reader(demo_store) as reader:
+        yield reader
 
 
 def _by_task(questions: list[Question]) -> dict[str, list[Question]]:
@@ -154,9 +162,9 @@ _OUTCOME_TASKS = {
 }
 
 
-def _assert_outcomes_hidden(q: Question, demo_store: Path) -> None:
+def _assert_outcomes_hidden(q: Question, demo_reader: StoreReader) -> None:
     t = q.prediction_time
-    with build_episode(demo_store, episode_key(q)) as ep:
+    with build_episode(demo_reader, episode_key(q)) as ep:
         assert ep.execute(
             "SELECT count(*) FROM hosp.patients WHERE dod IS NOT NULL AND dod + INTERVAL 1 DAY >= ?", [t]
         ).rows == [(0,)]
@@ -202,32 +210,32 @@ def _assert_outcomes_hidden(q: Question, demo_store: Path) -> None:
 
 
 def test_outcome_labels_are_not_decidable_from_the_episode(
-    questions: list[Question], demo_store: Path
+    questions: list[Question], demo_reader: StoreReader
 ) -> None:
     checked = [
         q for t, qs in _by_task(questions).items() if t in _OUTCOME_TASKS for q in qs[:EPISODES_PER_TASK]
     ]
     assert len(checked) == len(_OUTCOME_TASKS) * EPISODES_PER_TASK
     for q in checked:
-        _assert_outcomes_hidden(q, demo_store)
+        _assert_outcomes_hidden(q, demo_reader)
 
 
-def test_coding_answers_are_not_in_the_episode(questions: list[Question], demo_store: Path) -> None:
+def test_coding_answers_are_not_in_the_episode(questions: list[Question], demo_reader: StoreReader) -> None:
     for q in [q for qs in _by_task(questions).values() for q in qs[:EPISODES_PER_TASK]]:
         if q.task in ("diagnoses_icd", "diagnoses_ccs"):
-            with build_episode(demo_store, episode_key(q)) as ep:
+            with build_episode(demo_reader, episode_key(q)) as ep:
                 sql = "SELECT count(*) FROM hosp.diagnoses_icd WHERE hadm_id = ?"
                 assert ep.execute(sql, [q.target_hadm_id]).rows == [(0,)]
         if q.task in ("diagnosis", "diagnosis_ccs"):
-            with build_episode(demo_store, episode_key(q)) as ep:
+            with build_episode(demo_reader, episode_key(q)) as ep:
                 sql = "SELECT count(*) FROM ed.diagnosis WHERE stay_id = ?"
                 assert ep.execute(sql, [q.target_stay_id]).rows == [(0,)]
 
 
-def test_next_batch_answers_are_not_in_the_episode(questions: list[Question], demo_store: Path) -> None:
+def test_next_batch_answers_are_not_in_the_episode(questions: list[Question], demo_reader: StoreReader) -> None:
     for q in [q for qs in _by_task(questions).values() for q in qs[:EPISODES_PER_TASK]]:
         if q.task == "labevents":
-            with build_episode(demo_store, episode_key(q)) as ep:
+            with build_episode(demo_reader, episode_key(q)) as ep:
                 sql = "SELECT count(*) FROM hosp.labevents WHERE charttime >= ?"
                 assert ep.execute(sql, [q.prediction_time]).rows == [(0,)]
 

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from oracle import instants, raw_sql
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, get_policy
 from clinseek.schema import Table, tables
 from clinseek.store import connect_store
@@ -65,19 +65,36 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def hidden_instants(con: Any, key: EpisodeKey, present: set[str]) -> np.ndarray:
+def raw_rows(con: Any) -> Callable[[Table, int], list[tuple[Any, ...]]]:
+    """``(table, subject_id) -> `` the raw rows of :func:`oracle.raw_sql`, each query run once per table and
+    subject (they do not depend on the cutoff: :func:`hidden_instants` and :func:`run_audit` read the same)."""
+    cache: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
+
+    def rows(table: Table, subject_id: int) -> list[tuple[Any, ...]]:
+        if (table.qualified, subject_id) not in cache:
+            cache[table.qualified, subject_id] = con.execute(raw_sql(table), [subject_id]).fetchall()
+        return cache[table.qualified, subject_id]
+
+    return rows
+
+
+def hidden_instants(
+    con: Any, key: EpisodeKey, present: set[str], rows: Callable[[Table, int], list[tuple[Any, ...]]] | None = None
+) -> np.ndarray:
     """Every instant the cutoff hides from this patient, as sorted epoch seconds.
 
     For each table: the rows whose event time is visible, and of those every date/time value and
     every class instant (``stored_at``, ``ends_at``, references, encounter starts) not yet known.
+    ``rows``: where the raw rows come from (:func:`raw_rows`; by default ``con`` is asked).
     """
     policy = get_policy(key.policy)
+    rows = rows or raw_rows(con)
     found: set[float] = set()
     for table in tables():
         if table.qualified not in present or table.visibility not in ("event", "static"):
             continue
         names = table.column_names
-        for raw in con.execute(raw_sql(table), [key.subject_id]).fetchall():
+        for raw in rows(table, key.subject_id):
             parent, event = raw[len(names)], raw[len(names) + 1]
             if table.visibility == "event" and not (
                 parent is not None and policy.sees(event, key.prediction_time)
@@ -209,32 +226,43 @@ def run_audit(
     con = connect_store(store)
     try:
         present = {r[0] for r in con.execute("SELECT table_name FROM clinseek_meta.table_info").fetchall()}
-        for key in keys:
-            policy = get_policy(key.policy)
-            hidden = hidden_instants(con, key, present)
-            with build_episode(store, key) as ep:
-                for table in tables():
-                    if table.qualified not in present or table.visibility not in ("event", "static"):
-                        continue
-                    got = ep.execute(f"SELECT * FROM {table.qualified}", max_rows=10**7)
-                    tally(got.rows, table, hidden, shown)
-                    n = len(table.columns)
-                    rows = [
-                        r[:n]
-                        for r in con.execute(raw_sql(table), [key.subject_id]).fetchall()
-                        if table.visibility == "static"
-                        or (r[n] is not None and policy.sees(r[n + 1], key.prediction_time))
-                    ]
-                    tally(
-                        rows,
-                        table,
-                        hidden,
-                        raw,
-                        functools.partial(policy.sees, prediction_time=key.prediction_time),
-                    )
+        rows_of = raw_rows(con)
+        with open_store_reader(store) as reader:  # one reader for every episode, as a run builds them
+            for key in keys:
+                policy = get_policy(key.policy)
+                hidden = hidden_instants(con, key, present, rows_of)
+                _audit_key(reader, key, policy, present, hidden, rows_of, shown, raw)
     finally:
         con.close()
     return leaks(shown), leaks(raw)
+
+
+def _audit_key(
+    reader: Any, key: EpisodeKey, policy: Any, present: set[str], hidden: np.ndarray,
+    rows_of: Callable[[Table, int], list[tuple[Any, ...]]],
+    shown: Counter[tuple[Finding, int]], raw: Counter[tuple[Finding, int]],
+) -> None:
+    """Tally one key's episode rows into ``shown`` and its raw rows visible by event time into ``raw``."""
+    with build_episode(reader, key) as ep:
+        for table in tables():
+            if table.qualified not in present or table.visibility not in ("event", "static"):
+                continue
+            got = ep.execute(f"SELECT * FROM {table.qualified}", max_rows=10**7)
+            tally(got.rows, table, hidden, shown)
+            n = len(table.columns)
+            rows = [
+                r[:n]
+                for r in rows_of(table, key.subject_id)
+                if table.visibility == "static"
+                or (r[n] is not None and policy.sees(r[n + 1], key.prediction_time))
+            ]
+            tally(
+                rows,
+                table,
+                hidden,
+                raw,
+                functools.partial(policy.sees, prediction_time=key.prediction_time),
+            )
 
 
 def test_the_oracle_names_every_class_instant() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table, tables
 from clinseek.store import connect_store, valid_row_instants
@@ -98,11 +98,11 @@ def _paths(ep: object, pharmacy_id: int) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack14_a_backdated_order_is_hidden_on_every_path_until_entered(demo_store: Path, policy: str) -> None:
+def test_attack14_a_backdated_order_is_hidden_on_every_path_until_entered(demo_store: Path, demo_reader: StoreReader, policy: str) -> None:
     pharmacy_id, entered, n_rx, charted_before = _order(demo_store)
     assert entered - _START > timedelta(days=4) and n_rx >= 1
     before = EpisodeKey(_SUBJECT, entered - timedelta(seconds=1), policy=policy)
-    with build_episode(demo_store, before) as ep:
+    with build_episode(demo_reader, before) as ep:
         seen = _paths(ep, pharmacy_id)
         times = {name: ep.event_times(name) for name in ("prescriptions", "pharmacy")}
         counts = ep.table_counts()
@@ -115,7 +115,7 @@ def test_attack14_a_backdated_order_is_hidden_on_every_path_until_entered(demo_s
         assert found is not None and len(found) == counts[f"hosp.{name}"]
         assert max(found.to_pylist()) < before.prediction_time, name
     after = EpisodeKey(_SUBJECT, entered + timedelta(seconds=1), policy=policy)
-    with build_episode(demo_store, after) as ep:
+    with build_episode(demo_reader, after) as ep:
         seen = _paths(ep, pharmacy_id)
     assert seen["sql prescriptions"] == n_rx and seen["sql pharmacy"] == 1, seen
     assert seen["timeline prescriptions"] == n_rx and seen["timeline pharmacy"] == 1, seen

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import tables
 from clinseek.store import connect_store, valid_row_instants
@@ -51,9 +51,9 @@ _CONSULTS = [
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 @pytest.mark.parametrize(("subject", "cutoff"), _CONSULTS)
 def test_attack14_no_text_value_names_a_time_after_the_cutoff(
-    demo_store: Path, subject: int, cutoff: datetime, policy: str
+    demo_reader: StoreReader, subject: int, cutoff: datetime, policy: str
 ) -> None:
-    with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
         r = ep.execute(
             f"SELECT field_name, field_value, {_text_instant('field_value')} AS instant FROM poe_detail "
             "WHERE field_name LIKE 'Consult Status%'"
@@ -73,10 +73,10 @@ _CONSULT_DETAILS = (
 )
 
 
-def test_attack14_a_consult_status_shows_once_answered(demo_store: Path) -> None:
+def test_attack14_a_consult_status_shows_once_answered(demo_reader: StoreReader) -> None:
     """Not hidden for ever: after the status time both fields are visible (other fields from the order on)."""
     answered = datetime(2148, 8, 28, 6, 57, 32)
-    with build_episode(demo_store, EpisodeKey(10014354, answered)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10014354, answered)) as ep:
         rows = ep.execute(
             _CONSULT_DETAILS
         ).rows
@@ -85,7 +85,7 @@ def test_attack14_a_consult_status_shows_once_answered(demo_store: Path) -> None
         ("Consult Status Time", "2148-08-28 06:57:31"),
         ("Level of Urgency", "Routine (within 24 hours)"),
     ]
-    with build_episode(demo_store, EpisodeKey(10014354, answered - timedelta(seconds=2))) as ep:
+    with build_episode(demo_reader, EpisodeKey(10014354, answered - timedelta(seconds=2))) as ep:
         rows = ep.execute(
             _CONSULT_DETAILS
         ).rows
@@ -213,9 +213,9 @@ _INSIDE = [
 
 
 @pytest.mark.parametrize(("subject", "cutoff"), _INSIDE)
-def test_attack14_no_visible_row_names_a_row_not_yet_visible(demo_store: Path, subject: int, cutoff: datetime) -> None:
+def test_attack14_no_visible_row_names_a_row_not_yet_visible(demo_store: Path, demo_reader: StoreReader, subject: int, cutoff: datetime) -> None:
     unseen: dict[tuple[str, str], list[Any]] = {}
-    with build_episode(demo_store, EpisodeKey(subject, cutoff)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject, cutoff)) as ep:
         for child, column, parent, key in _REFERENCES:
             unseen[child, column] = ep.execute(  # one row: execute cuts results at max_rows
                 f"SELECT coalesce(list(DISTINCT c.{column}), []) FROM {child} c WHERE c.{column} IS NOT NULL "
@@ -238,16 +238,16 @@ def test_attack14_no_visible_row_names_a_row_not_yet_visible(demo_store: Path, s
     assert seqs[1] is None or (seqs[0] is not None and seqs[1] <= seqs[0])
 
 
-def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_store: Path) -> None:
+def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_reader: StoreReader) -> None:
     """Not hidden for ever: once the order is placed (store id 10027602-432, ordertime 2201-11-16 17:22:23) the
     prescriptions started 2201-10-31 name it, by the episode's number of that order (test_sequence_gaps.py)."""
     sql = (
         "SELECT DISTINCT p.ordertime, r.poe_seq = p.poe_seq FROM prescriptions r LEFT JOIN poe p ON p.poe_id = r.poe_id "
         "WHERE r.pharmacy_id IN (53388706, 56561852)"
     )
-    with build_episode(demo_store, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 24))) as ep:
+    with build_episode(demo_reader, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 24))) as ep:
         assert ep.execute(sql).rows == [(datetime(2201, 11, 16, 17, 22, 23), True)]
-    with build_episode(demo_store, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 23))) as ep:
+    with build_episode(demo_reader, EpisodeKey(10027602, datetime(2201, 11, 16, 17, 22, 23))) as ep:
         assert ep.execute(sql).rows == [(None, None)]
 
 
@@ -264,9 +264,9 @@ def test_attack14_an_order_named_by_a_prescription_shows_once_placed(demo_store:
     ],
 )
 def test_attack14_no_visible_prescription_was_entered_after_the_cutoff(
-    demo_store: Path, subject: int, cutoff: datetime
+    demo_store: Path, demo_reader: StoreReader, subject: int, cutoff: datetime
 ) -> None:
-    with build_episode(demo_store, EpisodeKey(subject, cutoff)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject, cutoff)) as ep:
         (shown,) = ep.execute(
             "SELECT list(DISTINCT pharmacy_id) FROM (SELECT pharmacy_id FROM prescriptions "
             "UNION ALL SELECT pharmacy_id FROM pharmacy) WHERE pharmacy_id IS NOT NULL"

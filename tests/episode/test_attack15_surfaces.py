@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from clinseek.bench import render_text_timeline
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.tools import Limits, ToolContext, call_tool
 
@@ -47,11 +47,11 @@ def _original_only(store: Path, subject: int, cutoff: datetime) -> set[str]:
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 @pytest.mark.parametrize(("subject", "cutoff"), _CASES)
-def test_attack15_no_surface_shows_an_original_id(demo_store: Path, subject: int, cutoff: datetime, policy: str) -> None:
+def test_attack15_no_surface_shows_an_original_id(demo_store: Path, demo_reader: StoreReader, subject: int, cutoff: datetime, policy: str) -> None:
     hidden = _original_only(demo_store, subject, cutoff)
     assert len(hidden) >= 5
     shown: list[str] = []
-    with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
         for name in _NAMING:
             r = ep.execute(f"SELECT * FROM {name}")
             shown.append(repr(r.rows))
@@ -79,7 +79,7 @@ def test_attack15_no_surface_shows_an_original_id(demo_store: Path, subject: int
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 @pytest.mark.parametrize(("subject", "cutoff"), _CASES)
-def test_attack15_same_visible_rows_same_numbers(demo_store: Path, subject: int, cutoff: datetime, policy: str) -> None:
+def test_attack15_same_visible_rows_same_numbers(demo_store: Path, demo_reader: StoreReader, subject: int, cutoff: datetime, policy: str) -> None:
     """Two cutoffs with no poe / emar event between them (just after the last event before ``cutoff`` and just
     before the next one) give the same ids and counters, row for row."""
     con = duckdb.connect(str(demo_store), read_only=True)
@@ -94,7 +94,7 @@ def test_attack15_same_visible_rows_same_numbers(demo_store: Path, subject: int,
     assert following - last > timedelta(seconds=3)
     seen = []
     for at in (last + timedelta(seconds=1), following - timedelta(seconds=1)):
-        with build_episode(demo_store, EpisodeKey(subject, at, policy=policy)) as ep:
+        with build_episode(demo_reader, EpisodeKey(subject, at, policy=policy)) as ep:
             ids = {name: ep.execute(f"SELECT {cols} FROM {name} ORDER BY ALL").rows for name, cols in _IDS.items()}
             # tables with times of their own: the id each row names, for the rows both episodes show
             for name in ("prescriptions", "pharmacy"):

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import EpisodeKey, StoreReader, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 _SQL = (
@@ -29,10 +29,10 @@ _SQL = (
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack16_consult_status_rows_appear_when_answered(demo_store: Path, policy: str) -> None:
+def test_attack16_consult_status_rows_appear_when_answered(demo_reader: StoreReader, policy: str) -> None:
     shown = {}
     for cutoff in (datetime(2192, 5, 13, 15, 0), datetime(2192, 5, 13, 18, 2)):
-        with build_episode(demo_store, EpisodeKey(10015860, cutoff, policy=policy)) as ep:
+        with build_episode(demo_reader, EpisodeKey(10015860, cutoff, policy=policy)) as ep:
             shown[cutoff] = ep.execute(_SQL).rows
     assert list(shown.values()) == [
         [("Level of Urgency", "Routine (within 24 hours)")],

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import EpisodeKey, StoreReader, build_episode, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 _SUBJECT = 10002495
@@ -42,12 +42,12 @@ def _raw(store: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack16_detail_rows_of_an_undocumented_administration_stay_hidden(demo_store: Path, policy: str) -> None:
+def test_attack16_detail_rows_of_an_undocumented_administration_stay_hidden(demo_store: Path, demo_reader: StoreReader, policy: str) -> None:
     assert _raw(demo_store) == [
         ("Captopril", "Administered", 2), ("Heparin", "Administered", 2),
         ("Metoprolol Tartrate", "Administered", 2), ("Warfarin", "Not Given", 1),
     ]
-    with build_episode(demo_store, EpisodeKey(_SUBJECT, _CUTOFF, policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(_SUBJECT, _CUTOFF, policy=policy)) as ep:
         shown = ep.execute(
             "SELECT e.medication, e.event_txt, (SELECT count(*) FROM emar_detail d WHERE d.emar_id = e.emar_id) "
             "FROM emar e WHERE e.charttime = TIMESTAMP '2141-05-28 16:00' ORDER BY e.medication"

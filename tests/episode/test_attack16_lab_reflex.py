@@ -23,7 +23,7 @@ import duckdb
 import pytest
 
 from clinseek.bench import Question, render_curated
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.tools import ToolContext, call_tool
 
@@ -44,8 +44,8 @@ def test_attack16_the_manual_differential_follows_an_abnormal_count(demo_store: 
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack16_no_test_added_after_the_first_result_shows_before_it(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10002495, datetime(2141, 5, 22, 22, 0), policy=policy)) as ep:
+def test_attack16_no_test_added_after_the_first_result_shows_before_it(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10002495, datetime(2141, 5, 22, 22, 0), policy=policy)) as ep:
         pending = ep.execute(
             "SELECT itemid FROM labevents WHERE specimen_id = 81358962 AND valuenum IS NULL ORDER BY itemid"
         ).rows
@@ -64,7 +64,7 @@ def _store_rows(store: Path, sql: str, params: list) -> list[tuple]:
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_a_later_specimen_resulted_while_an_earlier_is_pending_leaves_no_id_gap(demo_store: Path, policy: str) -> None:
+def test_a_later_specimen_resulted_while_an_earlier_is_pending_leaves_no_id_gap(demo_store: Path, demo_reader: StoreReader, policy: str) -> None:
     """10000032 at 2180-06-26 16:45: specimens 43662312 and 88191206 (drawn 16:10) are pending, 95744719 (drawn
     16:39) resulted at 16:40, and MIMIC's labevent_id follows the specimen time: the store ids of the later rows
     would count the pending specimens' rows."""
@@ -81,7 +81,7 @@ def test_a_later_specimen_resulted_while_an_earlier_is_pending_leaves_no_id_gap(
     assert {s for s, (_, done) in by_specimen.items() if not done} == pending_specimens
     assert by_specimen[43662312][0] + by_specimen[88191206][0] > 2  # several tests each in the store
     assert by_specimen[95744719][1]
-    with build_episode(demo_store, EpisodeKey(10000032, cutoff, policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10000032, cutoff, policy=policy)) as ep:
         rows = ep.execute(
             "SELECT labevent_id, specimen_id, itemid, value, valuenum, storetime FROM labevents "
             "WHERE specimen_id IN (43662312, 88191206, 95744719)"
@@ -113,7 +113,7 @@ def _question(subject_id: int, cutoff: datetime, policy: str) -> Question:
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_event_counts_and_curated_input_name_no_pending_test(demo_store: Path, policy: str) -> None:
+def test_event_counts_and_curated_input_name_no_pending_test(demo_store: Path, demo_reader: StoreReader, policy: str) -> None:
     """10002495 at 2141-05-22 22:00: no lab result known yet, 4 specimens pending (56 tests, Bands among them; the episode showed all 56 before the fix)."""
     cutoff = datetime(2141, 5, 22, 22, 0)
     labels = [r[0] for r in _store_rows(
@@ -127,7 +127,7 @@ def test_event_counts_and_curated_input_name_no_pending_test(demo_store: Path, p
         "FROM hosp.labevents WHERE subject_id = $1 AND charttime < $2", [10002495, cutoff],
     )
     assert specimens == [(4, 56, False)] and "Bands" in labels and len(labels) == 56
-    with build_episode(demo_store, EpisodeKey(10002495, cutoff, policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10002495, cutoff, policy=policy)) as ep:
         counts = anyio.run(
             call_tool, ToolContext(ep), "ehr.get_event_counts_by_time",
             {"start_time": "1800-01-01", "end_time": str(cutoff)},

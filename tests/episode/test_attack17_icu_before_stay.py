@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 _TABLES = (("inputevents", "starttime"), ("ingredientevents", "starttime"), ("procedureevents", "starttime"),
@@ -52,8 +52,8 @@ def test_attack17_icu_rows_before_their_stay(demo_store: Path) -> None:
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack17_no_icu_row_before_its_stay_starts(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10026255, datetime(2201, 7, 10, 0, 0), policy=policy)) as ep:
+def test_attack17_no_icu_row_before_its_stay_starts(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10026255, datetime(2201, 7, 10, 0, 0), policy=policy)) as ep:
         assert ep.execute("SELECT stay_id FROM icustays").rows == [(31248398,)]
         for name, _ in _TABLES:
             # before the fix: procedureevents (NULL, 224274) and (NULL, 224277), started 2201-07-09 10:25
@@ -62,8 +62,8 @@ def test_attack17_no_icu_row_before_its_stay_starts(demo_store: Path, policy: st
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack17_the_rows_come_with_their_stay(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10026255, datetime(2201, 7, 10, 10, 11), policy=policy)) as ep:
+def test_attack17_the_rows_come_with_their_stay(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10026255, datetime(2201, 7, 10, 10, 11), policy=policy)) as ep:
         assert sorted(ep.execute("SELECT stay_id, itemid, starttime FROM procedureevents WHERE stay_id = 38229329").rows) == [
             (38229329, 224274, datetime(2201, 7, 9, 10, 25)), (38229329, 224277, datetime(2201, 7, 9, 10, 25)),
         ]

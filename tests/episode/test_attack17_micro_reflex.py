@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 
@@ -48,8 +48,8 @@ def test_attack17_a_bottle_gram_stain_row_follows_a_positive_bottle(demo_store: 
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack17_no_pending_culture_names_its_tests(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 25, 3, 0), policy=policy)) as ep:
+def test_attack17_no_pending_culture_names_its_tests(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 2, 25, 3, 0), policy=policy)) as ep:
         rows = ep.execute(
             "SELECT microevent_id, spec_type_desc, test_seq, test_itemid, test_name, storetime, org_name "
             "FROM microbiologyevents WHERE micro_specimen_id = 139903"
@@ -61,12 +61,12 @@ def test_attack17_no_pending_culture_names_its_tests(demo_store: Path, policy: s
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack17_test_seq_never_counts_the_pending_tests(demo_store: Path, policy: str) -> None:
+def test_attack17_test_seq_never_counts_the_pending_tests(demo_reader: StoreReader, policy: str) -> None:
     """The attack's residual: ``test_seq`` numbers all of a specimen's tests, so among the resulted rows a number above
     the others' tells how many are still pending (at 2196-02-25 04:00 specimen 139903's Anaerobic Bottle Gram Stain,
     test 2, is resulted while the culture (1) and the Aerobic stain (3) pend: test 2 alone would say that one more
     test than the pending row shows may be pending). ``test_seq`` is never shown (class ``final``)."""
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 25, 4, 0), policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 2, 25, 4, 0), policy=policy)) as ep:
         rows = ep.execute("SELECT test_name, test_seq FROM microbiologyevents WHERE micro_specimen_id = 139903 "
                           "ORDER BY test_name NULLS LAST").rows
         shown = ep.execute("SELECT count(test_seq) FROM microbiologyevents").rows

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import tables
 from clinseek.store import connect_store, valid_row_instants
@@ -193,13 +193,13 @@ def _counted(store: Path, counter: Counter, group: int, shown: set[int]) -> int:
 
 
 @pytest.mark.parametrize(("table", "policy"), list(_cases()))
-def test_shown_counters_do_not_count_hidden_rows(demo_store: Path, counters: list[Counter], table: str,
-                                                 policy: str) -> None:
+def test_shown_counters_do_not_count_hidden_rows(demo_store: Path, demo_reader: StoreReader, counters: list[Counter],
+                                                 table: str, policy: str) -> None:
     leaks: dict[str, list[tuple[int, str, int]]] = {}
     mine = [c for c in counters if c.table == table]
     shown: dict[tuple[str, int, datetime], set[int]] = {}
     for subject, cutoff in sorted({(s, c) for k in mine for s, _, c, _ in k.probes}):
-        with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:  # one per probe
+        with build_episode(demo_reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:  # one per probe
             for counter in mine:
                 gsql = f"CAST(split_part(t.{counter.column}, '-', 1) AS BIGINT)" if counter.text_id \
                     else f"t.{counter.group}"
@@ -281,13 +281,14 @@ _CARRIED = [  # every id a carrier shows is an id its owner shows
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_ids_built_from_a_counter_agree_everywhere(demo_store: Path, counters: list[Counter], policy: str) -> None:
+def test_ids_built_from_a_counter_agree_everywhere(demo_store: Path, demo_reader: StoreReader, counters: list[Counter],
+                                                   policy: str) -> None:
     # the worst cutoff of each (emar's, poe's): where a renumbering has the most hidden rows to step over
     probes = sorted({k.probes[0][::2] for k in counters if k.table in ("hosp.emar", "hosp.poe") and k.probes})
     assert probes
     wrong: dict[str, list[tuple[int, str, int]]] = {}
     for subject, cutoff in probes:
-        with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+        with build_episode(demo_reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
             checks = {
                 f"{t}.{i}~{s}": f"SELECT count(*) FROM {t} WHERE {i} IS NOT NULL AND ({s} IS NULL OR "
                                 f"{i} <> CAST(subject_id AS VARCHAR) || '-' || CAST({s} AS VARCHAR))"
@@ -316,7 +317,7 @@ def test_ids_built_from_a_counter_agree_everywhere(demo_store: Path, counters: l
                 for carrier, column, owner, key in _CARRIED:
                     name = f"{carrier}.{column}~{owner}"
                     if counts.get(name):
-                        with build_episode(demo_store, EpisodeKey(subject, cutoff, policy=policy)) as ep:
+                        with build_episode(demo_reader, EpisodeKey(subject, cutoff, policy=policy)) as ep:
                             ids = ep.execute(
                                 f"SELECT coalesce(list(DISTINCT c.{column}), []) FROM {carrier} c WHERE c.{column} "
                                 f"NOT IN (SELECT o.{key} FROM {owner} o WHERE o.{key} IS NOT NULL)").rows[0][0]

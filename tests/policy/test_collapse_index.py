@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from typer.testing import CliRunner
 
@@ -113,16 +115,27 @@ def _cutoffs(con: duckdb.DuckDBPyConnection, table: str = MICRO) -> list[tuple[i
 
 
 def _at_every_cutoff(con: duckdb.DuckDBPyConnection, query: tuple[str, list[Any]], cutoffs: list[tuple[int, dt.datetime]],
-                     select: str) -> dict[tuple[int, dt.datetime], tuple[int, list[dt.datetime]]]:
+                     count: str, times: str) -> pa.Table:
     """``query`` (a policy statement; ``$1`` the subject, ``$2`` the cutoff) at every (subject, cutoff): its rows
-    aggregated by ``select`` over ``_v``; a pair without rows is absent."""
+    aggregated over ``_v`` into ``n`` (``count``) and ``times`` (``times``), one row per pair sorted by pair; a pair
+    without rows (or ``n`` 0) is absent. Arrow, not Python objects: the demo's labs give millions of times."""
     sql = re.sub(r"\$2\b", "_c.cutoff", re.sub(r"\$1\b", "_c.subject_id", query[0]))
-    found = con.execute(
-        f"SELECT _c.subject_id, _c.cutoff, {select} FROM (SELECT unnest($1) AS subject_id, unnest($2) AS cutoff) "
-        f"AS _c, LATERAL ({sql}) AS _v GROUP BY 1, 2",
-        [[s for s, _ in cutoffs], [c for _, c in cutoffs], *query[1][2:]],
-    ).fetchall()
-    return {(s, c): (n, times) for s, c, n, times in found if n}
+    return con.sql(
+        f"SELECT _c.subject_id, _c.cutoff, CAST({count} AS BIGINT) AS n, CAST({times} AS TIMESTAMP[]) AS times "
+        f"FROM (SELECT unnest($1) AS subject_id, unnest($2) AS cutoff) AS _c, LATERAL ({sql}) AS _v GROUP BY 1, 2 "
+        "HAVING n <> 0 ORDER BY 1, 2",
+        params=[[s for s, _ in cutoffs], [c for _, c in cutoffs], *query[1][2:]],
+    ).to_arrow_table()
+
+
+def _difference(got: pa.Table, want: pa.Table) -> str:
+    """The first (subject, cutoff) whose rows differ (for the failure message)."""
+    mine = {(s, c): (n, t) for s, c, n, t in zip(*(got.column(i).to_pylist() for i in range(4)), strict=True)}
+    theirs = {(s, c): (n, t) for s, c, n, t in zip(*(want.column(i).to_pylist() for i in range(4)), strict=True)}
+    for pair in sorted(mine.keys() | theirs.keys()):
+        if mine.get(pair) != theirs.get(pair):
+            return f"at {pair}: the survey {mine.get(pair)}, the policy's rows {theirs.get(pair)}"
+    return f"no pair differs: {got.schema} vs {want.schema}"
 
 
 def _check_every_cutoff(store: Path, *, sample: int, table: str = MICRO, every: int = 1) -> int:
@@ -139,15 +152,19 @@ def _check_every_cutoff(store: Path, *, sample: int, table: str = MICRO, every: 
             visible = policy.timeline_select(get_table(table), key, present=reader.present)
             survey = policy.visible_inventory_select(key, present=[table], indexed=reader.indexed)
             assert visible is not None and survey is not None and "event_index" in survey[0]
-            want = _at_every_cutoff(con, visible, cutoffs, "count(*), list(_v._event_time ORDER BY _v._event_time)")
-            got = _at_every_cutoff(con, survey, cutoffs, "sum(_v.n), flatten(list(_v.times))")
-            assert got == want, name
-            compared += sum(n for n, _ in want.values())
+            want = _at_every_cutoff(con, visible, cutoffs, "count(*)", "list(_v._event_time ORDER BY _v._event_time)")
+            got = _at_every_cutoff(con, survey, cutoffs, "sum(_v.n)", "flatten(list(_v.times))")
+            assert got.equals(want), (name, _difference(got, want))
+            compared += pc.sum(want.column("n")).as_py() or 0
+            row = {pair: i for i, pair in enumerate(zip(want.column("subject_id").to_pylist(),
+                                                        want.column("cutoff").to_pylist(), strict=True))}
             for subject_id, cutoff in cutoffs[::sample]:
                 key = EpisodeKey(subject_id, cutoff, name)
                 found = reader.survey(policy, key)[0][table]
                 times = None if found.times is None else found.times.to_pylist()
-                assert (found.rows, times if found.rows else []) == want.get((subject_id, cutoff), (0, [])), key
+                i = row.get((subject_id, cutoff))
+                expected = (0, []) if i is None else (want["n"][i].as_py(), want["times"][i].as_py())
+                assert (found.rows, times if found.rows else []) == expected, key
     return compared
 
 
