@@ -99,12 +99,17 @@ def test_attack21_ed_orders_wait_for_the_admission(demo_store: Path, policy: str
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
 def test_attack21_admit_order_details_wait_for_the_admission(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10001217, datetime(2157, 12, 18, 14, 0), policy=policy)) as ep:
-        # before the fix: ADT orders 'Admit' at 13:46:10; 'Admit to' = 'Surgery', 'Admit category' = 'Place in observation'
-        assert ep.execute("SELECT count(*) FROM poe WHERE ordertime >= TIMESTAMP '2157-12-18'").rows == [(0,)]
-        assert ep.execute("SELECT field_name, field_value FROM poe_detail WHERE field_name LIKE 'Admit%'").rows == []
+    counts = []
+    for cutoff in (datetime(2157, 12, 18, 13, 46), datetime(2157, 12, 18, 14, 0)):
+        with build_episode(demo_store, EpisodeKey(10001217, cutoff, policy=policy)) as ep:
+            # before the fix at 14:00: ADT orders 'Admit' at 13:46:10, hadm_id NULL
+            assert ep.execute("SELECT count(*) FROM poe WHERE ordertime >= TIMESTAMP '2157-12-18'").rows == [(0,)]
+            counts.append(ep.execute("SELECT count(*) FROM poe_detail").rows[0][0])
+    # before the fix: two more at 14:00, 'Admit to' = 'Surgery' and 'Admit category' = 'Place in observation'
+    assert counts[1] == counts[0]
     with build_episode(demo_store, EpisodeKey(10001217, datetime(2157, 12, 18, 16, 59), policy=policy)) as ep:
         assert sorted(ep.execute(
             "SELECT d.field_name, d.field_value FROM poe_detail d JOIN poe p USING (poe_id) "
             "WHERE p.ordertime = TIMESTAMP '2157-12-18 13:46:10'"
         ).rows) == [("Admit category", "Place in observation"), ("Admit to", "Surgery")]
+

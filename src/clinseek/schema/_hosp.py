@@ -51,6 +51,15 @@ _CONSULT_ANSWERED = (
 )
 """When a consult order is answered: its 'Consult Status Time' detail, if written as a time (else never)."""
 POE_SEQUENCE = Sequence("hosp.poe", "poe_id", "poe_seq")
+_POE_KNOWN = (
+    "CASE WHEN t.ordertime IS NOT NULL THEN greatest(t.ordertime, "
+    "coalesce((SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = t.hadm_id), t.ordertime)) END"
+)
+"""When a provider order is known: its ordertime, and not before its admission's admittime. MIMIC-IV keeps orders
+only for hospitalizations (``poe.hadm_id`` is never NULL): the orders of an ED visit that ends at home are not in
+the data, so one placed in the ED of a patient admitted later (2,281 of the demo's orders, 183 admissions, up to
+19 h ahead), shown from its ordertime, told that an admission was coming (attack21). An order of no admission
+(NULL ``hadm_id``, not in MIMIC) is known at its ordertime."""
 """A patient's provider orders, numbered in entry order (an order placed for a later time, e.g. an admission
 order entered days ahead, comes before orders placed in between)."""
 EMAR_SEQUENCE = Sequence("hosp.emar", "emar_id", "emar_seq")
@@ -555,7 +564,12 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("poe_id",),
-        event_time=EventTime("t.ordertime", sort=("ordertime",)),
+        event_time=EventTime(
+            _POE_KNOWN, sort=("ordertime",),
+            rationale="an order is known from its ordertime, and not before its admission starts: MIMIC keeps "
+            "orders only for hospitalizations (hadm_id is never NULL), so an order placed in the ED before the "
+            "admittime, shown from its own time, told that the patient would be admitted (attack21)",
+        ),
         renumbered=(
             *renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
             *renumbered_by(POE_SEQUENCE, "discontinue_of_poe_id", id="discontinue_of_poe_id"),
@@ -584,9 +598,9 @@ HOSP: tuple[Table, ...] = (
             # that it would be (585 of the demo's 600 consult orders never get them; the other 15: 'Accepted')
             f"CASE WHEN t.field_name IN ({_CONSULT_FIELDS}) THEN CASE WHEN {_CONSULT_ANSWERED} IS NOT NULL THEN "
             f"greatest(parent_time, {_CONSULT_ANSWERED}) END ELSE parent_time END",
-            parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",),
+            parent=ParentTime("hosp.poe", ("poe_id",), _POE_KNOWN), sort=("poe_id",),
             rationale=(
-                "a detail is known with its order; a consult's 'Consult Status' and 'Consult Status Time' rows "
+                "a detail is known with its order (attack21: not before the order's admission starts); a consult's 'Consult Status' and 'Consult Status Time' rows "
                 "once the consult is answered (their 'Consult Status Time'; never if it is not written as a time): "
                 "attack16"
             ),
