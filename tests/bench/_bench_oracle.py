@@ -86,10 +86,11 @@ def expected_icu(con: Any, q: Question) -> bool:
 
 _RX_TIME = (
     "greatest(prescriptions.starttime, (SELECT p.entertime FROM hosp.pharmacy p "
-    "WHERE p.pharmacy_id = prescriptions.pharmacy_id))"
+    "WHERE p.pharmacy_id = prescriptions.pharmacy_id), (SELECT a.admittime FROM hosp.admissions a "
+    "WHERE a.hadm_id = prescriptions.hadm_id))"
 )
 """A prescription is shown once it has started and its pharmacy order was entered (POLICY.md; the demo has a
-pharmacy row with an entertime for every prescription)."""
+pharmacy row with an entertime for every prescription), and not before its admission starts (attack21)."""
 
 _POE_TIME = (
     "greatest(poe.ordertime, coalesce((SELECT a.admittime FROM hosp.admissions a WHERE a.hadm_id = poe.hadm_id), "
@@ -137,7 +138,8 @@ EVENT_TIME_SQL = {
     "labevents": ("hosp.labevents", "charttime"),
     "microbiologyevents": ("hosp.microbiologyevents", "coalesce(charttime, chartdate + INTERVAL 1 DAY)"),
     "prescriptions": ("hosp.prescriptions", _RX_TIME),
-    "pharmacy": ("hosp.pharmacy", "greatest(starttime, entertime)"),
+    "pharmacy": ("hosp.pharmacy", "greatest(starttime, entertime, (SELECT a.admittime FROM hosp.admissions a "
+                 "WHERE a.hadm_id = pharmacy.hadm_id))"),
     "emar": ("hosp.emar", "charttime"),
     "poe": ("hosp.poe", _POE_TIME),
     "omr": ("hosp.omr", "chartdate + INTERVAL 1 DAY"),
