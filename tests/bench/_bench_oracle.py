@@ -86,17 +86,25 @@ def expected_icu(con: Any, q: Question) -> bool:
 
 _RX_TIME = (
     "greatest(prescriptions.starttime, (SELECT p.entertime FROM hosp.pharmacy p "
-    "WHERE p.pharmacy_id = prescriptions.pharmacy_id))"
+    "WHERE p.pharmacy_id = prescriptions.pharmacy_id), (SELECT a.admittime FROM hosp.admissions a "
+    "WHERE a.hadm_id = prescriptions.hadm_id))"
 )
 """A prescription is shown once it has started and its pharmacy order was entered (POLICY.md; the demo has a
-pharmacy row with an entertime for every prescription)."""
+pharmacy row with an entertime for every prescription), and not before its admission starts (attack21)."""
+
+_POE_TIME = (
+    "greatest(poe.ordertime, coalesce((SELECT a.admittime FROM hosp.admissions a WHERE a.hadm_id = poe.hadm_id), "
+    "poe.ordertime))"
+)
+"""An order is shown once placed, and not before its admission starts (attack21: MIMIC keeps orders only for
+hospitalizations, so an order placed in the ED told that the patient would be admitted)."""
 
 NEXT_BATCH_SQL = {
     "labevents": "SELECT DISTINCT d.label FROM hosp.labevents e JOIN hosp.d_labitems d USING (itemid) "
     "WHERE e.subject_id = ? AND e.charttime = ?",
     "prescriptions": f"SELECT DISTINCT drug FROM hosp.prescriptions WHERE subject_id = ? AND {_RX_TIME} = ?",
     "emar": "SELECT DISTINCT medication FROM hosp.emar WHERE subject_id = ? AND charttime = ?",
-    "poe": "SELECT DISTINCT order_type FROM hosp.poe WHERE subject_id = ? AND ordertime = ?",
+    "poe": f"SELECT DISTINCT order_type FROM hosp.poe WHERE subject_id = ? AND {_POE_TIME} = ?",
     "services": "SELECT DISTINCT curr_service FROM hosp.services WHERE subject_id = ? AND transfertime = ?",
     "transfers": "SELECT DISTINCT careunit FROM hosp.transfers WHERE subject_id = ? AND intime = ? AND careunit IS NOT NULL",
     "microbiologyevents": "SELECT DISTINCT test_name FROM hosp.microbiologyevents WHERE subject_id = ? "
@@ -130,9 +138,10 @@ EVENT_TIME_SQL = {
     "labevents": ("hosp.labevents", "charttime"),
     "microbiologyevents": ("hosp.microbiologyevents", "coalesce(charttime, chartdate + INTERVAL 1 DAY)"),
     "prescriptions": ("hosp.prescriptions", _RX_TIME),
-    "pharmacy": ("hosp.pharmacy", "greatest(starttime, entertime)"),
+    "pharmacy": ("hosp.pharmacy", "greatest(starttime, entertime, (SELECT a.admittime FROM hosp.admissions a "
+                 "WHERE a.hadm_id = pharmacy.hadm_id))"),
     "emar": ("hosp.emar", "charttime"),
-    "poe": ("hosp.poe", "ordertime"),
+    "poe": ("hosp.poe", _POE_TIME),
     "omr": ("hosp.omr", "chartdate + INTERVAL 1 DAY"),
     "icustays": ("icu.icustays", "intime"),
     "chartevents": ("icu.chartevents", "charttime"),

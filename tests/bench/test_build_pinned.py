@@ -142,7 +142,7 @@ EXPECTED: dict[str, dict[str, Any]] = {"agentehr": {"agentehr": {"diagnoses_ccs"
                        "next_event": "e1b0afcc96b251e2",
                        "omr": "315ea40217bb74a5",
                        "outputevents": "5bdd3ea5fec6a8b1",
-                       "poe": "4384960c284059b2",
+                       "poe": "e2ffed1ac1e86e03",
                        "prescriptions": "397686d8c60d679f",
                        "procedureevents": "c978d0e5a94b7923",
                        "procedures_ccs": "fb5ea7628e22dc56",

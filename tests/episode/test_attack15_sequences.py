@@ -43,11 +43,15 @@ def suffixed_store(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -
             "SELECT poe_id, ordertime FROM hosp.poe WHERE subject_id = ? ORDER BY ordertime, poe_seq LIMIT 3", [_SUBJECT]
         ).fetchall()
         assert first[0][0] == f"{_SUBJECT}-7"  # six orders entered before it are placed later
+        # attack21: an order is known no earlier than its admission's admittime (these were placed in the ED)
+        (admitted,) = con.execute(
+            "SELECT a.admittime FROM hosp.admissions a JOIN hosp.poe p USING (hadm_id) WHERE p.poe_id = ?", [first[0][0]]
+        ).fetchone()
         for table, column in _POE_REFS:
             con.execute(f"UPDATE hosp.{table} SET {column} = ? WHERE {column} = ?", [first[0][0] + "x", first[0][0]])
     finally:
         con.close()
-    return out, first[2][1] + timedelta(minutes=1)
+    return out, max(first[2][1], admitted) + timedelta(minutes=1)
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
@@ -57,9 +61,10 @@ def test_attack15_an_id_not_ending_in_its_counter_is_renumbered(
     store, cutoff = suffixed_store
     with build_episode(store, EpisodeKey(_SUBJECT, cutoff, policy=policy)) as ep:
         shown = _rows(ep, "SELECT poe_id, poe_seq FROM poe ORDER BY ordertime, poe_seq")
-        assert [seq for _, seq in shown] == [1, 2, 3]
+        # the eight orders placed in the ED (10000032-7 to -14), shown from the admittime 2180-05-06 22:23 (attack21)
+        assert [seq for _, seq in shown] == list(range(1, 9))
         # was ('10000032-7x', 1): the store's id, its original counter 7 included
-        assert [pid for pid, _ in shown] == [f"{_SUBJECT}-1", f"{_SUBJECT}-2", f"{_SUBJECT}-3"]
+        assert [pid for pid, _ in shown] == [f"{_SUBJECT}-{n}" for n in range(1, 9)]
         for table in ("poe_detail", "prescriptions", "pharmacy", "emar"):
             named = {pid for (pid,) in _rows(ep, f"SELECT DISTINCT poe_id FROM {table} WHERE poe_id IS NOT NULL")}
             assert not any(p.endswith("x") for p in named), (table, named)

@@ -53,6 +53,19 @@ _CONSULT_ANSWERED = (
 POE_SEQUENCE = Sequence("hosp.poe", "poe_id", "poe_seq")
 """A patient's provider orders, numbered in entry order (an order placed for a later time, e.g. an admission
 order entered days ahead, comes before orders placed in between)."""
+
+
+def _admitted(row: str, otherwise: str) -> str:
+    """SQL: the admittime of the admission the row's hadm_id names (``otherwise`` for a row of none)."""
+    return f"coalesce((SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = {row}.hadm_id), {otherwise})"
+
+
+_POE_KNOWN = f"CASE WHEN t.ordertime IS NOT NULL THEN greatest(t.ordertime, {_admitted('t', 't.ordertime')}) END"
+"""When a provider order is known: its ordertime, and not before its admission's admittime. MIMIC-IV keeps orders
+only for hospitalizations (``poe.hadm_id`` is never NULL): the orders of an ED visit that ends at home are not in
+the data, so one placed in the ED of a patient admitted later (2,281 of the demo's orders, 183 admissions, up to
+19 h ahead), shown from its ordertime, told that an admission was coming (attack21). An order of no admission
+(NULL ``hadm_id``, not in MIMIC) is known at its ordertime."""
 EMAR_SEQUENCE = Sequence("hosp.emar", "emar_id", "emar_seq")
 """A patient's eMAR rows, numbered in storage order (storetime: 100 % of the demo's rows), not charttime."""
 _POE_REF_WHY = (
@@ -67,12 +80,19 @@ _EMAR_SEQ_WHY = (
     "MIMIC's per-patient eMAR counter (storage order, not charttime: gaps would count administrations charted "
     "after the cutoff): renumbered by charttime among the visible administrations"
 )
-_PHARMACY_TIME = "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime) END"
+
+
+_PHARMACY_TIME = (
+    f"CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime, {_admitted('t', 't.starttime')}) END"
+)
 """When a pharmacy order is known: once it has started and been entered into the pharmacy system (570 demo
 prescriptions were entered more than an hour after their starttime, up to 4 days): a NULL entertime counts as
-its starttime, a NULL starttime never."""
+its starttime, a NULL starttime never; and not before its admission starts: MIMIC keeps pharmacy orders only for
+hospitalizations, so one shown before its admittime, its hadm_id NULL, told that an admission was coming (attack21:
+one demo order, 6 days ahead)."""
 _PHARMACY_REF = (
-    "(SELECT min(CASE WHEN p.starttime IS NOT NULL THEN greatest(p.starttime, p.entertime) END) "
+    "(SELECT min(CASE WHEN p.starttime IS NOT NULL THEN "
+    f"greatest(p.starttime, p.entertime, {_admitted('p', 'p.starttime')}) END) "
     "FROM hosp.pharmacy p WHERE p.pharmacy_id = t.pharmacy_id)"
 )
 _EMAR_KNOWN = "greatest(t.charttime, t.storetime)"
@@ -392,12 +412,14 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
-            "CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, parent_time) END",
+            "CASE WHEN t.starttime IS NOT NULL THEN "
+            f"greatest(t.starttime, parent_time, {_admitted('t', 't.starttime')}) END",
             parent=ParentTime("hosp.pharmacy", ("pharmacy_id",), "coalesce(t.entertime, TIMESTAMP '-infinity')"),
             sort=("starttime",),
             rationale="a prescription is evidence once it starts and its order is entered into the pharmacy system "
             "(up to 4 days after a back-dated starttime in the MIMIC-IV demo; a NULL entertime: its starttime); "
-            "a prescription without a pharmacy row is never shown",
+            "a prescription without a pharmacy row is never shown; and not before its admission starts (kept only "
+            "for hospitalizations: one shown before its admittime, hadm_id NULL, told of the admission: attack21)",
         ),
         ends_at="t.stoptime",
         renumbered=renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
@@ -440,7 +462,9 @@ HOSP: tuple[Table, ...] = (
             _PHARMACY_TIME,
             sort=("starttime",),
             rationale="an order entered but not started is not yet evidence of the next medication, nor one "
-            "started (back-dated) but not yet entered into the pharmacy system",
+            "started (back-dated) but not yet entered into the pharmacy system, nor one of an admission not yet "
+            "started (kept only for hospitalizations: shown before its admittime, hadm_id NULL, it told of the "
+            "admission: attack21)",
         ),
         ends_at="t.stoptime",
         renumbered=renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id"),
@@ -555,7 +579,12 @@ HOSP: tuple[Table, ...] = (
             },
         ),
         key=("poe_id",),
-        event_time=EventTime("t.ordertime", sort=("ordertime",)),
+        event_time=EventTime(
+            _POE_KNOWN, sort=("ordertime",),
+            rationale="an order is known from its ordertime, and not before its admission starts: MIMIC keeps "
+            "orders only for hospitalizations (hadm_id is never NULL), so an order placed in the ED before the "
+            "admittime, shown from its own time, told that the patient would be admitted (attack21)",
+        ),
         renumbered=(
             *renumbered_by(POE_SEQUENCE, "poe_id", id="poe_id", counter="poe_seq"),
             *renumbered_by(POE_SEQUENCE, "discontinue_of_poe_id", id="discontinue_of_poe_id"),
@@ -584,9 +613,9 @@ HOSP: tuple[Table, ...] = (
             # that it would be (585 of the demo's 600 consult orders never get them; the other 15: 'Accepted')
             f"CASE WHEN t.field_name IN ({_CONSULT_FIELDS}) THEN CASE WHEN {_CONSULT_ANSWERED} IS NOT NULL THEN "
             f"greatest(parent_time, {_CONSULT_ANSWERED}) END ELSE parent_time END",
-            parent=ParentTime("hosp.poe", ("poe_id",), "t.ordertime"), sort=("poe_id",),
+            parent=ParentTime("hosp.poe", ("poe_id",), _POE_KNOWN), sort=("poe_id",),
             rationale=(
-                "a detail is known with its order; a consult's 'Consult Status' and 'Consult Status Time' rows "
+                "a detail is known with its order (attack21: not before the order's admission starts); a consult's 'Consult Status' and 'Consult Status Time' rows "
                 "once the consult is answered (their 'Consult Status Time'; never if it is not written as a time): "
                 "attack16"
             ),
