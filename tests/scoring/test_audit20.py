@@ -214,3 +214,22 @@ def test_no_answer_counts_runs_and_never_an_infra_error(tmp_path: Path, score_in
     assert overall.n_questions == (3 if score_infra_errors else 2)
     statuses = {q.qid: (q.status, q.scored) for q in scored.questions}
     assert statuses == {"q1": ("answered", True), "q2": ("infra_error", score_infra_errors), "q3": ("no_answer", True)}
+
+
+def test_a_delta_over_fewer_than_five_questions_is_never_marked_significant() -> None:
+    """newcomer21: ``next_event n=2 +31.8 [31.8, 31.8]`` was bold (and green in the report): two questions with the
+    same Δ give the bootstrap interval [Δ, Δ]. The t-interval's n >= 5 applies to the bold too."""
+    from clinseek.scoring import GroupDelta
+    from clinseek.scoring._card import CardCell
+
+    def delta(n: int) -> GroupDelta:
+        return GroupDelta(group="overall", n=n, mean_a=0.8, mean_b=0.5, delta=0.3, ci_low=0.3, ci_high=0.3,
+                          t_low=None, t_high=None, p_t=None)
+
+    assert [CardCell(0.5, 0.8, delta(n)).significant for n in (1, 2, 4, 5, 40)] == [False, False, False, True, True]
+    from clinseek.reporting._tables import _delta_cell
+    from clinseek.scoring import PairedComparison
+
+    pair = PairedComparison.model_construct(a="a", b="b")
+    assert 'class="num delta "' in _delta_cell(pair, "overall", delta(2))
+    assert 'class="num delta pos"' in _delta_cell(pair, "overall", delta(5))

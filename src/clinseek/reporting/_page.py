@@ -69,7 +69,7 @@ def headline_section(page: PageData) -> str:
         if bench in cards:
             parts.append(f'<h4>By category, as the dataset card lays it out</h4>{card_table_html(cards[bench])}'
                          '<p class="note">F1 (%). Δ = ClinSeekAgent − Curated Input over the questions scored in both, '
-                         "computed before rounding; bold Δ: its paired bootstrap 95 % CI excludes 0 (two or more "
+                         "computed before rounding; bold Δ: its paired bootstrap 95 % CI excludes 0 (five or more "
                          "paired questions). N: questions of the category.</p>")
         for model in models:
             curated, agent = page.runs.get((bench, "curated", model)), page.runs.get((bench, "agent", model))

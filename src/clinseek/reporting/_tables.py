@@ -47,7 +47,7 @@ def _f1_cell(run: RunScores | None, group: str, stats: GroupStats | None, ci: bo
 def _delta_cell(pair: PairedComparison | None, group: str, delta: GroupDelta | None) -> str:
     if pair is None or delta is None:
         return '<td class="num na">–</td>'
-    sign = "pos" if delta.ci_low > 0 else ("neg" if delta.ci_high < 0 else "")
+    sign = ("pos" if delta.ci_low > 0 else "neg") if delta.significant else ""
     return (f'<td class="num delta {sign}" data-pair="{esc(pair.a)}" data-group="{esc(group)}" '
             f'data-delta="{delta.delta!r}" data-ci-low="{delta.ci_low!r}" data-ci-high="{delta.ci_high!r}">'
             f'{100 * delta.delta:+.1f} <span class="ci">[{pct(delta.ci_low)}, {pct(delta.ci_high)}]</span></td>')

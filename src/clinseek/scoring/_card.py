@@ -3,7 +3,7 @@
 One table per benchmark: a row per category in card order with the card's names (categories outside
 the card follow), then an Overall row; per model, side by side, Curated Input F1, ClinSeekAgent F1
 and Δ = agent − curated over the questions scored in both, marked significant when its paired
-bootstrap 95 % CI excludes 0 over two or more paired questions (the card prints such Δ in bold). ``N`` is the category's question
+bootstrap 95 % CI excludes 0 over five or more paired questions (the card prints such Δ in bold). ``N`` is the category's question
 count (the largest over the table's runs). All numbers come from the run summaries and paired
 comparisons unchanged; the markdown, the console and the HTML report render the same rows.
 """
@@ -29,9 +29,8 @@ class CardCell:
 
     @property
     def significant(self) -> bool:
-        """True when the paired bootstrap 95 % CI of Δ excludes 0 over at least two paired questions (the
-        resamples of a single question are that question: no interval)."""
-        return self.delta is not None and self.delta.n >= 2 and (self.delta.ci_low > 0 or self.delta.ci_high < 0)
+        """:attr:`GroupDelta.significant` (the CI excludes 0 over at least five paired questions)."""
+        return self.delta is not None and self.delta.significant
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,6 +168,15 @@ class GroupDelta(BaseModel):
     mcnemar_p: float | None = None
     """McNemar p-value: exact binomial when b + c < 25, else χ² with continuity correction."""
 
+    @property
+    def significant(self) -> bool:
+        """Whether the tables mark Δ significant (bold, coloured): its bootstrap 95 % CI excludes 0 over at least
+        ``T_MIN_N`` (5) paired questions, the t-interval's rule (two questions with the same Δ give the interval
+        [Δ, Δ]: newcomer21 saw +31.8 [31.8, 31.8] in bold at n = 2)."""
+        from ._paired import T_MIN_N
+
+        return self.n >= T_MIN_N and (self.ci_low > 0 or self.ci_high < 0)
+
 
 class PairedComparison(BaseModel):
     """A − B over common question ids, per group."""
