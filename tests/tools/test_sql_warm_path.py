@@ -54,6 +54,7 @@ def _reference_render(title: str | None, rows: Rows, limits: Limits, narrow: Any
         if rows.truncated:
             lines.append(_render._notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), rows.truncated
+    _ref_date_beside(columns, cells, keep)
     lines.append("|".join([_render._header(rows.columns[i]) for i in keep]))
     budget = limits.max_tool_chars - _render._NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
@@ -68,6 +69,21 @@ def _reference_render(title: str | None, rows: Rows, limits: Limits, narrow: Any
     if cut:
         lines.append(_render._notice(shown, rows, narrow, chars_cut=shown < len(rows.rows)))
     return "\n".join(lines), cut
+
+
+def _ref_date_beside(columns: list[tuple[Any, ...]], cells: list[list[str]], keep: list[int]) -> None:
+    """Session 21 (newcomer21): a time shown without its date gets it back when the row's nearest timestamp to its
+    left has another date (read left to right, ``05-08 08:00|22:00`` said 05-08 22:00 for 05-07 22:00)."""
+    for row in range(len(columns[0]) if columns else 0):
+        left = None
+        for i in keep:
+            value = columns[i][row]
+            if not isinstance(value, dt.datetime) or not any(isinstance(v, dt.datetime) for v in columns[i]):
+                continue
+            day = value.date().isoformat()
+            if left is not None and day != left and cells[i][row][:10] != day:
+                cells[i][row] = day + " " + cells[i][row]
+            left = day
 
 
 def _ref_column(values: tuple[Any, ...], cap: int) -> list[str]:
@@ -255,3 +271,15 @@ def test_the_tool_gives_the_general_paths_result(episode: Any, n: int, limits: L
                                             "row_count": len(every), "types": types})
             assert got.model_dump_json() == expected.model_dump_json()
             assert got.model_fields_set == expected.model_fields_set
+
+
+def test_a_time_beside_a_time_of_another_date_keeps_its_date() -> None:
+    """newcomer21: prescriptions' ``starttime|stoptime`` showed ``2180-05-08 08:00|22:00`` for a stop time of
+    2180-05-07 22:00 (its date was the row above's in its column): read left to right, 05-08 22:00."""
+    d = dt.datetime
+    rows = Rows(("drug", "starttime", "stoptime"),
+                [("a", d(2180, 5, 7, 8), d(2180, 5, 7, 20)), ("b", d(2180, 5, 8, 8), d(2180, 5, 7, 22)),
+                 ("c", d(2180, 5, 8, 9), d(2180, 5, 8, 23)), ("d", d(2180, 5, 8, 10), d(2180, 5, 8, 23, 30))], 4, False)
+    text, _ = render_rows(None, rows, Limits(), narrow=None)
+    assert text.splitlines() == ["drug|starttime|stoptime", "a|2180-05-07 08:00|2180-05-07 20:00",
+                                 "b|2180-05-08 08:00|2180-05-07 22:00", "c|09:00|2180-05-08 23:00", "d|10:00|23:30"]

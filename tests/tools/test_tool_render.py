@@ -80,10 +80,10 @@ def test_a_time_on_the_date_of_the_row_above_shows_its_time_of_day_only() -> Non
     assert text.splitlines() == [
         "t|v|u",
         "2150-01-02 03:04|1|2150-01-03 00:00",
-        "09:04|2|00:00",
+        "09:04|2|2150-01-03 00:00",  # newcomer21: dated again beside a time of another date (read left to right)
         "|3|00:00",
         "2150-01-02 23:04|4|2150-01-02 03:04",  # after a NULL the date is shown again
-        "2150-01-03 00:00|5|03:04",
+        "2150-01-03 00:00|5|2150-01-02 03:04",
         "00:05|6|",
         "2151-01-03 00:00|7|2150-01-03 00:00",
     ]

@@ -16,6 +16,7 @@ from ._result import ToolResult
 
 _NOTICE_ROOM = 400  # characters kept free for the closing notice
 _NONE = type(None)
+_DATETIME = dt.datetime
 _SECOND, _MICROSECOND, _DAY = attrgetter("second"), attrgetter("microsecond"), itemgetter(slice(None, 10))
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
@@ -128,6 +129,7 @@ def _render_grid(title: str | None, rows: Rows, limits: Limits, narrow: Narrow) 
         if cut:
             lines.append(_notice(n, rows, narrow, chars_cut=False))
         return "\n".join(lines), cut
+    _date_beside(columns, cells, keep)
     lines.append(_headers([rows.columns[i] for i in keep]))
     budget = limits.max_tool_chars - _NOTICE_ROOM - sum(len(x) + 1 for x in lines)
     grid = [cells[i] for i in keep]
@@ -217,6 +219,26 @@ def _format_times(values: tuple[dt.datetime | None, ...]) -> list[str]:
         out.append(text[11:] if day == above else text)
         above = day
     return out
+
+
+def _date_beside(columns: list[tuple[Any, ...]], cells: list[list[str]], keep: list[int]) -> None:
+    """Give a time shown without its date (:func:`_format_times`: the date of the row above in its column) its date
+    back when the nearest timestamp to its left in the row has another date: read left to right,
+    ``2180-05-08 08:00|22:00`` says 05-08 22:00 where the stop time was 05-07 22:00 (newcomer21). In place, on the
+    shown columns ``keep``; nothing to do below two timestamp columns or when no later one was shortened."""
+    stamps = [i for i in keep if _DATETIME in set(map(type, columns[i]))]
+    if len(stamps) < 2 or not any(0 < len(cell) < 16 for i in stamps[1:] for cell in cells[i]):
+        return  # a shortened time is at most 15 characters (HH:MM:SS.ffffff), a dated one at least 16
+    for row in range(len(columns[0])):
+        left = None
+        for i in stamps:
+            value = columns[i][row]
+            if type(value) is not dt.datetime:
+                continue
+            day = value.date().isoformat()
+            if left is not None and day != left and not cells[i][row].startswith(day):
+                cells[i][row] = f"{day} {cells[i][row]}"
+            left = day
 
 
 def _headers(names: Sequence[str]) -> str:
