@@ -19,6 +19,23 @@ _VITAL_DOCS = {
 }
 _ED = "MIMIC-IV-ED 2.2"
 
+
+
+def _in_ed_stay() -> EventTime:
+    """A row charted in an ED stay's record (vital signs, medication reconciliation, Pyxis dispensing): known from
+    its own charttime, and not before its stay's intime. A row charted before the intime (the demo has six, up to
+    34 minutes ahead: the cabinet or the monitor used as the patient arrives), shown from its own time with its
+    stay_id masked, told that an ED arrival was coming (attack21), as the ICU charting tables' rows before their
+    stay did (attack17)."""
+    return EventTime(
+        "CASE WHEN t.charttime IS NOT NULL THEN greatest(t.charttime, parent_time) END",
+        parent=ParentTime("ed.edstays", ("stay_id",), "t.intime"),
+        sort=("charttime",),
+        rationale="charted in its ED stay: known from its charttime, and not before the stay's intime (a row charted "
+        "before the arrival, shown from its own time, told that an ED visit was coming: attack21)",
+    )
+
+
 ED: tuple[Table, ...] = (
     Table(
         "ed",
@@ -81,7 +98,7 @@ ED: tuple[Table, ...] = (
             "rhythm VARCHAR event, pain VARCHAR event",
             _VITAL_DOCS,
         ),
-        event_time=EventTime("t.charttime", sort=("charttime",)),
+        event_time=_in_ed_stay(),
         source=_ED,
         files=("ed/vitalsign", "vitalsign"),
     ),
@@ -117,7 +134,7 @@ ED: tuple[Table, ...] = (
                 "etc_rn": "Rank when a drug has several classes.",
             },
         ),
-        event_time=EventTime("t.charttime", sort=("charttime",)),
+        event_time=_in_ed_stay(),
         source=_ED,
         files=("ed/medrecon", "medrecon"),
     ),
@@ -129,7 +146,7 @@ ED: tuple[Table, ...] = (
             "subject_id INTEGER static, stay_id INTEGER encounter, charttime TIMESTAMP event, med_rn SMALLINT event, "
             "name VARCHAR event, gsn_rn SMALLINT event, gsn VARCHAR event"
         ),
-        event_time=EventTime("t.charttime", sort=("charttime",)),
+        event_time=_in_ed_stay(),
         source=_ED,
         files=("ed/pyxis", "pyxis"),
     ),
