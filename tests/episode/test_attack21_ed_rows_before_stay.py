@@ -26,7 +26,7 @@ def test_attack21_no_ed_row_before_its_stay_starts(demo_store: Path) -> None:
 
 
 def test_attack21_the_rows_show_from_the_intime_with_their_own_charttime(demo_store: Path) -> None:
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 15))) as ep:
+    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 16))) as ep:  # after the intime (strict <)
         rows = ep.execute("SELECT stay_id, charttime FROM pyxis WHERE charttime >= TIMESTAMP '2196-02-24' "
                           "ORDER BY charttime").rows
     assert rows and {r[0] for r in rows} == {38926302} and min(r[1] for r in rows) == datetime(2196, 2, 24, 11, 41)
