@@ -243,3 +243,26 @@ def test_ctrl_c_in_a_run_without_progress_bars_says_what_happened(
         main()
     assert info.value.code == 130
     assert capsys.readouterr().err.strip() == INTERRUPTED and "the same command resumes" in INTERRUPTED
+
+
+@pytest.mark.parametrize("folder", ["", "hosp"])
+def test_a_folder_of_mimic_files_given_as_store_says_to_ingest_it(shared_data: Path, tmp_path: Path,
+                                                                  folder: str) -> None:
+    """fixnc21: `tool`, `mcp serve`, `demo`, `bench build` said "no such store file" for an existing folder; every
+    command taking a store now says what `data info` says (one check: clinseek.store.store_file_problem)."""
+    mimic = shared_data / "mimic-iv-demo-2.2"
+    given = mimic / folder if folder else mimic
+    line = (f"{given}: is a folder of MIMIC files, not a clinseek store (one DuckDB file); ingest it first: "
+            f"clinseek data ingest --mimic-iv {mimic} --out mimic.duckdb")
+    for args in (["tool", "--store", str(given), "--subject-id", "1", "--prediction-time", "2180-01-01",
+                  "ehr.get_table_names"], ["mcp", "serve", "--store", str(given)]):
+        result = _invoke(args)
+        assert result.exit_code == 2 and line in " ".join(result.output.replace("│", "").split()), result.output
+    for args in (["data", "info", str(given)], ["demo", "--store", str(given), "--out", str(tmp_path / "d"),
+                                                "--no-progress"],
+                 ["bench", "build", "--store", str(given), "--out", str(tmp_path / "b"), "--tasks", "omr"]):
+        result = _invoke(args)
+        assert isinstance(result.exception, ClinseekError) and str(result.exception) == line, result.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _refused(["data", "info", str(empty)], f"{empty}: is a directory; a clinseek store is one DuckDB file")
