@@ -266,3 +266,28 @@ def test_a_folder_of_mimic_files_given_as_store_says_to_ingest_it(shared_data: P
     empty = tmp_path / "empty"
     empty.mkdir()
     _refused(["data", "info", str(empty)], f"{empty}: is a directory; a clinseek store is one DuckDB file")
+
+
+def test_bench_build_into_a_non_empty_folder_names_it_and_the_fix(demo_store: Path, tmp_path: Path) -> None:
+    """fixnc21: "bench: output directory exists and is not empty" said neither what to do nor (for a relative
+    path) much of where."""
+    taken = tmp_path / "bench"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("x")
+    _refused(["bench", "build", "--store", str(demo_store), "--out", str(taken), "--tasks", "omr"])
+    result = _invoke(["bench", "build", "--store", str(demo_store), "--out", str(taken), "--tasks", "omr"])
+    assert str(result.exception) == (f"{taken}: output directory exists and is not empty; "
+                                     "choose another --out (a new or empty folder)")
+
+
+@pytest.mark.parametrize(("args", "example"), [
+    (["data", "ingest", "--mimic-iv", "."], "mimic.duckdb"),
+    (["data", "synth", "--patients", "1"], "synthetic.duckdb"),
+    (["report", "r"], "report.html"),
+])
+def test_a_folder_given_for_an_output_file_suggests_the_commands_kind_of_file(tmp_path: Path, args: list[str],
+                                                                              example: str) -> None:
+    """fixnc21: `data ingest --out bench` suggested bench/report.html for a store."""
+    result = _invoke([*args, "--out", str(tmp_path)])
+    assert isinstance(result.exception, ClinseekError), result.output
+    assert str(result.exception) == f"--out {tmp_path}: is a folder, expected a file name (e.g. {tmp_path / example})"
