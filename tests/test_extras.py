@@ -81,3 +81,17 @@ def test_trafilatura_without_lxml_html_clean_says_so(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.stdout.startswith("MissingExtraError browser.open on web pages needs trafilatura"), out
     assert "lxml_html_clean" in out.stdout and "pip install 'clinseek[web]'" not in out.stdout
+
+
+def test_the_readme_tip_for_one_folder_names_the_dev_extra() -> None:
+    """fixnc21: the tip assumed [dev]; a bare pytest stops at the unknown `timeout` option (pytest-timeout's)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "timeout" in project["tool"]["pytest"]["ini_options"]
+    assert any(d.startswith("pytest-timeout") for d in project["project"]["optional-dependencies"]["dev"])
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert ("Run one folder alone with `.venv/bin/python -m pytest tests/policy` (it needs the `[dev]` extra, as "
+            "above: its pytest-timeout reads the `timeout` setting of `pyproject.toml`; a bare `pip install pytest` "
+            "stops at `Unknown config option: timeout`).") in readme

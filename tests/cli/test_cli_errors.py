@@ -243,3 +243,51 @@ def test_ctrl_c_in_a_run_without_progress_bars_says_what_happened(
         main()
     assert info.value.code == 130
     assert capsys.readouterr().err.strip() == INTERRUPTED and "the same command resumes" in INTERRUPTED
+
+
+@pytest.mark.parametrize("folder", ["", "hosp"])
+def test_a_folder_of_mimic_files_given_as_store_says_to_ingest_it(shared_data: Path, tmp_path: Path,
+                                                                  folder: str) -> None:
+    """fixnc21: `tool`, `mcp serve`, `demo`, `bench build` said "no such store file" for an existing folder; every
+    command taking a store now says what `data info` says (one check: clinseek.store.store_file_problem)."""
+    mimic = shared_data / "mimic-iv-demo-2.2"
+    given = mimic / folder if folder else mimic
+    line = (f"{given}: is a folder of MIMIC files, not a clinseek store (one DuckDB file); ingest it first: "
+            f"clinseek data ingest --mimic-iv {mimic} --out mimic.duckdb")
+    for args in (["tool", "--store", str(given), "--subject-id", "1", "--prediction-time", "2180-01-01",
+                  "ehr.get_table_names"], ["mcp", "serve", "--store", str(given)]):
+        result = _invoke(args)
+        assert result.exit_code == 2 and line in " ".join(result.output.replace("│", "").split()), result.output
+    for args in (["data", "info", str(given)], ["demo", "--store", str(given), "--out", str(tmp_path / "d"),
+                                                "--no-progress"],
+                 ["bench", "build", "--store", str(given), "--out", str(tmp_path / "b"), "--tasks", "omr"]):
+        result = _invoke(args)
+        assert isinstance(result.exception, ClinseekError) and str(result.exception) == line, result.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _refused(["data", "info", str(empty)], f"{empty}: is a directory; a clinseek store is one DuckDB file")
+
+
+def test_bench_build_into_a_non_empty_folder_names_it_and_the_fix(demo_store: Path, tmp_path: Path) -> None:
+    """fixnc21: "bench: output directory exists and is not empty" said neither what to do nor (for a relative
+    path) much of where."""
+    taken = tmp_path / "bench"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("x")
+    _refused(["bench", "build", "--store", str(demo_store), "--out", str(taken), "--tasks", "omr"])
+    result = _invoke(["bench", "build", "--store", str(demo_store), "--out", str(taken), "--tasks", "omr"])
+    assert str(result.exception) == (f"{taken}: output directory exists and is not empty; "
+                                     "choose another --out (a new or empty folder)")
+
+
+@pytest.mark.parametrize(("args", "example"), [
+    (["data", "ingest", "--mimic-iv", "."], "mimic.duckdb"),
+    (["data", "synth", "--patients", "1"], "synthetic.duckdb"),
+    (["report", "r"], "report.html"),
+])
+def test_a_folder_given_for_an_output_file_suggests_the_commands_kind_of_file(tmp_path: Path, args: list[str],
+                                                                              example: str) -> None:
+    """fixnc21: `data ingest --out bench` suggested bench/report.html for a store."""
+    result = _invoke([*args, "--out", str(tmp_path)])
+    assert isinstance(result.exception, ClinseekError), result.output
+    assert str(result.exception) == f"--out {tmp_path}: is a folder, expected a file name (e.g. {tmp_path / example})"

@@ -16,7 +16,9 @@ def test_report_writes_the_file_and_prints_its_path(fabricated: Path, tmp_path: 
     result = CliRunner().invoke(app, ["report", str(fabricated), "--out", str(out), "--title", "Fabricated"])
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1] == str(out)
-    assert "2 runs, 4 question rows, 8 trajectories" in result.output
+    # fixnc21: "2 runs, 4 question rows, 8 trajectories" named none of what it counted
+    assert result.output.startswith("2 runs (benchmark x mode x model), 4 rows (question x model), "
+                                    "8 trajectories (row x mode x repeat), ")
     assert "<title>Fabricated</title>" in out.read_text(encoding="utf-8")
 
 

@@ -146,3 +146,19 @@ def test_not_a_gzip_file(mimic_dir: Path, tmp_path: Path, replace: Replace) -> N
     with pytest.raises(IngestError, match="gzip") as info:
         ingest(tmp_path / "s.duckdb", mimic_iv=mimic_dir, progress=False)
     assert info.value.path == bad
+
+
+@pytest.mark.parametrize("module", ["hosp", "icu"])
+def test_a_module_folder_given_for_its_release_names_the_parent(mimic_dir: Path, tmp_path: Path, module: str) -> None:
+    """fixnc21: --mimic-iv .../hosp listed the icu tables as missing (under hosp/icu/) instead of naming the parent."""
+    out = tmp_path / "s.duckdb"
+    with pytest.raises(IngestError) as info:
+        ingest(out, mimic_iv=mimic_dir / module, progress=False)
+    assert str(info.value) == (f"{mimic_dir / module}: looks like the {module}/ folder of MIMIC-IV; "
+                               f"give its parent ({mimic_dir})")
+    assert not out.exists()
+
+
+def test_a_folder_of_another_release_keeps_the_plain_message(shared_data: Path, tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match=r"no ed files found .*; is this the right directory for --ed\?"):
+        ingest(tmp_path / "s.duckdb", ed=shared_data / "mimic-iv-demo-2.2" / "hosp", progress=False)

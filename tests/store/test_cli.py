@@ -34,8 +34,29 @@ def test_info_json(demo_store: Path, demo_counts: dict[str, int]) -> None:
     assert info["time_min"] < info["time_max"]
     labs = next(t for t in info["tables"] if t["table"] == "hosp.labevents")
     assert labs["time_min"] is not None and len(labs["source_sha256"]) == 64
+    assert labs["registry_release"] == "MIMIC-IV 3.1"  # the registry's schema release, not the files' (a 2.2 demo)
     diagnoses = next(t for t in info["tables"] if t["table"] == "hosp.diagnoses_icd")
-    assert diagnoses["time_min"] is None  # inherits its admission's time
+    # fixnc21: a table inheriting its parent's time showed no range; the event index holds its rows' times
+    assert (diagnoses["time_min"], diagnoses["time_max"], diagnoses["time_from"]) == (
+        "2110-04-14T15:00:00", "2201-12-17T13:45:00", "hosp.admissions")
+    assert all(t["time_min"] for t in info["tables"] if t["time_from"])
+
+
+def test_info_without_an_event_index_says_where_inherited_times_come_from(demo_store: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import duckdb
+
+    copy = tmp_path / "old.duckdb"
+    shutil.copyfile(demo_store, copy)
+    con = duckdb.connect(str(copy))
+    con.execute("DROP TABLE clinseek_meta.event_index")
+    con.close()
+    result = runner.invoke(app, ["data", "info", str(copy)], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "hosp.diagnoses_icd" in line)
+    assert " ".join(row.replace("│", " ").split()) == (
+        "hosp.diagnoses_icd 4,506 time of hosp.admissions (no current event index) diagnoses_icd.csv.gz")
 
 
 def test_ingest_command_builds_and_resumes(mimic_dir: Path, tmp_path: Path) -> None:

@@ -80,3 +80,24 @@ def test_arg_parsing() -> None:
 
     with pytest.raises(typer.BadParameter):
         parse_tool_args(["novalue"])
+
+
+def test_the_readme_sql_example_shows_values(demo_store: Path) -> None:
+    """fixnc21: the README's example printed 5 rows of an itemid and a blank valuenum (NULLs, kept in the grid)."""
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("clinseek tool --store mimic.duckdb")
+    command = readme[start:readme.index("\n\n", start)].replace("\\\n", " ")
+    args = shlex.split(command)[1:]
+    args[args.index("mimic.duckdb")] = str(demo_store)
+    out = runner.invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == [
+        "charttime|itemid|valuenum|valueuom",
+        "2180-07-23 06:50|51491|6|units",
+        "06:50|51498|1.013|",
+        "06:48|50813|1.6|mmol/L",
+        "06:39|51200|2.5|%",
+        "06:39|51221|41.1|%",
+    ]

@@ -142,7 +142,7 @@ def build_benchmark(
     """
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise ClinseekError(f"{out}: output directory exists and is not empty")
+        raise ClinseekError(f"{out}: output directory exists and is not empty; choose another --out (a new or empty folder)")
     names = requested_tasks(tasks, benchmark)
     specs = {t.name: t for t in _buildable(benchmark)}
     handle = open_store(store)

@@ -94,7 +94,7 @@ def join_cmd(
     from ..bench import join_ehr_bench
 
     if out is not None:
-        check_out(out, "file")
+        check_out(out, "file", example=f"{path.stem}.joined.json")
     result = join_ehr_bench(path, ehr_bench, out=out)
     typer.echo(f"joined {result.joined} of {result.total} rows")
     for problem in result.unmatched:

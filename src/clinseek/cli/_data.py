@@ -46,7 +46,7 @@ def ingest_cmd(
     store; re-running resumes."""
     from ..store import StoreLimits, ingest
 
-    check_out(out, "file")
+    check_out(out, "file", example="mimic.duckdb")
     if temp_dir is not None:
         check_out(temp_dir, "dir", "--temp-dir")
     limits = StoreLimits(threads=threads, temp_directory=temp_dir)
@@ -86,7 +86,7 @@ def synth_cmd(
     """Synthesize a MIMIC-IV-shaped store (every registry table, CXR images beside it); no credentials needed."""
     from ..store import synthesize
 
-    check_out(out, "file")
+    check_out(out, "file", example="synthetic.duckdb")
     report = synthesize(out, patients=patients, seed=seed, progress=progress)
     total = sum(report.rows.values())
     typer.echo(

@@ -53,8 +53,11 @@ def print_info(info: StoreInfo) -> None:
                   "sources rewrites it")
     grid = Table("table", "rows", "first event", "last event", "source")
     for t in info.tables:
-        source = Path(t.source_file).name if t.source_file else (t.source_version or "")
-        grid.add_row(t.table, f"{t.rows:,}", _minute(t.time_min), _minute(t.time_max), source)
+        source = Path(t.source_file).name if t.source_file else (t.registry_release or "")
+        first, last = _minute(t.time_min), _minute(t.time_max)
+        if t.time_from and not t.time_min and t.rows:
+            first, last = f"time of {t.time_from}", "(no current event index)"
+        grid.add_row(t.table, f"{t.rows:,}", first, last, source)
     out.print(grid)
     out.print(f"{len(info.tables)} tables, {info.rows:,} rows")
 

@@ -18,11 +18,11 @@ EXIT_INVALID_INPUT = 4
 (``invalid_input`` rows, each with its reason; the valid rows' results are written)."""
 
 
-def check_out(path: Path, kind: Literal["dir", "file"], option: str = "--out") -> Path:
+def check_out(path: Path, kind: Literal["dir", "file"], option: str = "--out", *, example: str = "") -> Path:
     """Refuse an output path the command could not write, before anything is written.
 
     ``kind="dir"``: ``path`` must be a folder or not exist; ``kind="file"``: it must not be a
-    folder. The folder that will receive the output (``path`` itself, its parent, or the nearest
+    folder (the error suggests ``path / example``: the file name the command writes, e.g. ``mimic.duckdb``). The folder that will receive the output (``path`` itself, its parent, or the nearest
     existing ancestor when neither exists yet) must be a folder where a file can be created: a
     probe file is created and removed there. Nothing else is created.
 
@@ -37,7 +37,7 @@ def check_out(path: Path, kind: Literal["dir", "file"], option: str = "--out") -
         if kind == "dir" and not path.is_dir():
             raise ClinseekError(f"{option} {path}: is a file, expected a folder; give a folder path")
         if kind == "file" and path.is_dir():
-            raise ClinseekError(f"{option} {path}: is a folder, expected a file name (e.g. {path / 'report.html'})")
+            raise ClinseekError(f"{option} {path}: is a folder, expected a file name (e.g. {path / (example or 'out')})")
     anchor = path if kind == "dir" else path.parent
     while not anchor.exists() and anchor != anchor.parent:
         anchor = anchor.parent

@@ -23,8 +23,8 @@ def report_cmd(
     """Write a self-contained HTML report: headline tables, figures, question browser, trajectories, manifests."""
     from ..api import report
 
-    check_out(out, "file")
+    check_out(out, "file", example="report.html")
     stats = report(dirs, out, image_roots=image_root or [], title=title)
-    typer.echo(f"{stats.runs} runs, {stats.question_rows} question rows, {stats.trajectories} trajectories, "
-               f"{stats.size_bytes / 1e6:.1f} MB")
+    typer.echo(f"{stats.runs} runs (benchmark x mode x model), {stats.question_rows} rows (question x model), "
+               f"{stats.trajectories} trajectories (row x mode x repeat), {stats.size_bytes / 1e6:.1f} MB")
     typer.echo(str(stats.path))

@@ -70,10 +70,14 @@ def store_source(value: str, *, must_exist: bool = True, param_hint: str = "--st
 
     if is_postgres_url(value):
         return value
+    from ..store import store_file_problem
+
     path = Path(value)
-    if must_exist and not path.is_file():
-        raise typer.BadParameter(f"{value}: no such store file (give a clinseek store, or postgresql://user:password@host:port/db)",
-                                 param_hint=param_hint)
+    problem = store_file_problem(path) if must_exist else None
+    if problem and not path.is_dir():
+        problem += " (give a clinseek store, or postgresql://user:password@host:port/db)"
+    if problem:
+        raise typer.BadParameter(problem, param_hint=param_hint)
     return path
 
 

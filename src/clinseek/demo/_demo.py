@@ -14,7 +14,7 @@ from ..bench import BuildManifest, Question, build_benchmark, load_questions, re
 from ..errors import ClinseekError
 from ..runner import ModeSummary, RunOptions, RunSettings, Sources
 from ..scoring import ScoredResults, ScoreReport, score_path, write_scores
-from ..store import open_store, synthesize
+from ..store import open_store, store_file_problem, synthesize
 from ._config import DEMO_MODELS, DemoConfig, DemoSettings, check_config, write_config
 from ._paired import model_comparisons
 
@@ -92,8 +92,9 @@ async def run_demo(
     say = on_stage or (lambda _line: None)
     store_path = Path(store) if store is not None else out / "store.duckdb"
     if store is not None:
-        if not store_path.is_file():
-            raise ClinseekError(f"{store_path}: no such store file")
+        problem = store_file_problem(store_path)
+        if problem:
+            raise ClinseekError(problem)
         open_store(store_path)  # StoreError when it is not a clinseek store
     requested_tasks(tasks)  # RegistryError for an unknown name, before anything is written
     config = _config(store_path, store is None, settings, tasks)

@@ -80,7 +80,7 @@ def check_out(out: Path) -> None:
         ClinseekError: ``out`` is a file, or a non-empty folder.
     """
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ClinseekError(f"{out}: output exists and is not an empty folder")
+        raise ClinseekError(f"{out}: output exists and is not an empty folder; choose another --out (a new or empty folder)")
 
 
 class StagingDir:

@@ -44,6 +44,7 @@ from ..store import (
     encounter_column,
     is_damage,
     is_postgres_url,
+    store_file_problem,
     store_layout,
 )
 from ._order import in_row_order, sort_rows
@@ -620,8 +621,9 @@ def open_store_reader(store: Store | Path | str) -> StoreReader:
 
         return PostgresStoreReader(str(store))
     path = Path(store.path if isinstance(store, Store) else store).resolve()
-    if not path.is_file():
-        raise StoreError(f"{path}: no such store file")
+    problem = store_file_problem(path)
+    if problem:
+        raise StoreError(problem)
     return DuckDBStoreReader(path)
 
 

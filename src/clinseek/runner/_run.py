@@ -38,7 +38,7 @@ from ..models import (
 )
 from ..records import RunManifest
 from ..refformat import reference_results_dir
-from ..store import is_postgres_url
+from ..store import is_postgres_url, store_file_problem
 from ..tools import BROWSER_TOOLS
 from ._cache import CachedModel, ResponseCache
 from ._counts import RowCounts
@@ -350,8 +350,9 @@ def _check_store(store: Path | str, questions: Sequence[Question], mode: RunMode
         open_store_reader(store).close()  # missing patients: their rows become infra errors, as a lost server's
         return
     store = Path(store)
-    if needs and not store.is_file():
-        raise ClinseekError(f"{store}: no such store file (build one with 'clinseek data ...')")
+    problem = store_file_problem(store) if needs else None
+    if problem:
+        raise ClinseekError(problem if store.is_dir() else f"{problem} (build one with 'clinseek data ...')")
     if needs:
         check_store_subjects(store, (q.subject_id for q in questions))
 

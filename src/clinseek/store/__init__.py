@@ -10,6 +10,7 @@ from ._duck import (
     init_store,
     open_store,
     record_table,
+    store_file_problem,
     table_ddl,
 )
 from ._eventindex import (
@@ -84,6 +85,7 @@ __all__ = [
     "record_spans",
     "record_table",
     "redact_url",
+    "store_file_problem",
     "store_info",
     "store_layout",
     "stored_instants",

@@ -59,7 +59,7 @@ def connect_store(
             than its DuckDB header says (a truncated copy).
     """
     if read_only and not path.exists():
-        raise StoreError(f"{path}: no such store file")
+        raise StoreError(store_file_problem(path))
     _refuse_other_formats(path)
     # DuckDB shares one instance per file within a process and refuses a second open with a
     # different configuration, so read-only opens use the default configuration everywhere.
@@ -125,6 +125,31 @@ def _open_for_writing(path: Path, config: dict[str, str | bool | int | float | l
     return con
 
 
+def store_file_problem(path: Path) -> str | None:
+    """What is wrong with ``path`` as an existing store file, as one error line; ``None`` when it is a file.
+
+    The one check every command taking a store makes: a missing path is "no such store file"; a folder is
+    "is a directory", and a folder of MIMIC files (one holding ``hosp/``, ``icu/``, ``ed/`` or ``note/``, or
+    such a module folder itself, with CSV files) says so and gives the ``clinseek data ingest`` command that makes a store of it.
+    """
+    if path.is_file():
+        return None
+    if not path.is_dir():
+        return f"{path}: no such store file"
+    from ._sources import SOURCE_MODULES
+
+    for source, mods in SOURCE_MODULES.items():
+        base = path.parent if path.name in mods else path
+        if source != "cxr" and any(_holds_csv(base / mod) for mod in mods):
+            return (f"{path}: is a folder of MIMIC files, not a clinseek store (one DuckDB file); ingest it first: "
+                    f"clinseek data ingest --{source.replace('_', '-')} {base} --out mimic.duckdb")
+    return f"{path}: is a directory; a clinseek store is one DuckDB file"
+
+
+def _holds_csv(folder: Path) -> bool:
+    return folder.is_dir() and any(p.name.endswith((".csv", ".csv.gz")) for p in folder.iterdir())
+
+
 _DUCKDB_MAGIC = (8, b"DUCK")
 """Where a DuckDB database file says what it is: bytes 8-11 of its first block."""
 
@@ -141,7 +166,7 @@ def _refuse_other_formats(path: Path) -> None:
     except FileNotFoundError:
         return  # a new store
     except IsADirectoryError as err:
-        raise StoreError(f"{path}: is a directory; a clinseek store is one DuckDB file") from err
+        raise StoreError(store_file_problem(path)) from err
     except OSError as err:
         raise StoreError(f"{path}: cannot read the store file: {err}") from err
     offset, magic = _DUCKDB_MAGIC

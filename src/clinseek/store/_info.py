@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import StoreError
 from ..schema import Table, get_table, tables
 from ._duck import META_SCHEMA, connect_store, finished_tables
-from ._eventindex import event_index_current
+from ._eventindex import EVENT_INDEX, event_index_current, valid_event_index
 
 
 class TableInfo(BaseModel):
@@ -23,11 +23,18 @@ class TableInfo(BaseModel):
         rows: row count recorded when the table was completed.
         source_file: the file it was ingested from (``None`` for synthetic stores).
         source_sha256: sha256 of that file.
-        source_version: the release the table follows (e.g. ``MIMIC-IV 3.1``).
+        registry_release: the MIMIC release whose schema the registry's entry for the table follows (e.g.
+            ``MIMIC-IV 3.1``; ``clinseek synthetic`` for a synthetic store): not the version of the files
+            ingested, which the store does not record (``source_file`` and ``source_sha256`` identify those).
+            Stored as ``clinseek_meta.table_info.source_version``.
         built_at: when the table was completed (UTC, naive).
         time_min: earliest event time (the registry's event-time expression), MIMIC's shifted
-            clock, naive; ``None`` for tables without their own time or with no rows.
+            clock, naive; ``None`` for tables without event time or with no rows. A table whose rows
+            inherit their time from a parent (``time_from``) is read from the store's event index; without a
+            current one (a store indexed by an older clinseek) it is ``None``.
         time_max: latest event time, as ``time_min``.
+        time_from: the parent table whose time the rows inherit (``hosp.admissions`` for
+            ``hosp.diagnoses_icd``), else ``None``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -37,10 +44,11 @@ class TableInfo(BaseModel):
     rows: int
     source_file: str | None
     source_sha256: str | None
-    source_version: str | None
+    registry_release: str | None
     built_at: dt.datetime | None
     time_min: dt.datetime | None = None
     time_max: dt.datetime | None = None
+    time_from: str | None = None
 
 
 class StoreInfo(BaseModel):
@@ -101,7 +109,10 @@ def store_info(path: Path | str) -> StoreInfo:
         except duckdb.CatalogException as err:
             raise StoreError(f"{path}: not a clinseek store (no {META_SCHEMA} tables)") from err
         known = _registry_tables([r[0] for r in rows])
-        infos = tuple(_table_info(con, known[r[0]], r) for r in rows if r[0] in known)
+        finished = finished_tables(con)
+        inherited = _inherited_ranges(con, [t for t in known.values() if t.event_time and t.event_time.parent],
+                                      valid_event_index(con, finished))
+        infos = tuple(_table_info(con, known[r[0]], r, inherited) for r in rows if r[0] in known)
         order = {t.qualified: i for i, t in enumerate(tables())}
         infos = tuple(sorted(infos, key=lambda i: order[i.table]))
         return StoreInfo(
@@ -114,7 +125,7 @@ def store_info(path: Path | str) -> StoreInfo:
             time_min=min((i.time_min for i in infos if i.time_min), default=None),
             time_max=max((i.time_max for i in infos if i.time_max), default=None),
             provenance={str(k): str(v) for k, v in provenance.items()},
-            event_index_current=event_index_current(con, finished_tables(con)),
+            event_index_current=event_index_current(con, finished),
         )
     finally:
         con.close()
@@ -130,28 +141,46 @@ def _registry_tables(names: list[str]) -> dict[str, Table]:
     return out
 
 
-def _table_info(con: duckdb.DuckDBPyConnection, table: Table, row: tuple[object, ...]) -> TableInfo:
+def _table_info(con: duckdb.DuckDBPyConnection, table: Table, row: tuple[object, ...],
+                inherited: dict[str, tuple[dt.datetime | None, dt.datetime | None]]) -> TableInfo:
     name, module, count, source_file, sha, version, built_at = row
-    time_min, time_max = _time_range(con, table)
+    parent = table.event_time.parent if table.event_time else None
+    time_min, time_max = inherited.get(table.qualified, (None, None)) if parent else _time_range(con, table)
     return TableInfo(
         table=str(name),
         module=str(module),
         rows=int(count),  # type: ignore[call-overload]
         source_file=None if source_file is None else str(source_file),
         source_sha256=None if sha is None else str(sha),
-        source_version=None if version is None else str(version),
+        registry_release=None if version is None else str(version),
         built_at=built_at if isinstance(built_at, dt.datetime) else None,
         time_min=time_min,
         time_max=time_max,
+        time_from=parent.table if parent else None,
     )
+
+
+def _inherited_ranges(
+    con: duckdb.DuckDBPyConnection, inheriting: list[Table], indexed: frozenset[str]
+) -> dict[str, tuple[dt.datetime | None, dt.datetime | None]]:
+    """min/max event time of the tables whose rows inherit a parent's time, from the event index (one scan; the
+    tables themselves would need their parent joined): the tables it covers currently."""
+    names = [t.qualified for t in inheriting if t.qualified in indexed]
+    if not names:
+        return {}
+    found = con.execute(
+        f"SELECT table_name::VARCHAR, min(event_time), max(event_time) FROM {EVENT_INDEX} "
+        f"WHERE table_name::VARCHAR IN ({', '.join('?' for _ in names)}) GROUP BY ALL", names
+    ).fetchall()
+    return {str(name): (lo, hi) for name, lo, hi in found}
 
 
 def _time_range(
     con: duckdb.DuckDBPyConnection, table: Table
 ) -> tuple[dt.datetime | None, dt.datetime | None]:
-    """min/max of the table's own event-time expression (tables inheriting a parent's time: none)."""
+    """min/max of the table's own event-time expression (a table without one: none)."""
     et = table.event_time
-    if et is None or et.parent is not None:
+    if et is None:
         return None, None
     expr = f"CAST({et.expr} AS TIMESTAMP)"
     lo, hi = con.execute(f"SELECT min({expr}), max({expr}) FROM {table.qualified} t").fetchall()[0]

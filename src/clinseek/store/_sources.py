@@ -19,6 +19,9 @@ SOURCE_MODULES: dict[str, tuple[Module, ...]] = {
 }
 """Which registry modules each ``ingest`` source directory holds (``--mimic-iv`` holds ``hosp/`` and ``icu/``)."""
 
+SOURCE_NAMES: dict[str, str] = {"mimic_iv": "MIMIC-IV", "ed": "MIMIC-IV-ED", "note": "MIMIC-IV-Note", "cxr": "MIMIC-CXR"}
+"""The dataset each ``ingest`` source directory holds, as error messages name it."""
+
 SUFFIXES = (".csv.gz", ".csv")
 """Accepted file suffixes, in order of preference (the released ``.csv.gz`` first)."""
 
@@ -160,6 +163,8 @@ def resolve_sources(sources: dict[str, Path]) -> tuple[list[SourceTable], list[s
             here, missing = _resolve_modules(cxr_csv_dir(base), mods, report_base=base)
         else:
             here, missing = _resolve_modules(base, mods)
+        if (not here or any(t.required for t in missing)) and (hint := _module_folder_hint(base, source, missing)):
+            raise IngestError(base, hint)
         if not here:
             first = tables(mods)[0]
             raise IngestError(
@@ -174,6 +179,19 @@ def resolve_sources(sources: dict[str, Path]) -> tuple[list[SourceTable], list[s
         found += here
         absent += [t.qualified for t in missing]
     return found, absent
+
+
+def _module_folder_hint(base: Path, source: str, missing: list[Table]) -> str | None:
+    """For a source directory that is one module folder (``hosp/``) of a release whose parent holds the
+    missing tables' files: say so and name the parent (the folder the option takes)."""
+    mods = SOURCE_MODULES[source]
+    name = base.name or base.absolute().name  # "." names the folder it stands for
+    if source == "cxr" or name not in mods:
+        return None
+    parent = base.parent if base.name and base.parent != Path() else base.absolute().parent
+    if not any(find_table_file(parent, t) for t in missing if t.required):
+        return None
+    return f"looks like the {name}/ folder of {SOURCE_NAMES[source]}; give its parent ({parent})"
 
 
 def _resolve_modules(

@@ -75,6 +75,26 @@ _DENY_PREFIX = (
     "s3_",
 )
 _DENY_SUFFIX = ("_scan", "_metadata", "_schema")
+_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "sys", "performance_schema", "mysql"})
+"""Schemas that are some engine's catalog (SQL standard, PostgreSQL, SQL Server, MySQL)."""
+_CATALOG_PREFIXES = ("sqlite_", "pg_", "duckdb_", "pragma_")
+_CATALOG_TABLES = frozenset({
+    "all_tables", "user_tables", "dba_tables", "all_tab_columns", "user_tab_columns", "dba_tab_columns",
+    "sysobjects", "syscolumns", "systables", "table_info",
+})
+_CATALOG_STATEMENTS = frozenset({"PRAGMA", "SHOW", "DESCRIBE", "DESC"})
+
+
+def catalog_hint(db: str | None, name: str) -> str | None:
+    """For a table (or table function) of some engine's catalog (``sqlite_master``, ``information_schema.tables``,
+    ``pg_catalog.pg_tables``, ``duckdb_tables()``, ``pragma_table_info()``...): the tool that answers what it
+    would (``ehr.get_column_names`` for a column catalog, ``ehr.get_table_names`` otherwise); else ``None``."""
+    db, name = (db or "").lower(), name.lower()
+    if not (db in _CATALOG_SCHEMAS or name.startswith(_CATALOG_PREFIXES) or name in _CATALOG_TABLES):
+        return None
+    if "column" in name or name in ("pg_attribute", "table_info", "pragma_table_info"):
+        return "call ehr.get_column_names (table_name=...) for a table's columns (ehr.get_table_names for the tables)"
+    return "call ehr.get_table_names for this episode's tables (ehr.get_column_names for a table's columns)"
 _TIME_UNITS = frozenset(
     {"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}
 )
@@ -241,7 +261,8 @@ def _guard(
     tree = statements[0]
     if not isinstance(tree, exp.Query):
         first = sql.strip().split(None, 1)[0].upper()
-        raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first[:40]}")
+        hint = f"; {catalog_hint(None, 'pg_tables' if first == 'SHOW' else 'table_info')}" if first in _CATALOG_STATEMENTS else ""
+        raise ToolError("read_only", f"only read-only queries (SELECT/WITH) run here, not {first[:40]}{hint}")
     query = cast(exp.Expression, tree)
     _check_nodes(query, prediction_time)
     other_engine_forms(query, sql)
@@ -301,10 +322,11 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
                 "must get the same answer: order by a column (e.g. ORDER BY hash(<key>)) or sample with a seed",
             )
         if isinstance(node, exp.Func) and _denied(function_name(node)):
+            hint = catalog_hint(None, function_name(node))
             raise ToolError(
                 "forbidden_function",
                 f"function {function_name(node)}() is not available: queries may read only this "
-                "episode's tables (no files, URLs, settings or catalogs)",
+                "episode's tables (no files, URLs, settings or catalogs)" + (f"; {hint}" if hint else ""),
             )
 
 
@@ -351,6 +373,10 @@ def _qualify_tables(tree: exp.Expression, resolve: Resolver, available: str) -> 
         target = resolve(db.lower() if db else None, name.lower())
         if target is None:
             shown = f"{db}.{name}" if db else name
+            catalog = catalog_hint(db, name)
+            if catalog:
+                raise ToolError("unknown_table", f"{shown!r} is a database catalog, not a table of this episode: "
+                                                 f"{catalog}; available: {available}")
             hint = did_you_mean(name, [n.rpartition(".")[2] for n in available.split(", ")])
             raise ToolError("unknown_table", f"no table {shown!r} in this episode{hint}; available: {available}")
         table.set("db", exp.to_identifier(target[0]))
