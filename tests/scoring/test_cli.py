@@ -69,6 +69,25 @@ def test_compare_prints_the_paired_table(runs: Path) -> None:
         assert group in result.output
 
 
+def test_compare_says_how_many_questions_had_no_partner(runs: Path, tmp_path: Path) -> None:
+    """newcomer21: comparing a 10-question run with an 82-question one printed n = 10 and nothing about the 72
+    questions of B without a partner; now the table says so (and the summary's comparisons count them)."""
+    a, b = runs / "synthetic/agent/model-a", runs / "synthetic/curated/model-a"
+    rows = (a / "results.jsonl").read_text().splitlines()
+    short = tmp_path / "short" / "synthetic" / "agent" / "model-a" / "results.jsonl"
+    short.parent.mkdir(parents=True)
+    short.write_text("\n".join(rows[:3]) + "\n")
+    result = CliRunner().invoke(app, ["compare", str(short.parent), str(b), "--resamples", "300"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    qids_b = {row["qid"] for row in map(json.loads, (b / "results.jsonl").read_text().splitlines())
+              if row["status"] != "infra_error"}  # an infrastructure error is not scored
+    only_b = len(qids_b - {json.loads(line)["qid"] for line in rows[:3]})
+    assert f"Not paired (the other side did not score them): {only_b} of B's questions." in result.output
+    full = CliRunner().invoke(app, ["compare", str(a), str(b), "--resamples", "300"], env={"COLUMNS": "200"})
+    assert "Not paired" not in full.output
+
+
 def _finish(response: object) -> dict[str, object]:
     call = {"function": {"name": "ehr.finish", "arguments": json.dumps({"response": response})}}
     return {"role": "assistant", "tool_calls": [call]}

@@ -46,8 +46,9 @@ def _print_sources(console: Console, report: scoring.ScoreReport) -> None:
 
 def paired_table(comparison: scoring.PairedComparison) -> Table:
     """The paired table Δ = A − B of one comparison, with its column legend."""
+    unpaired = scoring.unpaired_note(comparison)
     table = Table(title=f"Δ = A − B (F1, pp)   A = {comparison.a}   B = {comparison.b}",
-                  caption=scoring.column_legend(scoring.DELTA_HEADER))
+                  caption=scoring.column_legend(scoring.DELTA_HEADER) + (f"\n{unpaired}" if unpaired else ""))
     for name in scoring.DELTA_HEADER:
         table.add_column(name, justify="left" if name == "group" else "right", no_wrap=name == "group")
     for group in scoring.table_groups(comparison):

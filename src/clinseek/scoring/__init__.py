@@ -76,6 +76,7 @@ from ._render import (
     scorer_rows,
     summary_markdown,
     table_groups,
+    unpaired_note,
 )
 from ._score import sample_route, score_sample
 from ._summary_model import (
@@ -200,6 +201,7 @@ __all__ = [
     "table3_rows",
     "table_groups",
     "task_type_for",
+    "unpaired_note",
     "usage_stats",
     "write_scores",
 ]

@@ -222,5 +222,7 @@ def compare_questions(
         for pair in pairs:
             buckets[key(pair[0])].append(pair)
         groups += [_delta(f"{prefix}:{name}", buckets[name], n_resamples, seed) for name in sorted(buckets)]
+    scored_a, scored_b = {q.qid for q in a if q.scored}, {q.qid for q in b if q.scored}
     return PairedComparison(a=label_a, b=label_b, n_resamples=n_resamples, seed=seed, groups=groups,
-                            excluded_qids=[qa.qid for qa, _ in changed])
+                            excluded_qids=[qa.qid for qa, _ in changed], n_only_a=len(scored_a - scored_b),
+                            n_only_b=len(scored_b - scored_a))

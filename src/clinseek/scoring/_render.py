@@ -145,7 +145,16 @@ def paired_markdown(comparison: PairedComparison) -> list[str]:
         shown = ", ".join(comparison.excluded_qids[:10]) + (", ..." if len(comparison.excluded_qids) > 10 else "")
         note += (f" {len(comparison.excluded_qids)} question ids left out: A and B answered different questions "
                  f"under them (another benchmark build): {shown}.")
+    unpaired = unpaired_note(comparison)
+    if unpaired:
+        note += f" {unpaired}"
     return [title, "", *_md_table(DELTA_HEADER, rows), "", note, "", column_legend(DELTA_HEADER) + ".", ""]
+
+
+def unpaired_note(comparison: PairedComparison) -> str:
+    """The questions one side scored and the other did not (no partner: left out of Δ), or ``""``."""
+    parts = [f"{n} of {side}'s questions" for n, side in ((comparison.n_only_a, "A"), (comparison.n_only_b, "B")) if n]
+    return f"Not paired (the other side did not score them): {' and '.join(parts)}." if parts else ""
 
 
 SCORERS_HEADER = ["category", "n", "clinseek F1", "n (reference)", "reference F1", "Δ (reference − clinseek)"]

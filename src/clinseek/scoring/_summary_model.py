@@ -192,6 +192,10 @@ class PairedComparison(BaseModel):
     excluded_qids: list[str] = Field(default_factory=list)
     """Qids scored on both sides whose questions differ (another benchmark build under the same
     qids, or a side that does not say which question it answered): left out of every statistic."""
+    n_only_a: int = 0
+    """Questions scored in A whose qid B did not score: no partner, left out of every statistic."""
+    n_only_b: int = 0
+    """Questions scored in B whose qid A did not score."""
 
 
 def _clinseek_only() -> list[Literal["clinseek", "reference"]]:
