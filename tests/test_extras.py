@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clinseek.errors import MissingExtraError, import_optional
+import clinseek.errors as clinseek_errors
+from clinseek.errors import MissingExtraError, import_optional, install_hint
 
 
 def _package(root: Path, name: str, body: str) -> None:
@@ -22,8 +23,20 @@ def test_an_absent_package_names_the_extra_to_install() -> None:
     with pytest.raises(MissingExtraError) as info:
         import_optional("clinseek_no_such_package", "browser.open on web pages", "web")
     assert info.value.module_absent
-    assert str(info.value) == ("browser.open on web pages needs the optional extra [web]: pip install "
-                               "'clinseek[web]' (clinseek_no_such_package is not installed)")
+    assert str(info.value) == ("browser.open on web pages needs the optional extra [web]: "
+                               + install_hint("web", "clinseek_no_such_package is not installed"))
+    assert str(info.value).startswith("browser.open on web pages needs the optional extra [web]: pip install "
+                                      "'clinseek[web]' (clinseek_no_such_package is not installed")
+
+
+def test_the_install_hint_of_a_checkout_names_this_environment_s_python() -> None:
+    """newcomer21: the hint said ``pip install 'clinseek[openai]'``, which fails with a shell's pip of another
+    environment and without clinseek on an index; a source checkout also gets the exact command."""
+    hint = install_hint("openai")
+    root = Path(__file__).resolve().parents[1]
+    assert hint.startswith("pip install 'clinseek[openai]'")
+    if (root / "src" / "clinseek" / "errors.py").resolve() == Path(clinseek_errors.__file__).resolve():
+        assert hint.endswith(f"(from this checkout: {sys.executable} -m pip install -e '{root}[openai]')"), hint
 
 
 def test_an_installed_package_with_a_missing_dependency_names_that_dependency(

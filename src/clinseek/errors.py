@@ -37,6 +37,8 @@ wrong answer. ``docs/errors.md`` shows the same tree with what the command line 
 from __future__ import annotations
 
 import importlib
+import sys
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -182,10 +184,30 @@ class MissingExtraError(ClinseekError):
             # installed, but one of its own dependencies is missing or broken: say what, not "install the extra"
             msg = f"{feature} needs {module} (extra [{extra}]), which is installed but cannot be imported: {cause}"
         else:
-            msg = f"{feature} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]'"
-            if detail:
-                msg += f" ({detail})"
+            msg = f"{feature} needs the optional extra [{extra}]: {install_hint(extra, detail)}"
         super().__init__(msg)
+
+
+def install_hint(extra: str, detail: str = "") -> str:
+    """``pip install 'clinseek[extra]' (detail)``; for a clinseek installed from a source checkout (an editable
+    install: its folder holds the pyproject.toml that declares it), the parenthesis also gives the command that
+    installs the extra into this very environment, ``<this python> -m pip install -e '<checkout>[extra]'`` (the
+    plain one needs clinseek on an index, and a shell's ``pip`` may be another environment's: newcomer21)."""
+    root = _checkout()
+    notes = [detail] if detail else []
+    if root is not None:
+        notes.append(f"from this checkout: {sys.executable} -m pip install -e '{root}[{extra}]'")
+    return f"pip install 'clinseek[{extra}]'" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+@cache
+def _checkout() -> Path | None:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        declared = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return root if '\nname = "clinseek"\n' in declared else None
 
 
 def module_is_absent(module: str, err: ImportError) -> bool:

@@ -45,9 +45,11 @@ def test_run_with_a_model_whose_sdk_is_absent_names_the_extra(model: str, absent
     done = _clinseek_without(absent, ["run", "--bench", str(one_question), "--store", str(synthetic_store),
                                       "--model", model, "--mode", "curated", "--out", str(out), "--no-progress"])
     assert done.returncode == 2, done.stderr
+    from clinseek.errors import install_hint
+
     assert done.stderr.strip().splitlines()[-1] == (
-        f"error: {model} needs the optional extra [{extra}]: pip install 'clinseek[{extra}]' "
-        f"({'aiohttp' if extra == 'openai' else 'the Anthropic SDK'} is not installed)")
+        f"error: {model} needs the optional extra [{extra}]: "
+        + install_hint(extra, f"{'aiohttp' if extra == 'openai' else 'the Anthropic SDK'} is not installed"))
     assert not any(out.rglob("results*.jsonl"))  # refused before any row is written
 
 

@@ -76,6 +76,8 @@ def test_import_inspect_without_inspect_ai_names_the_extra(tmp_path: Path) -> No
             "from clinseek.cli import main\nmain()\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2, done.stderr
+    from clinseek.errors import install_hint
+
     assert done.stderr.strip().splitlines()[-1] == (
-        "error: clinseek import-inspect needs the optional extra [inspect]: pip install 'clinseek[inspect]' "
-        "(inspect_ai is not installed)")
+        "error: clinseek import-inspect needs the optional extra [inspect]: "
+        + install_hint("inspect", "inspect_ai is not installed"))

@@ -6,6 +6,7 @@ import shlex
 from pathlib import Path
 
 from ..bench import Question, load_questions
+from ..errors import install_hint
 from ..runner import model_slug
 from ._config import DEMO_MODELS
 
@@ -58,7 +59,7 @@ def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[
     steps += [
         ("rescore", f"{program} score {_q(runs)} --out {_q(out / 'scores')}"),
         ("one paired table", f"{program} compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
-        ("a real LLM (OPENAI_API_KEY; its SDK: pip install 'clinseek[openai]')",
+        (f"a real LLM (OPENAI_API_KEY; its SDK: {install_hint('openai')})",
          f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:gpt-5.1 --mode both --out {_q(runs)}"),
         ("a local server (vLLM, Ollama...; the same [openai] extra)",
          f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:MODEL "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from ..errors import MissingExtraError, import_optional
+from ..errors import MissingExtraError, import_optional, install_hint
 from ._backend import (
     BackendUnavailable,
     GeneratedReport,
@@ -33,7 +33,7 @@ from ._pixels import CxrImage
 FINDINGS_DIR = "chexpert-mimic-cxr-findings-baseline"
 IMPRESSION_DIR = "chexpert-mimic-cxr-impression-baseline"
 MAIRA_DIR = "maira-2"
-_INSTALL = "pip install 'clinseek[imaging]' (torch, transformers)"
+_INSTALL = f"{install_hint('imaging')} (torch, transformers)"
 
 
 def _import(kind: str, backend: str) -> tuple[Any, Any]:

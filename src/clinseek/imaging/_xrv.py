@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from ..errors import MissingExtraError, import_optional
+from ..errors import MissingExtraError, import_optional, install_hint
 from ._backend import BackendUnavailable, ImagingConfig, register_backend, weights_file
 from ._pixels import CxrImage
 
@@ -45,7 +45,7 @@ PSPNET_STRUCTURES: tuple[str, ...] = (
 )
 """The 14 ChestX-Det structures of the PSPNet, in output-channel order."""
 
-_INSTALL = "pip install 'clinseek[imaging]' (torch, torchvision, torchxrayvision)"
+_INSTALL = f"{install_hint('imaging')} (torch, torchvision, torchxrayvision)"
 
 
 def _import_xrv(kind: str, backend: str) -> tuple[Any, Any]:
