@@ -272,3 +272,11 @@ def test_everything_the_demo_writes_has_the_modes_of_the_users_umask(demo: DemoR
     wrong = [(str(p), oct(stat.S_IMODE(p.stat().st_mode))) for p in paths
              if stat.S_IMODE(p.stat().st_mode) != (0o777 if p.is_dir() else 0o666) & ~umask]
     assert wrong == []
+
+
+def test_the_pointer_to_the_demo_doc_names_one_of_its_sections(demo: DemoResult) -> None:
+    """newcomer21: the console's "Where to look next" did not say where the surprising numbers are explained."""
+    (where,) = [w for what, w in next_steps(demo.out, demo.store) if what.startswith("what these numbers mean")]
+    section = where.split('"')[1]
+    text = (Path(__file__).resolve().parents[1] / "docs" / "demo.md").read_text(encoding="utf-8")
+    assert f"\n## {section}\n" in text

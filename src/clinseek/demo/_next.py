@@ -48,6 +48,8 @@ def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[
     evidence, null = (model_slug(m) for m in DEMO_MODELS)
     text = runs / "clinseek-bench-text"
     steps = [
+        ("what these numbers mean (e.g. why baseline:evidence scores below baseline:null on the multimodal "
+         "questions)", "docs/demo.md, \"What the demo shows (and what it does not)\""),
         ("scores, every table", str(out / "scores" / "summary.md")),
         ("per-question scores", str(out / "scores" / "per_question.jsonl")),
         ("trajectories (tool calls, answers)", str(text / "agent" / evidence / "results.jsonl")),
