@@ -18,6 +18,7 @@ are importable from ``clinseek.errors``; the others from the package named in br
     │   ├── RateLimited            HTTP 429 / throttling; retried after ``retry_after_s``
     │   ├── ProviderUnavailable    HTTP 5xx / 408 / 529, connection error, timeout; retried
     │   ├── ContextLengthExceeded  the request does not fit the context window; not retried as is
+    │   ├── PromptRefused          the provider's content filter refused the prompt; not retried, no answer
     │   └── BadRequest             any other 4xx (parameters, auth, unknown model); never retried
     ├── AnswerFormatError      a Curated Input reply without one well-formed <answer> block [clinseek.agent]
     ├── MissingExtraError      an optional dependency that is not installed (names the extra) or broken

@@ -155,7 +155,7 @@ def decode_message(
     calls: list[ToolCall] = []
     seen: set[str] = set()
     native = _get(message, "tool_calls")
-    if isinstance(native, dict):  # one call sent as an object, not in a list: read, not dropped
+    if isinstance(native, dict) and "function" in native:  # one call sent as an object, not a list: read, not dropped
         native = [native]
     for index, call in enumerate(native if isinstance(native, list) else []):
         call_id = _get(call, "id")

@@ -114,6 +114,7 @@ class ParentTime:
 
 _ROW_ALIAS = re.compile(r"\bt\.")
 _PARENT_TIME = re.compile(r"\bparent_time\b")
+_READS = re.compile(r"\bFROM\s+([a-z]+\.[a-z_]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,16 @@ class EventTime:
     parent: ParentTime | None = None
     sort: tuple[str, ...] = ()
     rationale: str = ""
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The tables the event time reads (qualified): its parent's, and those a subquery of ``expr`` or of the
+        parent's time names (``hosp.admissions`` for an order known from its admission's admittime). A reader that
+        evaluates the expression over loaded tables loads these first."""
+        found = set(_READS.findall(self.expr))
+        if self.parent is not None:
+            found |= {self.parent.table, *_READS.findall(self.parent.time)}
+        return frozenset(found)
 
     def row_sql(self, alias: str = "t") -> str:
         """The event time as one scalar SQL expression over the row alias ``alias`` (DuckDB dialect).

@@ -133,14 +133,15 @@ def table_view(ctx: ToolContext, table: Table, *, labels: bool = True, source: s
             exprs.append(f'd{i}."{label}"')
             types.append(dtable.column(label).type)
     base, time = _time_source(table)
-    inherited = table.visibility == "event" and table.event_time is not None and table.event_time.parent is not None
+    # an event time that reads other tables (a parent, an admission's admittime): the store's select gives it as
+    # a column; over the loaded table, those tables are loaded first
+    reads = table.event_time.reads - {table.qualified} if time is not None and table.event_time is not None else set()
     if source is not None:
         base = source
-        if inherited:
+        if reads:
             time = f't."{EVENT_TIME}"'
-    elif inherited:
-        assert table.event_time is not None and table.event_time.parent is not None
-        read.add(table.event_time.parent.table)
+    else:
+        read |= reads
     if time is not None and time not in exprs:  # a derived time is shown as a column of its own
         names.append("event_time")
         exprs.append(time)
