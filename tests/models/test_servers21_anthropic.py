@@ -29,6 +29,7 @@ import pytest
 aiohttp = pytest.importorskip("aiohttp")
 pytest.importorskip("anthropic")
 from aiohttp import web  # noqa: E402
+from test_servers21_openai import FINISH  # noqa: E402
 
 from clinseek.models import (  # noqa: E402
     BadRequest,
@@ -40,8 +41,6 @@ from clinseek.models import (  # noqa: E402
     get_model,
 )
 
-FINISH = {"name": "ehr.finish", "description": "Give the final answer.",
-          "parameters": {"type": "object", "properties": {"answer": {"type": "string"}}}}
 OVERLOADED = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CZAYfc9MZ9RTh4p7Qex6Z"}'
 
 

@@ -23,22 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 from _tool_cases import Case
-
-from clinseek.tools import Limits, ToolContext, ToolResult, call_tool
-
-
-def run(ep: Any, sql: str) -> ToolResult:
-    ctx = ToolContext(episode=ep, limits=Limits(max_rows=1000, max_tool_chars=1_000_000))
-    return anyio.run(call_tool, ctx, "ehr.run_sql_query", {"sql_query": sql})
-
-
-def _rows(result: ToolResult) -> list[tuple[Any, ...]]:
-    assert result.ok, result.content[:400]
-    return [tuple(round(v, 6) if isinstance(v, float) else v for v in row) for row in result.data["rows"]]
-
+from test_attack21_sql import _rows, run
 
 # -- 1a. CAST of text to an integer ---------------------------------------------------------------------------------
 
