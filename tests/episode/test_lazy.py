@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from clinseek.episode import Episode, EpisodeKey, _sealed, build_episode, open_store_reader
+from clinseek.errors import EpisodeError
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 from clinseek.schema import get_table
 from clinseek.store import connect_store
@@ -109,7 +110,30 @@ def test_a_query_loads_the_tables_its_caller_names_and_no_list_loads_all(demo_st
             assert _pending(ep) == set()
         with build_episode(reader, key) as again:  # the reader's database comes back with its dictionaries
             dictionaries = {n for n in everything if get_table(n).visibility == "dictionary"}
+            assert again._con is None  # taken on the first query, not at build
+            again.execute("SELECT 1", tables=())
             assert _pending(again) == everything - dictionaries
+
+
+def test_an_episode_takes_its_database_on_its_first_query_and_gives_it_back(demo_store: Path) -> None:
+    """The store-only surfaces (inventory, timelines, the record tools' reads of tables not loaded) take no sealed
+    database: a run's first turns need none; the first query takes one, the close gives it back for reuse."""
+    key = _keys(demo_store, 1, seed=3)[0]
+    with open_store_reader(demo_store) as reader:
+        idle = reader.sealed._idle
+        with build_episode(reader, key) as ep:
+            checked = sum(map(len, idle.values()))  # the build's check of memory_limit keeps its database idle
+            assert ep._con is None and checked == 1
+            ep.timeline("labevents")
+            assert ep._con is None
+            ep.execute("SELECT count(*) FROM labevents", tables=["labevents"])
+            assert ep._con is not None and sum(map(len, idle.values())) == checked - 1
+        assert sum(map(len, idle.values())) == checked
+        with build_episode(reader, key) as never:
+            never.table_counts()
+        assert sum(map(len, idle.values())) == checked  # nothing taken, nothing given back
+        with pytest.raises(EpisodeError, match="memory_limit"):
+            build_episode(reader, key, memory_limit="lots")  # still refused at build
 
 
 def test_the_tool_loads_the_tables_of_its_parse(demo_store: Path) -> None:
@@ -215,3 +239,21 @@ def test_a_name_counts_as_loaded_only_once_its_table_is(demo_store: Path) -> Non
         assert ep.execute("SELECT count(*) FROM hosp.prescriptions", tables=["prescriptions"]).rows == [
             (ep.table_counts()["hosp.prescriptions"],)
         ]
+
+
+def test_prepare_creates_databases_ahead_and_never_more_than_asked() -> None:
+    """A run creates its episodes' databases on a thread of its own when it starts (``SealedPool.prepare``): the
+    episodes' first queries take those; databases given out count, so a second call creates none."""
+    pool = _sealed.SealedPool()
+    pool.prepare(3, "64MB")
+    assert len(pool._idle["64MB"]) == 3
+    taken = pool.acquire("64MB")
+    pool.prepare(3, "64MB")  # two idle + one given out: nothing to create
+    assert len(pool._idle["64MB"]) == 2
+    pool.release(taken)
+    assert len(pool._idle["64MB"]) == 3
+    pool.close()
+    pool.prepare(3, "64MB")  # a closed pool creates nothing
+    assert pool._idle == {}
+    with pytest.raises(EpisodeError, match="memory_limit"):
+        _sealed.SealedPool().prepare(1, "lots")

@@ -75,8 +75,8 @@ def test_a_reused_database_shows_nothing_of_the_episode_before(demo_store: Path)
             _everything(first)
             used = first._con
         with build_episode(reader, b, candidates={"labevents": ["Creatinine"]}) as second:
-            assert second._con is used  # the same database, wiped
             assert _catalog(second) <= expected_catalog  # dictionaries kept, nothing else
+            assert second._con is used  # the same database, wiped (taken by the first query)
             assert _everything(second) == expected_rows
             assert _catalog(second) == expected_catalog
             for name in second.table_counts():
@@ -97,8 +97,8 @@ def test_a_database_that_cannot_be_wiped_is_closed_not_reused(
         with pytest.raises(duckdb.ConnectionException):
             used.execute("SELECT 1")  # closed
         with build_episode(reader, EpisodeKey(OTHER, T)) as second:
-            assert second._con is not used
             assert second.execute("SELECT DISTINCT subject_id FROM labevents", tables=["labevents"]).rows == [(OTHER,)]
+            assert second._con is not None and second._con is not used
 
 
 def test_a_database_whose_load_slot_is_not_empty_is_closed_not_reused(small_store: Path) -> None:
@@ -107,14 +107,15 @@ def test_a_database_whose_load_slot_is_not_empty_is_closed_not_reused(small_stor
         with build_episode(reader, EpisodeKey(S, T)) as first:
             first.execute("SELECT count(*) FROM labevents", tables=["labevents"])
             used = first._con
-            slot = first._loader.__self__.slot  # type: ignore[union-attr]
+            slot = first._loader.__self__.sealed.slot  # type: ignore[union-attr]
             assert slot.empty
             slot._table = pa.table({"subject_id": [S]})  # as if a copy had left its rows behind
         assert not slot.empty
         with pytest.raises(duckdb.ConnectionException):
             used.execute("SELECT 1")  # closed
         with build_episode(reader, EpisodeKey(OTHER, T)) as second:
-            assert second._con is not used
+            second.execute("SELECT 1", tables=())
+            assert second._con is not None and second._con is not used
 
 
 def test_the_reader_is_the_callers(small_store: Path) -> None:

@@ -28,6 +28,7 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> set[tuple[str, ...]]:
 
 
 def _con(ep: Episode) -> duckdb.DuckDBPyConnection:
+    ep.execute("SELECT 1", tables=())  # the episode takes its database on its first query
     con = ep._con
     assert con is not None
     return con

@@ -9,7 +9,7 @@ runs read-only SQL on it under a time limit and a row cap. The tools, the curate
 
 from ..errors import EpisodeError, EpisodeQueryError, EpisodeTimeout
 from ..policy import MM_POLICY, TEXT_POLICY, EpisodeKey
-from ._build import CandidateSource, build_episode, check_candidate_table
+from ._build import DEFAULT_MEMORY_LIMIT, CandidateSource, build_episode, check_candidate_table
 from ._clock import (
     SQL_DATETIME_VALUES,
     ClockNames,
@@ -26,6 +26,7 @@ from ._result import QueryResult
 
 __all__ = [
     "CANDIDATE_SCHEMA",
+    "DEFAULT_MEMORY_LIMIT",
     "MM_POLICY",
     "SQL_DATETIME_VALUES",
     "TEXT_POLICY",

@@ -1,10 +1,10 @@
-"""Building a sealed episode: read the inventory through the policy, take a sealed database, load tables on first use."""
+"""Building a sealed episode: read the inventory through the policy; take a sealed database and load tables on first use."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,10 +41,11 @@ def build_episode(
 
     Reads the key's table inventory (rows and event times of every patient table it may see) and its
     visible encounter ids through the policy in one statement
-    (:meth:`~clinseek.policy.Policy.visible_inventory_select`), takes an
+    (:meth:`~clinseek.policy.Policy.visible_inventory_select`). The episode's first query takes an
     empty sealed in-memory DuckDB database from the reader (a new one, or one a closed episode gave
     back, wiped and checked empty; see :mod:`clinseek.episode._sealed`) and adds the candidate lists
-    (``candidates.<task>_candidates``). The database is sealed: nothing attached (the store never is),
+    (``candidates.<task>_candidates``); what reads only the store (the inventory, timelines, the record
+    tools' reads of tables not loaded) takes none. The database is sealed: nothing attached (the store never is),
     external access disabled, Python replacement scans off, configuration locked, ``search_path``
     set so bare names work. Label-source (``never``) tables are absent.
 
@@ -116,24 +117,32 @@ def _build(
 
         return Episode(key, None, ordered, (), loader=_no_load, timeline=reads.timeline,
                        timeline_rows=reads.timeline_rows, watchdog=reader.watchdog, on_close=done)
-    sealed = reader.sealed.acquire(memory_limit)
-    try:
-        _add_candidates(sealed, cands)
-        sealed.created.update(cands)
-    except BaseException:
-        reader.sealed.release(sealed)
-        raise
+    pool = reader.sealed
+    pool.check(memory_limit)
+    loader = _Loader(reader, policy, key, encounters)
+
+    def take() -> tuple[duckdb.DuckDBPyConnection, Collection[str]]:
+        """The episode's sealed database with its candidate lists, on its first query (:class:`Episode`)."""
+        sealed = pool.acquire(memory_limit)
+        try:
+            _add_candidates(sealed, cands)
+            sealed.created.update(cands)
+        except BaseException:
+            pool.release(sealed)
+            raise
+        loader.sealed = sealed
+        return sealed.con, sealed.dictionaries
 
     def give_back(_: duckdb.DuckDBPyConnection | None) -> None:
-        reader.sealed.release(sealed)
+        if loader.sealed is not None:
+            pool.release(loader.sealed)
+            loader.sealed = None
         if owned:
             reader.close()
 
-    loader = _Loader(reader, policy, key, encounters, sealed)
     return Episode(
-        key, sealed.con, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
-        timeline_rows=loader.timeline_rows,
-        watchdog=reader.watchdog, on_close=give_back, loaded=sealed.dictionaries,
+        key, None, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
+        timeline_rows=loader.timeline_rows, watchdog=reader.watchdog, on_close=give_back, connect=take,
         direct=loader if reader.composes else None,
     )
 
@@ -184,21 +193,9 @@ class _Loader(_Timelines):
     """Loads one table of an episode into its sealed database, on first use (calls are serialised), and
     reads tables as timelines for it."""
 
-    def __init__(
-        self,
-        reader: StoreReader,
-        policy: Policy,
-        key: EpisodeKey,
-        encounters: dict[str, list[int]],
-        sealed: Sealed,
-    ) -> None:
-        super().__init__(reader, policy, key, encounters)
-        self.slot = sealed.slot
-        """The Arrow slot of the episode's database its loads copy through."""
-        self.dictionaries = sealed.dictionaries
-        """The dictionary tables the episode's database holds (a loaded one is added: it stays for reuse)."""
-        self.created = sealed.created
-        """The patient tables loaded into the episode's database (dropped when it is wiped for reuse)."""
+    sealed: Sealed | None = None
+    """The episode's database once its first query took it (its slot, the dictionaries it holds, the patient tables
+    loaded into it: dropped when it is wiped for reuse); ``None`` before and after."""
 
     def source(self, name: str) -> tuple[str, list[Any]] | None:
         """The policy's select of patient table ``name`` for the key (:meth:`StoreReader.visible_source`); ``None``
@@ -224,12 +221,14 @@ class _Loader(_Timelines):
             StoreError: the reader is closed, belongs to another process, or the store is damaged.
         """
         table = get_table(name)
+        sealed = self.sealed
+        assert sealed is not None and sealed.con is con  # Episode._load runs after Episode._open took it
         if table.visibility == "dictionary":
-            _copy(con, self.slot, name, self.reader.dictionary(name), what=f"the dictionary {name}",
+            _copy(con, sealed.slot, name, self.reader.dictionary(name), what=f"the dictionary {name}",
                   where=self.reader.location)
-            self.dictionaries.add(name)
+            sealed.dictionaries.add(name)
             return
-        self.created.add(name)  # before the load: a load that fails half-way leaves nothing behind either
+        sealed.created.add(name)  # before the load: a load that fails half-way leaves nothing behind either
         if expected_rows == 0:
             # nothing visible: the registry's columns and types (what a load gives; tests/episode/
             # test_lazy.py checks both), without a read of the store (a third of a typical episode's tables)
@@ -241,7 +240,7 @@ class _Loader(_Timelines):
                 f"{self.reader.location}: {name} of subject_id {self.key.subject_id} has {data.num_rows} "
                 f"visible rows, {expected_rows} when the episode was built (was the store changed?)"
             )
-        _copy(con, self.slot, name, in_row_order(table, data), what=f"{name} of subject_id {self.key.subject_id}",
+        _copy(con, sealed.slot, name, in_row_order(table, data), what=f"{name} of subject_id {self.key.subject_id}",
               where=self.reader.location)
 
 

@@ -125,7 +125,8 @@ class Episode:
     configuration is locked. Only single read-only queries run on it.
 
     Its table inventory (rows and event times of every visible table) is read at build, in one
-    statement; a table's rows are copied in when a query that reads it first runs. The caller says
+    statement; the database is taken from the reader by the first query, and a table's rows are copied in
+    when a query that reads it first runs. The caller says
     which tables a query reads (``execute(..., tables=...)``; ``ehr.run_sql_query`` passes the tables
     its SQL guard found in the parse tree); a query whose tables the caller does not name loads every
     table first. A table is therefore complete whenever a query can see it, and :meth:`table_counts`
@@ -151,9 +152,14 @@ class Episode:
         on_close: Callable[[duckdb.DuckDBPyConnection | None], None],
         loaded: Collection[str] = (),
         direct: StoreSelect | None = None,
+        connect: Callable[[], tuple[duckdb.DuckDBPyConnection, Collection[str]]] | None = None,
     ) -> None:
         self._key = key
         self._con: duckdb.DuckDBPyConnection | None = con
+        self._connect = connect
+        """Takes the episode's database on its first query, when ``con`` is ``None``: the connection and the tables it
+        already holds (the reader's dictionaries kept through wipes). An episode whose tools read only the store (its
+        inventory, timelines, record tools on tables not loaded) never takes one."""
         self._inventory = dict(inventory)
         self._counts = {name: inv.rows for name, inv in self._inventory.items()}
         self._candidates = candidates
@@ -262,11 +268,12 @@ class Episode:
         """
         qualified = self.qualify(name)
         with self._lock:
-            con = self._open()
+            if self._closed:
+                raise EpisodeError("the episode is closed")
             direct = self._direct
             found = direct.source(qualified) if direct is not None and qualified in self._pending else None
             if found is None or direct is None:
-                return self._execute(con, statement(None), params, tables, max_rows, timeout_s)
+                return self._execute(self._open(), statement(None), params, tables, max_rows, timeout_s)
             source_sql, source_params = found
             tool = list(params) if params is not None else []
             sql = _composed(statement(SOURCE_TOKEN), source_sql, len(source_params), len(tool))
@@ -297,8 +304,13 @@ class Episode:
         if self._closed:
             raise EpisodeError("the episode is closed")
         if self._con is None:
-            raise EpisodeError("this episode has no database to query: it was built for timelines only "
-                               "(build_episode(..., queries=False))")
+            if self._connect is None:
+                raise EpisodeError("this episode has no database to query: it was built for timelines only "
+                                   "(build_episode(..., queries=False))")
+            con, loaded = self._connect()
+            self._connect = None
+            self._pending.difference_update(loaded)
+            self._con = con
         return self._con
 
     def _execute(
@@ -443,6 +455,7 @@ class Episode:
         self._interrupt()
         with self._lock:
             con, self._con = self._con, None
+            self._connect = None
             on_close, self._on_close = self._on_close, None
             self._loader = self._timeline = self._timeline_rows = self._direct = None  # they hold the store's reader: a closed episode keeps nothing of it
             self._pending.clear()

@@ -270,7 +270,20 @@ class SealedPool:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: dict[str, list[Sealed]] = {}
+        self._live: dict[str, int] = {}
+        """Databases created and not closed, by ``memory_limit`` (idle or given out)."""
+        self._checked: set[str] = set()
         self._closed = False
+
+    def check(self, memory_limit: str) -> None:
+        """Check that DuckDB accepts ``memory_limit`` (the first time: by creating a database with it, kept idle).
+
+        Raises:
+            EpisodeError: ``memory_limit`` is not a size DuckDB accepts.
+        """
+        if memory_limit not in self._checked:
+            self.release(self.acquire(memory_limit))
+            self._checked.add(memory_limit)
 
     def acquire(self, memory_limit: str) -> Sealed:
         """A sealed database with this ``memory_limit`` holding no episode's rows (a wiped one, else a new one).
@@ -283,7 +296,39 @@ class SealedPool:
             if idle:
                 return idle.pop()
         con, slot = new_sealed(memory_limit)
+        with self._lock:
+            self._live[memory_limit] = self._live.get(memory_limit, 0) + 1
         return Sealed(con, memory_limit, slot)
+
+    def prepare(self, count: int, memory_limit: str) -> None:
+        """Create databases until ``count`` (at most :data:`MAX_IDLE`) exist with ``memory_limit``, kept idle for the
+        next :meth:`acquire`. Blocking; stops when the pool closes.
+
+        A run that starts many episodes at once calls it on a thread of its own when it starts: each database costs
+        ~28 ms of CPU (DuckDB's, without the GIL), paid then while its first model calls are out, not by the
+        episodes' first queries.
+
+        Raises:
+            EpisodeError: ``memory_limit`` is invalid.
+        """
+        while True:
+            with self._lock:
+                if self._closed or self._live.get(memory_limit, 0) >= min(count, MAX_IDLE):
+                    return
+                self._live[memory_limit] = self._live.get(memory_limit, 0) + 1
+            try:
+                con, slot = new_sealed(memory_limit)
+            except BaseException:
+                with self._lock:
+                    self._live[memory_limit] -= 1
+                raise
+            with self._lock:
+                if not self._closed:
+                    self._idle.setdefault(memory_limit, []).append(Sealed(con, memory_limit, slot))
+                    continue
+                self._live[memory_limit] -= 1
+            con.close()
+            return
 
     def release(self, sealed: Sealed) -> None:
         """Take a database back from a closed episode: wipe it and keep it, or close it."""
@@ -293,6 +338,8 @@ class SealedPool:
                 if not self._closed and len(idle) < MAX_IDLE:
                     idle.append(sealed)
                     return
+        with self._lock:
+            self._live[sealed.memory_limit] -= 1
         sealed.con.close()
 
     def close(self) -> None:
@@ -301,5 +348,7 @@ class SealedPool:
             self._closed = True
             idle = [sealed for kept in self._idle.values() for sealed in kept]
             self._idle.clear()
+            for sealed in idle:
+                self._live[sealed.memory_limit] -= 1
         for sealed in idle:
             sealed.con.close()

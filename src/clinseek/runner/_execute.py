@@ -22,7 +22,7 @@ from ..agent import (
     verbatim_package,
 )
 from ..bench import episode_key
-from ..episode import StoreReader, build_episode, open_store_reader
+from ..episode import DEFAULT_MEMORY_LIMIT, StoreReader, build_episode, open_store_reader
 from ..models import ESTIMATE, ChatModel, ImageRef, Message, TokenCounter, accepts_images, price_known
 from ..records import ResultRow, Status
 from ..tools import BROWSER_TOOLS, ToolContext
@@ -78,6 +78,15 @@ def row_status(status: Status, answer: Sequence[str] | None, error: str | None) 
     return status, error
 
 
+def _prepare(reader: StoreReader, count: int) -> None:
+    """Create ``count`` sealed databases for the run's episodes ahead of their first queries; a failure here is left to
+    the episodes (each then creates its own database and reports what fails)."""
+    try:
+        reader.sealed.prepare(count, DEFAULT_MEMORY_LIMIT)
+    except Exception:
+        return
+
+
 def _now() -> str:
     from datetime import UTC, datetime
 
@@ -102,8 +111,11 @@ class Executor:
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
                  store_id: str | None = None, counter: TokenCounter = ESTIMATE,
-                 notes: Mapping[str, Sequence[str]] | None = None) -> None:
+                 notes: Mapping[str, Sequence[str]] | None = None, episodes_at_once: int = 0) -> None:
         self.knowledge = knowledge
+        self.episodes_at_once = episodes_at_once
+        """Agent episodes the run holds at once (its concurrency, at most its jobs): that many sealed databases are
+        created on a thread of their own when the reader opens (:meth:`~clinseek.episode.SealedPool.prepare`)."""
         self.counter = counter
         self.notes = notes or {}
         self.store_id = store_id
@@ -128,6 +140,9 @@ class Executor:
         with self._reader_lock:
             if self._reader is None:
                 self._reader = open_store_reader(self.store)
+                if self.mode == "agent" and self.episodes_at_once > 1:
+                    threading.Thread(target=_prepare, args=(self._reader, self.episodes_at_once),
+                                     name="clinseek-sealed-prepare", daemon=True).start()
             return self._reader
 
     def close(self) -> None:

@@ -263,7 +263,7 @@ class EpisodeWorker:
             store=self._store, mode=group.mode, model=self._model, benchmark=group.benchmark, digest=group.digest,
             settings=settings, tools=group.tools, image_dir=Path(group.image_dir) if group.image_dir else None,
             knowledge=self._knowledge, vision=group.vision, store_id=self.spec.store_id, counter=group.counter,
-            notes=group.notes)
+            notes=group.notes, episodes_at_once=self.slots)
 
     async def submit(self, key: str, jobs: Sequence[tuple[int, Job]]) -> None:
         """Queue ``jobs`` (driver's ticket, job) of group ``key``; their rows come back through :meth:`collect`."""
