@@ -21,17 +21,19 @@ from clinseek.bench import MM_TASKS, TEXT_TASKS, load_questions
 from clinseek.cli import app
 from clinseek.demo import (
     CONFIG_FILE,
+    DEMO_DOC,
     DEMO_MODELS,
     DemoResult,
     DemoSettings,
     find_delta,
     next_steps,
+    numbers_note,
     replay_command,
     run_demo,
 )
 from clinseek.errors import ClinseekError
 from clinseek.runner import read_results
-from clinseek.scoring import QuestionScore, ScoreReport
+from clinseek.scoring import QuestionScore, RunScores, ScoreReport
 
 SETTINGS = DemoSettings(patients=40, per_task=1, seed=7, concurrency=4, n_resamples=1000)
 EVIDENCE, NULL = DEMO_MODELS
@@ -125,6 +127,8 @@ def test_the_cli_rerun_resumes_and_prints_tables_and_next_steps(demo: DemoResult
     assert f"{EVIDENCE} − {NULL} (Δ F1, percentage points)" in out and "agent − curated" in out
     assert f"Decision-making, text, agent mode: {EVIDENCE} − {NULL} = +" in out
     assert "Where to look next" in out and str(demo.scores / "summary.md") in out
+    note = numbers_note(demo.report)
+    assert note is not None and out.index("F1 (%) per run") < out.index(note) < out.index("(Δ F1")  # under the table
 
 
 def test_another_configuration_in_the_same_out_is_refused(demo: DemoResult) -> None:
@@ -274,9 +278,28 @@ def test_everything_the_demo_writes_has_the_modes_of_the_users_umask(demo: DemoR
     assert wrong == []
 
 
-def test_the_pointer_to_the_demo_doc_names_one_of_its_sections(demo: DemoResult) -> None:
-    """newcomer21: the console's "Where to look next" did not say where the surprising numbers are explained."""
-    (where,) = [w for what, w in next_steps(demo.out, demo.store) if what.startswith("what these numbers mean")]
-    section = where.split('"')[1]
+def _with_mm_f1(report: ScoreReport, evidence: float, null: float) -> ScoreReport:
+    def run(r: RunScores) -> RunScores:
+        f1 = {EVIDENCE: evidence, NULL: null}[r.model]
+        return r.model_copy(update={"overall": r.overall.model_copy(update={"f1": f1})})
+
+    return report.model_copy(update={"runs": [run(r) if r.benchmark == "clinseek-bench-mm" else r for r in report.runs]})
+
+
+def test_the_line_under_the_f1_table_points_to_the_doc_section_that_explains_its_numbers(demo: DemoResult) -> None:
+    """newcomer21, small22: the count of text questions (129 with the defaults) and baseline:evidence below
+    baseline:null on the multimodal questions surprise a newcomer; the line beside them names the doc section
+    that explains both (the pointer used to sit at the end, under "Where to look next")."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "demo.md").read_text(encoding="utf-8")
+    section = DEMO_DOC.split('"')[1]
     assert f"\n## {section}\n" in text
+    subtasks = len({t.name for t in TEXT_TASKS} - BUILDER_SKIPS)
+    assert f"each of the {subtasks} EHR-Bench subtasks" in text and f"{3 * subtasks} with the defaults" in text
+    n_text = {r.overall.n_questions for r in demo.report.runs if r.benchmark == "clinseek-bench-text"}
+    assert n_text == {subtasks}
+    below, even = _with_mm_f1(demo.report, 0.1, 0.3), _with_mm_f1(demo.report, 0.3, 0.3)
+    assert numbers_note(below) == f"Why {subtasks} text questions and why {EVIDENCE} scores below {NULL} on mm: {DEMO_DOC}"
+    assert numbers_note(even) == f"Why {subtasks} text questions: {DEMO_DOC}"
+    mm_only = even.model_copy(update={"runs": [r for r in even.runs if r.benchmark == "clinseek-bench-mm"]})
+    assert numbers_note(mm_only) is None
+    assert all("what these numbers mean" not in what for what, _ in next_steps(demo.out, demo.store))

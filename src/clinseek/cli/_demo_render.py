@@ -76,10 +76,13 @@ def _paired_tables(result: DemoResult) -> list[Table]:
 
 def print_result(result: DemoResult, console: Console) -> None:
     """The demo's tables, the headline Δ, the stage times and the next commands."""
-    from ..demo import DEMO_MODELS, find_delta, next_steps
+    from ..demo import DEMO_MODELS, find_delta, next_steps, numbers_note
     from ..scoring import pct
 
     console.print(_scores_table(result))
+    note = numbers_note(result.report)
+    if note is not None:
+        console.print(note, soft_wrap=True, highlight=False, markup=False)
     for table in _paired_tables(result):
         console.print(table)
     a, b = (f"clinseek-bench-text/agent/{m}" for m in DEMO_MODELS)

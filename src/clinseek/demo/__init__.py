@@ -6,11 +6,12 @@ drives every stage; nothing below imports it.
 
 from ._config import CONFIG_FILE, DEMO_MODELS, DemoConfig, DemoSettings, check_config
 from ._demo import DemoResult, Stage, StageCallback, demo_inputs, run_demo
-from ._next import next_steps, replay_command
+from ._next import DEMO_DOC, next_steps, numbers_note, replay_command
 from ._paired import find_delta, model_comparisons
 
 __all__ = [
     "CONFIG_FILE",
+    "DEMO_DOC",
     "DEMO_MODELS",
     "DemoConfig",
     "DemoResult",
@@ -22,6 +23,7 @@ __all__ = [
     "find_delta",
     "model_comparisons",
     "next_steps",
+    "numbers_note",
     "replay_command",
     "run_demo",
 ]

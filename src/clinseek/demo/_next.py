@@ -8,7 +8,11 @@ from pathlib import Path
 from ..bench import Question, load_questions
 from ..errors import install_hint
 from ..runner import model_slug
+from ..scoring import ScoreReport
 from ._config import DEMO_MODELS
+
+DEMO_DOC = 'docs/demo.md, "What the demo shows (and what it does not)"'
+"""Where the demo's numbers are explained (a section of docs/demo.md)."""
 
 
 def _q(path: Path | str) -> str:
@@ -41,6 +45,20 @@ def _example(bench: Path) -> Question | None:
     return pool[0] if pool else None
 
 
+def numbers_note(report: ScoreReport) -> str | None:
+    """One line under the F1 table pointing to :data:`DEMO_DOC` for the numbers that surprise a newcomer:
+    the count of text questions (43 subtasks x ``--per-task``: 129 with the defaults) and, when it happens,
+    ``baseline:evidence`` scoring below ``baseline:null`` on the multimodal questions; ``None`` when the
+    demo printed neither."""
+    evidence, null = DEMO_MODELS
+    text = max((r.overall.n_questions for r in report.runs if r.benchmark == "clinseek-bench-text"), default=0)
+    mm = {(r.mode, r.model): r.overall.f1 for r in report.runs if r.benchmark == "clinseek-bench-mm"}
+    pairs = [(mm.get((mode, evidence)), mm.get((mode, null))) for mode in ("agent", "curated")]
+    below = any(a is not None and b is not None and a < b for a, b in pairs)
+    why = ([f"{text} text questions"] if text else []) + ([f"{evidence} scores below {null} on mm"] if below else [])
+    return f"Why {' and why '.join(why)}: {DEMO_DOC}" if why else None
+
+
 def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[str, str]]:
     """(what, where/how) pairs the CLI prints after the tables; paths are those of this demo, commands
     start with ``program`` (how the user called clinseek: ``clinseek`` when it is on PATH)."""
@@ -48,8 +66,6 @@ def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[
     evidence, null = (model_slug(m) for m in DEMO_MODELS)
     text = runs / "clinseek-bench-text"
     steps = [
-        ("what these numbers mean (e.g. why baseline:evidence scores below baseline:null on the multimodal "
-         "questions)", "docs/demo.md, \"What the demo shows (and what it does not)\""),
         ("scores, every table", str(out / "scores" / "summary.md")),
         ("per-question scores", str(out / "scores" / "per_question.jsonl")),
         ("trajectories (tool calls, answers)", str(text / "agent" / evidence / "results.jsonl")),

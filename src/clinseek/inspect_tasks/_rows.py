@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
+from inspect_ai.tool import ToolCall as InspectToolCall
 
 from ..agent import (
     FINISH_TOOL,
@@ -100,10 +101,10 @@ def sample_outcome(view: SampleView, mode: Literal["agent", "curated"]) -> Sampl
 def _transcript_reading(messages: Sequence[ChatMessage], candidates: list[str]) -> AnswerReading:
     names = _all_names()
     finish = names.to_wire(FINISH_TOOL)
-    arguments = {c.id: c.arguments for m in messages if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []}
-    done = [m for m in messages if isinstance(m, ChatMessageTool) and m.function == finish and m.error is None]
+    done = [(m, call) for m, call in _paired_results(messages) if m.function == finish and m.error is None]
     if done:
-        response = arguments.get(done[-1].tool_call_id or "", {}).get("response")
+        call = done[-1][1]
+        response = call.arguments.get("response") if call is not None else None
         return read_finish(finish_items(response), candidates)
     replies: list[str] = []
     for message in reversed(messages):
@@ -112,6 +113,28 @@ def _transcript_reading(messages: Sequence[ChatMessage], candidates: list[str]) 
                 break
             replies.append(message.text)
     return read_text_answer(replies, candidates)
+
+
+def _paired_results(messages: Sequence[ChatMessage]) -> list[tuple[ChatMessageTool, InspectToolCall | None]]:
+    """Each tool result with the call it answers, in the transcript's order.
+
+    A result answers a call of the assistant turn just before it, never of another turn: models repeat
+    call ids across turns (Kimi K2 and llama-server send ``call_0`` in every turn), so an id names a
+    call only within its turn. Within the turn each call answers once, in order (the one of the same
+    function first when a turn repeats an id); a result whose turn has no such call pairs with ``None``.
+    """
+    pairs: list[tuple[ChatMessageTool, InspectToolCall | None]] = []
+    pending: list[InspectToolCall] = []
+    for message in messages:
+        if isinstance(message, ChatMessageAssistant):
+            pending = list(message.tool_calls or [])
+        elif isinstance(message, ChatMessageTool):
+            same = [c for c in pending if c.id == message.tool_call_id] if message.tool_call_id else pending
+            call = next((c for c in same if c.function == message.function), same[0] if same else None)
+            if call is not None:
+                pending.remove(call)
+            pairs.append((message, call))
+    return pairs
 
 
 def _all_names() -> ToolNameMap:
