@@ -41,6 +41,7 @@ import asyncio
 import datetime as dt
 import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -51,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import _reference_path as reference
+import pandas as pd
 
 from clinseek import episode as episodes
 from clinseek.bench import Question, render_curated
@@ -249,11 +251,15 @@ def bench_sql(store: Path, data: Path, tmp: Path, repeats: int, out: dict[str, A
     sizes = [p["size"] for p in pairs]
     total = sum(p["ours_chars"] for p in pairs) / sum(p["ref_chars"] for p in pairs)
     first_ratio = statistics.median(p["ref_ms"] / p["first_ms"] for p in pairs)
+    versions = f"pandas {pd.__version__}, SQLite {sqlite3.sqlite_version}"
     print(f"SQL CPU ratio reference/ours: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x "
           f"(targets >= 10x, >= 5x); first call of each text: median {first_ratio:.1f}x [{load()}]")
+    print(f"  the reference path ran on {versions} (its cost depends on them: pandas 3.1.1's to_sql / to_string cost "
+          f"~1.5x pandas 2.2.3's, docs/performance.md, session 22)")
     print(f"SQL output chars ours/reference: total {total:.2f}x, max {max(sizes):.2f}x (targets <= 0.5x, <= 1x)")
     out["sql"] = {"load": os.getloadavg(), "pairs": pairs, "median_ratio": statistics.median(ratios), "min_ratio": min(ratios),
-                  "first_call_median_ratio": first_ratio, "chars_total": total, "chars_max": max(sizes)}
+                  "first_call_median_ratio": first_ratio, "chars_total": total, "chars_max": max(sizes),
+                  "reference_versions": versions}
 
 
 # ---------------------------------------------------------------- 2-4. whole question, curated, first calls

@@ -87,9 +87,11 @@ file matches it. It is what the code does, table by table.
 
 `build_episode(store, key)` counts what the key may see of every patient table the store holds,
 and reads its visible encounter ids, in one statement (`Policy.visible_inventory_select`, from the store's event index where it has one; on a read-only reader of the store shared by
-the process's builders and never reachable from an episode), then creates a new in-memory DuckDB
-database with the module schemas and the candidate lists
-(`candidates.<task>_candidates(candidate VARCHAR)`) and seals it: `search_path` is set for bare
+the process's builders and never reachable from an episode). The episode's first query takes an
+in-memory DuckDB database from the reader (a new one, or one a closed episode gave back, wiped and
+checked empty) with the module schemas and adds the candidate lists
+(`candidates.<task>_candidates(candidate VARCHAR)`); what reads only the store (the inventory,
+timelines, the record tools' reads of tables not loaded) takes none. Every such database is sealed at creation: `search_path` is set for bare
 names, `enable_external_access = false` (no files, network, ATTACH, COPY, INSTALL/LOAD), Python
 replacement scans off, no spilling to disk, and `lock_configuration = true`; only `memory`,
 `system` and `temp` databases ever exist in it (the store is never attached). A table is loaded
