@@ -15,7 +15,7 @@ Valid DuckDB SQL is never rewritten. A statement read as SQLite is translated as
 SQLite's semantics (:func:`translate`): sqlglot's SQLite reader and DuckDB writer (``ifnull``,
 ``group_concat``, ``instr``, ``iif``, ``IS``, ``LIMIT a, b``, NULLs first in ascending order,
 ``x / 0`` is NULL) plus the rules here: the date/time functions with every modifier, ``strftime``
-formats, text-to-number conversion in arithmetic, integer division, ``CAST`` truncation,
+formats, text-to-number conversion in arithmetic and in ``CAST`` (the leading number), integer division,
 case-insensitive ``LIKE``, scalar ``max``/``min``, ``round``/``total``, and bare columns beside
 aggregates (SQLite takes them from the row of the one ``min``/``max``, else from any row). SQLite's
 ``'now'`` is the episode's prediction time. The SQL guard checks the translated statement like any
@@ -398,13 +398,11 @@ class _Context:
         if not isinstance(to, exp.DataType):
             return None
         if to.is_type(*exp.DataType.INTEGER_TYPES):
-            self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero)")
-            number = exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
-            return exp.Cast(
-                this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
-            )
+            self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero; text: its "
+                       "leading integer, '2e2' -> 2, 'abc' -> 0)")
+            return _sqlite_integer(_number(node.this))
         if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
-            return exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
+            return _sqlite_real(_number(node.this))
         return None
 
     # -- date and time --
@@ -649,18 +647,10 @@ def _printf(args: list[exp.Expr]) -> exp.Expr:
         if kind == "VARCHAR":
             value = exp.Coalesce(this=_text(value), expressions=[exp.Literal.string("")])
         elif kind == "BIGINT":
-            number = exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE"))
-            value = exp.Coalesce(
-                this=exp.Cast(
-                    this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
-                ),
-                expressions=[exp.Literal.number(0)],
-            )
+            value = exp.Coalesce(this=_sqlite_integer(_number(value)), expressions=[exp.Literal.number(0)])
         elif kind == "DOUBLE":
-            value = exp.Coalesce(
-                this=exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE")),
-                expressions=[exp.Literal.number("0.0")],
-            )
+            real = exp.Coalesce(this=_sqlite_real(_number(value)), expressions=[exp.Literal.number("0.0")])
+            value = exp.Add(this=real, expression=exp.Literal.number("0.0"))  # -0.0 + 0.0: SQLite writes no '-0'
         out.append(value)
     out.extend(values)
     return exp.Anonymous(this="printf", expressions=out)
@@ -866,6 +856,64 @@ def _number(node: exp.Expr) -> exp.Expr:
     """``node`` as SQLite uses it in arithmetic: text from a SQLite function becomes its leading number."""
     exact = node.meta.get("sqlite_number")
     return _p(exact) if isinstance(exact, exp.Expr) else node
+
+
+_SQLITE_SPACE = r"^[ \t\n\v\f\r]*"
+"""The white space SQLite skips before a number in text (``sqlite3Isspace``)."""
+_INTEGER_PREFIX = _SQLITE_SPACE + r"([-+]?[0-9]+)"
+_REAL_PREFIX = _SQLITE_SPACE + r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+_AS_TEXT = ("VARCHAR", "DATE", "TIMESTAMP", "TIME")
+"""DuckDB types of values SQLite holds as text (its times are text: CAST('2100-01-31 10:00:00' AS INTEGER) is 2100)."""
+_BIGINT_MIN, _BIGINT_MAX = "-9223372036854775808", "9223372036854775807"
+
+
+def _text_typed(value: exp.Expr) -> exp.Expr:
+    """``typeof(value)`` is one of :data:`_AS_TEXT` (DuckDB folds it per type)."""
+    return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                  expressions=[exp.Literal.string(k) for k in _AS_TEXT])
+
+
+def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
+    """``TRY_CAST(number AS BIGINT)``, or SQLite's clamp to the 64-bit range when it overflows (by ``sign``'s
+    condition for the negative end); NULL stays NULL."""
+    overflow = exp.Case(ifs=[exp.If(this=sign, true=exp.Literal.number(_BIGINT_MIN)),
+                             exp.If(this=exp.Not(this=exp.Is(this=number.copy(), expression=exp.Null())),
+                                    true=exp.Literal.number(_BIGINT_MAX))])
+    value = exp.Coalesce(this=exp.TryCast(this=number, to=exp.DataType.build("BIGINT")), expressions=[overflow])
+    return exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+
+
+def _sqlite_integer(value: exp.Expr) -> exp.Expr:
+    """``value`` converted to an integer as SQLite's ``CAST(x AS INTEGER)`` (and ``printf('%d')``) convert it: a
+    number truncated toward zero; text (and a time, text in SQLite) by its longest leading integer after white
+    space, 0 when there is none ('2e2' -> 2, '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit
+    range, its nearest end; NULL stays NULL."""
+    digits = exp.Anonymous(this="regexp_extract", expressions=[
+        exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
+        exp.Literal.string(_INTEGER_PREFIX), exp.Literal.number(1)])  # fmt: skip
+    from_text = exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=digits.copy(), expression=exp.Literal.string("")), true=exp.Literal.number(0))],
+        default=_clamped(digits, exp.Like(this=digits.copy(), expression=exp.Literal.string("-%"))),
+    )
+    number = exp.Anonymous(this="trunc", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
+    from_number = _clamped(number, exp.LT(this=number.copy(), expression=exp.Literal.number(0)))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
+
+
+def _sqlite_real(value: exp.Expr) -> exp.Expr:
+    """``value`` converted to a real as SQLite's ``CAST(x AS REAL)`` converts it: text (and a time) by its longest
+    leading real number after white space, 0.0 when there is none ('12abc' -> 12.0, '2e2' -> 200.0, '<0.5' -> 0.0);
+    a number as itself; NULL stays NULL."""
+    digits = exp.Anonymous(this="regexp_extract", expressions=[
+        exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
+        exp.Literal.string(_REAL_PREFIX), exp.Literal.number(1)])  # fmt: skip
+    from_text = exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=digits.copy(), expression=exp.Literal.string("")),
+                    true=exp.Literal.number("0.0"))],
+        default=exp.TryCast(this=digits, to=exp.DataType.build("DOUBLE")),
+    )  # fmt: skip
+    from_number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
 
 
 def _is_numeric(node: exp.Expr) -> bool:

@@ -1,0 +1,79 @@
+"""Conformance 22: text converted to a number, and the names of translated columns, as the engine the query was
+written for gives them.
+
+Measured before the fixes (``ehr.run_sql_query``, and the translator against the standard library's ``sqlite3``):
+
+- a query read as SQLite converted text with DuckDB's cast: ``CAST('2e2' AS INTEGER)`` was 200 and
+  ``CAST('12abc' AS INTEGER)`` NULL, where SQLite reads the longest leading integer (2, 12); ``CAST('<0.5' AS REAL)``
+  was NULL (SQLite: 0.0, its leading real); ``CAST(charttime AS INTEGER)`` was NULL (SQLite's times are text: the
+  year); ``printf('%d', '2e2')`` was '200'.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from typing import Any
+
+import anyio
+import duckdb
+import pytest
+import sqlglot
+from test_attack21_sql import _rows, run
+
+from clinseek.tools import Limits, ToolContext, call_tool
+from clinseek.tools._sqlite_dialect import translate
+
+# -- a. SQLite's conversion of text to a number -----------------------------------------------------------------------
+
+TEXTS = [
+    "2e2", "12abc", " 7 ", "abc", "1.9", "-0x1F", "0x1F", "+5", "-5.9", "", " \t\n-12x", "\x0b3", "\xa05", "１２",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775809", "9" * 44, "0" * 40 + "12", "- 5", "+-5",
+    "1e400", "-0", "3.", ".5", "-.5", "1e", "1.5e3x", "inf", "nan", "<0.5", ">100", "2100-01-31 10:00:00", None,
+]  # fmt: skip
+"""Texts SQLite's conversion reads in every way it can: exponents, hex, signs, white space, overflow, junk."""
+
+
+@pytest.mark.parametrize("expr", ["CAST(s AS INTEGER)", "CAST(s AS BIGINT)", "printf('%d', s)", "CAST(s AS REAL)",
+                                  "CAST(s AS NUMERIC) * 1.0", "CAST(ts AS INTEGER)", "CAST(ts AS REAL)"])
+def test_sqlite_cast_of_text_to_a_number_gives_what_sqlite_gives(expr: str) -> None:
+    """SQLite (lang_expr.html, "CAST expressions"): text cast to INTEGER is its longest prefix that is an integer
+    (after white space; 0 when there is none; beyond 64 bits, the nearest end), to REAL its longest prefix that is
+    a real; ``printf('%d')`` reads its argument the same way. A time is text in SQLite (2100-01-31... -> 2100)."""
+    lite = sqlite3.connect(":memory:")
+    duck = duckdb.connect()
+    try:
+        lite.execute("CREATE TABLE t (i INTEGER, s TEXT, ts TIMESTAMP)")
+        duck.execute("CREATE TABLE t (i INTEGER, s VARCHAR, ts TIMESTAMP)")
+        rows = [(i, s, "2100-01-31 10:00:00" if i % 2 else None) for i, s in enumerate(TEXTS)]
+        lite.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        duck.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        sql = f"SELECT i, {expr} FROM t ORDER BY i"
+        tree, _ = translate(sqlglot.parse_one(sql, read="sqlite"), dt.datetime(2100, 12, 31))
+        translated = tree.sql(dialect="duckdb")
+        assert duck.execute(translated).fetchall() == lite.execute(sql).fetchall(), translated
+    finally:
+        lite.close()
+        duck.close()
+
+
+def test_a_query_read_as_sqlite_casts_text_to_integer_by_its_leading_integer(episode: Any) -> None:
+    got = run(episode, "SELECT CAST('2e2' AS INTEGER) AS a, CAST('12abc' AS INTEGER) AS b, CAST(' 7 ' AS INTEGER) "
+                       "AS c, CAST('abc' AS INTEGER) AS d, CAST('1.9' AS INTEGER) AS e, CAST('-0x1F' AS INTEGER) AS f, "
+                       "printf('%d', '2e2') AS g, CAST('<0.5' AS REAL) AS h, datetime('now') AS n")
+    assert [r[:8] for r in _rows(got)] == [(2, 12, 7, 0, 1, 0, "2", 0.0)], got.content
+
+
+def test_a_lab_value_cast_as_sqlite_reads_it_gives_sqlites_sum(episode: Any) -> None:
+    """labevents.value is text ('<0.5', '7.2', 'NEG', ...): the SQLite sums of its casts, over the same values."""
+    ctx = ToolContext(episode=episode, limits=Limits(max_rows=100_000, max_tool_chars=10_000_000))
+    sql = "SELECT value, count(*) FROM labevents GROUP BY value"
+    counted = _rows(anyio.run(call_tool, ctx, "ehr.run_sql_query", {"sql_query": sql}))
+    assert sum(n for _, n in counted) == _rows(run(episode, "SELECT count(*) FROM labevents"))[0][0]
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE labevents (value TEXT)")
+    lite.executemany("INSERT INTO labevents VALUES (?)", [(v,) for v, n in counted for _ in range(n)])
+    sql = "SELECT total(CAST(value AS INTEGER)), total(CAST(value AS REAL)), count(CAST(value AS INTEGER)) FROM labevents"
+    want = [tuple(round(v, 6) for v in lite.execute(sql).fetchone())]
+    lite.close()
+    assert _rows(run(episode, sql)) == want
