@@ -77,3 +77,25 @@ def test_a_lab_value_cast_as_sqlite_reads_it_gives_sqlites_sum(episode: Any) -> 
     want = [tuple(round(v, 6) for v in lite.execute(sql).fetchone())]
     lite.close()
     assert _rows(run(episode, sql)) == want
+
+
+# -- b. BigQuery's SAFE_CAST of text to INT64 -------------------------------------------------------------------------
+
+BIGQUERY_INT64 = [
+    ("0x123", 291), ("-0x123", -291), ("-0x1F", -31), (" -0x1F ", -31), ("+0x1f", 31), ("0X1F", 31), ("\t0x1F", None),
+    (" 12 ", 12), ("+12", 12), ("-0012", -12), ("\x0b12\x0c", 12), ("1.5", None), ("1e2", None), ("1_000", None),
+    ("0b11", None), ("9223372036854775807", 2**63 - 1), ("9223372036854775808", None), ("-9223372036854775808", -2**63),
+    ("-0x8000000000000000", -2**63), ("0x8000000000000000", None), ("0x7FFFFFFFFFFFFFFF", 2**63 - 1), ("0x", None),
+    ("", None), (" ", None), ("- 5", None), ("0x1g", None), ("１２", None), ("12abc", None), (None, None),
+]  # fmt: skip
+"""BigQuery (conversion_functions, CAST AS INT64: "A hex string can be cast to an integer. For example, 0x123 to 291
+or -0x123 to -291"); ZetaSQL's StringToNumeric<int64_t>: leading spaces trimmed, then a hex number with a sign
+(safe_strto64_base, base 16, ASCII white space after it) or decimal digits with a sign and ASCII white space around
+them (absl::SimpleAtoi), in INT64's range; anything else fails (SAFE_CAST: NULL)."""
+
+
+def test_safe_cast_of_text_to_int64_reads_hex_signs_and_spaces_as_bigquery_does(episode: Any) -> None:
+    texts = ["NULL" if s is None else "'" + s.replace("'", "''") + "'" for s, _ in BIGQUERY_INT64]
+    rows = ", ".join(f"({i}, {s})" for i, s in enumerate(texts))
+    got = run(episode, f"SELECT i, SAFE_CAST(s AS INT64) AS n FROM (VALUES {rows}) AS t(i, s) ORDER BY i")
+    assert [n for _, n in _rows(got)] == [n for _, n in BIGQUERY_INT64], got.content

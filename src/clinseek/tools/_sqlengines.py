@@ -251,27 +251,51 @@ def _week_difference(sql: str) -> None:
             raise ToolError("sql_error", f"{token.text}(..., week): {DUCKDB_FORMS['week_diff']}")
 
 
-_BIGQUERY_INTEGER = r"\s*[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)\s*"
+_ASCII_SPACE = r"[ \t\n\v\f\r]*"
+_BIGQUERY_DECIMAL = rf"^{_ASCII_SPACE}([+-]?[0-9]+){_ASCII_SPACE}$"
+_BIGQUERY_HEX = rf"^ *([+-]?0[xX][0-9a-fA-F]+){_ASCII_SPACE}$"
+"""The texts BigQuery casts to INT64 (ZetaSQL's ``StringToNumeric``): decimal digits with a sign and ASCII white
+space around them (``absl::SimpleAtoi``), or a hex number with a sign after spaces only (``-0x1F`` is -31)."""
 
 
 def _safe_cast(tree: exp.Expr, sql: str) -> None:
-    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text: NULL unless the text is an integer (or hex) literal, where
-    DuckDB's ``TRY_CAST`` reads '1.5' as 2. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every
-    ``TRY_CAST`` of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from
-    zero, as DuckDB does)."""
+    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text as BigQuery reads it (:data:`_BIGQUERY_DECIMAL`,
+    :data:`_BIGQUERY_HEX`): NULL unless the text is an integer, where DuckDB's ``TRY_CAST`` reads '1.5' as 2, '1e2'
+    as 100 and '-0x1F' as NULL. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every ``TRY_CAST``
+    of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from zero, as
+    DuckDB does)."""
     written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
     if not written:
         return
     casts = list(tree.find_all(exp.TryCast))
     if len(casts) != written:
         return
-    for cast in casts:
+    for cast in reversed(casts):  # an inner SAFE_CAST first: an outer one copies its value
         if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
             continue
         value = cast.this
-        text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
-        not_integer = exp.and_(
-            exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]), expression=exp.Literal.string("VARCHAR")),
-            exp.Not(this=exp.Anonymous(this="regexp_full_match", expressions=[text, exp.Literal.string(_BIGQUERY_INTEGER)])),
-        )
-        cast.set("this", exp.Case(ifs=[exp.If(this=not_integer, true=exp.Null())], default=value))
+        is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                         expression=exp.Literal.string("VARCHAR"))
+        from_text = exp.TryCast(this=_bigquery_integer(exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))),
+                                to=cast.to.copy())
+        cast.replace(exp.Case(ifs=[exp.If(this=is_text, true=from_text)],
+                              default=exp.TryCast(this=value, to=cast.to.copy())))
+
+
+def _bigquery_integer(text: exp.Expr) -> exp.Expr:
+    """The BIGINT BigQuery reads from ``text``, NULL where it reads none or it is out of INT64's range."""
+    def part(pattern: str) -> exp.Expr:
+        return exp.Anonymous(this="regexp_extract", expressions=[
+            text.copy(), exp.Literal.string(pattern), exp.Literal.number(1)])  # fmt: skip
+
+    decimal, hexadecimal = part(_BIGQUERY_DECIMAL), part(_BIGQUERY_HEX)
+    magnitude = exp.TryCast(this=exp.Anonymous(this="ltrim", expressions=[hexadecimal.copy(), exp.Literal.string("+-")]),
+                            to=exp.DataType.build("HUGEINT"))  # DuckDB reads '0x1F' (not '-0x1F')
+    signed = exp.Case(ifs=[exp.If(this=exp.Like(this=hexadecimal.copy(), expression=exp.Literal.string("-%")),
+                                  true=exp.Neg(this=magnitude.copy()))], default=magnitude)
+    return exp.Case(ifs=[
+        exp.If(this=exp.NEQ(this=decimal.copy(), expression=exp.Literal.string("")),
+               true=exp.TryCast(this=decimal, to=exp.DataType.build("BIGINT"))),
+        exp.If(this=exp.NEQ(this=hexadecimal, expression=exp.Literal.string("")),
+               true=exp.TryCast(this=signed, to=exp.DataType.build("BIGINT"))),
+    ])  # fmt: skip
