@@ -258,6 +258,7 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
     t = Translation()
     ctx = _Context(prediction_time, t)
     names = _sqlite_names(tree)
+    sources = [(s, _sqlite_names(s.this)) for s in tree.find_all(exp.Subquery, exp.CTE) if _named_source(s)]
     for node in reversed(list(tree.walk(bfs=False))):  # children before their parents
         new = ctx.rewrite(node)
         if new is not None and new is not node:
@@ -272,8 +273,38 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
         if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
             limit.pop()
             t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
+    for source, inner in sources:
+        _name_columns(source, inner)
     t.names = _renamed(tree, names)
     return tree, t
+
+
+def _named_source(node: exp.Subquery | exp.CTE) -> bool:
+    """``node`` is a table its query reads by its columns' names (a CTE, or a sub-query in FROM or JOIN) and no
+    column list names them already."""
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return False
+    return isinstance(node, exp.CTE) or isinstance(node.parent, (exp.From, exp.Join))
+
+
+def _name_columns(source: exp.Subquery | exp.CTE, names: dict[int, str] | None) -> None:
+    """Give a sub-query's (or CTE's) translated columns SQLite's names, where the outer query reads them
+    (``SELECT hadm_id FROM (SELECT hadm_id, max(admittime) FROM admissions)``, ``t."count(*)"``), as the table's
+    column list (``AS t(hadm_id, "max(admittime)")``): unlike an output alias, the sub-query's own WHERE and
+    ORDER BY cannot read it (attack20)."""
+    select = _first_select(source.this)
+    renamed = _renamed(source.this, names)
+    if select is None or not renamed:
+        return
+    columns = [new or e.output_name for new, e in zip(renamed, select.expressions, strict=True)]
+    if not all(columns):
+        return
+    alias = source.args.get("alias")
+    if not isinstance(alias, exp.TableAlias):
+        alias = exp.TableAlias(this=exp.to_identifier("_sqlite"))  # SQLite lets a sub-query go unnamed
+        source.set("alias", alias)
+    alias.set("columns", [exp.to_identifier(c, quoted=True) for c in columns])
 
 
 def _first_select(tree: exp.Expr) -> exp.Select | None:
