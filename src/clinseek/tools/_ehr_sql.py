@@ -22,7 +22,7 @@ from ._render import Rows, render_rows
 from ._result import ToolResult
 from ._sqlcache import guard_verdict
 from ._sqlguard import GuardedQuery
-from ._sqlite_dialect import hint_for, hint_for_sql, without_guess
+from ._sqlhints import hint_for, hint_for_sql, without_guess
 
 _REJECTED = (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)
 """DuckDB errors raised before a query runs: such a query is read once more as SQLite."""

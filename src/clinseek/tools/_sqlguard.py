@@ -22,16 +22,9 @@ from .._suggest import did_you_mean
 from ..episode import session_names, volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
-from ._sqlite_dialect import (
-    DUCKDB_FORMS,
-    GuardHook,
-    keep_meaning,
-    other_engine_forms,
-    parse_error,
-    refuse_sqlite_forms,
-    unanalysable,
-    unfaithful,
-)
+from ._sqlengines import keep_meaning, other_engine_forms
+from ._sqlhints import DUCKDB_FORMS, parse_error, unanalysable, unfaithful
+from ._sqlite_dialect import GuardHook, refuse_sqlite_forms
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]

@@ -15,7 +15,7 @@ Valid DuckDB SQL is never rewritten. A statement read as SQLite is translated as
 SQLite's semantics (:func:`translate`): sqlglot's SQLite reader and DuckDB writer (``ifnull``,
 ``group_concat``, ``instr``, ``iif``, ``IS``, ``LIMIT a, b``, NULLs first in ascending order,
 ``x / 0`` is NULL) plus the rules here: the date/time functions with every modifier, ``strftime``
-formats, text-to-number conversion in arithmetic, integer division, ``CAST`` truncation,
+formats, text-to-number conversion in arithmetic and in ``CAST`` (the leading number), integer division,
 case-insensitive ``LIKE``, scalar ``max``/``min``, ``round``/``total``, and bare columns beside
 aggregates (SQLite takes them from the row of the one ``min``/``max``, else from any row). SQLite's
 ``'now'`` is the episode's prediction time. The SQL guard checks the translated statement like any
@@ -32,89 +32,9 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.tokenizer_core import Token
-from sqlglot.tokens import TokenType
 
-from ..episode import duckdb_syntax_error
 from ..errors import ToolError
-
-DUCKDB_FORMS: dict[str, str] = {
-    "datetime": "datetime(x) -> CAST(x AS TIMESTAMP); datetime(x, '-1 day') -> x - INTERVAL 1 DAY",
-    "date": "date(x, 'start of month') -> CAST(date_trunc('month', x) AS DATE)",
-    "time": "time(x) -> CAST(x AS TIME)",
-    "julianday": "julianday(x) -> epoch(x) / 86400 + 2440587.5 (DuckDB's julian(x) is 0.5 more; julian(a) - julian(b) is the same difference)",
-    "unixepoch": "unixepoch(x) -> epoch(x)",
-    "strftime": "strftime('%Y-%m', x) -> strftime(x, '%Y-%m'); strftime('%J', x) -> epoch(x) / 86400 + 2440587.5; strftime('%s', x) -> epoch(x)",
-    "start of": "datetime(x, 'start of month') -> date_trunc('month', x) (also 'year', 'day')",
-    "modifier": "datetime(x, '-1 year') -> x - INTERVAL 1 YEAR; '+3 days' -> x + INTERVAL 3 DAY",
-    "weekday": "datetime(x, 'weekday 0') -> x + to_days((7 - dayofweek(x)) % 7)",
-    "now": "'now' -> the prediction time (a TIMESTAMP literal)",
-    "iif": "iif(c, a, b) -> CASE WHEN c THEN a ELSE b END",
-    "total": "total(x) -> coalesce(sum(x), 0.0)",
-    "ifnull": "ifnull(a, b) -> coalesce(a, b)",
-    "group_concat": "group_concat(x, ';') or MySQL's GROUP_CONCAT(x SEPARATOR ', ') -> string_agg(x, ', ') (ordered: "
-    "string_agg(x, ', ' ORDER BY x))",
-    "is": "a IS b -> a IS NOT DISTINCT FROM b",
-    "bare column": "a column beside an aggregate -> GROUP BY it, or any_value(col) / arg_max(col, y)",
-    "integer division": "SQLite 7 / 2 = 3 -> DuckDB 7 // 2 (7 / 2 = 3.5)",
-    "like": "SQLite LIKE ignores case -> DuckDB ILIKE",
-    "scalar subquery": "x = (SELECT ...) gave several rows: x IN (SELECT ...), or one row with ORDER BY ... LIMIT 1 "
-    "(SQLite silently took the first row)",
-    "printf": "printf/format specifiers take their type: printf('%d', CAST(x AS BIGINT)), printf('%.1f', "
-    "CAST(x AS DOUBLE)), printf('%s', CAST(x AS VARCHAR))",
-    "text as number": "a text column used as a number -> TRY_CAST(x AS DOUBLE) (NULL where the text is not a "
-    "number), e.g. sum(TRY_CAST(x AS DOUBLE)); lab results as numbers are in valuenum",
-    "to_char": "to_char(x, 'YYYY-MM') is PostgreSQL -> DuckDB strftime(x, '%Y-%m') (YYYY %Y, MM %m, DD %d, HH24 %H, "
-    "MI %M, SS %S, Mon %b, Day %A); a number as text: printf('%.2f', x)",
-    "make_interval": "make_interval(days => 7) is PostgreSQL -> DuckDB INTERVAL 7 DAY (also HOUR, MINUTE, MONTH, "
-    "YEAR), or to_days(n), to_hours(n), to_minutes(n) for a computed amount",
-    "to_date": "to_date(text, 'YYYY-MM-DD') is PostgreSQL -> DuckDB CAST(strptime(text, '%Y-%m-%d') AS DATE), or "
-    "CAST(text AS DATE)",
-    "date_format": "DATE_FORMAT(x, '%Y-%m') is MySQL -> DuckDB strftime(x, '%Y-%m') (MySQL's %i minutes -> %M, "
-    "%s seconds -> %S)",
-    "unix_timestamp": "UNIX_TIMESTAMP(x) is MySQL -> DuckDB epoch(x)",
-    "to_timestamp": "to_timestamp(text, 'YYYY-MM-DD HH24:MI') is PostgreSQL -> DuckDB strptime(text, '%Y-%m-%d %H:%M') "
-    "(or CAST(text AS TIMESTAMP)); DuckDB's to_timestamp(n) reads epoch seconds",
-    "datetime_diff": "DATETIME_DIFF(a, b, 'HOUR') with a quoted unit is mimic-code's PostgreSQL function (elapsed "
-    "time, fractional) -> DuckDB epoch(a - b) / 3600 (/ 60 minutes, / 86400 days); BigQuery's DATETIME_DIFF(a, b, HOUR) "
-    "counts the boundaries crossed -> date_diff('hour', b, a)",
-    "numeric": "NUMERIC or DECIMAL without a precision is DECIMAL(18, 3) in DuckDB: every value is rounded to 3 "
-    "decimals first (round(x::numeric, 2) of 47.1749 is 47.18; PostgreSQL keeps every digit) -> CAST(x AS DOUBLE), "
-    "round(x, 2) of a DOUBLE, or DECIMAL(p, s) with the scale you mean",
-    "offset": "x[OFFSET(n)] is BigQuery (counting from 0) -> DuckDB lists count from 1: x[n + 1] (x[ORDINAL(n)] -> "
-    "x[n]); APPROX_QUANTILES(x, 100)[OFFSET(50)] -> quantile_cont(x, 0.5)",
-    "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
-    "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
-    # other engines' forms DuckDB does not have (conf21b): the error names DuckDB's
-    "week_diff": "a difference in weeks counts Sunday-week boundaries in BigQuery's DATE_DIFF/DATETIME_DIFF(a, b, WEEK) "
-    "and T-SQL's DATEDIFF(week, b, a), where DuckDB's date_diff('week', b, a) counts whole 7-day spans -> DuckDB "
-    "date_diff('day', date_trunc('week', b + INTERVAL 1 DAY), date_trunc('week', a + INTERVAL 1 DAY)) // 7 (ISO "
-    "weeks from Monday: without the + INTERVAL 1 DAY); whole weeks: date_sub('week', b, a)",
-    "top": "SELECT TOP n is T-SQL -> DuckDB LIMIT n at the end (SELECT hadm_id FROM admissions ORDER BY admittime "
-    "LIMIT 5)",
-    "rownum": "ROWNUM is Oracle -> DuckDB LIMIT n at the end (or row_number() OVER (ORDER BY ...))",
-    "dateadd": "DATEADD(day, n, x) is T-SQL -> DuckDB x + INTERVAL (n) DAY, or x + to_days(n) (to_hours, to_minutes, "
-    "to_months, to_years)",
-    "datepart": "DATEPART(hour, x) is T-SQL -> DuckDB hour(x), or date_part('hour', x) with the unit quoted (T-SQL's "
-    "weekday, Sunday = 1 -> dayofweek(x) + 1)",
-    "isnull": "ISNULL(a, b) is T-SQL -> DuckDB coalesce(a, b); x IS NULL tests for NULL",
-    "eomonth": "EOMONTH(x) is T-SQL -> DuckDB last_day(x)",
-    "convert": "CONVERT(date, x) is T-SQL -> DuckDB CAST(x AS DATE); CONVERT(varchar, x, 120) -> strftime(x, "
-    "'%Y-%m-%d %H:%M:%S')",
-    "trunc": "TRUNC(x) of a date or time is Oracle -> DuckDB date_trunc('day', x) (TRUNC(x, 'MM') -> "
-    "date_trunc('month', x)); trunc() here truncates numbers",
-    "format_datetime": "FORMAT_DATETIME('%Y-%m', x) is BigQuery (also FORMAT_DATE, FORMAT_TIMESTAMP) -> DuckDB "
-    "strftime(x, '%Y-%m')",
-    "parse_date": "PARSE_DATE('%Y-%m-%d', text) is BigQuery -> DuckDB CAST(strptime(text, '%Y-%m-%d') AS DATE); "
-    "PARSE_TIMESTAMP(format, text) -> strptime(text, format)",
-    "date_trunc": "DATE_TRUNC(x, MONTH) is BigQuery -> DuckDB date_trunc('month', x) (the unit first, quoted)",
-    "raw string": "r'...' is BigQuery's raw string -> DuckDB '...' without the r (DuckDB keeps a backslash as "
-    "written: regexp_matches(x, '^\\d+'))",
-    "div": "DIV(a, b) is BigQuery's integer division -> DuckDB a // b",
-    "from_unixtime": "FROM_UNIXTIME(n) is MySQL -> DuckDB make_timestamp(CAST(n * 1000000 AS BIGINT)) (the episode's "
-    "times have no time zone)",
-}
-"""SQLite construct -> its DuckDB form, quoted in every refusal and note (the model learns the dialect)."""
+from ._sqlhints import DUCKDB_FORMS, GENERIC_FORM, function_name, hint_for, unparen
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
 """Functions SQLite has and DuckDB does not: their presence marks a query as SQLite."""
@@ -173,13 +93,6 @@ class Translation:
         return f"Note: read as SQLite and run as DuckDB ({shown or 'SQLite semantics'}{more})."
 
 
-def _name(node: exp.Expr) -> str:
-    """The lower-case SQL name of a function node (``datetime``); the node's key otherwise."""
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
-    return node.sql_name().lower() if isinstance(node, exp.Func) else node.key
-
-
 _CANDIDATES = frozenset({exp.Datetime, exp.Time, exp.Date, exp.TimeToStr, exp.Is, exp.Anonymous, exp.Format})
 """Node types :func:`sqlite_forms` looks at (matched exactly: the walk is on every query's path)."""
 
@@ -208,9 +121,9 @@ def sqlite_forms(tree: exp.Expr) -> list[str]:
     found: list[str] = []
     for node in _candidates(tree):
         if isinstance(node, exp.Datetime) or (
-            isinstance(node, exp.Anonymous) and _name(node) in _SQLITE_FUNCTIONS
+            isinstance(node, exp.Anonymous) and function_name(node) in _SQLITE_FUNCTIONS
         ):
-            found.append(f"{_name(node) if isinstance(node, exp.Anonymous) else 'datetime'}()")
+            found.append(f"{function_name(node) if isinstance(node, exp.Anonymous) else 'datetime'}()")
         elif isinstance(node, exp.Time) and not isinstance(node.parent, exp.Cast):
             found.append("time()")
         elif isinstance(node, exp.Date) and (node.args.get("zone") is not None or len(node.expressions) > 0):
@@ -318,398 +231,8 @@ def refuse_sqlite_forms(tree: exp.Expr | None, sql: str) -> None:
         return None
     forms = sqlite_forms(tree)
     if forms:
-        raise ToolError("sql_error", f"{forms[0]} is SQLite, not DuckDB: {hint_for(forms[0]) or _GENERIC}")
+        raise ToolError("sql_error", f"{forms[0]} is SQLite, not DuckDB: {hint_for(forms[0]) or GENERIC_FORM}")
     return None
-
-
-_NUMERIC_TYPE = r"(?:u?(?:tiny|small|big|huge)?int(?:eger)?\w*|decimal|double|float|numeric)"
-_HINTS: dict[str, re.Pattern[str]] = {
-    key: re.compile(pattern)
-    for key, pattern in {
-        "datetime": r"\bdatetime\b",
-        "date": r"\bdate\s*\([^()]*,|\bdate\(\) with modifiers",
-        "time": r"\btime\s*\(|name time\b",
-        "julianday": r"\bjulianday\b",
-        "unixepoch": r"\bunixepoch\b",
-        "strftime": r"\bstrftime\b|%j\b|%s\b",
-        "start of": r"'start of (?:day|month|year)'",
-        "modifier": r"'[+-]?\d+(?:\.\d*)? (?:day|hour|minute|second|month|year)s?'",
-        "weekday": r"'weekday \d'",
-        "now": r"'now'",
-        "iif": r"\biif\b",
-        "total": r"\btotal\s*\(|name total\b",
-        "ifnull": r"\bifnull\b",
-        "group_concat": r"\bgroup_concat\b",
-        "is": r"\bis between values\b|\bis\s+(?!(?:not\s+)?(?:null|true|false|unknown|distinct)\b)['\w]",
-        "bare column": r"must appear in the group by clause|must be part of an aggregate",
-        "scalar subquery": r"more than one row returned by a subquery",
-        "printf": r'invalid type specifier "\w" for formatting a value',
-        "to_char": r"\bto_?char\b",
-        "make_interval": r"\bmake_?interval\b",
-        "to_date": r"\bto_date\b",
-        "date_format": r"\bdate_format\b",
-        "unix_timestamp": r"\bunix_timestamp\b",
-        "offset": r"\[\s*(?:safe_)?(?:offset|ordinal)\s*\(",
-        "top": r"\bselect\s+(?:distinct\s+|all\s+)?top\s*\(?\s*\d",
-        "rownum": r"\brownum\b",
-        "dateadd": r"\bdateadd\s*\(",
-        "datepart": r"\bdatepart\s*\(\s*[a-z]",
-        "isnull": r"\bisnull\s*\(",
-        "eomonth": r"\beomonth\s*\(",
-        "convert": r"\bconvert\s*\(\s*(?:n?(?:var)?char|date|datetime2?|smalldatetime|time|int|integer|bigint|float|"
-        r"real|decimal|numeric)\b",
-        "trunc": r"'trunc\((?:timestamp|date)",
-        "format_datetime": r"\bformat_(?:datetime|date|timestamp|time)\s*\(",
-        "parse_date": r"\bparse_(?:datetime|date|timestamp|time)\s*\(",
-        "date_trunc": r"\b(?:date|datetime|timestamp)_trunc\s*\([^,()]+,\s*(?:year|quarter|month|week|day|hour|minute|"
-        r"second)\s*\)",
-        "raw string": r"(?<![\w'])r'",
-        "div": r"\bdiv\s*\(",
-        "from_unixtime": r"\bfrom_unixtime\s*\(",
-        "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
-        rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
-    }.items()
-}
-"""When a text (SQL, an error message, a construct's label) names a SQLite form: its key in :data:`DUCKDB_FORMS`."""
-
-
-def hint_for(text: str, *, message: bool = False) -> str:
-    """The DuckDB forms of the SQLite constructs ``text`` mentions (SQL, a DuckDB error, a label); "" if none.
-
-    ``message``: ``text`` is a DuckDB error message (English prose): ``is`` there is a verb ("an explicit
-    cast is required"), not SQLite's ``a IS b`` (which is read as SQLite before anything runs).
-    """
-    low = text.lower()
-    return "; ".join(
-        DUCKDB_FORMS[key]
-        for key, pattern in _HINTS.items()
-        if not (message and key == "is") and pattern.search(low)
-    )
-
-
-_SQL_KEYS = ("offset", "top", "rownum", "dateadd", "datepart", "isnull", "eomonth", "convert", "format_datetime",
-             "parse_date", "date_trunc", "raw string", "div", "from_unixtime")
-"""Keys of :data:`_HINTS` for other engines' constructs that only the query's text shows."""
-
-
-def hint_for_sql(sql: str) -> str:
-    """The DuckDB forms of other engines' constructs that only the query's text shows (DuckDB's error names
-    something else: ``x[OFFSET(1)]`` -> "syntax error at or near OFFSET", ``DATEPART(hour, x)`` -> "column hour not
-    found", ``ISNULL(a, b)`` -> "did you mean isnan"); "" if none."""
-    low = sql.lower()
-    return "; ".join(DUCKDB_FORMS[key] for key in _SQL_KEYS if _HINTS[key].search(low))
-
-
-_GUESS = re.compile(r'(with name (\w+) does not exist!)\s*Did you mean "[^"]*"\?')
-
-
-def without_guess(message: str, sql: str) -> str:
-    """DuckDB's message without its guess at a name (``ISNULL`` -> "Did you mean isnan?", ``TOP (5)`` -> "Did you
-    mean list_dot_product?") when a hint names that construct and its DuckDB form (the hint says what to write)."""
-    found = _GUESS.search(message)
-    if found is None:
-        return message
-    name = found.group(2)
-    if not (hint_for(f"{name}(") or hint_for_sql(f"{name}(") or re.search(rf"\b{re.escape(name)}\b",
-                                                                         hint_for_sql(sql), re.IGNORECASE)):
-        return message
-    return message[:found.start()] + found.group(1) + message[found.end():]
-
-
-_GENERIC = "write DuckDB SQL (e.g. x - INTERVAL 1 DAY, date_trunc('month', x), strftime(x, '%Y'))"
-
-
-def parse_error(sql: str, err: Exception) -> str:
-    """The message for SQL that does not parse: DuckDB's parser's words when its grammar rejects the text too
-    (``syntax error at or near "SELEC"``: the token at fault), else sqlglot's text without Python class names;
-    plus the DuckDB form of any SQLite construct the text names."""
-    text = duckdb_syntax_error(sql)
-    if text is None:
-        text = re.sub(r"<class '(?:[\w.]+\.)?(\w+)'>", r"\1", str(err))
-        text = re.sub(r"\x1b\[[0-9;]*m", "", text)[:300]
-    hint = hint_for(sql)
-    return f"the query does not parse: {text}" + (f" ({hint})" if hint else "")
-
-
-def unanalysable(sql: str) -> str:
-    """Why sqlglot could not analyse or regenerate ``sql``: the construct it failed on and its DuckDB form."""
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except Exception:
-        return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
-    for node in reversed(list(tree.walk(bfs=False))):  # the innermost construct that fails
-        if isinstance(node, exp.Func) and not isinstance(node, exp.Connector):
-            try:
-                node.sql(dialect="duckdb")
-            except Exception:
-                name = _name(node)
-                return f"{name}() as written here is not DuckDB SQL: {hint_for(name) or _GENERIC}"
-    return "the query could not be analysed; " + (hint_for(sql) or _GENERIC)
-
-
-def unfaithful(sql: str, err: Exception) -> str:
-    """Why a query cannot run as written: sqlglot's DuckDB reading of a construct DuckDB does not have
-    would drop part of it (``to_char(x, 'YYYY-MM')`` written back as ``CAST(x AS TEXT)``); the construct
-    and its DuckDB form. The query is refused rather than run with another meaning."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err)).strip()[:300]
-    hint = hint_for(text, message=True) or hint_for(sql, message=True)
-    said = f"this query cannot run as written (DuckDB has no such construct): {text}"
-    return said + (f" ({hint})" if hint else "")
-
-
-_DUCKDB_INTERVAL_UNITS = frozenset(
-    f"{unit}{plural}"
-    for unit in ("YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "QUARTER",
-                 "DECADE")
-    for plural in ("", "S")
-) | {"CENTURY", "CENTURIES", "MILLENNIUM", "MILLENNIA"}
-"""Units DuckDB's grammar reads after ``INTERVAL 'n'`` (any other word there is a column alias)."""
-_INTERVAL_ABBREVIATIONS = {
-    "MON": "MONTH", "MONS": "MONTH", "HR": "HOUR", "HRS": "HOUR", "MIN": "MINUTE", "MINS": "MINUTE",
-    "SEC": "SECOND", "SECS": "SECOND", "YR": "YEAR", "YRS": "YEAR", "MSEC": "MILLISECOND", "MSECS": "MILLISECOND",
-    "USEC": "MICROSECOND", "USECS": "MICROSECOND",
-}
-"""PostgreSQL's abbreviations (DuckDB's interval text reads them too) -> the unit DuckDB's grammar knows."""
-
-
-def keep_meaning(node: exp.Expr) -> None:
-    """Undo what sqlglot's DuckDB reading and writing would change in ``node`` (called on every node of the
-    final tree, in the guard):
-
-    - ``INTERVAL '30 mins'`` (valid DuckDB; '1 mon' is how PostgreSQL prints a month) is split by sqlglot
-      into ``INTERVAL '30' MINS``, which DuckDB reads as one second aliased ``MINS``: a literal amount
-      goes back into the interval text, a computed one (``INTERVAL (n) MINS``) gets DuckDB's unit name;
-    - ``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses
-      text): sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30);
-      a text literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning).
-    """
-    if isinstance(node, exp.Interval):
-        unit = node.args.get("unit")
-        if isinstance(unit, exp.Var) and unit.name.upper() not in _DUCKDB_INTERVAL_UNITS:
-            amount = node.this
-            if isinstance(amount, exp.Literal):
-                node.set("this", exp.Literal.string(f"{amount.this} {unit.name.lower()}"))
-                node.set("unit", None)
-            elif unit.name.upper() in _INTERVAL_ABBREVIATIONS:
-                node.set("unit", exp.var(_INTERVAL_ABBREVIATIONS[unit.name.upper()]))
-    elif isinstance(node, (exp.DateAdd, exp.DateSub)):
-        value = node.this
-        if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
-            node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
-        elif _is_date(value) and _whole_days(node.expression) and node.parent is not None and not (
-            isinstance(node.parent, exp.Cast) and node.parent.to.is_type(exp.DataType.Type.DATE)
-        ):  # MySQL and BigQuery: DATE_SUB(DATE '2100-01-03', INTERVAL 2 DAY) is a DATE (DuckDB: a TIMESTAMP)
-            wrapper = exp.Cast(to=exp.DataType.build("DATE"))
-            node.replace(wrapper)
-            wrapper.set("this", node)
-    elif isinstance(node, exp.SimilarTo) and isinstance(node.expression, exp.Literal) and node.expression.is_string:
-        pattern = node.expression.this
-        if _SQL_WILDCARD.search(_outside_brackets(pattern)):
-            node.set("expression", exp.Literal.string(_similar_regex(pattern)))
-    elif isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
-        kind = str(node.args.get("kind") or "").upper()
-        if kind in _BIGQUERY_FLOATS:  # BigQuery's FLOAT64 is DuckDB's DOUBLE (before: "did you mean int64")
-            node.set("this", _BIGQUERY_FLOATS[kind])
-            node.set("kind", None)
-    elif isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
-        _like_any(node)
-    elif isinstance(node, exp.TimestampDiff) and isinstance(unit := node.args.get("unit"), exp.Var) and (
-        unit.name.upper() in _WHOLE_UNITS
-        and not (isinstance(node.this, exp.Column) and node.this.name.upper() in _DUCKDB_INTERVAL_UNITS)
-    ):  # BigQuery's TIMESTAMP_DIFF(a, b, HOUR) counts whole hours (sqlglot writes date_diff: boundaries crossed);
-        # MySQL's TIMESTAMPDIFF(HOUR, a, b) (HOUR read as a column) is refused by the guard
-        node.replace(exp.Anonymous(this="date_sub", expressions=[
-            exp.Literal.string(unit.name.lower()), node.expression.copy(), node.this.copy()]))
-
-
-_BIGQUERY_FLOATS = {"FLOAT64": exp.DataType.Type.DOUBLE, "FLOAT32": exp.DataType.Type.FLOAT}
-_WHOLE_UNITS = frozenset({"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY"})
-"""The units of BigQuery's TIMESTAMP_DIFF (a DAY is 24 hours), counted whole as DuckDB's date_sub counts them."""
-
-
-def _like_any(node: exp.Like | exp.ILike) -> None:
-    """PostgreSQL's ``x ILIKE ANY(ARRAY['a%', 'b%'])`` (sqlglot writes ``x ILIKE ['a%', 'b%']``, which DuckDB
-    refuses) as ``(x ILIKE 'a%' OR x ILIKE 'b%')``; ``ALL`` with ``AND``. Only a literal list of patterns."""
-    quantified = node.expression
-    values = _unparen(quantified.this)
-    if not isinstance(values, exp.Array) or not values.expressions:
-        return
-    parts: list[exp.Expr] = [type(node)(this=node.this.copy(), expression=v.copy()) for v in values.expressions]
-    joined = parts[0]
-    for part in parts[1:]:
-        joined = (exp.Or if isinstance(quantified, exp.Any) else exp.And)(this=joined, expression=part)
-    node.replace(exp.Paren(this=joined))
-
-
-_SQL_WILDCARD = re.compile(r"(?<!\\)[%_]")
-_DAY_UNITS = frozenset({"DAY", "DAYS", "WEEK", "WEEKS", "MONTH", "MONTHS", "YEAR", "YEARS", "QUARTER", "QUARTERS"})
-
-
-def _is_date(node: exp.Expr) -> bool:
-    node = _unparen(node)
-    if isinstance(node, (exp.Cast, exp.TryCast)):
-        return node.to.is_type(exp.DataType.Type.DATE)
-    return isinstance(node, (exp.Date, exp.TsOrDsToDate, exp.CurrentDate))
-
-
-def _whole_days(node: exp.Expr | None) -> bool:
-    """``node`` is an interval of whole days, weeks, months or years (``INTERVAL 2 DAY``, ``INTERVAL '2 days'``)."""
-    if not isinstance(node, exp.Interval):
-        return False
-    unit = node.args.get("unit")
-    if unit is not None:
-        return unit.name.upper() in _DAY_UNITS and isinstance(node.this, exp.Literal)
-    return isinstance(node.this, exp.Literal) and re.fullmatch(
-        r"\s*[-+]?\d+\s+(?:day|week|month|year|quarter)s?\s*", node.this.name, re.IGNORECASE
-    ) is not None
-
-
-def _outside_brackets(pattern: str) -> str:
-    return re.sub(r"\[[^\]]*\]", "", pattern)
-
-
-def _similar_regex(pattern: str) -> str:
-    """SQL's ``SIMILAR TO`` pattern as the regular expression DuckDB's ``SIMILAR TO`` matches: ``%`` any text,
-    ``_`` any character, ``.`` ``^`` ``$`` themselves, ``\\x`` the character x; bracket expressions and ``| * + ?
-    {m,n} ( )`` as written (PostgreSQL's ``similar_to_escape``)."""
-    out: list[str] = []
-    i, depth = 0, 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if depth:
-            out.append(ch)
-            depth = 0 if ch == "]" and out[-2:-1] != ["["] else depth
-        elif ch == "[":
-            out.append(ch)
-            depth = 1
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        elif ch in ".^$":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def other_engine_forms(tree: exp.Expr, sql: str) -> None:
-    """Refuse what DuckDB would run with another meaning than the engine it was written for, where the parse
-    tree no longer tells the forms apart (the text's tokens do):
-
-    - ``DATETIME_DIFF(a, b, 'HOUR')`` with a quoted unit is mimic-code's PostgreSQL function (elapsed time,
-      fractional); sqlglot reads it as BigQuery's ``DATETIME_DIFF(a, b, HOUR)``, the boundaries crossed;
-    - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
-      rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
-
-    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`) and refuses
-    a difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
-
-    Raises:
-        ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
-    """
-    if not _OTHER_ENGINE_TEXT.search(sql):
-        return
-    _week_difference(sql)
-    _safe_cast(tree, sql)
-    if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
-        return
-    diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
-    decimal = any(
-        n.is_type(exp.DataType.Type.DECIMAL) and [p.name for p in n.expressions] == ["18", "3"]
-        for n in tree.find_all(exp.DataType)
-    )
-    if not (diff or decimal):
-        return
-    try:
-        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
-    except SqlglotError:
-        return
-    for i, token in enumerate(tokens):
-        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
-        before = tokens[i - 1].token_type if i else None
-        if decimal and token.token_type == TokenType.DECIMAL and after != TokenType.L_PAREN and before in (
-            TokenType.DCOLON, TokenType.ALIAS
-        ):
-            raise ToolError("sql_error", f"{token.text}: {DUCKDB_FORMS['numeric']}")
-        if diff and token.token_type == TokenType.VAR and token.text.upper() == "DATETIME_DIFF" and (
-            after == TokenType.L_PAREN
-        ):
-            depth, last = 0, None
-            for inner in tokens[i + 1:]:
-                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
-                if depth == 0:
-                    break
-                last = inner
-            if last is not None and last.token_type == TokenType.STRING:
-                raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
-
-
-_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|safe_cast|date_?diff", re.IGNORECASE)
-"""Text :func:`other_engine_forms` needs before it looks at the tree or the tokens."""
-_WEEK_DIFF = re.compile(r"\b(?:date_?diff|datetime_diff)\s*\((?:.|\n)*?\b(?:iso)?(?:week|wk|ww)\b", re.IGNORECASE)
-_WEEK_UNITS = frozenset({"WEEK", "WK", "WW", "ISOWEEK", "ISOWK", "ISOWW"})
-_DIFF_FUNCTIONS = frozenset({"DATEDIFF", "DATE_DIFF", "DATETIME_DIFF"})
-
-
-def _week_difference(sql: str) -> None:
-    """Refuse a difference in weeks with an unquoted unit: BigQuery's ``DATE_DIFF(a, b, WEEK)`` /
-    ``DATETIME_DIFF(a, b, WEEK)`` and T-SQL's ``DATEDIFF(week, b, a)`` count Sunday-week boundaries (Saturday to
-    Sunday is 1), sqlglot writes DuckDB's ``date_diff('week', b, a)``, whole 7-day spans (0). DuckDB's own
-    ``date_diff('week', ...)`` (the unit quoted) keeps its meaning."""
-    if not _WEEK_DIFF.search(sql):
-        return
-    try:
-        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
-    except SqlglotError:
-        return
-    for i, token in enumerate(tokens[:-1]):
-        if token.text.upper() not in _DIFF_FUNCTIONS or tokens[i + 1].token_type != TokenType.L_PAREN:
-            continue
-        args: list[list[Token]] = [[]]
-        depth = 0
-        for inner in tokens[i + 1:]:
-            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
-            if depth == 0:
-                break
-            if depth == 1 and inner.token_type == TokenType.COMMA:
-                args.append([])
-            elif not (depth == 1 and inner.token_type == TokenType.L_PAREN and not args[-1]):
-                args[-1].append(inner)
-        units = [a[0] for a in (args[0], args[-1]) if a and a[0].token_type != TokenType.STRING]
-        if any(u.text.upper() in _WEEK_UNITS for u in units):
-            raise ToolError("sql_error", f"{token.text}(..., week): {DUCKDB_FORMS['week_diff']}")
-
-
-_BIGQUERY_INTEGER = r"\s*[+-]?(?:0[xX][0-9a-fA-F]+|[0-9]+)\s*"
-
-
-def _safe_cast(tree: exp.Expr, sql: str) -> None:
-    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text: NULL unless the text is an integer (or hex) literal, where
-    DuckDB's ``TRY_CAST`` reads '1.5' as 2. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every
-    ``TRY_CAST`` of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from
-    zero, as DuckDB does)."""
-    written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
-    if not written:
-        return
-    casts = list(tree.find_all(exp.TryCast))
-    if len(casts) != written:
-        return
-    for cast in casts:
-        if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
-            continue
-        value = cast.this
-        text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
-        not_integer = exp.and_(
-            exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]), expression=exp.Literal.string("VARCHAR")),
-            exp.Not(this=exp.Anonymous(this="regexp_full_match", expressions=[text, exp.Literal.string(_BIGQUERY_INTEGER)])),
-        )
-        cast.set("this", exp.Case(ifs=[exp.If(this=not_integer, true=exp.Null())], default=value))
 
 
 def _parse_sqlite(sql: str) -> exp.Expr | None:
@@ -735,6 +258,7 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
     t = Translation()
     ctx = _Context(prediction_time, t)
     names = _sqlite_names(tree)
+    sources = [(s, _sqlite_names(s.this)) for s in tree.find_all(exp.Subquery, exp.CTE) if _named_source(s)]
     for node in reversed(list(tree.walk(bfs=False))):  # children before their parents
         new = ctx.rewrite(node)
         if new is not None and new is not node:
@@ -749,8 +273,38 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
         if amount is not None and re.fullmatch(r"\s*-\d+\s*", amount):  # SQLite: a negative LIMIT is none
             limit.pop()
             t.add("LIMIT -1", "no LIMIT (OFFSET alone)")
+    for source, inner in sources:
+        _name_columns(source, inner)
     t.names = _renamed(tree, names)
     return tree, t
+
+
+def _named_source(node: exp.Subquery | exp.CTE) -> bool:
+    """``node`` is a table its query reads by its columns' names (a CTE, or a sub-query in FROM or JOIN) and no
+    column list names them already."""
+    alias = node.args.get("alias")
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return False
+    return isinstance(node, exp.CTE) or isinstance(node.parent, (exp.From, exp.Join))
+
+
+def _name_columns(source: exp.Subquery | exp.CTE, names: dict[int, str] | None) -> None:
+    """Give a sub-query's (or CTE's) translated columns SQLite's names, where the outer query reads them
+    (``SELECT hadm_id FROM (SELECT hadm_id, max(admittime) FROM admissions)``, ``t."count(*)"``), as the table's
+    column list (``AS t(hadm_id, "max(admittime)")``): unlike an output alias, the sub-query's own WHERE and
+    ORDER BY cannot read it (attack20)."""
+    select = _first_select(source.this)
+    renamed = _renamed(source.this, names)
+    if select is None or not renamed:
+        return
+    columns = [new or e.output_name for new, e in zip(renamed, select.expressions, strict=True)]
+    if not all(columns):
+        return
+    alias = source.args.get("alias")
+    if not isinstance(alias, exp.TableAlias):
+        alias = exp.TableAlias(this=exp.to_identifier("_sqlite"))  # SQLite lets a sub-query go unnamed
+        source.set("alias", alias)
+    alias.set("columns", [exp.to_identifier(c, quoted=True) for c in columns])
 
 
 def _first_select(tree: exp.Expr) -> exp.Select | None:
@@ -791,8 +345,8 @@ class _Context:
         self.t = t
 
     def rewrite(self, node: exp.Expr) -> exp.Expr | None:
-        if isinstance(node, exp.Anonymous) and _name(node) in _TIME_FUNCTIONS:
-            return self.time_function(_name(node), list(node.expressions), node)
+        if isinstance(node, exp.Anonymous) and function_name(node) in _TIME_FUNCTIONS:
+            return self.time_function(function_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
             return self.time_function("date", [] if node.this is None else [node.this], node)
         if isinstance(node, exp.Format) and not (
@@ -800,13 +354,13 @@ class _Context:
         ):
             self.t.add("format(...)", "printf(...) (SQLite's format is printf)")
             return _printf([node.this, *node.expressions])
-        if isinstance(node, exp.Anonymous) and _name(node) == "printf" and node.expressions:
+        if isinstance(node, exp.Anonymous) and function_name(node) == "printf" and node.expressions:
             return _printf(list(node.expressions))
         if isinstance(node, exp.TimeToStr) and isinstance(node.this, exp.TsOrDsToTimestamp):
             value = node.this.this
             args = [] if isinstance(value, exp.CurrentTimestamp) else [value]
             return self.time_function("strftime", [node.args["format"], *args], node)
-        if isinstance(node, exp.Anonymous) and _name(node) == "total":
+        if isinstance(node, exp.Anonymous) and function_name(node) == "total":
             self.t.add("total(x)", "coalesce(sum(x), 0.0)")
             return exp.Coalesce(
                 this=exp.Cast(this=exp.Sum(this=node.expressions[0]), to=exp.DataType.build("DOUBLE")),
@@ -852,7 +406,7 @@ class _Context:
         keys = ["this", "expression"] if not isinstance(node, exp.Between) else ["this", "low", "high"]
         sides = [node.args.get(k) for k in keys]
         texts = [isinstance(side, exp.Expr) and _time_text(side) for side in sides]
-        timed = [isinstance(side, exp.Expr) and bool(_unparen(side).meta.get("sqlite_time")) for side in sides]
+        timed = [isinstance(side, exp.Expr) and bool(unparen(side).meta.get("sqlite_time")) for side in sides]
         literal = [isinstance(side, exp.Literal) and side.is_string for side in sides]
         if not any(texts) and not (any(timed) and any(literal)):  # datetime(x) > '2100' compares text too
             return None
@@ -875,13 +429,11 @@ class _Context:
         if not isinstance(to, exp.DataType):
             return None
         if to.is_type(*exp.DataType.INTEGER_TYPES):
-            self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero)")
-            number = exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
-            return exp.Cast(
-                this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
-            )
+            self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero; text: its "
+                       "leading integer, '2e2' -> 2, 'abc' -> 0)")
+            return _sqlite_integer(_number(node.this))
         if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
-            return exp.TryCast(this=_number(node.this), to=exp.DataType.build("DOUBLE"))
+            return _sqlite_real(_number(node.this))
         return None
 
     # -- date and time --
@@ -1126,18 +678,10 @@ def _printf(args: list[exp.Expr]) -> exp.Expr:
         if kind == "VARCHAR":
             value = exp.Coalesce(this=_text(value), expressions=[exp.Literal.string("")])
         elif kind == "BIGINT":
-            number = exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE"))
-            value = exp.Coalesce(
-                this=exp.Cast(
-                    this=exp.Anonymous(this="trunc", expressions=[number]), to=exp.DataType.build("BIGINT")
-                ),
-                expressions=[exp.Literal.number(0)],
-            )
+            value = exp.Coalesce(this=_sqlite_integer(_number(value)), expressions=[exp.Literal.number(0)])
         elif kind == "DOUBLE":
-            value = exp.Coalesce(
-                this=exp.TryCast(this=_number(value), to=exp.DataType.build("DOUBLE")),
-                expressions=[exp.Literal.number("0.0")],
-            )
+            real = exp.Coalesce(this=_sqlite_real(_number(value)), expressions=[exp.Literal.number("0.0")])
+            value = exp.Add(this=real, expression=exp.Literal.number("0.0"))  # -0.0 + 0.0: SQLite writes no '-0'
         out.append(value)
     out.extend(values)
     return exp.Anonymous(this="printf", expressions=out)
@@ -1314,12 +858,6 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 _DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
-def _unparen(node: exp.Expr) -> exp.Expr:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
-
-
 def _time_text(node: exp.Expr) -> bool:
     """``node`` is SQLite time text a TIMESTAMP would compare otherwise: ``date()``, ``strftime()``, 'YYYY-MM-DD...'."""
     while isinstance(node, exp.Paren):
@@ -1351,6 +889,64 @@ def _number(node: exp.Expr) -> exp.Expr:
     return _p(exact) if isinstance(exact, exp.Expr) else node
 
 
+_SQLITE_SPACE = r"^[ \t\n\v\f\r]*"
+"""The white space SQLite skips before a number in text (``sqlite3Isspace``)."""
+_INTEGER_PREFIX = _SQLITE_SPACE + r"([-+]?[0-9]+)"
+_REAL_PREFIX = _SQLITE_SPACE + r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+_AS_TEXT = ("VARCHAR", "DATE", "TIMESTAMP", "TIME")
+"""DuckDB types of values SQLite holds as text (its times are text: CAST('2100-01-31 10:00:00' AS INTEGER) is 2100)."""
+_BIGINT_MIN, _BIGINT_MAX = "-9223372036854775808", "9223372036854775807"
+
+
+def _text_typed(value: exp.Expr) -> exp.Expr:
+    """``typeof(value)`` is one of :data:`_AS_TEXT` (DuckDB folds it per type)."""
+    return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                  expressions=[exp.Literal.string(k) for k in _AS_TEXT])
+
+
+def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
+    """``TRY_CAST(number AS BIGINT)``, or SQLite's clamp to the 64-bit range when it overflows (by ``sign``'s
+    condition for the negative end); NULL stays NULL."""
+    overflow = exp.Case(ifs=[exp.If(this=sign, true=exp.Literal.number(_BIGINT_MIN)),
+                             exp.If(this=exp.Not(this=exp.Is(this=number.copy(), expression=exp.Null())),
+                                    true=exp.Literal.number(_BIGINT_MAX))])
+    value = exp.Coalesce(this=exp.TryCast(this=number, to=exp.DataType.build("BIGINT")), expressions=[overflow])
+    return exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+
+
+def _sqlite_integer(value: exp.Expr) -> exp.Expr:
+    """``value`` converted to an integer as SQLite's ``CAST(x AS INTEGER)`` (and ``printf('%d')``) convert it: a
+    number truncated toward zero; text (and a time, text in SQLite) by its longest leading integer after white
+    space, 0 when there is none ('2e2' -> 2, '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit
+    range, its nearest end; NULL stays NULL."""
+    digits = exp.Anonymous(this="regexp_extract", expressions=[
+        exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
+        exp.Literal.string(_INTEGER_PREFIX), exp.Literal.number(1)])  # fmt: skip
+    from_text = exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=digits.copy(), expression=exp.Literal.string("")), true=exp.Literal.number(0))],
+        default=_clamped(digits, exp.Like(this=digits.copy(), expression=exp.Literal.string("-%"))),
+    )
+    number = exp.Anonymous(this="trunc", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
+    from_number = _clamped(number, exp.LT(this=number.copy(), expression=exp.Literal.number(0)))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
+
+
+def _sqlite_real(value: exp.Expr) -> exp.Expr:
+    """``value`` converted to a real as SQLite's ``CAST(x AS REAL)`` converts it: text (and a time) by its longest
+    leading real number after white space, 0.0 when there is none ('12abc' -> 12.0, '2e2' -> 200.0, '<0.5' -> 0.0);
+    a number as itself; NULL stays NULL."""
+    digits = exp.Anonymous(this="regexp_extract", expressions=[
+        exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
+        exp.Literal.string(_REAL_PREFIX), exp.Literal.number(1)])  # fmt: skip
+    from_text = exp.Case(
+        ifs=[exp.If(this=exp.EQ(this=digits.copy(), expression=exp.Literal.string("")),
+                    true=exp.Literal.number("0.0"))],
+        default=exp.TryCast(this=digits, to=exp.DataType.build("DOUBLE")),
+    )  # fmt: skip
+    from_number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
+
+
 def _is_numeric(node: exp.Expr) -> bool:
     if isinstance(node, exp.Paren):
         return _is_numeric(node.this)
@@ -1359,7 +955,7 @@ def _is_numeric(node: exp.Expr) -> bool:
     if isinstance(node, exp.Neg):
         return _is_numeric(node.this)
     return isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv)) or (
-        isinstance(node, exp.Anonymous) and _name(node) == "epoch_us"
+        isinstance(node, exp.Anonymous) and function_name(node) == "epoch_us"
     )
 
 

@@ -1,0 +1,301 @@
+"""SQL written for other engines (PostgreSQL, BigQuery, MySQL, T-SQL) that DuckDB would run with another meaning.
+
+sqlglot reads such SQL as DuckDB and writes it back; where the DuckDB text would mean something else, the guard
+(``_sqlguard``) either gives it the meaning of the engine it was written for (:func:`keep_meaning`, on every node
+of the final tree: interval units, ``DATE_ADD`` of text, ``SIMILAR TO``, BigQuery's ``FLOAT64`` and
+``TIMESTAMP_DIFF``, PostgreSQL's ``LIKE ANY``) or refuses it naming the DuckDB form (:func:`other_engine_forms`:
+PostgreSQL's quoted ``DATETIME_DIFF`` unit, ``NUMERIC`` without a precision, differences in weeks; it also gives
+BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning). SQLite is the SQLite translator's
+(``_sqlite_dialect``); this module does not import it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import Token
+from sqlglot.tokens import TokenType
+
+from ..errors import ToolError
+from ._sqlhints import DUCKDB_FORMS, unparen
+
+_DUCKDB_INTERVAL_UNITS = frozenset(
+    f"{unit}{plural}"
+    for unit in ("YEAR", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "QUARTER",
+                 "DECADE")
+    for plural in ("", "S")
+) | {"CENTURY", "CENTURIES", "MILLENNIUM", "MILLENNIA"}
+"""Units DuckDB's grammar reads after ``INTERVAL 'n'`` (any other word there is a column alias)."""
+_INTERVAL_ABBREVIATIONS = {
+    "MON": "MONTH", "MONS": "MONTH", "HR": "HOUR", "HRS": "HOUR", "MIN": "MINUTE", "MINS": "MINUTE",
+    "SEC": "SECOND", "SECS": "SECOND", "YR": "YEAR", "YRS": "YEAR", "MSEC": "MILLISECOND", "MSECS": "MILLISECOND",
+    "USEC": "MICROSECOND", "USECS": "MICROSECOND",
+}
+"""PostgreSQL's abbreviations (DuckDB's interval text reads them too) -> the unit DuckDB's grammar knows."""
+
+
+def keep_meaning(node: exp.Expr) -> None:
+    """Undo what sqlglot's DuckDB reading and writing would change in ``node`` (called on every node of the
+    final tree, in the guard):
+
+    - ``INTERVAL '30 mins'`` (valid DuckDB; '1 mon' is how PostgreSQL prints a month) is split by sqlglot
+      into ``INTERVAL '30' MINS``, which DuckDB reads as one second aliased ``MINS``: a literal amount
+      goes back into the interval text, a computed one (``INTERVAL (n) MINS``) gets DuckDB's unit name;
+    - ``DATE_ADD('2100-01-01 10:30:00', INTERVAL 2 HOUR)`` (MySQL; DuckDB's own ``date_add`` refuses
+      text): sqlglot writes the text as ``CAST(... AS DATE)``, which drops its time (02:00, not 12:30);
+      a text literal with a time of day is cast to TIMESTAMP instead (MySQL's meaning).
+    """
+    if isinstance(node, exp.Interval):
+        unit = node.args.get("unit")
+        if isinstance(unit, exp.Var) and unit.name.upper() not in _DUCKDB_INTERVAL_UNITS:
+            amount = node.this
+            if isinstance(amount, exp.Literal):
+                node.set("this", exp.Literal.string(f"{amount.this} {unit.name.lower()}"))
+                node.set("unit", None)
+            elif unit.name.upper() in _INTERVAL_ABBREVIATIONS:
+                node.set("unit", exp.var(_INTERVAL_ABBREVIATIONS[unit.name.upper()]))
+    elif isinstance(node, (exp.DateAdd, exp.DateSub)):
+        value = node.this
+        if isinstance(value, exp.Literal) and value.is_string and re.search(r"\d:\d\d", value.this):
+            node.set("this", exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP")))
+        elif _is_date(value) and _whole_days(node.expression) and node.parent is not None and not (
+            isinstance(node.parent, exp.Cast) and node.parent.to.is_type(exp.DataType.Type.DATE)
+        ):  # MySQL and BigQuery: DATE_SUB(DATE '2100-01-03', INTERVAL 2 DAY) is a DATE (DuckDB: a TIMESTAMP)
+            wrapper = exp.Cast(to=exp.DataType.build("DATE"))
+            node.replace(wrapper)
+            wrapper.set("this", node)
+    elif isinstance(node, exp.SimilarTo) and isinstance(node.expression, exp.Literal) and node.expression.is_string:
+        pattern = node.expression.this
+        if _SQL_WILDCARD.search(_outside_brackets(pattern)):
+            node.set("expression", exp.Literal.string(_similar_regex(pattern)))
+    elif isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
+        kind = str(node.args.get("kind") or "").upper()
+        if kind in _BIGQUERY_FLOATS:  # BigQuery's FLOAT64 is DuckDB's DOUBLE (before: "did you mean int64")
+            node.set("this", _BIGQUERY_FLOATS[kind])
+            node.set("kind", None)
+    elif isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
+        _like_any(node)
+    elif isinstance(node, exp.TimestampDiff) and isinstance(unit := node.args.get("unit"), exp.Var) and (
+        unit.name.upper() in _WHOLE_UNITS
+        and not (isinstance(node.this, exp.Column) and node.this.name.upper() in _DUCKDB_INTERVAL_UNITS)
+    ):  # BigQuery's TIMESTAMP_DIFF(a, b, HOUR) counts whole hours (sqlglot writes date_diff: boundaries crossed);
+        # MySQL's TIMESTAMPDIFF(HOUR, a, b) (HOUR read as a column) is refused by the guard
+        node.replace(exp.Anonymous(this="date_sub", expressions=[
+            exp.Literal.string(unit.name.lower()), node.expression.copy(), node.this.copy()]))
+
+
+_BIGQUERY_FLOATS = {"FLOAT64": exp.DataType.Type.DOUBLE, "FLOAT32": exp.DataType.Type.FLOAT}
+_WHOLE_UNITS = frozenset({"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY"})
+"""The units of BigQuery's TIMESTAMP_DIFF (a DAY is 24 hours), counted whole as DuckDB's date_sub counts them."""
+
+
+def _like_any(node: exp.Like | exp.ILike) -> None:
+    """PostgreSQL's ``x ILIKE ANY(ARRAY['a%', 'b%'])`` (sqlglot writes ``x ILIKE ['a%', 'b%']``, which DuckDB
+    refuses) as ``(x ILIKE 'a%' OR x ILIKE 'b%')``; ``ALL`` with ``AND``. Only a literal list of patterns."""
+    quantified = node.expression
+    values = unparen(quantified.this)
+    if not isinstance(values, exp.Array) or not values.expressions:
+        return
+    parts: list[exp.Expr] = [type(node)(this=node.this.copy(), expression=v.copy()) for v in values.expressions]
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = (exp.Or if isinstance(quantified, exp.Any) else exp.And)(this=joined, expression=part)
+    node.replace(exp.Paren(this=joined))
+
+
+_SQL_WILDCARD = re.compile(r"(?<!\\)[%_]")
+_DAY_UNITS = frozenset({"DAY", "DAYS", "WEEK", "WEEKS", "MONTH", "MONTHS", "YEAR", "YEARS", "QUARTER", "QUARTERS"})
+
+
+def _is_date(node: exp.Expr) -> bool:
+    node = unparen(node)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.is_type(exp.DataType.Type.DATE)
+    return isinstance(node, (exp.Date, exp.TsOrDsToDate, exp.CurrentDate))
+
+
+def _whole_days(node: exp.Expr | None) -> bool:
+    """``node`` is an interval of whole days, weeks, months or years (``INTERVAL 2 DAY``, ``INTERVAL '2 days'``)."""
+    if not isinstance(node, exp.Interval):
+        return False
+    unit = node.args.get("unit")
+    if unit is not None:
+        return unit.name.upper() in _DAY_UNITS and isinstance(node.this, exp.Literal)
+    return isinstance(node.this, exp.Literal) and re.fullmatch(
+        r"\s*[-+]?\d+\s+(?:day|week|month|year|quarter)s?\s*", node.this.name, re.IGNORECASE
+    ) is not None
+
+
+def _outside_brackets(pattern: str) -> str:
+    return re.sub(r"\[[^\]]*\]", "", pattern)
+
+
+def _similar_regex(pattern: str) -> str:
+    """SQL's ``SIMILAR TO`` pattern as the regular expression DuckDB's ``SIMILAR TO`` matches: ``%`` any text,
+    ``_`` any character, ``.`` ``^`` ``$`` themselves, ``\\x`` the character x; bracket expressions and ``| * + ?
+    {m,n} ( )`` as written (PostgreSQL's ``similar_to_escape``)."""
+    out: list[str] = []
+    i, depth = 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if depth:
+            out.append(ch)
+            depth = 0 if ch == "]" and out[-2:-1] != ["["] else depth
+        elif ch == "[":
+            out.append(ch)
+            depth = 1
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        elif ch in ".^$":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def other_engine_forms(tree: exp.Expr, sql: str) -> None:
+    """Refuse what DuckDB would run with another meaning than the engine it was written for, where the parse
+    tree no longer tells the forms apart (the text's tokens do):
+
+    - ``DATETIME_DIFF(a, b, 'HOUR')`` with a quoted unit is mimic-code's PostgreSQL function (elapsed time,
+      fractional); sqlglot reads it as BigQuery's ``DATETIME_DIFF(a, b, HOUR)``, the boundaries crossed;
+    - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
+      rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
+
+    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`) and refuses
+    a difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
+
+    Raises:
+        ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
+    """
+    if not _OTHER_ENGINE_TEXT.search(sql):
+        return
+    _week_difference(sql)
+    _safe_cast(tree, sql)
+    if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
+        return
+    diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
+    decimal = any(
+        n.is_type(exp.DataType.Type.DECIMAL) and [p.name for p in n.expressions] == ["18", "3"]
+        for n in tree.find_all(exp.DataType)
+    )
+    if not (diff or decimal):
+        return
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return
+    for i, token in enumerate(tokens):
+        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+        before = tokens[i - 1].token_type if i else None
+        if decimal and token.token_type == TokenType.DECIMAL and after != TokenType.L_PAREN and before in (
+            TokenType.DCOLON, TokenType.ALIAS
+        ):
+            raise ToolError("sql_error", f"{token.text}: {DUCKDB_FORMS['numeric']}")
+        if diff and token.token_type == TokenType.VAR and token.text.upper() == "DATETIME_DIFF" and (
+            after == TokenType.L_PAREN
+        ):
+            depth, last = 0, None
+            for inner in tokens[i + 1:]:
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
+                if depth == 0:
+                    break
+                last = inner
+            if last is not None and last.token_type == TokenType.STRING:
+                raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
+
+
+_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|safe_cast|date_?diff", re.IGNORECASE)
+"""Text :func:`other_engine_forms` needs before it looks at the tree or the tokens."""
+_WEEK_DIFF = re.compile(r"\b(?:date_?diff|datetime_diff)\s*\((?:.|\n)*?\b(?:iso)?(?:week|wk|ww)\b", re.IGNORECASE)
+_WEEK_UNITS = frozenset({"WEEK", "WK", "WW", "ISOWEEK", "ISOWK", "ISOWW"})
+_DIFF_FUNCTIONS = frozenset({"DATEDIFF", "DATE_DIFF", "DATETIME_DIFF"})
+
+
+def _week_difference(sql: str) -> None:
+    """Refuse a difference in weeks with an unquoted unit: BigQuery's ``DATE_DIFF(a, b, WEEK)`` /
+    ``DATETIME_DIFF(a, b, WEEK)`` and T-SQL's ``DATEDIFF(week, b, a)`` count Sunday-week boundaries (Saturday to
+    Sunday is 1), sqlglot writes DuckDB's ``date_diff('week', b, a)``, whole 7-day spans (0). DuckDB's own
+    ``date_diff('week', ...)`` (the unit quoted) keeps its meaning."""
+    if not _WEEK_DIFF.search(sql):
+        return
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return
+    for i, token in enumerate(tokens[:-1]):
+        if token.text.upper() not in _DIFF_FUNCTIONS or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        args: list[list[Token]] = [[]]
+        depth = 0
+        for inner in tokens[i + 1:]:
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(inner.token_type, 0)
+            if depth == 0:
+                break
+            if depth == 1 and inner.token_type == TokenType.COMMA:
+                args.append([])
+            elif not (depth == 1 and inner.token_type == TokenType.L_PAREN and not args[-1]):
+                args[-1].append(inner)
+        units = [a[0] for a in (args[0], args[-1]) if a and a[0].token_type != TokenType.STRING]
+        if any(u.text.upper() in _WEEK_UNITS for u in units):
+            raise ToolError("sql_error", f"{token.text}(..., week): {DUCKDB_FORMS['week_diff']}")
+
+
+_ASCII_SPACE = r"[ \t\n\v\f\r]*"
+_BIGQUERY_DECIMAL = rf"^{_ASCII_SPACE}([+-]?[0-9]+){_ASCII_SPACE}$"
+_BIGQUERY_HEX = rf"^ *([+-]?0[xX][0-9a-fA-F]+){_ASCII_SPACE}$"
+"""The texts BigQuery casts to INT64 (ZetaSQL's ``StringToNumeric``): decimal digits with a sign and ASCII white
+space around them (``absl::SimpleAtoi``), or a hex number with a sign after spaces only (``-0x1F`` is -31)."""
+
+
+def _safe_cast(tree: exp.Expr, sql: str) -> None:
+    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text as BigQuery reads it (:data:`_BIGQUERY_DECIMAL`,
+    :data:`_BIGQUERY_HEX`): NULL unless the text is an integer, where DuckDB's ``TRY_CAST`` reads '1.5' as 2, '1e2'
+    as 100 and '-0x1F' as NULL. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every ``TRY_CAST``
+    of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from zero, as
+    DuckDB does)."""
+    written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
+    if not written:
+        return
+    casts = list(tree.find_all(exp.TryCast))
+    if len(casts) != written:
+        return
+    for cast in reversed(casts):  # an inner SAFE_CAST first: an outer one copies its value
+        if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
+            continue
+        value = cast.this
+        is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                         expression=exp.Literal.string("VARCHAR"))
+        from_text = exp.TryCast(this=_bigquery_integer(exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))),
+                                to=cast.to.copy())
+        cast.replace(exp.Case(ifs=[exp.If(this=is_text, true=from_text)],
+                              default=exp.TryCast(this=value, to=cast.to.copy())))
+
+
+def _bigquery_integer(text: exp.Expr) -> exp.Expr:
+    """The BIGINT BigQuery reads from ``text``, NULL where it reads none or it is out of INT64's range."""
+    def part(pattern: str) -> exp.Expr:
+        return exp.Anonymous(this="regexp_extract", expressions=[
+            text.copy(), exp.Literal.string(pattern), exp.Literal.number(1)])  # fmt: skip
+
+    decimal, hexadecimal = part(_BIGQUERY_DECIMAL), part(_BIGQUERY_HEX)
+    magnitude = exp.TryCast(this=exp.Anonymous(this="ltrim", expressions=[hexadecimal.copy(), exp.Literal.string("+-")]),
+                            to=exp.DataType.build("HUGEINT"))  # DuckDB reads '0x1F' (not '-0x1F')
+    signed = exp.Case(ifs=[exp.If(this=exp.Like(this=hexadecimal.copy(), expression=exp.Literal.string("-%")),
+                                  true=exp.Neg(this=magnitude.copy()))], default=magnitude)
+    return exp.Case(ifs=[
+        exp.If(this=exp.NEQ(this=decimal.copy(), expression=exp.Literal.string("")),
+               true=exp.TryCast(this=decimal, to=exp.DataType.build("BIGINT"))),
+        exp.If(this=exp.NEQ(this=hexadecimal, expression=exp.Literal.string("")),
+               true=exp.TryCast(this=signed, to=exp.DataType.build("BIGINT"))),
+    ])  # fmt: skip
