@@ -287,6 +287,7 @@ def test_a_deadline_that_passes_while_the_sealed_statement_starts_still_stops_it
     """The same stall on the sealed database's connection (``Episode.execute``): the repeated interrupt stops the
     statement; the episode's next statement runs."""
     with open_store_reader(store) as reader, build_episode(reader, EpisodeKey(S, T)) as ep:
+        ep.execute("SELECT 1", tables=())  # the first query takes the episode's database
         con = ep._con
         ep._con = _SlowStart(con)
         try:
