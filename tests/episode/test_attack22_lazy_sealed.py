@@ -91,3 +91,104 @@ def test_close_waits_for_a_database_being_prepared_and_counts_stay_right() -> No
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert pool._live["64MB"] == 0 and pool._idle == {}
+
+
+_LONG = "SELECT sum(hash(i)) FROM range(20000000000) t(i)"
+"""A query that runs far past the time limits below (one DuckDB thread)."""
+
+
+def test_a_close_during_the_first_query_stops_it_before_its_statement(
+    small_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``close`` interrupts the running statement; while the first query is still taking its database (``take``:
+    creating one costs ~30 ms, more on a loaded machine) there is none to interrupt. The query must then not start
+    its statement (it would hold the database, and the close, until its time limit), and the database goes back."""
+    with open_store_reader(small_store) as reader:
+        pool = reader.sealed
+        acquire = pool.acquire
+        taking = threading.Event()
+
+        def slow(memory_limit: str) -> _sealed.Sealed:
+            taking.set()
+            time.sleep(0.5)
+            return acquire(memory_limit)
+
+        monkeypatch.setattr(pool, "acquire", slow)
+        ep = build_episode(reader, EpisodeKey(S, T))
+        failed: list[BaseException] = []
+
+        def first() -> None:
+            try:
+                ep.execute(_LONG, tables=(), timeout_s=60)
+            except BaseException as err:  # what the query raised is the test's result
+                failed.append(err)
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        assert taking.wait(10)
+        started = time.monotonic()
+        ep.close()
+        thread.join(timeout=60)
+        assert time.monotonic() - started < 10
+        assert len(failed) == 1 and isinstance(failed[0], EpisodeError) and "closed" in str(failed[0])
+        assert _live(pool) == _idle(pool)  # the database taken went back
+
+
+def test_first_queries_from_threads_of_one_episode_take_one_database(small_store: Path) -> None:
+    with open_store_reader(small_store) as reader:
+        pool = reader.sealed
+        ep = build_episode(reader, EpisodeKey(S, T), candidates={"labevents": ["Creatinine"]})
+        live = _live(pool)
+        results: list[object] = []
+        barrier = threading.Barrier(8)
+
+        def first() -> None:
+            barrier.wait()
+            results.append(ep.execute("SELECT count(*) FROM labevents_candidates", tables=["labevents_candidates"]).rows)
+
+        threads = [threading.Thread(target=first) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert results == [[(1,)]] * 8
+        assert _live(pool) - _idle(pool) == 1 and _live(pool) <= live + 1  # one database given out
+        ep.close()
+        assert _live(pool) == _idle(pool)
+
+
+def test_prepare_racing_acquire_release_and_close_keeps_the_count() -> None:
+    """Databases created, handed out, given back, closed, from four threads at once: ``_live`` never goes negative and
+    ends at 0 once everything is closed; no database is handed out twice."""
+    pool = _sealed.SealedPool()
+    out: list[_sealed.Sealed] = []
+    seen: set[int] = set()
+    doubled: list[int] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            sealed = pool.acquire("64MB")
+            with lock:
+                if id(sealed) in seen:
+                    doubled.append(id(sealed))
+                seen.add(id(sealed))
+                out.append(sealed)
+            assert min(pool._live.values()) >= 0
+            with lock:
+                seen.discard(id(sealed))
+                out.remove(sealed)
+            pool.release(sealed)
+
+    threads = [threading.Thread(target=pool.prepare, args=(16, "64MB")),
+               *(threading.Thread(target=churn) for _ in range(3))]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    pool.close()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not doubled and out == []
+    assert pool._live == {"64MB": 0} and not any(pool._idle.values())
