@@ -125,7 +125,7 @@ def _build(
         """The episode's sealed database with its candidate lists, on its first query (:class:`Episode`)."""
         sealed = pool.acquire(memory_limit)
         try:
-            _add_candidates(sealed, cands)
+            _add_candidates(sealed, cands, where=reader.location)
             sealed.created.update(cands)
         except BaseException:
             pool.release(sealed)
@@ -375,9 +375,11 @@ def _candidate_tables(candidates: Mapping[str, CandidateSource]) -> dict[str, pa
     return out
 
 
-def _add_candidates(sealed: Sealed, cands: dict[str, pa.Table]) -> None:
+def _add_candidates(sealed: Sealed, cands: dict[str, pa.Table], *, where: str) -> None:
+    """Copy the candidate lists into the episode's database (its first query: a list too big for its ``memory_limit``
+    is the episode's :class:`EpisodeError`, an infrastructure error, never the query's ``duckdb.Error``)."""
     for name, data in cands.items():
-        sealed.slot.copy(sealed.con, name, data)
+        _copy(sealed.con, sealed.slot, name, data, what=f"the candidate table {name}", where=where)
 
 
 @lru_cache(maxsize=1)

@@ -327,6 +327,8 @@ class Episode:
         statement = _READ_ONLY.get(con, sql)
         if isinstance(statement, str):
             raise EpisodeQueryError("read_only", statement)
+        if self._closed:  # closed while the first query took the database: nothing ran that close could interrupt
+            raise EpisodeError("the episode is closed")
         if self._pending and (tables is None or not self._ready.issuperset(tables)):
             names = self._pending if tables is None else self._named(tables)
             if names:
@@ -336,6 +338,8 @@ class Episode:
         shape = self._shapes.get(sql) if params is None else None
         watch = self._watch
         with self._irq_lock:  # an interrupt meant for the query before this one cannot reach this one
+            if self._closed:  # close's interrupt came before the statement (lost): do not start it
+                raise EpisodeError("the episode is closed")
             watch.start(timeout_s)
         try:
             if watch.passed():  # an interrupt before the statement starts is lost (the watchdog repeats it)

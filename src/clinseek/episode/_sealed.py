@@ -273,6 +273,10 @@ class SealedPool:
         self._live: dict[str, int] = {}
         """Databases created and not closed, by ``memory_limit`` (idle or given out)."""
         self._checked: set[str] = set()
+        self._preparing = 0
+        """:meth:`prepare` calls running: :meth:`close` waits for them (a process that exits right after it must find
+        no thread inside DuckDB: the interpreter ending a daemon thread there aborts the process)."""
+        self._prepared = threading.Condition(self._lock)
         self._closed = False
 
     def check(self, memory_limit: str) -> None:
@@ -311,6 +315,18 @@ class SealedPool:
         Raises:
             EpisodeError: ``memory_limit`` is invalid.
         """
+        with self._lock:
+            if self._closed:
+                return
+            self._preparing += 1
+        try:
+            self._prepare(count, memory_limit)
+        finally:
+            with self._lock:
+                self._preparing -= 1
+                self._prepared.notify_all()
+
+    def _prepare(self, count: int, memory_limit: str) -> None:
         while True:
             with self._lock:
                 if self._closed or self._live.get(memory_limit, 0) >= min(count, MAX_IDLE):
@@ -343,12 +359,15 @@ class SealedPool:
         sealed.con.close()
 
     def close(self) -> None:
-        """Close every idle database. Idempotent."""
+        """Close every idle database, once a running :meth:`prepare` has stopped (after the database it is creating,
+        ~30 ms). Idempotent."""
         with self._lock:
             self._closed = True
             idle = [sealed for kept in self._idle.values() for sealed in kept]
             self._idle.clear()
             for sealed in idle:
                 self._live[sealed.memory_limit] -= 1
+            while self._preparing:
+                self._prepared.wait()
         for sealed in idle:
             sealed.con.close()

@@ -80,7 +80,11 @@ def row_status(status: Status, answer: Sequence[str] | None, error: str | None) 
 
 def _prepare(reader: StoreReader, count: int) -> None:
     """Create ``count`` sealed databases for the run's episodes ahead of their first queries; a failure here is left to
-    the episodes (each then creates its own database and reports what fails)."""
+    the episodes (each then creates its own database and reports what fails).
+
+    Runs on a thread that is not a daemon: the interpreter ending a daemon thread inside ``duckdb.connect`` aborts the
+    process (SIGABRT); a process that ends without closing the executor waits for the few databases left instead, and
+    :meth:`Executor.close` stops it after the one being created (:meth:`~clinseek.episode.SealedPool.close`)."""
     try:
         reader.sealed.prepare(count, DEFAULT_MEMORY_LIMIT)
     except Exception:
@@ -142,7 +146,7 @@ class Executor:
                 self._reader = open_store_reader(self.store)
                 if self.mode == "agent" and self.episodes_at_once > 1:
                     threading.Thread(target=_prepare, args=(self._reader, self.episodes_at_once),
-                                     name="clinseek-sealed-prepare", daemon=True).start()
+                                     name="clinseek-sealed-prepare").start()  # not a daemon: a process ending unclosed waits for it
             return self._reader
 
     def close(self) -> None:
