@@ -378,10 +378,11 @@ class Episode:
         with self._irq_lock:
             watch = self._watch
             if watch.running and (query is None or watch.query == query):
+                con = self._con  # one read: close clears it under this lock too
                 if self._target is not None:
                     self._target()
-                elif self._con is not None:
-                    self._con.interrupt()
+                elif con is not None:
+                    con.interrupt()
 
     def table_counts(self) -> dict[str, int]:
         """Rows per visible table (qualified name), dictionaries included, candidate tables not."""
@@ -458,7 +459,8 @@ class Episode:
         self._closed = True
         self._interrupt()
         with self._lock:
-            con, self._con = self._con, None
+            with self._irq_lock:  # the watchdog's interrupt never reaches a database given back
+                con, self._con = self._con, None
             self._connect = None
             on_close, self._on_close = self._on_close, None
             self._loader = self._timeline = self._timeline_rows = self._direct = None  # they hold the store's reader: a closed episode keeps nothing of it

@@ -259,11 +259,13 @@ class EpisodeWorker:
         source = settings.sources.knowledge
         if self._knowledge is None and source is not None and any(t in BROWSER_TOOLS for t in group.tools):
             self._knowledge, self._owned_knowledge = await open_run_knowledge(source)
+        # no databases prepared ahead (Executor.episodes_at_once): a group's job count is not known here, and its
+        # slots could be 64 databases (~275 MiB, ~2 s of CPU) for a group of 2 jobs
         self._executors[key] = Executor(
             store=self._store, mode=group.mode, model=self._model, benchmark=group.benchmark, digest=group.digest,
             settings=settings, tools=group.tools, image_dir=Path(group.image_dir) if group.image_dir else None,
             knowledge=self._knowledge, vision=group.vision, store_id=self.spec.store_id, counter=group.counter,
-            notes=group.notes, episodes_at_once=self.slots)
+            notes=group.notes)
 
     async def submit(self, key: str, jobs: Sequence[tuple[int, Job]]) -> None:
         """Queue ``jobs`` (driver's ticket, job) of group ``key``; their rows come back through :meth:`collect`."""
