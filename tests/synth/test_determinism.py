@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
@@ -14,7 +15,9 @@ from clinseek.schema import tables
 from clinseek.store import connect_store, synthesize
 
 
+@functools.cache
 def _table_hashes(path: Path) -> dict[str, str]:
+    """md5 of each table's sorted rows (once per store file: the twins are built once and never changed)."""
     con = connect_store(path)
     try:
         out = {}
