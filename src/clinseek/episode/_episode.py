@@ -150,7 +150,6 @@ class Episode:
         timeline_rows: TimelineRowsReader,
         watchdog: Watchdog,
         on_close: Callable[[duckdb.DuckDBPyConnection | None], None],
-        loaded: Collection[str] = (),
         direct: StoreSelect | None = None,
         connect: Callable[[], tuple[duckdb.DuckDBPyConnection, Collection[str]]] | None = None,
     ) -> None:
@@ -167,7 +166,7 @@ class Episode:
         self._timeline: Timeline | None = timeline
         self._timeline_rows: TimelineRowsReader | None = timeline_rows
         self._on_close: Callable[[duckdb.DuckDBPyConnection | None], None] | None = on_close
-        self._pending = set(self._counts) - set(loaded)
+        self._pending = set(self._counts)
         self._ready: set[str] = set()
         """Table names as callers gave them (``tables`` of :meth:`execute`) whose tables are loaded: a query naming only
         these needs no look-up (the tables a model's SQL reads come as the same names call after call)."""
