@@ -257,3 +257,58 @@ def test_prepare_creates_databases_ahead_and_never_more_than_asked() -> None:
     assert pool._idle == {}
     with pytest.raises(EpisodeError, match="memory_limit"):
         _sealed.SealedPool().prepare(1, "lots")
+
+
+def test_a_pool_winding_down_keeps_what_built_episodes_may_still_take(demo_store: Path) -> None:
+    """Once a run's last question has started (``SealedPool.wind_down``) a database given back is closed without a
+    wipe, except as many as the episodes built and not yet queried may still take: those find one idle (no new
+    database, ~30 ms of DuckDB's CPU each) and nothing is left to close at the run's end."""
+    keys = _keys(demo_store, 4, seed=11)
+    with open_store_reader(demo_store) as reader:
+        pool = reader.sealed
+        idle = lambda: sum(map(len, pool._idle.values()))  # noqa: E731
+        queried = [build_episode(reader, k) for k in keys[:2]]
+        for ep in queried:
+            ep.execute("SELECT count(*) FROM admissions", tables=["admissions"])
+        waiting = build_episode(reader, keys[2])  # built, not queried yet: it will take one
+        never = build_episode(reader, keys[3])  # built, closed without a query
+        pool.prepare(4, "1GB")
+        live = sum(pool._live.values())
+        pool.wind_down()  # the surplus idle (beyond the two claims) closed now
+        assert idle() == 2 and sum(pool._live.values()) == live - (live - 2 - 2)
+        never.close()  # its claim ends: the idle one too many is closed
+        assert idle() == 1
+        queried[0].close()  # given back beyond the claims: closed, not wiped
+        assert idle() == 1
+        waiting.execute("SELECT count(*) FROM admissions", tables=["admissions"])  # takes an idle one
+        created = sum(pool._live.values())
+        queried[1].close()
+        waiting.close()
+        assert idle() == 0 and sum(pool._live.values()) == created - 2
+        again = build_episode(reader, keys[0])  # still works after winding down: a new database
+        assert again.execute("SELECT count(*) FROM admissions", tables=["admissions"]).rows
+        again.close()
+        assert idle() == 0 and sum(pool._live.values()) == 0
+
+
+def test_claims_balance_through_a_failed_first_take(demo_store: Path) -> None:
+    """An episode whose first take fails (its database cannot be created) and is closed later ends its claim once."""
+    key = _keys(demo_store, 1, seed=5)[0]
+    with open_store_reader(demo_store) as reader:
+        pool = reader.sealed
+        ep = build_episode(reader, key)
+        assert pool._claims["1GB"] == 1
+        real = _sealed.new_sealed
+        try:
+            _sealed.new_sealed = lambda memory_limit: (_ for _ in ()).throw(EpisodeError("no database"))
+            pool.wind_down()
+            for sealed in pool._idle.pop("1GB"):  # no idle database: the take creates one
+                pool._live["1GB"] -= 1
+                sealed.con.close()
+            with pytest.raises(EpisodeError, match="no database"):
+                ep.execute("SELECT count(*) FROM admissions", tables=["admissions"])
+        finally:
+            _sealed.new_sealed = real
+        assert pool._claims["1GB"] == 0
+        ep.close()
+        assert pool._claims["1GB"] == 0

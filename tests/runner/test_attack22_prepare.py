@@ -37,7 +37,7 @@ def _settled(executor: Executor) -> dict[str, int]:
 
     pool = executor.reader().sealed
     for thread in threading.enumerate():
-        if thread.name == "clinseek-sealed-prepare":
+        if thread.name.startswith("clinseek-sealed-prepare"):
             thread.join(timeout=30)
     return {k: v for k, v in pool._live.items() if v}
 

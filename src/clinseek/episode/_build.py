@@ -120,10 +120,12 @@ def _build(
     pool = reader.sealed
     pool.check(memory_limit)
     loader = _Loader(reader, policy, key, encounters)
+    claimed = [True]  # the pool counts this episode as a taker until its first take() or its close
 
     def take() -> tuple[duckdb.DuckDBPyConnection, Collection[str]]:
         """The episode's sealed database with its candidate lists, on its first query (:class:`Episode`)."""
-        sealed = pool.acquire(memory_limit)
+        was, claimed[0] = claimed[0], False
+        sealed = pool.acquire(memory_limit, claimed=was)
         try:
             _add_candidates(sealed, cands, where=reader.location)
             sealed.created.update(cands)
@@ -134,12 +136,16 @@ def _build(
         return sealed.con, sealed.dictionaries
 
     def give_back(_: duckdb.DuckDBPyConnection | None) -> None:
+        if claimed[0]:
+            claimed[0] = False
+            pool.unclaim(memory_limit)
         if loader.sealed is not None:
             pool.release(loader.sealed)
             loader.sealed = None
         if owned:
             reader.close()
 
+    pool.claim(memory_limit)
     return Episode(
         key, None, ordered, tuple(sorted(cands)), loader=loader.load, timeline=loader.timeline,
         timeline_rows=loader.timeline_rows, watchdog=reader.watchdog, on_close=give_back, connect=take,

@@ -181,6 +181,11 @@ def new_sealed(memory_limit: str) -> tuple[duckdb.DuckDBPyConnection, ArrowSlot]
             raise EpisodeError(f"episode database is not sealed: attached databases {sorted(attached)}")
         slot = ArrowSlot()
         con.register(LOAD_VIEW, slot)
+        # Nothing but the empty load view: the first read of the catalog also builds DuckDB's own views (~11 ms of
+        # CPU, once per database), here rather than in the first wipe, at the end of the first episode's question.
+        found = leftovers(con)
+        if found != [_SLOT_ROW]:
+            raise EpisodeError(f"episode database is not sealed: it holds {sorted(found)}")
     except BaseException:
         con.close()
         raise
@@ -278,6 +283,9 @@ class SealedPool:
         no thread inside DuckDB: the interpreter ending a daemon thread there aborts the process)."""
         self._prepared = threading.Condition(self._lock)
         self._closed = False
+        self._claims: dict[str, int] = {}
+        """Episodes built that may still take a database, by ``memory_limit`` (:meth:`claim`)."""
+        self._winding_down = False
 
     def check(self, memory_limit: str) -> None:
         """Check that DuckDB accepts ``memory_limit`` (the first time: by creating a database with it, kept idle).
@@ -289,13 +297,51 @@ class SealedPool:
             self.release(self.acquire(memory_limit))
             self._checked.add(memory_limit)
 
-    def acquire(self, memory_limit: str) -> Sealed:
-        """A sealed database with this ``memory_limit`` holding no episode's rows (a wiped one, else a new one).
+    def claim(self, memory_limit: str) -> None:
+        """Count an episode built that may take a database later (its first query); :meth:`acquire` with ``claimed``
+        or :meth:`unclaim` ends the claim. Only :meth:`wind_down` reads the count."""
+        with self._lock:
+            self._claims[memory_limit] = self._claims.get(memory_limit, 0) + 1
+
+    def unclaim(self, memory_limit: str) -> None:
+        """End the claim of an episode that closed without taking a database."""
+        with self._lock:
+            self._claims[memory_limit] -= 1
+            surplus = self._surplus_idle()
+        for sealed in surplus:
+            sealed.con.close()
+
+    def wind_down(self) -> None:
+        """No episode beyond those built will come (a run's last question has started): keep only as many idle
+        databases as the built episodes may still take (:meth:`claim`) and close the rest; from now on a database
+        given back beyond that is closed without its wipe. Acquiring still works (a new database, as before)."""
+        with self._lock:
+            self._winding_down = True
+            surplus = self._surplus_idle()
+        for sealed in surplus:
+            sealed.con.close()
+
+    def _surplus_idle(self) -> list[Sealed]:
+        """Winding down: take out of the pool (under the lock) the idle databases beyond the claims, to be closed."""
+        if not self._winding_down:
+            return []
+        surplus = []
+        for limit, kept in self._idle.items():
+            while len(kept) > self._claims.get(limit, 0):
+                surplus.append(kept.pop())
+                self._live[limit] -= 1
+        return surplus
+
+    def acquire(self, memory_limit: str, *, claimed: bool = False) -> Sealed:
+        """A sealed database with this ``memory_limit`` holding no episode's rows (a wiped one, else a new one);
+        ``claimed``: it ends the caller's :meth:`claim`.
 
         Raises:
             EpisodeError: ``memory_limit`` is invalid.
         """
         with self._lock:
+            if claimed:
+                self._claims[memory_limit] -= 1
             idle = self._idle.get(memory_limit)
             if idle:
                 return idle.pop()
@@ -347,8 +393,9 @@ class SealedPool:
             return
 
     def release(self, sealed: Sealed) -> None:
-        """Take a database back from a closed episode: wipe it and keep it, or close it."""
-        if not self._closed and wipe(sealed):
+        """Take a database back from a closed episode: wipe it and keep it, or close it (the pool is closed, or winding
+        down with as many idle as claimed)."""
+        if not self._closed and not self._surplus(sealed.memory_limit) and wipe(sealed):
             with self._lock:
                 idle = self._idle.setdefault(sealed.memory_limit, [])
                 if not self._closed and len(idle) < MAX_IDLE:
@@ -357,6 +404,10 @@ class SealedPool:
         with self._lock:
             self._live[sealed.memory_limit] -= 1
         sealed.con.close()
+
+    def _surplus(self, memory_limit: str) -> bool:
+        with self._lock:
+            return self._winding_down and len(self._idle.get(memory_limit, ())) >= self._claims.get(memory_limit, 0)
 
     def close(self) -> None:
         """Close every idle database, once a running :meth:`prepare` has stopped (after the database it is creating,

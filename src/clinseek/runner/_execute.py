@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._threads import run_cpu_bound
+from .._threads import run_cpu_bound, usable_cpus
 from ..agent import (
     AgentOutcome,
     EpisodeSession,
@@ -115,11 +115,17 @@ class Executor:
                  digest: str, settings: RunSettings, tools: Sequence[str], image_dir: Path | None = None,
                  knowledge: Knowledge | None = None, vision: bool | None = None,
                  store_id: str | None = None, counter: TokenCounter = ESTIMATE,
-                 notes: Mapping[str, Sequence[str]] | None = None, episodes_at_once: int = 0) -> None:
+                 notes: Mapping[str, Sequence[str]] | None = None, episodes_at_once: int = 0,
+                 jobs: int | None = None) -> None:
         self.knowledge = knowledge
         self.episodes_at_once = episodes_at_once
         """Agent episodes the run holds at once (its concurrency, at most its jobs): that many sealed databases are
-        created on a thread of their own when the reader opens (:meth:`~clinseek.episode.SealedPool.prepare`)."""
+        created on threads of their own (one per usable CPU) when the reader opens
+        (:meth:`~clinseek.episode.SealedPool.prepare`)."""
+        self.jobs = jobs
+        """The run's agent jobs, when known: once the last has opened its session the reader's pool winds down (no
+        database kept beyond what open episodes may still take: :meth:`~clinseek.episode.SealedPool.wind_down`)."""
+        self._opened = 0
         self.counter = counter
         self.notes = notes or {}
         self.store_id = store_id
@@ -145,8 +151,9 @@ class Executor:
             if self._reader is None:
                 self._reader = open_store_reader(self.store)
                 if self.mode == "agent" and self.episodes_at_once > 1:
-                    threading.Thread(target=_prepare, args=(self._reader, self.episodes_at_once),
-                                     name="clinseek-sealed-prepare").start()  # not a daemon: a process ending unclosed waits for it
+                    for i in range(min(usable_cpus(), self.episodes_at_once)):  # DuckDB's work: beside the GIL
+                        threading.Thread(target=_prepare, args=(self._reader, self.episodes_at_once),
+                                         name=f"clinseek-sealed-prepare-{i}").start()  # not daemons: see _prepare
             return self._reader
 
     def close(self) -> None:
@@ -164,10 +171,18 @@ class Executor:
     def _open(self, job: Job) -> EpisodeSession:
         """The agent job's session (its own sealed episode, tools, task turns, linked images); blocking."""
         browser = self.knowledge if any(t in BROWSER_TOOLS for t in self.tools) else None
-        return open_question_session(
-            self.reader(), job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
-            sources=replace(self.settings.sources, knowledge=browser), artifact_dir=self._artifacts(job),
-            fitted_dir=self._image_dir() / "fitted", vision=self.vision)
+        reader = self.reader()
+        try:
+            return open_question_session(
+                reader, job.question, tools=self.tools, limits=self.settings.limits, budget=self.settings.budget,
+                sources=replace(self.settings.sources, knowledge=browser), artifact_dir=self._artifacts(job),
+                fitted_dir=self._image_dir() / "fitted", vision=self.vision)
+        finally:
+            with self._reader_lock:
+                self._opened += 1
+                last = self._opened == self.jobs
+            if last:
+                reader.sealed.wind_down()
 
     async def _agent(self, job: Job) -> AgentOutcome:
         session = await run_cpu_bound(self._open, job)

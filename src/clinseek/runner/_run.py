@@ -289,7 +289,7 @@ async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "
                         store_id=shared.store_id,
                         settings=settings, tools=tools, image_dir=out_dir / "images", knowledge=shared.knowledge,
                         vision=_vision(model, settings), counter=shared.counter, notes=group.notes,
-                        episodes_at_once=min(settings.run.concurrency, len(jobs)))
+                        episodes_at_once=min(settings.run.concurrency, len(jobs)), jobs=len(jobs))
     started = time.perf_counter()
     total = (len(questions) + len(group.invalid)) * settings.run.runs_per_question
     results.open()
