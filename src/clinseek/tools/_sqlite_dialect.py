@@ -896,12 +896,20 @@ _REAL_PREFIX = _SQLITE_SPACE + r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[
 _AS_TEXT = ("VARCHAR", "DATE", "TIMESTAMP", "TIME")
 """DuckDB types of values SQLite holds as text (its times are text: CAST('2100-01-31 10:00:00' AS INTEGER) is 2100)."""
 _BIGINT_MIN, _BIGINT_MAX = "-9223372036854775808", "9223372036854775807"
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+                  "UHUGEINT")
+"""DuckDB's integer types: converted to SQLite's integer exactly, not through a DOUBLE (2^53 + 1 stays odd)."""
 
 
 def _text_typed(value: exp.Expr) -> exp.Expr:
     """``typeof(value)`` is one of :data:`_AS_TEXT` (DuckDB folds it per type)."""
+    return _typed(value, _AS_TEXT)
+
+
+def _typed(value: exp.Expr, kinds: tuple[str, ...]) -> exp.Expr:
+    """``typeof(value)`` is one of ``kinds`` (DuckDB folds it per type)."""
     return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
-                  expressions=[exp.Literal.string(k) for k in _AS_TEXT])
+                  expressions=[exp.Literal.string(k) for k in kinds])
 
 
 def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
@@ -916,9 +924,9 @@ def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
 
 def _sqlite_integer(value: exp.Expr) -> exp.Expr:
     """``value`` converted to an integer as SQLite's ``CAST(x AS INTEGER)`` (and ``printf('%d')``) convert it: a
-    number truncated toward zero; text (and a time, text in SQLite) by its longest leading integer after white
-    space, 0 when there is none ('2e2' -> 2, '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit
-    range, its nearest end; NULL stays NULL."""
+    real truncated toward zero, an integer as it is (every digit: not through a DOUBLE, which keeps 53 bits); text
+    (and a time, text in SQLite) by its longest leading integer after white space, 0 when there is none ('2e2' -> 2,
+    '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit range, its nearest end; NULL stays NULL."""
     digits = exp.Anonymous(this="regexp_extract", expressions=[
         exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
         exp.Literal.string(_INTEGER_PREFIX), exp.Literal.number(1)])  # fmt: skip
@@ -928,7 +936,10 @@ def _sqlite_integer(value: exp.Expr) -> exp.Expr:
     )
     number = exp.Anonymous(this="trunc", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
     from_number = _clamped(number, exp.LT(this=number.copy(), expression=exp.Literal.number(0)))
-    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
+    whole = exp.TryCast(this=value.copy(), to=exp.DataType.build("HUGEINT"))  # every digit (a DOUBLE keeps 53 bits)
+    from_integer = _clamped(whole, exp.LT(this=whole.copy(), expression=exp.Literal.number(0)))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text),
+                         exp.If(this=_typed(value, _INTEGER_TYPES), true=from_integer)], default=from_number)
 
 
 def _sqlite_real(value: exp.Expr) -> exp.Expr:
