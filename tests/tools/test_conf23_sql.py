@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 import sqlglot
+from test_attack21_sql import run
 
 from clinseek.tools._sqlite_dialect import translate
 
@@ -64,3 +65,47 @@ def test_sqlite_cast_to_integer_is_exact_above_2_to_the_53(expr: str) -> None:
     REAL is 2^53). Before: every number went through a DOUBLE (9007199254740993 -> 9007199254740992)."""
     lite, duck, translated = both(f"SELECT k, {expr} FROM t ORDER BY k")
     assert duck == lite, translated
+
+
+# -- 4. SQLite's name of an unaliased column is its exact source text --------------------------------------------------
+
+NAMED = [
+    "SELECT  COUNT( * ) FROM t", 'SELECT B, t.b, "b", T.B, hadmid, (b), ( b ) FROM t', "SELECT max(b)+1, -b FROM t",
+    "SELECT 1, 'abc', NULL, 1.50, -1", "SELECT count(*)  , b FROM t", "SELECT b -- c\n, count(*) /* k */ FROM t",
+    "SELECT CASE WHEN b > 1\n  THEN 1 ELSE 0 END FROM t", "SELECT julianday(ts) - julianday('2100-01-01') FROM t",
+    "SELECT * FROM (SELECT  COUNT( * ) FROM t)", "SELECT  b+1 FROM t UNION SELECT  b FROM t",
+    "SELECT (SELECT max(b) FROM t)", 'SELECT "b"+1, [b]*2 FROM t', "WITH c AS (SELECT b FROM t) SELECT  Count(B) FROM c",
+    "SELECT strftime('%Y',ts), datetime(ts,'+1 day') FROM t", "SELECT DISTINCT  b * 2 FROM t",
+    "SELECT b, MAX( ts ) FROM t", "SELECT count(*) OVER (PARTITION BY b ORDER BY ts) FROM t",
+    "SELECT CAST(b AS REAL) / 2 FROM t", "SELECT IFNULL(b,0), iif(b>0,1,0) FROM t",
+    "SELECT b IN (1,2), b BETWEEN 1 AND 2 FROM t", 'SELECT x."MAX( b )" FROM (SELECT b, MAX( b ) FROM t) AS x',
+]  # fmt: skip
+"""Unaliased outputs as models write them: spacing and case in calls, operators without spaces, comments, a CASE over
+two lines, literals, a scalar sub-query, a window, a UNION, a CTE, and a sub-query's column read by its SQLite name."""
+
+
+@pytest.mark.parametrize("sql", NAMED)
+def test_translated_columns_are_named_by_their_exact_source_text_as_sqlite_names_them(sql: str) -> None:
+    """SQLite (cursor.description) names an unaliased output by its text as written, a column by its declared name;
+    before, the name was sqlglot's regenerated text (``COUNT( * )`` -> ``count(*)``, ``max(b)+1`` -> ``max(b) + 1``,
+    ``(b)`` -> ``(b)``, a comment dropped)."""
+    lite, duck = sqlite3.connect(":memory:"), duckdb.connect()
+    try:
+        for con in (lite, duck):
+            con.execute("CREATE TABLE t (b INTEGER, HadmId INTEGER, ts TIMESTAMP)")
+            con.execute("INSERT INTO t VALUES (1, 2, '2100-01-01 10:00:00')")
+        want = [d[0] for d in lite.execute(sql).description]
+        tree, translation = translate(sqlglot.parse_one(sql, read="sqlite"), dt.datetime(2100, 12, 31), sql)
+        got = [d[0] for d in duck.execute(tree.sql(dialect="duckdb")).description]
+        if translation.names:
+            got = [n or c for n, c in zip(translation.names, got, strict=True)]
+        assert got == want, tree.sql(dialect="duckdb")
+    finally:
+        lite.close()
+        duck.close()
+
+
+def test_the_tool_names_a_translated_query_s_columns_by_their_source_text(episode: Any) -> None:
+    got = run(episode, "SELECT  COUNT( * ), round(julianday('now') - julianday(MAX(admittime)),2) FROM admissions")
+    assert got.ok and got.data["dialect"] == "sqlite", got.content
+    assert got.data["columns"] == ["COUNT( * )", "round(julianday('now') - julianday(MAX(admittime)),2)"], got.data

@@ -35,6 +35,7 @@ from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
 from ._sqlhints import DUCKDB_FORMS, GENERIC_FORM, function_name, hint_for, unparen
+from ._sqlite_names import SelectLists, select_lists, source_texts
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
 """Functions SQLite has and DuckDB does not: their presence marks a query as SQLite."""
@@ -198,7 +199,7 @@ class SqliteDialect:
             raise
         if sqlite_tree is None or _subscript_as_alias(sqlite_tree, sql):
             return None
-        out, self.translation = translate(sqlite_tree, self.prediction_time)
+        out, self.translation = translate(sqlite_tree, self.prediction_time, sql)
         return out
 
 
@@ -244,8 +245,13 @@ def _parse_sqlite(sql: str) -> exp.Expr | None:
 # -- translation ------------------------------------------------------------------------------------
 
 
-def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.Expr, Translation]:
+def translate(
+    tree: exp.Expr, prediction_time: dt.datetime | None, sql: str | None = None
+) -> tuple[exp.Expr, Translation]:
     """Translate one statement parsed as SQLite into DuckDB with SQLite's semantics.
+
+    ``sql``: the text ``tree`` was parsed from; SQLite names an unaliased output by its exact text there
+    (:attr:`Translation.names`). Without it, by sqlglot's text of the expression.
 
     Returns:
         The DuckDB tree (generate it with ``dialect="duckdb"``) and what changed.
@@ -257,8 +263,10 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
     """
     t = Translation()
     ctx = _Context(prediction_time, t)
-    names = _sqlite_names(tree)
-    sources = [(s, _sqlite_names(s.this)) for s in tree.find_all(exp.Subquery, exp.CTE) if _named_source(s)]
+    lists = select_lists(sql) if sql is not None else None
+    names = _sqlite_names(tree, sql, lists)
+    sources = [(s, _sqlite_names(s.this, sql, lists)) for s in tree.find_all(exp.Subquery, exp.CTE)
+               if _named_source(s)]
     for node in reversed(list(tree.walk(bfs=False))):  # children before their parents
         new = ctx.rewrite(node)
         if new is not None and new is not node:
@@ -314,16 +322,19 @@ def _first_select(tree: exp.Expr) -> exp.Select | None:
     return tree if isinstance(tree, exp.Select) else None
 
 
-def _sqlite_names(tree: exp.Expr) -> dict[int, str] | None:
-    """SQLite's name of each unaliased output of the statement, by position: a column's name, else its expression's
-    text (function names in lower case, as models write them); ``None`` when an output is a ``*`` (the result's
+def _sqlite_names(tree: exp.Expr, sql: str | None, lists: SelectLists | None) -> dict[int, str] | None:
+    """SQLite's name of each unaliased output of the statement, by position: a column's name (``t.b``, ``(b)`` ->
+    ``b``), else its expression's exact text in ``sql`` (:func:`~._sqlite_names.source_texts`; sqlglot's text with
+    function names in lower case where it cannot be placed); ``None`` when an output is a ``*`` (the result's
     columns are then not the select's outputs one by one)."""
     select = _first_select(tree)
     if select is None or any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
                              for e in select.expressions):
         return None
-    return {i: e.name if isinstance(e, exp.Column) else e.sql(dialect="sqlite", normalize_functions="lower")
-            for i, e in enumerate(select.expressions) if not isinstance(e, exp.Alias)}
+    texts = source_texts(select, sql, lists) if sql is not None and lists else [None] * len(select.expressions)
+    return {i: unparen(e).name if isinstance(unparen(e), exp.Column)
+            else text or e.sql(dialect="sqlite", normalize_functions="lower")
+            for i, (e, text) in enumerate(zip(select.expressions, texts, strict=True)) if not isinstance(e, exp.Alias)}
 
 
 def _renamed(tree: exp.Expr, names: dict[int, str] | None) -> tuple[str | None, ...]:
