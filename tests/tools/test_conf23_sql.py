@@ -18,7 +18,9 @@ import pytest
 import sqlglot
 from test_attack21_sql import run
 
-from clinseek.tools._sqlite_dialect import translate
+from clinseek.errors import ToolError
+from clinseek.tools import guard_sql
+from clinseek.tools._sqlite_dialect import SqliteDialect, translate
 
 ROWS = [
     (1, 2147483647, 9223372036854775807, 1.5, "9007199254740993"),
@@ -109,3 +111,65 @@ def test_the_tool_names_a_translated_query_s_columns_by_their_source_text(episod
     got = run(episode, "SELECT  COUNT( * ), round(julianday('now') - julianday(MAX(admittime)),2) FROM admissions")
     assert got.ok and got.data["dialect"] == "sqlite", got.content
     assert got.data["columns"] == ["COUNT( * )", "round(julianday('now') - julianday(MAX(admittime)),2)"], got.data
+
+
+# -- 5. EXTRACT(DAYOFWEEK / WEEK) in a query written for BigQuery ------------------------------------------------------
+
+DAYS = [dt.datetime(2024, 1, 6, 10), dt.datetime(2024, 1, 7, 23, 59), dt.datetime(2024, 12, 31), dt.datetime(2100, 3, 1),
+        dt.datetime(2023, 1, 1), dt.datetime(2023, 1, 2, 1)]  # fmt: skip
+
+
+def _resolve(db: str | None, name: str) -> tuple[str, str] | None:
+    return ("main", "t") if db is None and name.lower() == "t" else None
+
+
+def guarded(sql: str) -> list[tuple[Any, ...]]:
+    """``sql`` through the guard (read as SQLite where it is not DuckDB, as the tool reads it), over ``t(k, x)``."""
+    duck = duckdb.connect()
+    try:
+        duck.execute("CREATE TABLE t (k INTEGER, x TIMESTAMP, s VARCHAR)")
+        duck.executemany("INSERT INTO t VALUES (?, ?, ?)", [(k, x, None) for k, x in enumerate(DAYS)])
+        text = guard_sql(sql, _resolve, available="t", dialect=SqliteDialect(dt.datetime(2100, 12, 31)))
+        return duck.execute(text).fetchall()
+    finally:
+        duck.close()
+
+
+def _bigquery_dayofweek(x: dt.datetime) -> int:
+    return x.isoweekday() % 7 + 1  # BigQuery: "DAYOFWEEK: Returns values in the range [1,7] with Sunday as the first"
+
+
+@pytest.mark.parametrize("marker", ["SAFE_CAST(s AS INT64)", "CAST(s AS INT64)", "CAST(k AS FLOAT64)",
+                                    "TIMESTAMP_DIFF(x, x, HOUR)", "TIMESTAMP_ADD(x, INTERVAL 1 DAY)", "DATETIME_TRUNC(x, DAY)"])
+def test_extract_dayofweek_and_week_in_a_bigquery_query_are_bigquerys(marker: str) -> None:
+    """BigQuery (date_functions, EXTRACT): DAYOFWEEK is 1-7 from Sunday, WEEK the Sunday week from 0 (days before the
+    year's first Sunday are in week 0), WEEK(MONDAY) the same from Monday. sqlglot writes them as DuckDB's EXTRACT,
+    0-6 and the ISO week: before, a BigQuery query got DuckDB's numbers."""
+    got = guarded(f"SELECT k, EXTRACT(DAYOFWEEK FROM x), EXTRACT(WEEK FROM x), EXTRACT(WEEK(MONDAY) FROM x), {marker} "
+                  "FROM t ORDER BY k")
+    want = [(k, _bigquery_dayofweek(x), int(x.strftime("%U")), int(x.strftime("%W"))) for k, x in enumerate(DAYS)]
+    assert [r[:4] for r in got] == want
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT k, EXTRACT(DAYOFWEEK FROM x), dayofweek(x) FROM t ORDER BY k",
+    "SELECT k, EXTRACT(DOW FROM x), dayofweek(x) FROM t ORDER BY k",
+    "SELECT k, EXTRACT(DAYOFWEEK FROM x), dayofweek(x), 'SAFE_CAST(s AS INT64)' FROM t ORDER BY k",
+    "SELECT k, EXTRACT(DAYOFWEEK FROM x), dayofweek(x), datetime(x, '+1 day') FROM t ORDER BY k",
+    "SELECT k, EXTRACT(DAYOFWEEK FROM x), dayofweek(x), CAST(strftime('%w', x) AS INTEGER) FROM t ORDER BY k",
+    "SELECT k, EXTRACT(DAYOFWEEK FROM x), dayofweek(x), SAFE_CAST(s AS INT64) FROM t ORDER BY k",
+])  # fmt: skip
+def test_dayofweek_keeps_duckdbs_numbering_outside_bigquery(sql: str) -> None:
+    """Valid DuckDB keeps DuckDB's 0-6 from Sunday; so does a query read as SQLite (SQLite has neither EXTRACT nor
+    dayofweek(); its strftime('%w') is 0-6 too) and DuckDB's own dayofweek() in any query (BigQuery has none)."""
+    got = guarded(sql)
+    bigquery = "SAFE_CAST(s" in sql and "'SAFE" not in sql
+    want = [x.isoweekday() % 7 for x in DAYS]
+    assert [r[1] for r in got] == [w + 1 if bigquery else w for w in want]
+    assert [r[2] for r in got] == want
+
+
+def test_a_bigquery_week_from_another_day_is_refused_naming_duckdbs_forms() -> None:
+    with pytest.raises(ToolError) as info:
+        guarded("SELECT EXTRACT(WEEK(TUESDAY) FROM x), SAFE_CAST(s AS INT64) FROM t")
+    assert "strftime(x, '%U')" in info.value.message and "WEEK(TUESDAY)" in info.value.message

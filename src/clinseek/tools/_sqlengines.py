@@ -5,7 +5,8 @@ sqlglot reads such SQL as DuckDB and writes it back; where the DuckDB text would
 of the final tree: interval units, ``DATE_ADD`` of text, ``SIMILAR TO``, BigQuery's ``FLOAT64`` and
 ``TIMESTAMP_DIFF``, PostgreSQL's ``LIKE ANY``) or refuses it naming the DuckDB form (:func:`other_engine_forms`:
 PostgreSQL's quoted ``DATETIME_DIFF`` unit, ``NUMERIC`` without a precision, differences in weeks; it also gives
-BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning). SQLite is the SQLite translator's
+BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning, and ``EXTRACT(DAYOFWEEK / WEEK FROM x)`` in a
+query written for BigQuery, :func:`bigquery_marker`, BigQuery's numbering). SQLite is the SQLite translator's
 (``_sqlite_dialect``); this module does not import it.
 """
 
@@ -172,12 +173,15 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
     - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
       rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
 
-    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`) and refuses
-    a difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
+    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`), and
+    ``EXTRACT(DAYOFWEEK / WEEK FROM x)`` in a query written for BigQuery (:func:`_bigquery_date_parts`), and refuses a
+    difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
 
     Raises:
         ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
     """
+    if _EXTRACT_WEEKDAY.search(sql):
+        _bigquery_date_parts(tree, sql)
     if not _OTHER_ENGINE_TEXT.search(sql):
         return
     _week_difference(sql)
@@ -299,3 +303,97 @@ def _bigquery_integer(text: exp.Expr) -> exp.Expr:
         exp.If(this=exp.NEQ(this=hexadecimal, expression=exp.Literal.string("")),
                true=exp.TryCast(this=signed, to=exp.DataType.build("BIGINT"))),
     ])  # fmt: skip
+
+
+_EXTRACT_WEEKDAY = re.compile(r"\bextract\s*\(\s*(?:dayofweek|week)\b", re.IGNORECASE)
+"""Text :func:`_bigquery_date_parts` needs: a date part BigQuery numbers otherwise than DuckDB."""
+_BIGQUERY_NAMES = frozenset({
+    "SAFE_CAST", "INT64", "FLOAT64", "BIGNUMERIC", "FORMAT_DATE", "FORMAT_DATETIME", "FORMAT_TIMESTAMP", "PARSE_DATE",
+    "PARSE_DATETIME", "PARSE_TIMESTAMP", "TIMESTAMP_DIFF", "TIMESTAMP_ADD", "TIMESTAMP_SUB", "TIMESTAMP_TRUNC",
+    "DATETIME_ADD", "DATETIME_SUB", "DATETIME_TRUNC", "CURRENT_DATETIME", "SAFE_OFFSET", "SAFE_ORDINAL",
+})  # fmt: skip
+"""Names only BigQuery has among the engines models write for (DuckDB has none of them)."""
+_BARE_UNIT_FUNCTIONS = frozenset({"DATE_DIFF", "DATETIME_DIFF", "DATE_TRUNC"})
+"""Functions DuckDB has too, BigQuery's when the unit is a bare word after the value (``DATE_DIFF(a, b, DAY)``;
+DuckDB's ``date_diff('day', b, a)`` quotes it, first)."""
+
+
+def bigquery_marker(sql: str) -> str | None:
+    """The construct that shows ``sql`` was written for BigQuery (:data:`_BIGQUERY_NAMES`, ``x[OFFSET(n)]``, a bare unit
+    last in :data:`_BARE_UNIT_FUNCTIONS`), from its tokens (not its strings or comments); ``None`` if none."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return None
+    for i, token in enumerate(tokens):
+        name = token.text.upper()
+        if token.token_type == TokenType.STRING:
+            continue
+        if name in _BIGQUERY_NAMES:
+            return name
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        if name in ("OFFSET", "ORDINAL") and i and tokens[i - 1].token_type == TokenType.L_BRACKET and (
+            after is not None and after.token_type == TokenType.L_PAREN
+        ):
+            return f"[{name}(n)]"
+        if name in _BARE_UNIT_FUNCTIONS and after is not None and after.token_type == TokenType.L_PAREN:
+            last = _last_argument(tokens, i + 1)
+            if len(last) == 1 and last[0].token_type != TokenType.STRING and last[0].text.upper() in _DATE_PARTS:
+                return f"{token.text}(..., {last[0].text})"
+    return None
+
+
+_DATE_PARTS = frozenset({"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFWEEK", "DAYOFYEAR",
+                         "WEEK", "ISOWEEK", "MONTH", "QUARTER", "YEAR", "ISOYEAR"})  # fmt: skip
+
+
+def _last_argument(tokens: list[Token], open_paren: int) -> list[Token]:
+    """The tokens of the last argument of the call whose ``(`` is ``tokens[open_paren]``."""
+    depth, last = 1, []
+    for token in tokens[open_paren + 1:]:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 0:
+            break
+        if depth == 1 and token.token_type == TokenType.COMMA:
+            last = []
+        else:
+            last.append(token)
+    return last
+
+
+_BIGQUERY_WEEKS = {"SUNDAY": "%U", "MONDAY": "%W"}
+"""BigQuery's ``WEEK(<day>)``: weeks starting on that day, days before the year's first one in week 0 (strftime)."""
+
+
+def _bigquery_date_parts(tree: exp.Expr, sql: str) -> None:
+    """In a query written for BigQuery (:func:`bigquery_marker`), ``EXTRACT`` of the date parts BigQuery numbers
+    otherwise than DuckDB, as BigQuery numbers them (``EXTRACT(DAYOFWEEK FROM x)``: BigQuery 1-7 from Sunday, DuckDB
+    0-6; ``WEEK``: BigQuery's Sunday weeks from 0, DuckDB's ISO week; ``WEEK(MONDAY)``). A query valid as DuckDB
+    (no BigQuery construct) keeps DuckDB's numbering, as does ``dayofweek(x)`` (DuckDB's function; BigQuery has
+    none) and a query read as SQLite (SQLite has neither; its ``strftime('%w', x)`` is DuckDB's 0-6 too).
+
+    Raises:
+        ToolError: ``"sql_error"`` for ``WEEK(<day>)`` other than Sunday and Monday, naming the DuckDB form.
+    """
+    extracts = [e for e in tree.find_all(exp.Extract)
+                if isinstance(e.this, exp.Week) or e.this.name.upper() in ("DAYOFWEEK", "WEEK")]
+    if not extracts or re.search(r"\bextract\s*\(\s*dow\b", sql, re.IGNORECASE):
+        return  # PostgreSQL's DOW (sqlglot reads it as DAYOFWEEK) is DuckDB's numbering
+    marker = bigquery_marker(sql)
+    if marker is None:
+        return
+    for node in extracts:
+        value = node.expression.copy()
+        if isinstance(node.this, exp.Week):
+            day = node.this.this.name.upper()
+            if day not in _BIGQUERY_WEEKS:
+                raise ToolError("sql_error", f"EXTRACT(WEEK({day}) FROM x) is BigQuery ({marker}): DuckDB has weeks "
+                                "from Sunday (CAST(strftime(x, '%U') AS BIGINT)) and Monday (strftime(x, '%W'))")
+            fmt = _BIGQUERY_WEEKS[day]
+        elif node.this.name.upper() == "WEEK":
+            fmt = _BIGQUERY_WEEKS["SUNDAY"]
+        else:
+            node.replace(exp.Paren(this=exp.Add(this=node.copy(), expression=exp.Literal.number(1))))
+            continue
+        node.replace(exp.Cast(this=exp.Anonymous(this="strftime", expressions=[value, exp.Literal.string(fmt)]),
+                              to=exp.DataType.build("BIGINT")))
