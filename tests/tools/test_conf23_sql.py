@@ -5,6 +5,11 @@ ZetaSQL's documented rules):
 
 - ``CAST(x AS INTEGER)`` of an integer above 2^53 read as SQLite went through a DOUBLE: 9007199254740993 came back
   9007199254740992 (SQLite keeps every digit).
+- an unaliased translated column was named by sqlglot's text (``COUNT( * )`` -> ``count(*)``, ``max(b)+1`` ->
+  ``max(b) + 1``, ``(b)`` kept its parentheses, a comment dropped): 13 of 21 shapes differed from sqlite3's names.
+- BigQuery's ``CAST(x AS INT64)`` had DuckDB's meaning ('1.5' -> 2, '1e2' -> 100, '-0x1F' an error), and CAST and
+  SAFE_CAST of a FLOAT64 rounded half to even (2.5 -> 2; BigQuery 3); ``EXTRACT(DAYOFWEEK FROM x)`` in a BigQuery
+  query was DuckDB's 0-6 (BigQuery 1-7) and ``EXTRACT(WEEK ...)`` the ISO week.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import duckdb
 import pytest
 import sqlglot
 from test_attack21_sql import run
+from test_conf22_sql import BIGQUERY_INT64
 
 from clinseek.errors import ToolError
 from clinseek.tools import guard_sql
@@ -173,3 +179,57 @@ def test_a_bigquery_week_from_another_day_is_refused_naming_duckdbs_forms() -> N
     with pytest.raises(ToolError) as info:
         guarded("SELECT EXTRACT(WEEK(TUESDAY) FROM x), SAFE_CAST(s AS INT64) FROM t")
     assert "strftime(x, '%U')" in info.value.message and "WEEK(TUESDAY)" in info.value.message
+
+
+# -- 3. BigQuery's CAST(x AS INT64) --------------------------------------------------------------------------------
+
+
+def _text(s: str | None) -> str:
+    return "NULL" if s is None else "'" + s.replace("'", "''") + "'"
+
+
+@pytest.mark.parametrize(("text", "want"), BIGQUERY_INT64)
+def test_bigquery_cast_of_text_to_int64_reads_it_as_bigquery_or_fails_as_bigquery(text: str | None, want: int | None
+                                                                                   ) -> None:
+    """BigQuery (conversion_functions, CAST AS INT64; ZetaSQL's StringToNumeric): the same texts as SAFE_CAST, and
+    where SAFE_CAST is NULL for a text, CAST is an error. Before: DuckDB's CAST ('1.5' -> 2, '1e2' -> 100, '1_000' ->
+    1000, '-0x1F' an error)."""
+    sql = f"SELECT CAST(s AS INT64), SAFE_CAST(s AS INT64) FROM (SELECT {_text(text)} AS s)"
+    if want is None and text is not None:
+        with pytest.raises(duckdb.InvalidInputException, match="BigQuery reads no INT64 in the text"):
+            guarded(sql)
+        assert guarded(sql.replace("CAST(s AS INT64), ", "")) == [(None,)]
+    else:
+        assert guarded(sql) == [(want, want)]
+
+
+@pytest.mark.parametrize(("sql", "want"), [
+    ("CAST(2.5e0 AS INT64)", 3), ("CAST(-2.5e0 AS INT64)", -3), ("SAFE_CAST(0.5e0 AS INT64)", 1),
+    ("CAST(CAST('3.5' AS FLOAT64) AS INT64)", 4), ("CAST(2.5 AS INT64)", 3), ("CAST(TRUE AS INT64)", 1),
+    ("CAST(CAST(' 12 ' AS INT64) AS INT64)", 12), ("CAST('3000000000' AS INTEGER) + 0 * SAFE_CAST('1' AS INT64)",
+                                                    3_000_000_000),
+    ("SAFE_CAST('3000000000' AS INT)", 3_000_000_000), ("CAST(CAST(CAST('0x10' AS INT64) AS STRING) AS INT64)", 16),
+])  # fmt: skip
+def test_bigquery_cast_of_a_number_rounds_half_away_from_zero_into_int64(sql: str, want: int) -> None:
+    """BigQuery: a FLOAT64 to INT64 "returns the closest integer value; halfway cases such as 1.5 or -0.5 round away
+    from zero" (DuckDB's cast of a DOUBLE rounds half to even: 2.5 -> 2); INTEGER and INT are INT64 (DuckDB's
+    INTEGER is 32 bits)."""
+    assert guarded(f"SELECT {sql}") == [(want,)]
+
+
+def test_a_duckdb_cast_keeps_duckdbs_meaning() -> None:
+    """No BigQuery construct: DuckDB's CAST (and TRY_CAST) of '1.5' is 2."""
+    assert guarded("SELECT CAST('1.5' AS BIGINT), TRY_CAST('1e2' AS INTEGER), CAST(2.5e0 AS BIGINT)") == [(2, 100, 2)]
+
+
+def test_casts_nested_too_deeply_are_refused_not_expanded() -> None:
+    sql = "s"
+    for _ in range(6):
+        sql = f"CAST(CAST({sql} AS INT64) AS STRING)"
+    with pytest.raises(ToolError, match="nested in casts too deeply"):
+        guarded(f"SELECT {sql} FROM t")
+
+
+def test_the_tool_says_where_bigquery_s_cast_fails(episode: Any) -> None:
+    got = run(episode, "SELECT CAST('1.5' AS INT64) AS n")
+    assert not got.ok and "BigQuery reads no INT64 in the text '1.5'" in got.content, got.content

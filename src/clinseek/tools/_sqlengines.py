@@ -173,7 +173,7 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
     - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
       rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
 
-    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`), and
+    It also gives BigQuery's ``SAFE_CAST`` and ``CAST`` to an integer BigQuery's meaning (:func:`_bigquery_casts`), and
     ``EXTRACT(DAYOFWEEK / WEEK FROM x)`` in a query written for BigQuery (:func:`_bigquery_date_parts`), and refuses a
     difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
 
@@ -182,10 +182,10 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
     """
     if _EXTRACT_WEEKDAY.search(sql):
         _bigquery_date_parts(tree, sql)
+    _bigquery_casts(tree, sql)
     if not _OTHER_ENGINE_TEXT.search(sql):
         return
     _week_difference(sql)
-    _safe_cast(tree, sql)
     if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
         return
     diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
@@ -219,7 +219,7 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
                 raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
 
 
-_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|safe_cast|date_?diff", re.IGNORECASE)
+_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|date_?diff", re.IGNORECASE)
 """Text :func:`other_engine_forms` needs before it looks at the tree or the tokens."""
 _WEEK_DIFF = re.compile(r"\b(?:date_?diff|datetime_diff)\s*\((?:.|\n)*?\b(?:iso)?(?:week|wk|ww)\b", re.IGNORECASE)
 _WEEK_UNITS = frozenset({"WEEK", "WK", "WW", "ISOWEEK", "ISOWK", "ISOWW"})
@@ -262,28 +262,84 @@ _BIGQUERY_HEX = rf"^ *([+-]?0[xX][0-9a-fA-F]+){_ASCII_SPACE}$"
 space around them (``absl::SimpleAtoi``), or a hex number with a sign after spaces only (``-0x1F`` is -31)."""
 
 
-def _safe_cast(tree: exp.Expr, sql: str) -> None:
-    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text as BigQuery reads it (:data:`_BIGQUERY_DECIMAL`,
-    :data:`_BIGQUERY_HEX`): NULL unless the text is an integer, where DuckDB's ``TRY_CAST`` reads '1.5' as 2, '1e2'
-    as 100 and '-0x1F' as NULL. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every ``TRY_CAST``
-    of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from zero, as
-    DuckDB does)."""
-    written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
-    if not written:
-        return
-    casts = list(tree.find_all(exp.TryCast))
-    if len(casts) != written:
-        return
-    for cast in reversed(casts):  # an inner SAFE_CAST first: an outer one copies its value
-        if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
+def _bigquery_casts(tree: exp.Expr, sql: str) -> None:
+    """BigQuery's ``SAFE_CAST(x AS INT64)`` and, in a query written for BigQuery (:func:`bigquery_marker`; ``INT64``
+    is such a construct), its ``CAST(x AS INT64)``, as BigQuery converts: text by :data:`_BIGQUERY_DECIMAL` and
+    :data:`_BIGQUERY_HEX` (DuckDB's casts read '1.5' as 2, '1e2' as 100, '1_000' as 1000 and refuse '-0x1F'), a
+    FLOAT64 rounded half away from zero (DuckDB's cast of a DOUBLE rounds half to even: 2.5 -> 2, BigQuery 3), to
+    INT64 whatever integer alias is written (BigQuery's INTEGER, INT, SMALLINT are INT64). Where BigQuery fails,
+    ``SAFE_CAST`` is NULL and ``CAST`` an error saying so (before: DuckDB's value). sqlglot reads SAFE_CAST and TRY_CAST
+    alike, and writes other casts of its own, so each applies when the tree holds exactly the integer casts of that
+    kind the text writes."""
+    written = _integer_casts(sql)
+    for kind, node_type in (("SAFE_CAST", exp.TryCast), ("CAST", exp.Cast)):
+        casts = [c for c in tree.find_all(node_type) if type(c) is node_type and c.to.is_type(*exp.DataType.INTEGER_TYPES)]
+        if not casts or len(casts) != written[kind] or (kind == "CAST" and bigquery_marker(sql) is None):
             continue
-        value = cast.this
-        is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
-                         expression=exp.Literal.string("VARCHAR"))
-        from_text = exp.TryCast(this=_bigquery_integer(exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))),
-                                to=cast.to.copy())
-        cast.replace(exp.Case(ifs=[exp.If(this=is_text, true=from_text)],
-                              default=exp.TryCast(this=value, to=cast.to.copy())))
+        for cast in reversed(casts):  # an inner cast first: an outer one copies its value
+            value = cast.this
+            if unparen(value).meta.get("bigquery_int64"):  # already an INT64: no text to read
+                cast.replace((exp.TryCast if kind == "SAFE_CAST" else exp.Cast)(this=value, to=exp.DataType.build("BIGINT")))
+                continue
+            if sum(1 for _ in value.walk()) > _MAX_CAST_NODES:  # each cast copies its value ~10 times
+                raise ToolError("sql_error", f"{kind}(... AS INT64) nested in casts too deeply to read as BigQuery; "
+                                "DuckDB: TRY_CAST(x AS BIGINT) (reads '1.5' as 2)")
+            new = _bigquery_cast(value, safe=kind == "SAFE_CAST")
+            new.meta["bigquery_int64"] = True
+            cast.replace(new)
+
+
+_MAX_CAST_NODES = 2_000
+_INTEGER_NAMES = frozenset({"INT64", "INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "BYTEINT", "INT8", "INT4",
+                            "INT2", "HUGEINT", "INT128"})  # fmt: skip
+
+
+def _integer_casts(sql: str) -> dict[str, int]:
+    """How many ``CAST(... AS <integer type>)`` and ``SAFE_CAST(...)`` the text writes (from its tokens)."""
+    counts = {"CAST": 0, "SAFE_CAST": 0}
+    if not re.search(r"\b(?:safe_)?cast\s*\(", sql, re.IGNORECASE):
+        return counts
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return counts
+    for i, token in enumerate(tokens[:-1]):
+        kind = token.text.upper()
+        if kind not in counts or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        last = _last_argument(tokens, i + 1)
+        after_as = [t for j, t in enumerate(last) if j and last[j - 1].token_type == TokenType.ALIAS]
+        if after_as and after_as[-1].text.upper() in _INTEGER_NAMES:
+            counts[kind] += 1
+    return counts
+
+
+_BIGQUERY_FLOAT_TYPES = ("DOUBLE", "FLOAT")
+
+
+def _bigquery_cast(value: exp.Expr, *, safe: bool) -> exp.Expr:
+    """``value`` to INT64 as BigQuery's ``SAFE_CAST`` (``safe``) or ``CAST`` converts it (:func:`_bigquery_casts`)."""
+    def typed(kinds: tuple[str, ...]) -> exp.Expr:
+        return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                      expressions=[exp.Literal.string(k) for k in kinds])
+
+    cast = exp.TryCast if safe else exp.Cast
+    bigint = exp.DataType.build("BIGINT")
+    text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
+    from_text: exp.Expr = exp.TryCast(this=_bigquery_integer(text), to=bigint.copy())
+    if not safe:
+        failed = exp.Anonymous(this="error", expressions=[exp.DPipe(
+            this=exp.DPipe(this=exp.Literal.string("CAST(x AS INT64): BigQuery reads no INT64 in the text '"),
+                           expression=text.copy(), safe=True),
+            expression=exp.Literal.string("' (it reads decimal digits, or a hex number such as -0x1F, with a sign and "
+                                          "spaces around: this CAST is an error there; SAFE_CAST(x AS INT64) is NULL)"),
+            safe=True)])  # fmt: skip
+        from_text = exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                             default=exp.Coalesce(this=from_text, expressions=[failed]))
+    rounded = exp.Anonymous(this="round", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
+    return exp.Case(ifs=[exp.If(this=typed(("VARCHAR",)), true=from_text),
+                         exp.If(this=typed(_BIGQUERY_FLOAT_TYPES), true=cast(this=rounded, to=bigint.copy()))],
+                    default=cast(this=value.copy(), to=bigint.copy()))
 
 
 def _bigquery_integer(text: exp.Expr) -> exp.Expr:
