@@ -3,6 +3,10 @@
 Measured before the fixes (the translator against the standard library's ``sqlite3``, ``ehr.run_sql_query`` against
 ZetaSQL's documented rules):
 
+- integer arithmetic read as SQLite was DuckDB's: ``9223372036854775807 + 1`` and ``2147483647 + 1`` (and
+  ``subject_id * 1000000``, INTEGER columns being 32-bit) stopped with "Overflow in addition of INT64/INT32" where
+  SQLite gives a REAL and 2147483648; ``sum()`` beyond 64 bits was a HUGEINT (SQLite: "integer overflow");
+  ``total(x) OVER (...)`` was a syntax error.
 - ``CAST(x AS INTEGER)`` of an integer above 2^53 read as SQLite went through a DOUBLE: 9007199254740993 came back
   9007199254740992 (SQLite keeps every digit).
 - an unaliased translated column was named by sqlglot's text (``COUNT( * )`` -> ``count(*)``, ``max(b)+1`` ->
@@ -233,3 +237,95 @@ def test_casts_nested_too_deeply_are_refused_not_expanded() -> None:
 def test_the_tool_says_where_bigquery_s_cast_fails(episode: Any) -> None:
     got = run(episode, "SELECT CAST('1.5' AS INT64) AS n")
     assert not got.ok and "BigQuery reads no INT64 in the text '1.5'" in got.content, got.content
+
+
+# -- 1. SQLite's 64-bit integers: a REAL beyond 64 bits, sum()'s "integer overflow" ----------------------------------
+
+CONSTANTS = [
+    "9223372036854775807 + 1", "9223372036854775807 * 2", "-9223372036854775808 - 1", "-(-9223372036854775808)",
+    "(-9223372036854775807 - 1) / -1", "(-9223372036854775807 - 1) % -1", "9223372036854775808",
+    "-9223372036854775808", "2147483647 + 1",
+    "3037000500 * 3037000500", "-3037000500 * 3037000500", "(9223372036854775807 + 1) - 1", "7 / 0", "7 % 0", "-7 / 2",
+    "-7 % 2", "7 % -2", "4294967296 * 4294967296", "-(-(-9223372036854775808))", "2147483647 * 2",
+    "65536 * 65536 * 65536 * 65536", "1 - 9223372036854775807 - 3",
+]  # fmt: skip
+"""Integer literal arithmetic at and beyond the 32- and 64-bit edges (SQLite: a REAL beyond 64 bits)."""
+
+
+@pytest.mark.parametrize("expr", CONSTANTS)
+def test_integer_literal_arithmetic_gives_sqlites_value_and_type(expr: str) -> None:
+    """SQLite (lang_expr.html, "Operators"; sqlite3AddInt64): an integer result that overflows 64 bits is the REAL of
+    the same operation on doubles, an integer literal beyond 64 bits is a REAL, -9223372036854775808 the integer.
+    Before: DuckDB's "Overflow in addition of INT64" (and of INT32 for 2147483647 + 1), a HUGEINT for the literal."""
+    lite, duck, translated = both(f"SELECT {expr}")
+    assert duck == lite, translated
+    assert [type(v) for v in duck[0]] == [type(v) for v in lite[0]], (duck, lite)  # a REAL is a float
+
+
+INTEGER_COLUMNS = [
+    ("subject_id + 1", [2147483647, -5]), ("subject_id * subject_id", [2147483647, -5, 46341]),
+    ("anchor_age * anchor_age", [32767, 200]), ("subject_id * hadm_id * 1000", [10_000_032, 20_000_000]),
+    ("-subject_id * 3 - anchor_age", [2147483647, 32767]), ("(subject_id + 0) * (subject_id - 0)", [2147483647]),
+    ("subject_id * 1000000", [10_000_032]), ("sum(subject_id * subject_id)", [2147483647, 2147483647]),
+    ("CAST(subject_id AS INTEGER) * subject_id", [2147483647]), ("count(*) * 2147483647 * 2", [1, 2]),
+]  # fmt: skip
+"""Arithmetic of the episode's INTEGER (32-bit in DuckDB) and SMALLINT columns that SQLite computes in 64 bits."""
+
+
+@pytest.mark.parametrize(("expr", "values"), INTEGER_COLUMNS)
+def test_integer_column_arithmetic_is_64_bit_as_in_sqlite(expr: str, values: list[int]) -> None:
+    """Before: "Overflow in multiplication of INT32" (subject_id and hadm_id are INTEGER columns, anchor_age SMALLINT)."""
+    lite, duck = sqlite3.connect(":memory:"), duckdb.connect()
+    try:
+        lite.execute("CREATE TABLE patients (subject_id INTEGER, hadm_id INTEGER, anchor_age INTEGER)")
+        duck.execute("CREATE TABLE patients (subject_id INTEGER, hadm_id INTEGER, anchor_age SMALLINT)")
+        rows = [(v, v, min(v, 32767)) for v in values]
+        for con in (lite, duck):
+            con.executemany("INSERT INTO patients VALUES (?, ?, ?)", rows)
+        sql = f"SELECT {expr} FROM patients"
+        tree, _ = translate(sqlglot.parse_one(sql, read="sqlite"), dt.datetime(2100, 12, 31), sql)
+        assert sorted(duck.execute(tree.sql(dialect="duckdb")).fetchall()) == sorted(lite.execute(sql).fetchall())
+    finally:
+        lite.close()
+        duck.close()
+
+
+@pytest.mark.parametrize(("sql", "rows"), [
+    ("SELECT sum(b) FROM t", [*ROWS[:1], (9, 0, 1, 0.0, "")]),
+    ("SELECT sum(b) FROM t", [*ROWS[1:2], (9, 0, -1, 0.0, "")]),
+    ("SELECT k, sum(b) OVER (ORDER BY k) FROM t", [*ROWS[:1], (9, 0, 1, 0.0, "")]),
+    ("SELECT sum(b) + 1 FROM t WHERE k > 0 HAVING sum(b) IS NOT NULL", [*ROWS[:1], (9, 0, 2, 0.0, "")]),
+])  # fmt: skip
+def test_sum_of_integers_beyond_64_bits_is_sqlites_integer_overflow_error(sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """SQLite (lang_aggfunc.html, sum): "If ... all inputs are integers ... sum() will throw an 'integer overflow'
+    exception"; DuckDB's sum of integers is a 128-bit HUGEINT (before: 9223372036854775808, no error)."""
+    lite, duck, translated = both(sql, rows)
+    assert lite[0] == "error" and "integer overflow" in lite[1]
+    assert duck[0] == "error" and "integer overflow: SQLite's sum()" in duck[1], translated
+
+
+SUMMED = [(1, 5, 2**62, 1.5, ""), (2, -5, 2**62 - 1, -2.5, ""), (3, 7, -3, 0.25, ""), (4, None, None, None, None)]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT sum(b), sum(r), sum(i), total(i), total(r), sum(b) - 1 FROM t",
+    "SELECT k, sum(b) OVER (ORDER BY k), total(i) OVER (ORDER BY k), total(r) OVER (PARTITION BY s ORDER BY k) FROM t "
+    "ORDER BY k",
+])  # fmt: skip
+def test_sums_within_64_bits_and_totals_are_sqlites(sql: str) -> None:
+    """Within 64 bits sum() is the exact integer (2^62 + 2^62 - 1); total() a REAL, over a window too (before:
+    ``COALESCE(SUM(x), 0.0) OVER (...)``, a syntax error). Beyond 2^53, SQLite's total() and avg() depend on its
+    version (3.43 added exact summation: total(2^63 - 1, -2^63) is 0.0 in 3.40, -1.0 since), so not compared there."""
+    lite, duck, translated = both(sql, SUMMED)
+    assert duck == lite, translated
+
+
+def test_a_run_time_overflow_beyond_64_bits_names_sqlites_real_and_the_duckdb_form(episode: Any) -> None:
+    """The documented limit: a DuckDB column has one type, so a row whose 64-bit product overflows is DuckDB's error
+    (SQLite would give that row a REAL), with the hint saying so; within 64 bits the product is SQLite's."""
+    got = run(episode, "SELECT subject_id * 1000000 * 1000, datetime('now') FROM patients")
+    want = run(episode, "SELECT CAST(subject_id AS BIGINT) * 1000000 * 1000 FROM patients")
+    assert [r[0] for r in got.data["rows"]] == [r[0] for r in want.data["rows"]], got.content
+    got = run(episode, "SELECT subject_id * subject_id * subject_id * subject_id, datetime('now') FROM patients")
+    assert not got.ok and "Overflow in multiplication of INT64" in got.content, got.content
+    assert "turn into a REAL" in got.content and "CAST(a AS DOUBLE) * b" in got.content, got.content

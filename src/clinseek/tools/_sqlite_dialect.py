@@ -16,6 +16,7 @@ SQLite's semantics (:func:`translate`): sqlglot's SQLite reader and DuckDB write
 ``group_concat``, ``instr``, ``iif``, ``IS``, ``LIMIT a, b``, NULLs first in ascending order,
 ``x / 0`` is NULL) plus the rules here: the date/time functions with every modifier, ``strftime``
 formats, text-to-number conversion in arithmetic and in ``CAST`` (the leading number), integer division,
+64-bit integers (``_sqlite_integers``: a REAL beyond 64 bits, ``sum()``'s "integer overflow"),
 case-insensitive ``LIKE``, scalar ``max``/``min``, ``round``/``total``, and bare columns beside
 aggregates (SQLite takes them from the row of the one ``min``/``max``, else from any row). SQLite's
 ``'now'`` is the episode's prediction time. The SQL guard checks the translated statement like any
@@ -35,6 +36,7 @@ from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
 from ._sqlhints import DUCKDB_FORMS, GENERIC_FORM, function_name, hint_for, unparen
+from ._sqlite_integers import checked_sum, fold, widen
 from ._sqlite_names import SelectLists, select_lists, source_texts
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
@@ -356,6 +358,14 @@ class _Context:
         self.t = t
 
     def rewrite(self, node: exp.Expr) -> exp.Expr | None:
+        if isinstance(node, (exp.Literal, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+            folded = fold(node)  # integer literals as SQLite computes them (a REAL beyond 64 bits)
+            if folded is not None:
+                return folded
+        if (isinstance(node, exp.Sum) and not isinstance(node.parent, exp.Window)) or (
+            isinstance(node, exp.Window) and isinstance(node.this, exp.Sum)
+        ):
+            return checked_sum(node)  # SQLite's "integer overflow" beyond 64 bits
         if isinstance(node, exp.Anonymous) and function_name(node) in _TIME_FUNCTIONS:
             return self.time_function(function_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
@@ -373,10 +383,17 @@ class _Context:
             return self.time_function("strftime", [node.args["format"], *args], node)
         if isinstance(node, exp.Anonymous) and function_name(node) == "total":
             self.t.add("total(x)", "coalesce(sum(x), 0.0)")
-            return exp.Coalesce(
+            out = exp.Coalesce(
                 this=exp.Cast(this=exp.Sum(this=node.expressions[0]), to=exp.DataType.build("DOUBLE")),
                 expressions=[exp.Literal.number("0.0")],
             )
+            out.meta["sqlite_total"] = True
+            return out
+        if isinstance(node, exp.Window) and node.this.meta.get("sqlite_total"):  # total(x) OVER (...)
+            total = node.this
+            node.set("this", total.this.this)  # the window over sum(x)
+            return exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE")),
+                                expressions=total.expressions)
         if isinstance(node, exp.Paren) and "sqlite_number" in node.this.meta:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
             return None
@@ -390,6 +407,7 @@ class _Context:
         if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
             node.set("this", _number(node.this))
             node.set("expression", _number(node.expression))
+            widen(node)  # SQLite's integers are 64-bit (DuckDB's INTEGER columns and literals, 32)
             return None
         if isinstance(node, exp.Neg):
             node.set("this", _p(_number(node.this)))
@@ -442,7 +460,9 @@ class _Context:
         if to.is_type(*exp.DataType.INTEGER_TYPES):
             self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero; text: its "
                        "leading integer, '2e2' -> 2, 'abc' -> 0)")
-            return _sqlite_integer(_number(node.this))
+            out = _sqlite_integer(_number(node.this))
+            out.meta["sqlite_integer"] = True
+            return out
         if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
             return _sqlite_real(_number(node.this))
         return None
