@@ -271,6 +271,8 @@ def _bigquery_casts(tree: exp.Expr, sql: str) -> None:
     ``SAFE_CAST`` is NULL and ``CAST`` an error saying so (before: DuckDB's value). sqlglot reads SAFE_CAST and TRY_CAST
     alike, and writes other casts of its own, so each applies when the tree holds exactly the integer casts of that
     kind the text writes."""
+    if not _BIGQUERY_TEXT.search(sql):  # a regular expression first: this is on every query's path
+        return
     written = _integer_casts(sql)
     for kind, node_type in (("SAFE_CAST", exp.TryCast), ("CAST", exp.Cast)):
         casts = [c for c in tree.find_all(node_type) if type(c) is node_type and c.to.is_type(*exp.DataType.INTEGER_TYPES)]
@@ -369,6 +371,9 @@ _BIGQUERY_NAMES = frozenset({
     "DATETIME_ADD", "DATETIME_SUB", "DATETIME_TRUNC", "CURRENT_DATETIME", "SAFE_OFFSET", "SAFE_ORDINAL",
 })  # fmt: skip
 """Names only BigQuery has among the engines models write for (DuckDB has none of them)."""
+_BIGQUERY_TEXT = re.compile(r"\b(?:" + "|".join(sorted(n.lower() for n in _BIGQUERY_NAMES)) + r"|date_diff|datetime_diff|"
+                            r"date_trunc|offset|ordinal)\b", re.IGNORECASE)
+"""Text :func:`bigquery_marker` needs before it reads the tokens."""
 _BARE_UNIT_FUNCTIONS = frozenset({"DATE_DIFF", "DATETIME_DIFF", "DATE_TRUNC"})
 """Functions DuckDB has too, BigQuery's when the unit is a bare word after the value (``DATE_DIFF(a, b, DAY)``;
 DuckDB's ``date_diff('day', b, a)`` quotes it, first)."""
@@ -377,6 +382,8 @@ DuckDB's ``date_diff('day', b, a)`` quotes it, first)."""
 def bigquery_marker(sql: str) -> str | None:
     """The construct that shows ``sql`` was written for BigQuery (:data:`_BIGQUERY_NAMES`, ``x[OFFSET(n)]``, a bare unit
     last in :data:`_BARE_UNIT_FUNCTIONS`), from its tokens (not its strings or comments); ``None`` if none."""
+    if not _BIGQUERY_TEXT.search(sql):
+        return None
     try:
         tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
     except SqlglotError:
