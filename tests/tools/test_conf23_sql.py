@@ -295,6 +295,8 @@ def test_integer_column_arithmetic_is_64_bit_as_in_sqlite(expr: str, values: lis
     ("SELECT sum(b) FROM t", [*ROWS[1:2], (9, 0, -1, 0.0, "")]),
     ("SELECT k, sum(b) OVER (ORDER BY k) FROM t", [*ROWS[:1], (9, 0, 1, 0.0, "")]),
     ("SELECT sum(b) + 1 FROM t WHERE k > 0 HAVING sum(b) IS NOT NULL", [*ROWS[:1], (9, 0, 2, 0.0, "")]),
+    ("SELECT sum(b) FILTER (WHERE k < 10) FROM t", [*ROWS[:1], (9, 0, 1, 0.0, "")]),
+    ("SELECT sum(b) FILTER (WHERE k > 0) OVER () FROM t", [*ROWS[:1], (9, 0, 1, 0.0, "")]),
 ])  # fmt: skip
 def test_sum_of_integers_beyond_64_bits_is_sqlites_integer_overflow_error(sql: str, rows: list[tuple[Any, ...]]) -> None:
     """SQLite (lang_aggfunc.html, sum): "If ... all inputs are integers ... sum() will throw an 'integer overflow'
@@ -311,10 +313,15 @@ SUMMED = [(1, 5, 2**62, 1.5, ""), (2, -5, 2**62 - 1, -2.5, ""), (3, 7, -3, 0.25,
     "SELECT sum(b), sum(r), sum(i), total(i), total(r), sum(b) - 1 FROM t",
     "SELECT k, sum(b) OVER (ORDER BY k), total(i) OVER (ORDER BY k), total(r) OVER (PARTITION BY s ORDER BY k) FROM t "
     "ORDER BY k",
+    "SELECT sum(b) FILTER (WHERE k > 1), total(r) FILTER (WHERE r > 0), sum(i) FILTER (WHERE s = ''), count(*) "
+    "FILTER (WHERE r > 0) FROM t",
+    "SELECT k, sum(i) FILTER (WHERE r > 0) OVER (ORDER BY k), total(r) FILTER (WHERE r < 1) OVER (ORDER BY k) FROM t "
+    "ORDER BY k",
 ])  # fmt: skip
 def test_sums_within_64_bits_and_totals_are_sqlites(sql: str) -> None:
-    """Within 64 bits sum() is the exact integer (2^62 + 2^62 - 1); total() a REAL, over a window too (before:
-    ``COALESCE(SUM(x), 0.0) OVER (...)``, a syntax error). Beyond 2^53, SQLite's total() and avg() depend on its
+    """Within 64 bits sum() is the exact integer (2^62 + 2^62 - 1); total() a REAL, with a FILTER and over a window
+    too (before: ``COALESCE(SUM(x), 0.0) OVER (...)``, a syntax error, and a FILTER's condition was taken for a bare
+    column, ``FILTER (WHERE any_value(r) > 0)``). Beyond 2^53, SQLite's total() and avg() depend on its
     version (3.43 added exact summation: total(2^63 - 1, -2^63) is 0.0 in 3.40, -1.0 since), so not compared there."""
     lite, duck, translated = both(sql, SUMMED)
     assert duck == lite, translated

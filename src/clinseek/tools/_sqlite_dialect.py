@@ -352,6 +352,18 @@ def _renamed(tree: exp.Expr, names: dict[int, str] | None) -> tuple[str | None, 
     return out if any(out) else ()
 
 
+def _aggregate_core(node: exp.Expr) -> exp.Expr:
+    """The aggregate of ``agg(x) FILTER (WHERE ...) OVER (...)`` (``node`` without its window and filter)."""
+    while isinstance(node, (exp.Window, exp.Filter)):
+        node = node.this
+    return node
+
+
+def _aggregate_top(node: exp.Expr) -> bool:
+    """``node`` is a whole aggregate call: not the aggregate or filter inside a ``FILTER`` or ``OVER`` of it."""
+    return not (isinstance(node.parent, (exp.Filter, exp.Window)) and node.arg_key == "this")
+
+
 class _Context:
     def __init__(self, now: dt.datetime | None, t: Translation) -> None:
         self.now = now
@@ -362,10 +374,13 @@ class _Context:
             folded = fold(node)  # integer literals as SQLite computes them (a REAL beyond 64 bits)
             if folded is not None:
                 return folded
-        if (isinstance(node, exp.Sum) and not isinstance(node.parent, exp.Window)) or (
-            isinstance(node, exp.Window) and isinstance(node.this, exp.Sum)
-        ):
-            return checked_sum(node)  # SQLite's "integer overflow" beyond 64 bits
+        if isinstance(node, (exp.Sum, exp.Filter, exp.Window)) and _aggregate_top(node):
+            core = _aggregate_core(node)
+            if core.meta.get("sqlite_total"):  # total(x) FILTER (...) OVER (...): a REAL, 0.0 for none
+                return exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE")),
+                                    expressions=[exp.Literal.number("0.0")])
+            if isinstance(core, exp.Sum):
+                return checked_sum(node)  # SQLite's "integer overflow" beyond 64 bits
         if isinstance(node, exp.Anonymous) and function_name(node) in _TIME_FUNCTIONS:
             return self.time_function(function_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
@@ -383,17 +398,10 @@ class _Context:
             return self.time_function("strftime", [node.args["format"], *args], node)
         if isinstance(node, exp.Anonymous) and function_name(node) == "total":
             self.t.add("total(x)", "coalesce(sum(x), 0.0)")
-            out = exp.Coalesce(
-                this=exp.Cast(this=exp.Sum(this=node.expressions[0]), to=exp.DataType.build("DOUBLE")),
-                expressions=[exp.Literal.number("0.0")],
-            )
-            out.meta["sqlite_total"] = True
-            return out
-        if isinstance(node, exp.Window) and node.this.meta.get("sqlite_total"):  # total(x) OVER (...)
-            total = node.this
-            node.set("this", total.this.this)  # the window over sum(x)
-            return exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE")),
-                                expressions=total.expressions)
+            total = exp.Sum(this=node.expressions[0])
+            total.meta["sqlite_total"] = True  # its FILTER or OVER, visited next, puts coalesce() around them
+            return total if isinstance(node.parent, (exp.Filter, exp.Window)) else exp.Coalesce(
+                this=exp.Cast(this=total, to=exp.DataType.build("DOUBLE")), expressions=[exp.Literal.number("0.0")])
         if isinstance(node, exp.Paren) and "sqlite_number" in node.this.meta:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
             return None
@@ -1029,7 +1037,7 @@ def _scope_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, (exp.Subquery, exp.Select, exp.Union, exp.Window, exp.AggFunc)):
+        if isinstance(node, (exp.Subquery, exp.Select, exp.Union, exp.Window, exp.AggFunc, exp.Filter)):
             continue
         yield node
         stack.extend(node.iter_expressions())

@@ -116,13 +116,25 @@ def is_integer(node: exp.Expr) -> bool:
 
 
 def widen(node: exp.Add | exp.Sub | exp.Mul) -> None:
-    """``a + b`` (``-``, ``*``) of two known integers computed in 64 bits: ``CAST(a AS BIGINT) + b`` (DuckDB computes
-    two INTEGER operands in 32 bits)."""
-    if is_integer(node.this) and is_integer(node.expression):
-        left = node.this
-        if not (isinstance(left, exp.Cast) and left.to.is_type(exp.DataType.Type.BIGINT)):
-            node.set("this", exp.Cast(this=left, to=exp.DataType.build("BIGINT")))
-        node.meta["sqlite_integer"] = True
+    """``a + b`` (``-``, ``*``) of two known integers computed in 64 bits (DuckDB computes two INTEGER operands in 32):
+    ``CAST(7 AS BIGINT)`` for a literal, ``(a + CAST(0 AS BIGINT))`` otherwise (an integer becomes a BIGINT, and a
+    column that is not one after all, a CTE's ``hadm_id`` computed by ``avg()``, keeps its value)."""
+    if not (is_integer(node.this) and is_integer(node.expression)):
+        return
+    node.meta["sqlite_integer"] = True
+    left = node.this
+    inner = left.this if isinstance(left, exp.Paren) else left
+    if inner.meta.get("sqlite_integer") or left.meta.get("sqlite_bigint") or (
+        isinstance(left, exp.Cast) and left.to.is_type(exp.DataType.Type.BIGINT)
+    ):  # a BIGINT already: widened arithmetic, the translation of CAST(x AS INTEGER)
+        return
+    bigint_zero = exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("BIGINT"))
+    if literal_integer(left) is not None:
+        wide: exp.Expr = exp.Cast(this=left, to=exp.DataType.build("BIGINT"))
+    else:
+        wide = exp.Paren(this=exp.Add(this=left, expression=bigint_zero))
+        wide.meta["sqlite_bigint"] = True
+    node.set("this", wide)
 
 
 def checked_sum(node: exp.Expr) -> exp.Expr:
