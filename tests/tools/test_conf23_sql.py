@@ -262,6 +262,15 @@ def test_integer_literal_arithmetic_gives_sqlites_value_and_type(expr: str) -> N
     assert [type(v) for v in duck[0]] == [type(v) for v in lite[0]], (duck, lite)  # a REAL is a float
 
 
+@pytest.mark.parametrize("sql", ["SELECT k, b FROM t ORDER BY 1 + 1, k DESC", "SELECT k, b FROM t ORDER BY (3 - 1), k DESC",
+                                 "SELECT count(*), max(k) FROM t GROUP BY 1 + 1"])
+def test_an_order_by_of_literal_arithmetic_stays_an_expression(sql: str) -> None:
+    """``ORDER BY 1 + 1`` orders by a constant in SQLite; folded to ``ORDER BY 2`` it would order by the second
+    column."""
+    lite, duck, translated = both(sql)
+    assert duck == lite, translated
+
+
 INTEGER_COLUMNS = [
     ("subject_id + 1", [2147483647, -5]), ("subject_id * subject_id", [2147483647, -5, 46341]),
     ("anchor_age * anchor_age", [32767, 200]), ("subject_id * hadm_id * 1000", [10_000_032, 20_000_000]),

@@ -78,7 +78,7 @@ def fold(node: exp.Expr) -> exp.Expr | None:
         value = literal_integer(node)  # -(-9223372036854775808) is a REAL in SQLite
         return None if value is None or _INT64_MIN < value <= _INT64_MAX else _number(
             value if value == _INT64_MIN else float(value))
-    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)) or _position_slot(node):
         return None
     a, b = literal_integer(node.this), literal_integer(node.expression)
     if a is None or b is None:
@@ -95,6 +95,15 @@ def fold(node: exp.Expr) -> exp.Expr | None:
     real = {exp.Add: lambda: float(a) + float(b), exp.Sub: lambda: float(a) - float(b),
             exp.Mul: lambda: float(a) * float(b), exp.Div: lambda: float(a) / float(b)}[type(node)]()  # fmt: skip
     return _number(real)
+
+
+def _position_slot(node: exp.Expr) -> bool:
+    """``node`` is an ORDER BY or GROUP BY item (in parentheses or not): ``ORDER BY 1 + 1`` is a constant expression,
+    ``ORDER BY 2`` a column's position, so it is not folded."""
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return isinstance(parent, (exp.Ordered, exp.Group))
 
 
 def is_integer(node: exp.Expr) -> bool:
