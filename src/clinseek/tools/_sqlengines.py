@@ -12,6 +12,7 @@ query written for BigQuery, :func:`bigquery_marker`, BigQuery's numbering). SQLi
 
 from __future__ import annotations
 
+import functools
 import re
 
 import sqlglot
@@ -274,21 +275,26 @@ def _bigquery_casts(tree: exp.Expr, sql: str) -> None:
     if not _BIGQUERY_TEXT.search(sql):  # a regular expression first: this is on every query's path
         return
     written = _integer_casts(sql)
-    for kind, node_type in (("SAFE_CAST", exp.TryCast), ("CAST", exp.Cast)):
-        casts = [c for c in tree.find_all(node_type) if type(c) is node_type and c.to.is_type(*exp.DataType.INTEGER_TYPES)]
-        if not casts or len(casts) != written[kind] or (kind == "CAST" and bigquery_marker(sql) is None):
+    if not any(written.values()):
+        return
+    casts = [(node, "SAFE_CAST" if type(node) is exp.TryCast else "CAST") for node in tree.find_all(exp.Cast)
+             if node.to.is_type(*exp.DataType.INTEGER_TYPES)]  # TryCast is a Cast; outer ones first
+    kinds = {kind for kind in written
+             if written[kind] and written[kind] == sum(k == kind for _, k in casts)
+             and (kind == "SAFE_CAST" or bigquery_marker(sql) is not None)}
+    for cast, kind in reversed(casts):  # an inner cast first: an outer one copies its value
+        if kind not in kinds:
             continue
-        for cast in reversed(casts):  # an inner cast first: an outer one copies its value
-            value = cast.this
-            if unparen(value).meta.get("bigquery_int64"):  # already an INT64: no text to read
-                cast.replace((exp.TryCast if kind == "SAFE_CAST" else exp.Cast)(this=value, to=exp.DataType.build("BIGINT")))
-                continue
-            if sum(1 for _ in value.walk()) > _MAX_CAST_NODES:  # each cast copies its value ~10 times
-                raise ToolError("sql_error", f"{kind}(... AS INT64) nested in casts too deeply to read as BigQuery; "
-                                "DuckDB: TRY_CAST(x AS BIGINT) (reads '1.5' as 2)")
-            new = _bigquery_cast(value, safe=kind == "SAFE_CAST")
-            new.meta["bigquery_int64"] = True
-            cast.replace(new)
+        value = cast.this
+        if unparen(value).meta.get("bigquery_int64"):  # already an INT64: no text to read
+            cast.replace((exp.TryCast if kind == "SAFE_CAST" else exp.Cast)(this=value, to=exp.DataType.build("BIGINT")))
+            continue
+        if sum(1 for _ in value.walk()) > _MAX_CAST_NODES:  # each cast copies its value ~10 times
+            raise ToolError("sql_error", f"{kind}(... AS INT64) nested in casts too deeply to read as BigQuery; "
+                            "DuckDB: TRY_CAST(x AS BIGINT) (reads '1.5' as 2)")
+        new = _bigquery_cast(value, safe=kind == "SAFE_CAST")
+        new.meta["bigquery_int64"] = True
+        cast.replace(new)
 
 
 _MAX_CAST_NODES = 2_000
@@ -296,6 +302,7 @@ _INTEGER_NAMES = frozenset({"INT64", "INT", "INTEGER", "BIGINT", "SMALLINT", "TI
                             "INT2", "HUGEINT", "INT128"})  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)
 def _integer_casts(sql: str) -> dict[str, int]:
     """How many ``CAST(... AS <integer type>)`` and ``SAFE_CAST(...)`` the text writes (from its tokens)."""
     counts = {"CAST": 0, "SAFE_CAST": 0}
@@ -379,6 +386,7 @@ _BARE_UNIT_FUNCTIONS = frozenset({"DATE_DIFF", "DATETIME_DIFF", "DATE_TRUNC"})
 DuckDB's ``date_diff('day', b, a)`` quotes it, first)."""
 
 
+@functools.lru_cache(maxsize=256)
 def bigquery_marker(sql: str) -> str | None:
     """The construct that shows ``sql`` was written for BigQuery (:data:`_BIGQUERY_NAMES`, ``x[OFFSET(n)]``, a bare unit
     last in :data:`_BARE_UNIT_FUNCTIONS`), from its tokens (not its strings or comments); ``None`` if none."""

@@ -25,6 +25,11 @@ from sqlglot import exp
 from ..schema import tables
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _bigint() -> exp.DataType:
+    return exp.DataType(this=exp.DataType.Type.BIGINT)  # DataType.build("BIGINT") parses the text (~0.1 ms)
+
 _INTEGER_TYPES = frozenset({"SMALLINT", "INTEGER", "BIGINT"})
 
 
@@ -58,7 +63,7 @@ def _number(value: int | float) -> exp.Expr:
         return exp.Literal.number(repr(value))  # '9.223372036854776e+18': a DOUBLE in DuckDB
     literal = exp.Literal.number(abs(value))
     out: exp.Expr = literal if value >= 0 else exp.Paren(this=exp.Neg(this=literal))
-    out = exp.Cast(this=out, to=exp.DataType.build("BIGINT")) if not -(2**31) <= value < 2**31 else out
+    out = exp.Cast(this=out, to=_bigint()) if not -(2**31) <= value < 2**31 else out
     out.meta["sqlite_literal"] = value
     return out
 
@@ -137,9 +142,9 @@ def widen(node: exp.Add | exp.Sub | exp.Mul) -> None:
         isinstance(left, exp.Cast) and left.to.is_type(exp.DataType.Type.BIGINT)
     ):  # a BIGINT already: widened arithmetic, the translation of CAST(x AS INTEGER)
         return
-    bigint_zero = exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("BIGINT"))
+    bigint_zero = exp.Cast(this=exp.Literal.number(0), to=_bigint())
     if literal_integer(left) is not None:
-        wide: exp.Expr = exp.Cast(this=left, to=exp.DataType.build("BIGINT"))
+        wide: exp.Expr = exp.Cast(this=left, to=_bigint())
     else:
         wide = exp.Paren(this=exp.Add(this=left, expression=bigint_zero))
         wide.meta["sqlite_bigint"] = True
