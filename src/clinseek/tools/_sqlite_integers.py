@@ -27,10 +27,11 @@ from ..schema import tables
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
+_INTEGER_TYPES = frozenset({"SMALLINT", "INTEGER", "BIGINT"})
+
+
 def _bigint() -> exp.DataType:
     return exp.DataType(this=exp.DataType.Type.BIGINT)  # DataType.build("BIGINT") parses the text (~0.1 ms)
-
-_INTEGER_TYPES = frozenset({"SMALLINT", "INTEGER", "BIGINT"})
 
 
 @functools.cache
