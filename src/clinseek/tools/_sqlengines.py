@@ -5,12 +5,14 @@ sqlglot reads such SQL as DuckDB and writes it back; where the DuckDB text would
 of the final tree: interval units, ``DATE_ADD`` of text, ``SIMILAR TO``, BigQuery's ``FLOAT64`` and
 ``TIMESTAMP_DIFF``, PostgreSQL's ``LIKE ANY``) or refuses it naming the DuckDB form (:func:`other_engine_forms`:
 PostgreSQL's quoted ``DATETIME_DIFF`` unit, ``NUMERIC`` without a precision, differences in weeks; it also gives
-BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning). SQLite is the SQLite translator's
+BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning, and ``EXTRACT(DAYOFWEEK / WEEK FROM x)`` in a
+query written for BigQuery, :func:`bigquery_marker`, BigQuery's numbering). SQLite is the SQLite translator's
 (``_sqlite_dialect``); this module does not import it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 import sqlglot
@@ -172,16 +174,19 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
     - ``x::numeric`` / ``CAST(x AS DECIMAL)`` without a precision is DuckDB's ``DECIMAL(18, 3)``: values are
       rounded to 3 decimals (PostgreSQL keeps every digit, MySQL and SQL Server round to an integer).
 
-    It also gives BigQuery's ``SAFE_CAST`` of text to an integer BigQuery's meaning (:func:`_safe_cast`) and refuses
-    a difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
+    It also gives BigQuery's ``SAFE_CAST`` and ``CAST`` to an integer BigQuery's meaning (:func:`_bigquery_casts`), and
+    ``EXTRACT(DAYOFWEEK / WEEK FROM x)`` in a query written for BigQuery (:func:`_bigquery_date_parts`), and refuses a
+    difference in weeks written for BigQuery or T-SQL (:func:`_week_difference`).
 
     Raises:
         ToolError: ``"sql_error"`` naming the construct and its DuckDB forms.
     """
+    if _EXTRACT_WEEKDAY.search(sql):
+        _bigquery_date_parts(tree, sql)
+    _bigquery_casts(tree, sql)
     if not _OTHER_ENGINE_TEXT.search(sql):
         return
     _week_difference(sql)
-    _safe_cast(tree, sql)
     if not re.search(r"datetime_diff|numeric|decimal", sql, re.IGNORECASE):
         return
     diff = any(isinstance(n, exp.DatetimeDiff) for n in tree.find_all(exp.DatetimeDiff))
@@ -215,7 +220,7 @@ def other_engine_forms(tree: exp.Expr, sql: str) -> None:
                 raise ToolError("sql_error", f"DATETIME_DIFF(..., '{last.text}'): {DUCKDB_FORMS['datetime_diff']}")
 
 
-_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|safe_cast|date_?diff", re.IGNORECASE)
+_OTHER_ENGINE_TEXT = re.compile(r"datetime_diff|numeric|decimal|date_?diff", re.IGNORECASE)
 """Text :func:`other_engine_forms` needs before it looks at the tree or the tokens."""
 _WEEK_DIFF = re.compile(r"\b(?:date_?diff|datetime_diff)\s*\((?:.|\n)*?\b(?:iso)?(?:week|wk|ww)\b", re.IGNORECASE)
 _WEEK_UNITS = frozenset({"WEEK", "WK", "WW", "ISOWEEK", "ISOWK", "ISOWW"})
@@ -258,28 +263,92 @@ _BIGQUERY_HEX = rf"^ *([+-]?0[xX][0-9a-fA-F]+){_ASCII_SPACE}$"
 space around them (``absl::SimpleAtoi``), or a hex number with a sign after spaces only (``-0x1F`` is -31)."""
 
 
-def _safe_cast(tree: exp.Expr, sql: str) -> None:
-    """BigQuery's ``SAFE_CAST(x AS INT64)`` of text as BigQuery reads it (:data:`_BIGQUERY_DECIMAL`,
-    :data:`_BIGQUERY_HEX`): NULL unless the text is an integer, where DuckDB's ``TRY_CAST`` reads '1.5' as 2, '1e2'
-    as 100 and '-0x1F' as NULL. sqlglot reads SAFE_CAST and TRY_CAST alike, so this applies when every ``TRY_CAST``
-    of the tree was written ``SAFE_CAST``; a number keeps its rounding (BigQuery rounds half away from zero, as
-    DuckDB does)."""
-    written = len(re.findall(r"\bsafe_cast\s*\(", sql, re.IGNORECASE))
-    if not written:
+def _bigquery_casts(tree: exp.Expr, sql: str) -> None:
+    """BigQuery's ``SAFE_CAST(x AS INT64)`` and, in a query written for BigQuery (:func:`bigquery_marker`; ``INT64``
+    is such a construct), its ``CAST(x AS INT64)``, as BigQuery converts: text by :data:`_BIGQUERY_DECIMAL` and
+    :data:`_BIGQUERY_HEX` (DuckDB's casts read '1.5' as 2, '1e2' as 100, '1_000' as 1000 and refuse '-0x1F'), a
+    FLOAT64 rounded half away from zero (DuckDB's cast of a DOUBLE rounds half to even: 2.5 -> 2, BigQuery 3), to
+    INT64 whatever integer alias is written (BigQuery's INTEGER, INT, SMALLINT are INT64). Where BigQuery fails,
+    ``SAFE_CAST`` is NULL and ``CAST`` an error saying so (before: DuckDB's value). sqlglot reads SAFE_CAST and TRY_CAST
+    alike, and writes other casts of its own, so each applies when the tree holds exactly the integer casts of that
+    kind the text writes."""
+    if not _BIGQUERY_TEXT.search(sql):  # a regular expression first: this is on every query's path
         return
-    casts = list(tree.find_all(exp.TryCast))
-    if len(casts) != written:
+    written = _integer_casts(sql)
+    if not any(written.values()):
         return
-    for cast in reversed(casts):  # an inner SAFE_CAST first: an outer one copies its value
-        if not cast.to.is_type(*exp.DataType.INTEGER_TYPES):
+    casts = [(node, "SAFE_CAST" if type(node) is exp.TryCast else "CAST") for node in tree.find_all(exp.Cast)
+             if node.to.is_type(*exp.DataType.INTEGER_TYPES)]  # TryCast is a Cast; outer ones first
+    kinds = {kind for kind in written
+             if written[kind] and written[kind] == sum(k == kind for _, k in casts)
+             and (kind == "SAFE_CAST" or bigquery_marker(sql) is not None)}
+    for cast, kind in reversed(casts):  # an inner cast first: an outer one copies its value
+        if kind not in kinds:
             continue
         value = cast.this
-        is_text = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
-                         expression=exp.Literal.string("VARCHAR"))
-        from_text = exp.TryCast(this=_bigquery_integer(exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))),
-                                to=cast.to.copy())
-        cast.replace(exp.Case(ifs=[exp.If(this=is_text, true=from_text)],
-                              default=exp.TryCast(this=value, to=cast.to.copy())))
+        if unparen(value).meta.get("bigquery_int64"):  # already an INT64: no text to read
+            cast.replace((exp.TryCast if kind == "SAFE_CAST" else exp.Cast)(this=value, to=exp.DataType.build("BIGINT")))
+            continue
+        if sum(1 for _ in value.walk()) > _MAX_CAST_NODES:  # each cast copies its value ~10 times
+            raise ToolError("sql_error", f"{kind}(... AS INT64) nested in casts too deeply to read as BigQuery; "
+                            "DuckDB: TRY_CAST(x AS BIGINT) (reads '1.5' as 2)")
+        new = _bigquery_cast(value, safe=kind == "SAFE_CAST")
+        new.meta["bigquery_int64"] = True
+        cast.replace(new)
+
+
+_MAX_CAST_NODES = 2_000
+_INTEGER_NAMES = frozenset({"INT64", "INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "BYTEINT", "INT8", "INT4",
+                            "INT2", "HUGEINT", "INT128"})  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def _integer_casts(sql: str) -> dict[str, int]:
+    """How many ``CAST(... AS <integer type>)`` and ``SAFE_CAST(...)`` the text writes (from its tokens)."""
+    counts = {"CAST": 0, "SAFE_CAST": 0}
+    if not re.search(r"\b(?:safe_)?cast\s*\(", sql, re.IGNORECASE):
+        return counts
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return counts
+    for i, token in enumerate(tokens[:-1]):
+        kind = token.text.upper()
+        if kind not in counts or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        last = _last_argument(tokens, i + 1)
+        after_as = [t for j, t in enumerate(last) if j and last[j - 1].token_type == TokenType.ALIAS]
+        if after_as and after_as[-1].text.upper() in _INTEGER_NAMES:
+            counts[kind] += 1
+    return counts
+
+
+_BIGQUERY_FLOAT_TYPES = ("DOUBLE", "FLOAT")
+
+
+def _bigquery_cast(value: exp.Expr, *, safe: bool) -> exp.Expr:
+    """``value`` to INT64 as BigQuery's ``SAFE_CAST`` (``safe``) or ``CAST`` converts it (:func:`_bigquery_casts`)."""
+    def typed(kinds: tuple[str, ...]) -> exp.Expr:
+        return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
+                      expressions=[exp.Literal.string(k) for k in kinds])
+
+    cast = exp.TryCast if safe else exp.Cast
+    bigint = exp.DataType.build("BIGINT")
+    text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
+    from_text: exp.Expr = exp.TryCast(this=_bigquery_integer(text), to=bigint.copy())
+    if not safe:
+        failed = exp.Anonymous(this="error", expressions=[exp.DPipe(
+            this=exp.DPipe(this=exp.Literal.string("CAST(x AS INT64): BigQuery reads no INT64 in the text '"),
+                           expression=text.copy(), safe=True),
+            expression=exp.Literal.string("' (it reads decimal digits, or a hex number such as -0x1F, with a sign and "
+                                          "spaces around: this CAST is an error there; SAFE_CAST(x AS INT64) is NULL)"),
+            safe=True)])  # fmt: skip
+        from_text = exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                             default=exp.Coalesce(this=from_text, expressions=[failed]))
+    rounded = exp.Anonymous(this="round", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
+    return exp.Case(ifs=[exp.If(this=typed(("VARCHAR",)), true=from_text),
+                         exp.If(this=typed(_BIGQUERY_FLOAT_TYPES), true=cast(this=rounded, to=bigint.copy()))],
+                    default=cast(this=value.copy(), to=bigint.copy()))
 
 
 def _bigquery_integer(text: exp.Expr) -> exp.Expr:
@@ -299,3 +368,103 @@ def _bigquery_integer(text: exp.Expr) -> exp.Expr:
         exp.If(this=exp.NEQ(this=hexadecimal, expression=exp.Literal.string("")),
                true=exp.TryCast(this=signed, to=exp.DataType.build("BIGINT"))),
     ])  # fmt: skip
+
+
+_EXTRACT_WEEKDAY = re.compile(r"\bextract\s*\(\s*(?:dayofweek|week)\b", re.IGNORECASE)
+"""Text :func:`_bigquery_date_parts` needs: a date part BigQuery numbers otherwise than DuckDB."""
+_BIGQUERY_NAMES = frozenset({
+    "SAFE_CAST", "INT64", "FLOAT64", "BIGNUMERIC", "FORMAT_DATE", "FORMAT_DATETIME", "FORMAT_TIMESTAMP", "PARSE_DATE",
+    "PARSE_DATETIME", "PARSE_TIMESTAMP", "TIMESTAMP_DIFF", "TIMESTAMP_ADD", "TIMESTAMP_SUB", "TIMESTAMP_TRUNC",
+    "DATETIME_ADD", "DATETIME_SUB", "DATETIME_TRUNC", "CURRENT_DATETIME", "SAFE_OFFSET", "SAFE_ORDINAL",
+})  # fmt: skip
+"""Names only BigQuery has among the engines models write for (DuckDB has none of them)."""
+_BIGQUERY_TEXT = re.compile(r"\b(?:" + "|".join(sorted(n.lower() for n in _BIGQUERY_NAMES)) + r"|date_diff|datetime_diff|"
+                            r"date_trunc|offset|ordinal)\b", re.IGNORECASE)
+"""Text :func:`bigquery_marker` needs before it reads the tokens."""
+_BARE_UNIT_FUNCTIONS = frozenset({"DATE_DIFF", "DATETIME_DIFF", "DATE_TRUNC"})
+"""Functions DuckDB has too, BigQuery's when the unit is a bare word after the value (``DATE_DIFF(a, b, DAY)``;
+DuckDB's ``date_diff('day', b, a)`` quotes it, first)."""
+
+
+@functools.lru_cache(maxsize=256)
+def bigquery_marker(sql: str) -> str | None:
+    """The construct that shows ``sql`` was written for BigQuery (:data:`_BIGQUERY_NAMES`, ``x[OFFSET(n)]``, a bare unit
+    last in :data:`_BARE_UNIT_FUNCTIONS`), from its tokens (not its strings or comments); ``None`` if none."""
+    if not _BIGQUERY_TEXT.search(sql):
+        return None
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("duckdb").tokenize(sql)
+    except SqlglotError:
+        return None
+    for i, token in enumerate(tokens):
+        name = token.text.upper()
+        if token.token_type == TokenType.STRING:
+            continue
+        if name in _BIGQUERY_NAMES:
+            return name
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        if name in ("OFFSET", "ORDINAL") and i and tokens[i - 1].token_type == TokenType.L_BRACKET and (
+            after is not None and after.token_type == TokenType.L_PAREN
+        ):
+            return f"[{name}(n)]"
+        if name in _BARE_UNIT_FUNCTIONS and after is not None and after.token_type == TokenType.L_PAREN:
+            last = _last_argument(tokens, i + 1)
+            if len(last) == 1 and last[0].token_type != TokenType.STRING and last[0].text.upper() in _DATE_PARTS:
+                return f"{token.text}(..., {last[0].text})"
+    return None
+
+
+_DATE_PARTS = frozenset({"MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFWEEK", "DAYOFYEAR",
+                         "WEEK", "ISOWEEK", "MONTH", "QUARTER", "YEAR", "ISOYEAR"})  # fmt: skip
+
+
+def _last_argument(tokens: list[Token], open_paren: int) -> list[Token]:
+    """The tokens of the last argument of the call whose ``(`` is ``tokens[open_paren]``."""
+    depth, last = 1, []
+    for token in tokens[open_paren + 1:]:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 0:
+            break
+        if depth == 1 and token.token_type == TokenType.COMMA:
+            last = []
+        else:
+            last.append(token)
+    return last
+
+
+_BIGQUERY_WEEKS = {"SUNDAY": "%U", "MONDAY": "%W"}
+"""BigQuery's ``WEEK(<day>)``: weeks starting on that day, days before the year's first one in week 0 (strftime)."""
+
+
+def _bigquery_date_parts(tree: exp.Expr, sql: str) -> None:
+    """In a query written for BigQuery (:func:`bigquery_marker`), ``EXTRACT`` of the date parts BigQuery numbers
+    otherwise than DuckDB, as BigQuery numbers them (``EXTRACT(DAYOFWEEK FROM x)``: BigQuery 1-7 from Sunday, DuckDB
+    0-6; ``WEEK``: BigQuery's Sunday weeks from 0, DuckDB's ISO week; ``WEEK(MONDAY)``). A query valid as DuckDB
+    (no BigQuery construct) keeps DuckDB's numbering, as does ``dayofweek(x)`` (DuckDB's function; BigQuery has
+    none) and a query read as SQLite (SQLite has neither; its ``strftime('%w', x)`` is DuckDB's 0-6 too).
+
+    Raises:
+        ToolError: ``"sql_error"`` for ``WEEK(<day>)`` other than Sunday and Monday, naming the DuckDB form.
+    """
+    extracts = [e for e in tree.find_all(exp.Extract)
+                if isinstance(e.this, exp.Week) or e.this.name.upper() in ("DAYOFWEEK", "WEEK")]
+    if not extracts or re.search(r"\bextract\s*\(\s*dow\b", sql, re.IGNORECASE):
+        return  # PostgreSQL's DOW (sqlglot reads it as DAYOFWEEK) is DuckDB's numbering
+    marker = bigquery_marker(sql)
+    if marker is None:
+        return
+    for node in extracts:
+        value = node.expression.copy()
+        if isinstance(node.this, exp.Week):
+            day = node.this.this.name.upper()
+            if day not in _BIGQUERY_WEEKS:
+                raise ToolError("sql_error", f"EXTRACT(WEEK({day}) FROM x) is BigQuery ({marker}): DuckDB has weeks "
+                                "from Sunday (CAST(strftime(x, '%U') AS BIGINT)) and Monday (strftime(x, '%W'))")
+            fmt = _BIGQUERY_WEEKS[day]
+        elif node.this.name.upper() == "WEEK":
+            fmt = _BIGQUERY_WEEKS["SUNDAY"]
+        else:
+            node.replace(exp.Paren(this=exp.Add(this=node.copy(), expression=exp.Literal.number(1))))
+            continue
+        node.replace(exp.Cast(this=exp.Anonymous(this="strftime", expressions=[value, exp.Literal.string(fmt)]),
+                              to=exp.DataType.build("BIGINT")))

@@ -91,6 +91,9 @@ DUCKDB_FORMS: dict[str, str] = {
     "raw string": "r'...' is BigQuery's raw string -> DuckDB '...' without the r (DuckDB keeps a backslash as "
     "written: regexp_matches(x, '^\\d+'))",
     "div": "DIV(a, b) is BigQuery's integer division -> DuckDB a // b",
+    "integer overflow": "an integer result beyond its type stops DuckDB with this error, where SQLite's integers are "
+    "64-bit and beyond 64 bits turn into a REAL (9223372036854775807 + 1 is 9.223372036854776e+18) -> CAST(a AS "
+    "BIGINT) * b (INTEGER columns and literals are 32 bits here), CAST(a AS DOUBLE) * b for a REAL",
     "from_unixtime": "FROM_UNIXTIME(n) is MySQL -> DuckDB make_timestamp(CAST(n * 1000000 AS BIGINT)) (the episode's "
     "times have no time zone)",
 }
@@ -155,6 +158,7 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "raw string": r"(?<![\w'])r'",
         "div": r"\bdiv\s*\(",
         "from_unixtime": r"\bfrom_unixtime\s*\(",
+        "integer overflow": r"overflow in (?:addition|subtraction|multiplication|negation) of u?int(?:8|16|32|64|128)",
         "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()

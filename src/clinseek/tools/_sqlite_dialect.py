@@ -16,6 +16,7 @@ SQLite's semantics (:func:`translate`): sqlglot's SQLite reader and DuckDB write
 ``group_concat``, ``instr``, ``iif``, ``IS``, ``LIMIT a, b``, NULLs first in ascending order,
 ``x / 0`` is NULL) plus the rules here: the date/time functions with every modifier, ``strftime``
 formats, text-to-number conversion in arithmetic and in ``CAST`` (the leading number), integer division,
+64-bit integers (``_sqlite_integers``: a REAL beyond 64 bits, ``sum()``'s "integer overflow"),
 case-insensitive ``LIKE``, scalar ``max``/``min``, ``round``/``total``, and bare columns beside
 aggregates (SQLite takes them from the row of the one ``min``/``max``, else from any row). SQLite's
 ``'now'`` is the episode's prediction time. The SQL guard checks the translated statement like any
@@ -35,6 +36,8 @@ from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
 from ._sqlhints import DUCKDB_FORMS, GENERIC_FORM, function_name, hint_for, unparen
+from ._sqlite_integers import checked_sum, fold, widen
+from ._sqlite_names import SelectLists, select_lists, source_texts
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
 """Functions SQLite has and DuckDB does not: their presence marks a query as SQLite."""
@@ -198,7 +201,7 @@ class SqliteDialect:
             raise
         if sqlite_tree is None or _subscript_as_alias(sqlite_tree, sql):
             return None
-        out, self.translation = translate(sqlite_tree, self.prediction_time)
+        out, self.translation = translate(sqlite_tree, self.prediction_time, sql)
         return out
 
 
@@ -244,8 +247,13 @@ def _parse_sqlite(sql: str) -> exp.Expr | None:
 # -- translation ------------------------------------------------------------------------------------
 
 
-def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.Expr, Translation]:
+def translate(
+    tree: exp.Expr, prediction_time: dt.datetime | None, sql: str | None = None
+) -> tuple[exp.Expr, Translation]:
     """Translate one statement parsed as SQLite into DuckDB with SQLite's semantics.
+
+    ``sql``: the text ``tree`` was parsed from; SQLite names an unaliased output by its exact text there
+    (:attr:`Translation.names`). Without it, by sqlglot's text of the expression.
 
     Returns:
         The DuckDB tree (generate it with ``dialect="duckdb"``) and what changed.
@@ -257,8 +265,10 @@ def translate(tree: exp.Expr, prediction_time: dt.datetime | None) -> tuple[exp.
     """
     t = Translation()
     ctx = _Context(prediction_time, t)
-    names = _sqlite_names(tree)
-    sources = [(s, _sqlite_names(s.this)) for s in tree.find_all(exp.Subquery, exp.CTE) if _named_source(s)]
+    lists = select_lists(sql) if sql is not None else None
+    names = _sqlite_names(tree, sql, lists)
+    sources = [(s, _sqlite_names(s.this, sql, lists)) for s in tree.find_all(exp.Subquery, exp.CTE)
+               if _named_source(s)]
     for node in reversed(list(tree.walk(bfs=False))):  # children before their parents
         new = ctx.rewrite(node)
         if new is not None and new is not node:
@@ -314,16 +324,19 @@ def _first_select(tree: exp.Expr) -> exp.Select | None:
     return tree if isinstance(tree, exp.Select) else None
 
 
-def _sqlite_names(tree: exp.Expr) -> dict[int, str] | None:
-    """SQLite's name of each unaliased output of the statement, by position: a column's name, else its expression's
-    text (function names in lower case, as models write them); ``None`` when an output is a ``*`` (the result's
+def _sqlite_names(tree: exp.Expr, sql: str | None, lists: SelectLists | None) -> dict[int, str] | None:
+    """SQLite's name of each unaliased output of the statement, by position: a column's name (``t.b``, ``(b)`` ->
+    ``b``), else its expression's exact text in ``sql`` (:func:`~._sqlite_names.source_texts`; sqlglot's text with
+    function names in lower case where it cannot be placed); ``None`` when an output is a ``*`` (the result's
     columns are then not the select's outputs one by one)."""
     select = _first_select(tree)
     if select is None or any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
                              for e in select.expressions):
         return None
-    return {i: e.name if isinstance(e, exp.Column) else e.sql(dialect="sqlite", normalize_functions="lower")
-            for i, e in enumerate(select.expressions) if not isinstance(e, exp.Alias)}
+    texts = source_texts(select, sql, lists) if sql is not None and lists else [None] * len(select.expressions)
+    return {i: unparen(e).name if isinstance(unparen(e), exp.Column)
+            else text or e.sql(dialect="sqlite", normalize_functions="lower")
+            for i, (e, text) in enumerate(zip(select.expressions, texts, strict=True)) if not isinstance(e, exp.Alias)}
 
 
 def _renamed(tree: exp.Expr, names: dict[int, str] | None) -> tuple[str | None, ...]:
@@ -339,12 +352,35 @@ def _renamed(tree: exp.Expr, names: dict[int, str] | None) -> tuple[str | None, 
     return out if any(out) else ()
 
 
+def _aggregate_core(node: exp.Expr) -> exp.Expr:
+    """The aggregate of ``agg(x) FILTER (WHERE ...) OVER (...)`` (``node`` without its window and filter)."""
+    while isinstance(node, (exp.Window, exp.Filter)):
+        node = node.this
+    return node
+
+
+def _aggregate_top(node: exp.Expr) -> bool:
+    """``node`` is a whole aggregate call: not the aggregate or filter inside a ``FILTER`` or ``OVER`` of it."""
+    return not (isinstance(node.parent, (exp.Filter, exp.Window)) and node.arg_key == "this")
+
+
 class _Context:
     def __init__(self, now: dt.datetime | None, t: Translation) -> None:
         self.now = now
         self.t = t
 
     def rewrite(self, node: exp.Expr) -> exp.Expr | None:
+        if isinstance(node, (exp.Literal, exp.Neg, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)):
+            folded = fold(node)  # integer literals as SQLite computes them (a REAL beyond 64 bits)
+            if folded is not None:
+                return folded
+        if isinstance(node, (exp.Sum, exp.Filter, exp.Window)) and _aggregate_top(node):
+            core = _aggregate_core(node)
+            if core.meta.get("sqlite_total"):  # total(x) FILTER (...) OVER (...): a REAL, 0.0 for none
+                return exp.Coalesce(this=exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE")),
+                                    expressions=[exp.Literal.number("0.0")])
+            if isinstance(core, exp.Sum):
+                return checked_sum(node)  # SQLite's "integer overflow" beyond 64 bits
         if isinstance(node, exp.Anonymous) and function_name(node) in _TIME_FUNCTIONS:
             return self.time_function(function_name(node), list(node.expressions), node)
         if isinstance(node, exp.Date) and not isinstance(node.parent, exp.Cast):
@@ -362,10 +398,10 @@ class _Context:
             return self.time_function("strftime", [node.args["format"], *args], node)
         if isinstance(node, exp.Anonymous) and function_name(node) == "total":
             self.t.add("total(x)", "coalesce(sum(x), 0.0)")
-            return exp.Coalesce(
-                this=exp.Cast(this=exp.Sum(this=node.expressions[0]), to=exp.DataType.build("DOUBLE")),
-                expressions=[exp.Literal.number("0.0")],
-            )
+            total = exp.Sum(this=node.expressions[0])
+            total.meta["sqlite_total"] = True  # its FILTER or OVER, visited next, puts coalesce() around them
+            return total if isinstance(node.parent, (exp.Filter, exp.Window)) else exp.Coalesce(
+                this=exp.Cast(this=total, to=exp.DataType.build("DOUBLE")), expressions=[exp.Literal.number("0.0")])
         if isinstance(node, exp.Paren) and "sqlite_number" in node.this.meta:
             node.meta["sqlite_number"] = node.this.meta["sqlite_number"]
             return None
@@ -379,6 +415,7 @@ class _Context:
         if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
             node.set("this", _number(node.this))
             node.set("expression", _number(node.expression))
+            widen(node)  # SQLite's integers are 64-bit (DuckDB's INTEGER columns and literals, 32)
             return None
         if isinstance(node, exp.Neg):
             node.set("this", _p(_number(node.this)))
@@ -431,7 +468,9 @@ class _Context:
         if to.is_type(*exp.DataType.INTEGER_TYPES):
             self.t.add("CAST(x AS INTEGER)", "CAST(trunc(x) AS BIGINT) (SQLite truncates toward zero; text: its "
                        "leading integer, '2e2' -> 2, 'abc' -> 0)")
-            return _sqlite_integer(_number(node.this))
+            out = _sqlite_integer(_number(node.this))
+            out.meta["sqlite_integer"] = True
+            return out
         if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
             return _sqlite_real(_number(node.this))
         return None
@@ -896,12 +935,20 @@ _REAL_PREFIX = _SQLITE_SPACE + r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[
 _AS_TEXT = ("VARCHAR", "DATE", "TIMESTAMP", "TIME")
 """DuckDB types of values SQLite holds as text (its times are text: CAST('2100-01-31 10:00:00' AS INTEGER) is 2100)."""
 _BIGINT_MIN, _BIGINT_MAX = "-9223372036854775808", "9223372036854775807"
+_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+                  "UHUGEINT")
+"""DuckDB's integer types: converted to SQLite's integer exactly, not through a DOUBLE (2^53 + 1 stays odd)."""
 
 
 def _text_typed(value: exp.Expr) -> exp.Expr:
     """``typeof(value)`` is one of :data:`_AS_TEXT` (DuckDB folds it per type)."""
+    return _typed(value, _AS_TEXT)
+
+
+def _typed(value: exp.Expr, kinds: tuple[str, ...]) -> exp.Expr:
+    """``typeof(value)`` is one of ``kinds`` (DuckDB folds it per type)."""
     return exp.In(this=exp.Anonymous(this="typeof", expressions=[value.copy()]),
-                  expressions=[exp.Literal.string(k) for k in _AS_TEXT])
+                  expressions=[exp.Literal.string(k) for k in kinds])
 
 
 def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
@@ -916,9 +963,9 @@ def _clamped(number: exp.Expr, sign: exp.Expr) -> exp.Expr:
 
 def _sqlite_integer(value: exp.Expr) -> exp.Expr:
     """``value`` converted to an integer as SQLite's ``CAST(x AS INTEGER)`` (and ``printf('%d')``) convert it: a
-    number truncated toward zero; text (and a time, text in SQLite) by its longest leading integer after white
-    space, 0 when there is none ('2e2' -> 2, '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit
-    range, its nearest end; NULL stays NULL."""
+    real truncated toward zero, an integer as it is (every digit: not through a DOUBLE, which keeps 53 bits); text
+    (and a time, text in SQLite) by its longest leading integer after white space, 0 when there is none ('2e2' -> 2,
+    '1.9' -> 1, ' 7 ' -> 7, '-0x1F' -> 0, 'abc' -> 0); beyond the 64-bit range, its nearest end; NULL stays NULL."""
     digits = exp.Anonymous(this="regexp_extract", expressions=[
         exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
         exp.Literal.string(_INTEGER_PREFIX), exp.Literal.number(1)])  # fmt: skip
@@ -928,7 +975,10 @@ def _sqlite_integer(value: exp.Expr) -> exp.Expr:
     )
     number = exp.Anonymous(this="trunc", expressions=[exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))])
     from_number = _clamped(number, exp.LT(this=number.copy(), expression=exp.Literal.number(0)))
-    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
+    whole = exp.TryCast(this=value.copy(), to=exp.DataType.build("HUGEINT"))  # every digit (a DOUBLE keeps 53 bits)
+    from_integer = _clamped(whole, exp.LT(this=whole.copy(), expression=exp.Literal.number(0)))
+    return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text),
+                         exp.If(this=_typed(value, _INTEGER_TYPES), true=from_integer)], default=from_number)
 
 
 def _sqlite_real(value: exp.Expr) -> exp.Expr:
@@ -987,7 +1037,7 @@ def _scope_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, (exp.Subquery, exp.Select, exp.Union, exp.Window, exp.AggFunc)):
+        if isinstance(node, (exp.Subquery, exp.Select, exp.Union, exp.Window, exp.AggFunc, exp.Filter)):
             continue
         yield node
         stack.extend(node.iter_expressions())

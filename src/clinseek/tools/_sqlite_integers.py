@@ -1,0 +1,165 @@
+"""SQLite's 64-bit integer arithmetic in a query read as SQLite (used by ``_sqlite_dialect``'s translation).
+
+SQLite's integers are 64-bit: ``2147483647 + 1`` is 2147483648 and ``subject_id * hadm_id`` does not overflow, where
+DuckDB computes an INTEGER (32-bit) column or literal in 32 bits and stops with "Overflow in multiplication of
+INT32". An integer result beyond 64 bits is a REAL in SQLite (``9223372036854775807 + 1`` is 9.223372036854776e+18),
+an integer literal beyond 64 bits too, and ``sum()`` of integers beyond 64 bits is SQLite's "integer overflow" error
+(DuckDB's sum is a 128-bit integer: no error). Here:
+
+- arithmetic of integer literals is computed as SQLite computes it (:func:`fold`), a REAL where it overflows;
+- ``+``, ``-``, ``*`` of two integers the translation knows (literals, the registry's integer columns, counts, casts
+  to INTEGER, arithmetic of those) is computed in 64 bits (:func:`widen`);
+- ``sum()`` of integers beyond 64 bits is an error naming SQLite's (:func:`checked_sum`).
+
+Not reproduced: a row whose 64-bit arithmetic overflows at run time gets DuckDB's overflow error (its hint says
+SQLite's REAL and how to write it), not a REAL in a column of integers (a DuckDB column has one type); ``sum()``
+whose running total leaves 64 bits and comes back is SQLite's error in the order SQLite adds, the exact sum here.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from sqlglot import exp
+
+from ..schema import tables
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+_INTEGER_TYPES = frozenset({"SMALLINT", "INTEGER", "BIGINT"})
+
+
+def _bigint() -> exp.DataType:
+    return exp.DataType(this=exp.DataType.Type.BIGINT)  # DataType.build("BIGINT") parses the text (~0.1 ms)
+
+
+@functools.cache
+def integer_columns() -> frozenset[str]:
+    """Lower-case names of the columns that are integers in every registry table that has them (``subject_id``,
+    ``hadm_id``, ``itemid``, ``anchor_age``, ...)."""
+    kinds: dict[str, set[str]] = {}
+    for table in tables():
+        for column in table.columns:
+            kinds.setdefault(column.name.lower(), set()).add(str(column.type))
+    return frozenset(name for name, types in kinds.items() if types <= _INTEGER_TYPES)
+
+
+def literal_integer(node: exp.Expr) -> int | None:
+    """The value of an integer literal (``7``, ``-7``, ``(7)``); ``None`` for anything else."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node.meta.get("sqlite_literal"), int):  # folded already
+        return node.meta["sqlite_literal"]
+    if isinstance(node, exp.Neg):
+        inner = literal_integer(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdigit():
+        return int(node.this)
+    return None
+
+
+def _number(value: int | float) -> exp.Expr:
+    if isinstance(value, float):
+        return exp.Literal.number(repr(value))  # '9.223372036854776e+18': a DOUBLE in DuckDB
+    literal = exp.Literal.number(abs(value))
+    out: exp.Expr = literal if value >= 0 else exp.Paren(this=exp.Neg(this=literal))
+    out = exp.Cast(this=out, to=_bigint()) if not -(2**31) <= value < 2**31 else out
+    out.meta["sqlite_literal"] = value
+    return out
+
+
+def fold(node: exp.Expr) -> exp.Expr | None:
+    """``node`` (``+ - * / %`` of two integer literals, or an integer literal) computed as SQLite computes it: an
+    integer within 64 bits, else the REAL of the same operation on doubles; ``x / 0`` and ``x % 0`` NULL; an integer
+    literal beyond 64 bits a REAL. ``None`` when ``node`` is not such arithmetic (or needs no change)."""
+    if isinstance(node, exp.Literal):
+        value = literal_integer(node)
+        if value is not None and value > _INT64_MAX and not (
+            isinstance(node.parent, exp.Neg) and value == -_INT64_MIN
+        ):  # SQLite reads -9223372036854775808 as the integer
+            return _number(float(value))
+        return None
+    if isinstance(node, exp.Neg):
+        value = literal_integer(node)  # -(-9223372036854775808) is a REAL in SQLite
+        return None if value is None or _INT64_MIN < value <= _INT64_MAX else _number(
+            value if value == _INT64_MIN else float(value))
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)) or _position_slot(node):
+        return None
+    a, b = literal_integer(node.this), literal_integer(node.expression)
+    if a is None or b is None:
+        return None
+    if isinstance(node, (exp.Div, exp.Mod)) and b == 0:
+        return exp.Null()
+    exact = {
+        exp.Add: lambda: a + b, exp.Sub: lambda: a - b, exp.Mul: lambda: a * b,
+        exp.Div: lambda: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),  # toward zero
+        exp.Mod: lambda: abs(a) % abs(b) * (1 if a >= 0 else -1),  # the sign of the dividend
+    }[type(node)]()  # fmt: skip
+    if _INT64_MIN <= exact <= _INT64_MAX:
+        return _number(exact)
+    real = {exp.Add: lambda: float(a) + float(b), exp.Sub: lambda: float(a) - float(b),
+            exp.Mul: lambda: float(a) * float(b), exp.Div: lambda: float(a) / float(b)}[type(node)]()  # fmt: skip
+    return _number(real)
+
+
+def _position_slot(node: exp.Expr) -> bool:
+    """``node`` is an ORDER BY or GROUP BY item (in parentheses or not): ``ORDER BY 1 + 1`` is a constant expression,
+    ``ORDER BY 2`` a column's position, so it is not folded."""
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return isinstance(parent, (exp.Ordered, exp.Group))
+
+
+def is_integer(node: exp.Expr) -> bool:
+    """``node`` is an integer the translation knows: a literal, a registry integer column, ``count()``, a cast to an
+    integer, or ``+ - * %`` / unary minus of such."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if node.meta.get("sqlite_integer") or isinstance(node, exp.Count) or literal_integer(node) is not None:
+        return True
+    if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+        return node.name.lower() in integer_columns()
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.is_type(*exp.DataType.INTEGER_TYPES)
+    if isinstance(node, exp.Neg):
+        return is_integer(node.this)
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Mod)):
+        return is_integer(node.this) and is_integer(node.expression)
+    return False
+
+
+def widen(node: exp.Add | exp.Sub | exp.Mul) -> None:
+    """``a + b`` (``-``, ``*``) of two known integers computed in 64 bits (DuckDB computes two INTEGER operands in 32):
+    ``CAST(7 AS BIGINT)`` for a literal, ``(a + CAST(0 AS BIGINT))`` otherwise (an integer becomes a BIGINT, and a
+    column that is not one after all, a CTE's ``hadm_id`` computed by ``avg()``, keeps its value)."""
+    if not (is_integer(node.this) and is_integer(node.expression)):
+        return
+    node.meta["sqlite_integer"] = True
+    left = node.this
+    inner = left.this if isinstance(left, exp.Paren) else left
+    if inner.meta.get("sqlite_integer") or left.meta.get("sqlite_bigint") or (
+        isinstance(left, exp.Cast) and left.to.is_type(exp.DataType.Type.BIGINT)
+    ):  # a BIGINT already: widened arithmetic, the translation of CAST(x AS INTEGER)
+        return
+    bigint_zero = exp.Cast(this=exp.Literal.number(0), to=_bigint())
+    if literal_integer(left) is not None:
+        wide: exp.Expr = exp.Cast(this=left, to=_bigint())
+    else:
+        wide = exp.Paren(this=exp.Add(this=left, expression=bigint_zero))
+        wide.meta["sqlite_bigint"] = True
+    node.set("this", wide)
+
+
+def checked_sum(node: exp.Expr) -> exp.Expr:
+    """``node`` (``sum(x)``, or a window over it) with SQLite's "integer overflow" error where a sum of integers
+    leaves 64 bits (DuckDB's sum of integers is a HUGEINT: no error); a sum of reals is unchanged."""
+    value = node.copy()
+    beyond = exp.Not(this=exp.Between(this=value.copy(), low=exp.Literal.number(_INT64_MIN),
+                                      high=exp.Literal.number(_INT64_MAX)))  # fmt: skip
+    huge = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]), expression=exp.Literal.string("HUGEINT"))
+    message = ("integer overflow: SQLite's sum() of integers beyond 64 bits is this error; total(x) or "
+               "sum(CAST(x AS REAL)) adds them as REALs")
+    error = exp.Anonymous(this="error", expressions=[exp.Literal.string(message)])
+    return exp.Case(ifs=[exp.If(this=exp.And(this=huge, expression=beyond), true=error)], default=value)
