@@ -108,10 +108,10 @@ def test_a_close_during_the_first_query_stops_it_before_its_statement(
         acquire = pool.acquire
         taking = threading.Event()
 
-        def slow(memory_limit: str) -> _sealed.Sealed:
+        def slow(memory_limit: str, **options: bool) -> _sealed.Sealed:
             taking.set()
             time.sleep(0.5)
-            return acquire(memory_limit)
+            return acquire(memory_limit, **options)
 
         monkeypatch.setattr(pool, "acquire", slow)
         ep = build_episode(reader, EpisodeKey(S, T))
