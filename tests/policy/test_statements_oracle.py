@@ -8,7 +8,6 @@ without precomputed encounter ids), its timeline (unbounded and windowed), the i
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -22,6 +21,7 @@ import pytest
 from clinseek.episode import StoreReader, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import Table, class_masks, get_table, tables
+from duck_arrow import arrow
 
 from . import oracle_sql
 from .crafted import OTHER, STUDY_AT_T, STUDY_PAST, S, T
@@ -39,10 +39,7 @@ def _run(
 ) -> pa.Table | None:
     if statement is None:
         return None
-    with warnings.catch_warnings():  # the Arrow copy of a parsed statement's result costs less than sql()'s second
-        # planning of the statement (thousands of small statements here; clinseek.episode._reader reads so too)
-        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result", category=UserWarning)
-        rows = con.execute(statement[0], statement[1] or None).to_arrow_table()
+    rows = arrow(con, statement[0], statement[1])  # planned once (tests/duck_arrow.py)
     return _sorted(shown(rows) if shown else rows)
 
 
