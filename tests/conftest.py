@@ -21,6 +21,7 @@ import pytest
 from fakes.llm_servers import AnthropicFake, OpenAIFake
 
 if TYPE_CHECKING:
+    from clinseek.episode import StoreReader
     from pgserver import PgDatabase, PgServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,6 +135,16 @@ def demo_store(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> P
         progress=False,
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def demo_reader(demo_store: Path) -> Iterator[StoreReader]:
+    """One reader of the demo store per test module: the module's episodes are built from it, as a run builds
+    them (a build from the store's path opens and checks the store again, ~0.2-0.4 s per episode)."""
+    from clinseek.episode import open_store_reader
+
+    with open_store_reader(demo_store) as reader:
+        yield reader
 
 
 @pytest.fixture(scope="session")

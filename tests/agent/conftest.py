@@ -10,7 +10,7 @@ import pytest
 from _agent_helpers import make_question, store_admissions
 
 from clinseek.bench import Question, episode_key
-from clinseek.episode import build_episode
+from clinseek.episode import StoreReader, build_episode
 from clinseek.tools import ToolContext
 
 SECRET = "sk-agent-test-SECRET-0a1b2c3d4e5f"
@@ -31,7 +31,8 @@ def demo_question(demo_store: Path) -> Question:
 
 
 @pytest.fixture
-def demo_ctx(demo_store: Path, demo_question: Question) -> Iterator[ToolContext]:
-    """A fresh tool context on the question's own sealed episode."""
-    with build_episode(demo_store, episode_key(demo_question)) as episode:
+def demo_ctx(demo_reader: StoreReader, demo_question: Question) -> Iterator[ToolContext]:
+    """A fresh tool context on the question's own sealed episode (built from the module's reader of the demo store,
+    as a run builds its episodes)."""
+    with build_episode(demo_reader, episode_key(demo_question)) as episode:
         yield ToolContext(episode=episode)

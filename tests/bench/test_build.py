@@ -21,7 +21,7 @@ from clinseek.bench import (
     load_questions,
     validate_benchmark,
 )
-from clinseek.episode import StoreReader, build_episode, open_store_reader
+from clinseek.episode import StoreReader, build_episode
 from clinseek.errors import ClinseekError, RegistryError
 from clinseek.store import open_store
 
@@ -53,14 +53,6 @@ def store_con(demo_store: Path) -> Any:
     con = open_store(demo_store).connect()
     yield con
     con.close()
-
-
-@pytest.fixture(scope="module")
-def demo_reader(demo_store: Path) -> Any:
-    """One reader of the demo store for every episode the tests build, as a run builds them (each build from the
-    path reopened the store)."""
-    with open_store_reader(demo_store) as reader:
-        yield reader
 
 
 def _by_task(questions: list[Question]) -> dict[str, list[Question]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinseek.bench import Question, render_curated, render_text_timeline
-from clinseek.episode import TEXT_POLICY, EpisodeKey, build_episode
+from clinseek.episode import TEXT_POLICY, EpisodeKey, StoreReader, build_episode
 from clinseek.models import estimate_tokens
 from clinseek.store import open_store
 
@@ -46,10 +46,10 @@ def _question(subject_id: int, cutoff: dt.datetime, **over: object) -> Question:
     return Question.model_validate(fields)
 
 
-def test_timeline_blocks_are_newest_first_and_before_the_cutoff(demo_store: Path, admission: tuple) -> None:
+def test_timeline_blocks_are_newest_first_and_before_the_cutoff(demo_reader: StoreReader, admission: tuple) -> None:
     subject_id, _, admittime, dischtime = admission
     cutoff = admittime + (dischtime - admittime) / 2
-    with build_episode(demo_store, EpisodeKey(subject_id, cutoff)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject_id, cutoff)) as ep:
         curated = render_text_timeline(ep, budget_tokens=1_000_000)
     assert curated.source == "rendered" and not curated.truncated
     heads = _BLOCK.findall(curated.text)
@@ -71,9 +71,9 @@ def test_timeline_does_not_show_the_outcome(demo_store: Path, admission: tuple) 
     assert f"{dischtime:%Y-%m-%d %H:%M:%S}" not in curated.text
 
 
-def test_budget_cuts_oldest_blocks_and_says_so(demo_store: Path, admission: tuple) -> None:
+def test_budget_cuts_oldest_blocks_and_says_so(demo_reader: StoreReader, admission: tuple) -> None:
     subject_id, _, _, dischtime = admission
-    with build_episode(demo_store, EpisodeKey(subject_id, dischtime)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject_id, dischtime)) as ep:
         full = render_text_timeline(ep, budget_tokens=1_000_000)
         short = render_text_timeline(ep, budget_tokens=600)
     assert short.blocks_total == full.blocks_total > short.blocks_shown
@@ -103,14 +103,14 @@ def _line(columns: list[str], row: tuple[object, ...], skip: frozenset[str]) -> 
     return "- " + "; ".join(f"{c}: {fmt(v)}" for c, v in zip(columns, row, strict=True) if c not in skip and v is not None)
 
 
-def test_timeline_lines_are_the_rows_of_the_episode_timeline(demo_store: Path, admission: tuple) -> None:
+def test_timeline_lines_are_the_rows_of_the_episode_timeline(demo_reader: StoreReader, admission: tuple) -> None:
     from clinseek.bench._curated import _SKIP_COLUMNS
     from clinseek.policy import EVENT_TIME
     from clinseek.schema import get_table
 
     subject_id, _, admittime, dischtime = admission
     cutoff = admittime + (dischtime - admittime) / 2
-    with build_episode(demo_store, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
+    with build_episode(demo_reader, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
         text = render_text_timeline(ep, budget_tokens=10**7).text
         expected: dict[tuple[str, str], list[str]] = {}
         for name, rows in ep.table_counts().items():

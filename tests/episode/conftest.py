@@ -1,5 +1,5 @@
-"""Fixtures for the episode tests: the crafted store of tests/policy and an episode on it; a reader of the demo
-store."""
+"""Fixtures for the episode tests: the crafted store of tests/policy and an episode on it (the module's reader of
+the demo store, ``demo_reader``, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clinseek.episode import Episode, EpisodeKey, StoreReader, build_episode, open_store_reader
+from clinseek.episode import Episode, EpisodeKey, build_episode
 from policy.crafted import S, T, build_crafted_store
 
 
@@ -25,11 +25,3 @@ def sealed(small_store: Path) -> Iterator[Episode]:
         small_store, EpisodeKey(S, T), candidates={"labevents": ["Creatinine", "Lactate"]}
     ) as ep:
         yield ep
-
-
-@pytest.fixture(scope="module")
-def demo_reader(demo_store: Path) -> Iterator[StoreReader]:
-    """One reader of the demo store per test module: the module's episodes are built from it, as a run builds
-    them (a build from the store's path opens and checks the store again, ~0.2-0.4 s per episode)."""
-    with open_store_reader(demo_store) as reader:
-        yield reader

@@ -13,20 +13,19 @@ parent time ``greatest(charttime, intime)``, ``clinseek.schema._ed``), for vital
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 
 
-def test_attack21_no_ed_row_before_its_stay_starts(demo_store: Path) -> None:
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 0))) as ep:
+def test_attack21_no_ed_row_before_its_stay_starts(demo_reader: StoreReader) -> None:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 0))) as ep:
         assert ep.execute("SELECT count(*) FROM edstays WHERE intime >= TIMESTAMP '2196-02-24'").rows == [(0,)]
         # showed four rows charted 11:41 with stay_id NULL (stay 38926302 starts at 12:15)
         assert ep.execute("SELECT count(*) FROM pyxis WHERE charttime >= TIMESTAMP '2196-02-24'").rows == [(0,)]
 
 
-def test_attack21_the_rows_show_from_the_intime_with_their_own_charttime(demo_store: Path) -> None:
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 16))) as ep:  # after the intime (strict <)
+def test_attack21_the_rows_show_from_the_intime_with_their_own_charttime(demo_reader: StoreReader) -> None:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 2, 24, 12, 16))) as ep:  # after the intime (strict <)
         rows = ep.execute("SELECT stay_id, charttime FROM pyxis WHERE charttime >= TIMESTAMP '2196-02-24' "
                           "ORDER BY charttime").rows
     assert rows and {r[0] for r in rows} == {38926302} and min(r[1] for r in rows) == datetime(2196, 2, 24, 11, 41)

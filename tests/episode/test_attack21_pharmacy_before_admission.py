@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 
@@ -41,13 +41,13 @@ def test_attack21_pharmacy_rows_before_their_admission(demo_store: Path) -> None
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack21_a_readmission_question_shows_no_order_of_the_readmission(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 6, 19, 14, 54, 1), policy=policy)) as ep:
+def test_attack21_a_readmission_question_shows_no_order_of_the_readmission(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 6, 19, 14, 54, 1), policy=policy)) as ep:
         assert ep.execute("SELECT max(dischtime) FROM admissions").rows == [(datetime(2196, 6, 19, 14, 54),)]
         for table in ("pharmacy", "prescriptions", "poe"):
             # before the fix: pharmacy and prescriptions showed Heparin started 2196-06-14 09:00, hadm_id NULL
             assert ep.execute(f"SELECT count(*) FROM {table} WHERE hadm_id IS NULL").rows == [(0,)], table
-    with build_episode(demo_store, EpisodeKey(10004235, datetime(2196, 6, 20, 21, 12), policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10004235, datetime(2196, 6, 20, 21, 12), policy=policy)) as ep:
         assert ep.execute("SELECT hadm_id, medication, starttime FROM pharmacy WHERE pharmacy_id = 92842282").rows == [
             (22187210, "Heparin", datetime(2196, 6, 14, 9, 0)),
         ]

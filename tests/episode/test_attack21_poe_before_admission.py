@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinseek.episode import EpisodeKey, build_episode, open_store_reader
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import MM_POLICY, TEXT_POLICY
 
 
@@ -65,28 +65,27 @@ def _ed_stays(store: Path, after: timedelta) -> list[tuple[int, datetime, dateti
         con.close()
 
 
-def test_attack21_no_ed_order_tells_of_the_admission(demo_store: Path) -> None:
+def test_attack21_no_ed_order_tells_of_the_admission(demo_store: Path, demo_reader: StoreReader) -> None:
     stays = _ed_stays(demo_store, timedelta(hours=1))
     assert (len(stays), sum(1 for s in stays if s[3])) == (219, 170)
     flagged = {True: 0, False: 0}
-    with open_store_reader(demo_store) as reader:  # one reader for every episode, as a run builds them
-        for subject, intime, cutoff, admitted in stays:
-            # the inventory only (what Curated Input reads): the event times of the visible orders
-            with build_episode(reader, EpisodeKey(subject, cutoff), queries=False) as ep:
-                times = ep.event_times("hosp.poe")
-            if times is not None and any(t >= intime for t in times.to_pylist()):
-                flagged[admitted] += 1
+    for subject, intime, cutoff, admitted in stays:  # the module's reader for every episode, as a run builds them
+        # the inventory only (what Curated Input reads): the event times of the visible orders
+        with build_episode(demo_reader, EpisodeKey(subject, cutoff), queries=False) as ep:
+            times = ep.event_times("hosp.poe")
+        if times is not None and any(t >= intime for t in times.to_pylist()):
+            flagged[admitted] += 1
     # before the fix: {True: 94, False: 0} (94 of 170 admitted stays, none of the 49 others)
     assert flagged == {True: 0, False: 0}
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack21_ed_orders_wait_for_the_admission(demo_store: Path, policy: str) -> None:
-    with build_episode(demo_store, EpisodeKey(10001217, datetime(2157, 11, 18, 18, 38), policy=policy)) as ep:
+def test_attack21_ed_orders_wait_for_the_admission(demo_reader: StoreReader, policy: str) -> None:
+    with build_episode(demo_reader, EpisodeKey(10001217, datetime(2157, 11, 18, 18, 38), policy=policy)) as ep:
         assert ep.execute("SELECT count(*) FROM admissions").rows == [(0,)]
         # before the fix: four rows ordered 2157-11-18 18:09:14, hadm_id NULL (Lab, Lab, Radiology, General Care)
         assert ep.execute("SELECT poe_id, hadm_id, ordertime, order_type FROM poe").rows == []
-    with build_episode(demo_store, EpisodeKey(10001217, datetime(2157, 11, 18, 22, 57), policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10001217, datetime(2157, 11, 18, 22, 57), policy=policy)) as ep:
         shown = ep.execute("SELECT poe_id, hadm_id, ordertime, order_type FROM poe ORDER BY poe_seq").rows
         assert shown[:4] == [
             ("10001217-1", 24597018, datetime(2157, 11, 18, 18, 9, 14), "Lab"),
@@ -98,16 +97,16 @@ def test_attack21_ed_orders_wait_for_the_admission(demo_store: Path, policy: str
 
 
 @pytest.mark.parametrize("policy", [TEXT_POLICY, MM_POLICY])
-def test_attack21_admit_order_details_wait_for_the_admission(demo_store: Path, policy: str) -> None:
+def test_attack21_admit_order_details_wait_for_the_admission(demo_reader: StoreReader, policy: str) -> None:
     counts = []
     for cutoff in (datetime(2157, 12, 18, 13, 46), datetime(2157, 12, 18, 14, 0)):
-        with build_episode(demo_store, EpisodeKey(10001217, cutoff, policy=policy)) as ep:
+        with build_episode(demo_reader, EpisodeKey(10001217, cutoff, policy=policy)) as ep:
             # before the fix at 14:00: ADT orders 'Admit' at 13:46:10, hadm_id NULL
             assert ep.execute("SELECT count(*) FROM poe WHERE ordertime >= TIMESTAMP '2157-12-18'").rows == [(0,)]
             counts.append(ep.execute("SELECT count(*) FROM poe_detail").rows[0][0])
     # before the fix: two more at 14:00, 'Admit to' = 'Surgery' and 'Admit category' = 'Place in observation'
     assert counts[1] == counts[0]
-    with build_episode(demo_store, EpisodeKey(10001217, datetime(2157, 12, 18, 16, 59), policy=policy)) as ep:
+    with build_episode(demo_reader, EpisodeKey(10001217, datetime(2157, 12, 18, 16, 59), policy=policy)) as ep:
         assert sorted(ep.execute(
             "SELECT d.field_name, d.field_value FROM poe_detail d JOIN poe p USING (poe_id) "
             "WHERE p.ordertime = TIMESTAMP '2157-12-18 13:46:10'"

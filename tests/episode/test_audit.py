@@ -33,12 +33,21 @@ from policy.crafted import S, T
 PAIRS_PER_STORE = 6
 
 
-def _expected(con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey) -> Counter[tuple[str, ...]]:
+def _expected(
+    con: duckdb.DuckDBPyConnection, table: Table, key: EpisodeKey,
+    numbered: dict[Sequence, dict[str, tuple[int, str]]] | None = None,
+) -> Counter[tuple[str, ...]]:
+    """``numbered``: the key's :func:`_numbers` by sequence, kept across the tables of one key (several tables name
+    one owner's rows: each owner's rows are read and numbered once per key)."""
     policy = get_policy(key.policy)
     out: Counter[tuple[str, ...]] = Counter()
     linked = _linked_studies(con, key) if policy.cxr_linked_only and table.module == "cxr" else None
     kept = _visible(con, table, key, linked)
-    numbers = {r.column: (r, _numbers(con, r.sequence, key)) for r in table.renumbered}
+    numbered = {} if numbered is None else numbered
+    for r in table.renumbered:
+        if r.sequence not in numbered:
+            numbered[r.sequence] = _numbers(con, r.sequence, key)
+    numbers = {r.column: (r, numbered[r.sequence]) for r in table.renumbered}
     for original, known in _collapsed(table, kept, policy, key.prediction_time):
         row = dict(original)
         for column, (r, by_id) in numbers.items():  # the counters renumbered (read from the original ids)
@@ -174,13 +183,14 @@ def audit(
         with build_episode(store if source is None else source, key) as ep:
             _check_catalog(ep, present)
             _check_encounters_and_cultures(ep, present)
+            numbered: dict[Sequence, dict[str, tuple[int, str]]] = {}  # this key's counters, by sequence
             for table in tables():
                 if table.qualified not in present or table.visibility not in ("event", "static"):
                     continue
                 got = ep.execute(f"SELECT * FROM {table.qualified}", max_rows=10**7)
                 assert got.columns == table.column_names
                 _check_invariants(table, got.rows, got.types, key, policy)
-                assert Counter(_render(r) for r in got.rows) == _expected(con, table, key), (
+                assert Counter(_render(r) for r in got.rows) == _expected(con, table, key, numbered), (
                     table.qualified,
                     key,
                 )

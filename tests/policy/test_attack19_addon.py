@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clinseek.episode import EpisodeKey, build_episode
+from clinseek.episode import EpisodeKey, StoreReader, build_episode
 from clinseek.policy import TEXT_POLICY
 
 from .crafted import write_store
@@ -50,12 +50,14 @@ def test_attack19_an_add_on_ordered_after_the_cutoff_leaves_no_trace(tmp_path: P
     assert _seen(tmp_path, "with_add_on", [*PANEL, *ADD_ON]) == _seen(tmp_path, "without", PANEL)
 
 
-def test_attack19_the_demo_s_add_on_and_reflex_specimens_show_only_their_results(demo_store: Path) -> None:
+def test_attack19_the_demo_s_add_on_and_reflex_specimens_show_only_their_results(
+    demo_reader: StoreReader,
+) -> None:
     """The attack's two demo cases: liver tests added on at 21:46 to 10012853's panel resulted at 08:40 (specimen
     97373195, cutoff 12:00), and 10002495's manual differential after the automated CBC (specimen 81358962, one
     second after the CBC's results): each specimen shows its resulted rows and no pending one."""
     cases = ((10012853, datetime(2175, 4, 7, 12, 0), 97373195, 11), (10002495, datetime(2141, 5, 22, 22, 22, 1), 81358962, 10))
     for subject_id, cutoff, specimen_id, resulted in cases:
-        with build_episode(demo_store, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
+        with build_episode(demo_reader, EpisodeKey(subject_id, cutoff, TEXT_POLICY)) as ep:
             rows = ep.execute(f"SELECT labevent_id, valuenum FROM hosp.labevents WHERE specimen_id = {specimen_id}").rows
         assert len(rows) == resulted and all(labevent_id is not None for labevent_id, _ in rows), (subject_id, rows)

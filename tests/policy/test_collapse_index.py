@@ -305,10 +305,18 @@ def _index_rows(con: duckdb.DuckDBPyConnection, name: str, batch_rows: int = BAT
     timed = _timed(table, {t.qualified for t in tables()})
     assert timed is not None
     in_sql = con.execute(collapse_index_select(table, *timed)).fetchall()
+    return in_sql, _python_rows(con, name, batch_rows)
+
+
+def _python_rows(con: duckdb.DuckDBPyConnection, name: str, batch_rows: int) -> list[Any]:
+    """The rows of ``collapse_index_rows`` of ``name``, read ``batch_rows`` at a time."""
+    table = get_table(name)
+    timed = _timed(table, {t.qualified for t in tables()})
+    assert timed is not None
     in_python = collapse_index_rows(con, table, *timed, batch_rows=batch_rows)
     assert in_python.schema.names == ["table_name", "subject_id", "event_time", "target_id", "encounter_id",
                                       "valid_from", "valid_until"]
-    return in_sql, [tuple(r.values()) for r in in_python.to_pylist()]
+    return [tuple(r.values()) for r in in_python.to_pylist()]
 
 
 @pytest.mark.parametrize(("which", "name"), [("adversarial_store", MICRO), ("demo_store", MICRO), ("demo_store", LABS)])
@@ -325,10 +333,10 @@ def test_the_collapse_rows_of_sql_and_python_are_the_oracles(which: str, name: s
         assert sorted(in_sql + in_python, key=repr) == want
         if which == "adversarial_store":
             assert in_python, "no group of several event times"
-        for batch in (1, 2, 7):
-            assert _index_rows(con, name, batch)[1] == in_python, batch
+        for batch in (1, 2, 7):  # the SQL part does not read in batches: computed once, above
+            assert _python_rows(con, name, batch) == in_python, batch
         with pytest.raises(ValueError, match="batch_rows"):
-            _index_rows(con, name, 0)
+            _python_rows(con, name, 0)
 
 
 def test_groups_of_one_event_time_in_sql_are_kept_intervals(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 from clinseek.episode import open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import get_table
+from duck_arrow import arrow
 
 from .crafted import OPEN, ROWS, STUDY_AT_T, S, T, d, ts, write_store
 from .test_statements_oracle import keys_of
@@ -64,7 +65,7 @@ def _derived(
     """Rows and ascending event times of the table's visible select (``timeline_select``, unbounded)."""
     query = get_policy(key.policy).timeline_select(get_table(name), key, present=present, instants=instants)
     assert query is not None
-    data = con.sql(query[0], params=query[1] or None).to_arrow_table()
+    data = arrow(con, query[0], query[1])  # planned once (tests/duck_arrow.py)
     times = sorted(data.column("_event_time").to_pylist()) if "_event_time" in data.column_names else None
     return data.num_rows, times
 

@@ -21,6 +21,7 @@ import pytest
 from clinseek.episode import StoreReader, open_store_reader
 from clinseek.policy import MM_POLICY, TEXT_POLICY, EpisodeKey, get_policy
 from clinseek.schema import Table, class_masks, get_table, tables
+from duck_arrow import arrow
 
 from . import oracle_sql
 from .crafted import OTHER, STUDY_AT_T, STUDY_PAST, S, T
@@ -38,7 +39,7 @@ def _run(
 ) -> pa.Table | None:
     if statement is None:
         return None
-    rows = con.sql(statement[0], params=statement[1] or None).to_arrow_table()
+    rows = arrow(con, statement[0], statement[1])  # planned once (tests/duck_arrow.py)
     return _sorted(shown(rows) if shown else rows)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -30,11 +29,11 @@ def pg_reader(pg_demo: PgDatabase) -> Iterator[StoreReader]:
 
 
 def test_attack14_postgres_hides_a_backdated_prescription_until_entered(pg_reader: StoreReader,
-                                                                       demo_store: Path) -> None:
+                                                                       demo_reader: StoreReader) -> None:
     shown = {}
     for cutoff in (_ENTERED - timedelta(minutes=1), _ENTERED + timedelta(minutes=1)):
         key = EpisodeKey(10003400, cutoff)
-        with build_episode(pg_reader, key) as live, build_episode(demo_store, key) as stored:
+        with build_episode(pg_reader, key) as live, build_episode(demo_reader, key) as stored:
             shown[cutoff] = live.execute(_SQL).rows[0]
             assert shown[cutoff] == stored.execute(_SQL).rows[0]
             assert live.table_counts() == stored.table_counts()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -29,11 +28,11 @@ def pg_reader(pg_demo: PgDatabase) -> Iterator[StoreReader]:
 
 
 def test_attack16_postgres_hides_detail_rows_until_the_administration_is_stored(pg_reader: StoreReader,
-                                                                                demo_store: Path) -> None:
+                                                                                demo_reader: StoreReader) -> None:
     shown = {}
     for cutoff in (datetime(2141, 5, 28, 17, 0), datetime(2141, 5, 28, 17, 30)):
         key = EpisodeKey(10002495, cutoff)
-        with build_episode(pg_reader, key) as live, build_episode(demo_store, key) as stored:
+        with build_episode(pg_reader, key) as live, build_episode(demo_reader, key) as stored:
             shown[cutoff] = live.execute(_SQL).rows
             assert shown[cutoff] == stored.execute(_SQL).rows
             assert live.table_counts() == stored.table_counts()
@@ -50,13 +49,14 @@ _CONSULT = (
 )
 
 
-def test_attack16_postgres_shows_a_consult_status_row_once_answered(pg_reader: StoreReader, demo_store: Path) -> None:
+def test_attack16_postgres_shows_a_consult_status_row_once_answered(pg_reader: StoreReader,
+                                                                   demo_reader: StoreReader) -> None:
     """10015860's consult ordered 2192-05-13 12:51:44, accepted at 18:01:03 (the status time read from text on the
     server: regexp and cast as PostgreSQL writes them)."""
     shown = {}
     for cutoff in (datetime(2192, 5, 13, 15, 0), datetime(2192, 5, 13, 18, 2)):
         key = EpisodeKey(10015860, cutoff)
-        with build_episode(pg_reader, key) as live, build_episode(demo_store, key) as stored:
+        with build_episode(pg_reader, key) as live, build_episode(demo_reader, key) as stored:
             shown[cutoff] = live.execute(_CONSULT).rows
             assert shown[cutoff] == stored.execute(_CONSULT).rows
             assert live.table_counts() == stored.table_counts()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -25,11 +24,11 @@ def pg_reader(pg_demo: PgDatabase) -> Iterator[StoreReader]:
         yield reader
 
 
-def test_attack17_postgres_names_no_pending_test(pg_reader: StoreReader, demo_store: Path) -> None:
+def test_attack17_postgres_names_no_pending_test(pg_reader: StoreReader, demo_reader: StoreReader) -> None:
     shown = {}
     for cutoff in (datetime(2196, 2, 25, 3, 0), datetime(2196, 2, 25, 4, 0)):
         key = EpisodeKey(10004235, cutoff)
-        with build_episode(pg_reader, key) as live, build_episode(demo_store, key) as stored:
+        with build_episode(pg_reader, key) as live, build_episode(demo_reader, key) as stored:
             shown[cutoff] = sorted(live.execute(_SQL).rows, key=repr)
             assert shown[cutoff] == sorted(stored.execute(_SQL).rows, key=repr)
             assert live.table_counts() == stored.table_counts()

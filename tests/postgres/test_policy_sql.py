@@ -16,6 +16,7 @@ from test_audit import random_keys
 from clinseek.policy import EpisodeKey, get_policy
 from clinseek.schema import tables
 from clinseek.store._pgsource import PgSource
+from duck_arrow import arrow
 from pgserver import PgDatabase
 
 psycopg = pytest.importorskip("psycopg")
@@ -48,7 +49,7 @@ def _sorted(data: pa.Table, blank_is_null: bool) -> pa.Table:
 def _same(con: duckdb.DuckDBPyConnection, source: PgSource, sql: str, params: list[Any], *,
           blank_is_null: bool = False) -> int:
     """Run a policy query on both; the same schema and the same rows (in any order). Returns the row count."""
-    expected = con.sql(sql, params=params or None).to_arrow_table()
+    expected = arrow(con, sql, params)  # planned once (tests/duck_arrow.py)
     got = source.arrow(sql, params, what="test")
     assert got.schema == expected.schema
     assert _sorted(got, blank_is_null).equals(_sorted(expected, blank_is_null))

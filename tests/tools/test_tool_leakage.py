@@ -20,18 +20,19 @@ from clinseek.tools import ToolContext, ToolResult, call_tool
 def test_no_tool_shows_anything_unknown_at_the_cutoff(
     store_name: str, request: pytest.FixtureRequest
 ) -> None:
-    from clinseek.episode import EpisodeKey, build_episode
+    from clinseek.episode import EpisodeKey, build_episode, open_store_reader
 
     store = store_fixture(request, store_name)
     audited = 0
-    for case in audit_cases(store, PAIRS_PER_STORE, seed=2024):
-        key = EpisodeKey(**case)
-        op = "<=" if key.policy == MM_POLICY else "<"
-        auditor = Auditor(key, masked_in_store(store, key, op))
-        with build_episode(store, key, candidates=CANDIDATES) as ep:
-            ctx = ToolContext(ep, AUDIT_LIMITS, CANDIDATES)
-            anyio.run(audit_episode, functools.partial(call_tool, ctx), ep.table_counts(), auditor)
-        audited += auditor.checked_rows
+    with open_store_reader(store) as reader:  # one reader for every episode, as a run builds them
+        for case in audit_cases(store, PAIRS_PER_STORE, seed=2024):
+            key = EpisodeKey(**case)
+            op = "<=" if key.policy == MM_POLICY else "<"
+            auditor = Auditor(key, masked_in_store(store, key, op))
+            with build_episode(reader, key, candidates=CANDIDATES) as ep:
+                ctx = ToolContext(ep, AUDIT_LIMITS, CANDIDATES)
+                anyio.run(audit_episode, functools.partial(call_tool, ctx), ep.table_counts(), auditor)
+            audited += auditor.checked_rows
     assert audited > 100, "the audit looked at too few rows to mean anything"
 
 
