@@ -312,3 +312,22 @@ def test_claims_balance_through_a_failed_first_take(demo_store: Path) -> None:
         assert pool._claims["1GB"] == 0
         ep.close()
         assert pool._claims["1GB"] == 0
+
+
+def test_a_first_query_after_its_reader_closed_creates_no_database(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader closed under a built episode: its first query fails with the reader's error (a StoreError naming
+    it) before any database is created (attack22's leftover: one was created, then closed at the episode's close)."""
+    from clinseek.errors import StoreError
+
+    reader = open_store_reader(demo_store)
+    ep = build_episode(reader, _keys(demo_store, 1, seed=2)[0])
+    reader.close()
+    created: list[str] = []
+    real = _sealed.new_sealed
+    monkeypatch.setattr(_sealed, "new_sealed", lambda limit: created.append(limit) or real(limit))
+    with pytest.raises(StoreError, match="reader is closed"):
+        ep.execute("SELECT count(*) FROM admissions", tables=["admissions"])
+    ep.close()
+    assert created == []

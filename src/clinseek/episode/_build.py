@@ -124,6 +124,7 @@ def _build(
 
     def take() -> tuple[duckdb.DuckDBPyConnection, Collection[str]]:
         """The episode's sealed database with its candidate lists, on its first query (:class:`Episode`)."""
+        reader.check_open()  # a closed reader's pool would create a database only to close it at once
         was, claimed[0] = claimed[0], False
         sealed = pool.acquire(memory_limit, claimed=was)
         try:
