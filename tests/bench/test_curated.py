@@ -160,7 +160,8 @@ def test_a_rows_line_writes_each_value_as_the_one_formatter_does() -> None:
 
 def test_blocks_come_newest_first_from_each_tables_times() -> None:
     """A table's blocks (its distinct event times and their rows) come newest first, converted in chunks from the
-    newest end: the same sequence as counting every time, at chunk edges too."""
+    newest end: the same sequence as counting every time, at chunk edges too; the tables' times counted together
+    (one pass) never merge two tables' runs, empty tables included."""
     import random
 
     import numpy as np
@@ -168,10 +169,14 @@ def test_blocks_come_newest_first_from_each_tables_times() -> None:
     from clinseek.bench._curated import _distinct, _newest_first
 
     rng = random.Random(3)
-    for n in (0, 1, 2, 63, 64, 65, 320, 321, 2_000):
-        times = sorted(rng.randrange(0, max(1, n // 2) + 1) * 60_000_000 for _ in range(n))
-        values, counts = _distinct(np.array(times, dtype=np.int64))
+    sizes = (0, 1, 2, 63, 64, 65, 320, 321, 2_000)
+    parts = [sorted(rng.randrange(0, max(1, n // 2) + 1) * 60_000_000 for _ in range(n)) for n in sizes]
+    parts += [[0, 60_000_000], [60_000_000, 60_000_000], [], [60_000_000]]  # a time shared across parts' edges
+    lengths = np.array([len(p) for p in parts], dtype=np.int64)
+    values, counts, firsts = _distinct(np.array([t for p in parts for t in p], dtype=np.int64), np.cumsum(lengths) - lengths)
+    ends = [*firsts[1:].tolist(), len(values)]
+    for times, a, b in zip(parts, firsts.tolist(), ends, strict=True):
         expected = sorted({t: times.count(t) for t in times}.items(), reverse=True)
-        got = list(_newest_first(values, counts, "hosp.labevents"))
-        assert got == [(t, "hosp.labevents", c) for t, c in expected], n
-        assert all(type(t) is int and type(c) is int for t, c in zip(values.tolist(), counts.tolist(), strict=True))
+        got = list(_newest_first(values[a:b], counts[a:b], "hosp.labevents"))
+        assert got == [(t, "hosp.labevents", c) for t, c in expected], len(times)
+    assert all(type(t) is int and type(c) is int for t, c in zip(values.tolist(), counts.tolist(), strict=True))

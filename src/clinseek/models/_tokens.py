@@ -41,29 +41,39 @@ _LONE_SPACES = re.compile(r"[ \t]+(?=[0-9])|[ \t]{2,}(?![ \t]*[0-9])")
 and runs of two or more (column alignment)."""
 
 
-_BLANKS = " \t\r\f\v"
-_LETTER_BYTES = bytes(97 if 65 <= i <= 90 or 97 <= i <= 122 else 32 for i in range(256))
-"""``bytes.translate`` table: an ASCII letter becomes ``a``, every other byte a space."""
+def _byte_class(i: int) -> int:
+    if 65 <= i <= 90 or 97 <= i <= 122:
+        return ord("a")
+    if 48 <= i <= 57:
+        return ord("0")
+    return {ord(" "): ord(" "), ord("\t"): ord("t"), ord("\r"): ord("b"), ord("\f"): ord("b"), ord("\v"): ord("b")}.get(i, ord("o"))
+
+
+_CLASS_BYTES = bytes(_byte_class(i) for i in range(256))
+"""``bytes.translate`` table of a character's class: an ASCII letter becomes ``a``, a digit ``0``, a space a space,
+a tab ``t``, another blank (``\\r \\f \\v``) ``b``, every other byte ``o``."""
+_LETTER_BYTES = bytes(ord("a") if i == ord("a") else ord(" ") for i in range(256))
+"""``bytes.translate`` table from :data:`_CLASS_BYTES`' classes: a letter stays ``a``, every other class a space."""
 _RUN_START = (b" a", b" " + b"a" * LETTERS_PER_TOKEN)
 """A run of n letters (``a``) after a space, lengthened by ``LETTERS_PER_TOKEN - 1``: then it holds
 ceil(n / LETTERS_PER_TOKEN) non-overlapping runs of ``LETTERS_PER_TOKEN`` letters."""
-_SPACE_DIGITS = tuple(" " + d for d in "0123456789")
 
 
 def estimate_tokens(text: str) -> int:
     """A conservative token count of ``text`` for any BPE tokenizer (see the module docstring)."""
     # every character that is neither a letter nor a blank is one token (digits, punctuation, line
     # breaks, anything else); a run of letters is one token per LETTERS_PER_TOKEN letters, rounded up.
-    # Counted with bytes' and strings' own scans (no regular expression unless blanks come in runs): the
-    # Curated Input estimates every block of its package.
-    letters = text.encode("ascii", "replace").translate(_LETTER_BYTES)  # one byte per character
-    letter_tokens = (b" " + letters).replace(*_RUN_START).count(_RUN_START[1][1:])
-    blanks = sum(map(text.count, _BLANKS))
-    if "\t" in text or "  " in text:
+    # Counted with bytes' own scans of the characters' classes, one byte per character (no regular expression
+    # unless blanks come in runs): the Curated Input estimates every block of its package.
+    classes = text.encode("ascii", "replace").translate(_CLASS_BYTES)
+    letter_tokens = (b" " + classes.translate(_LETTER_BYTES)).replace(*_RUN_START).count(_RUN_START[1][1:])
+    tabs = classes.count(b"t")
+    blanks = classes.count(b" ") + tabs + classes.count(b"b")
+    if tabs or b"  " in classes:
         lone = len(_LONE_SPACES.findall(text))
-    else:  # every blank is a lone space: a token when a digit follows
-        lone = sum(map(text.count, _SPACE_DIGITS))
-    return lone + len(text) - letters.count(b"a") - blanks + letter_tokens
+    else:  # every blank is a lone blank: a token when it is a space and a digit follows
+        lone = classes.count(b" 0")
+    return lone + len(text) - classes.count(b"a") - blanks + letter_tokens
 
 
 @runtime_checkable
