@@ -331,3 +331,16 @@ def test_a_first_query_after_its_reader_closed_creates_no_database(
         ep.execute("SELECT count(*) FROM admissions", tables=["admissions"])
     ep.close()
     assert created == []
+
+
+def test_a_pool_winding_down_prepares_no_more_than_the_claims() -> None:
+    """A run whose last question started while its databases were still being prepared: the prepare stops at what
+    the built episodes may still take."""
+    pool = _sealed.SealedPool()
+    pool.claim("64MB")
+    pool.wind_down()
+    pool.prepare(4, "64MB")
+    assert len(pool._idle["64MB"]) == 1
+    pool.unclaim("64MB")
+    assert pool._idle["64MB"] == [] and sum(pool._live.values()) == 0
+    pool.close()

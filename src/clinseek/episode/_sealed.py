@@ -375,8 +375,9 @@ class SealedPool:
     def _prepare(self, count: int, memory_limit: str) -> None:
         while True:
             with self._lock:
-                if self._closed or self._live.get(memory_limit, 0) >= min(count, MAX_IDLE):
-                    return
+                if self._closed or self._live.get(memory_limit, 0) >= min(count, MAX_IDLE) or (
+                        self._winding_down and len(self._idle.get(memory_limit, ())) >= self._claims.get(memory_limit, 0)):
+                    return  # enough, or no episode left to take more (wind_down)
                 self._live[memory_limit] = self._live.get(memory_limit, 0) + 1
             try:
                 con, slot = new_sealed(memory_limit)
