@@ -84,3 +84,39 @@ def test_a_process_that_exits_while_its_databases_are_prepared_exits_cleanly(sma
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
     assert time.monotonic() - started < 60
+
+
+def test_the_pool_winds_down_once_the_runs_last_job_opened_its_session(
+    small_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Executor(jobs=n)``: the n-th session opened (whether it opened or failed) winds the reader's pool down, not
+    before; an executor without a job count never does (a Ray worker's)."""
+    from clinseek.runner import _execute
+
+    def fake(reader: object, question: object, **_: object) -> str:
+        if question == "bad":
+            raise RuntimeError("the build failed")
+        return "session"
+
+    monkeypatch.setattr(_execute, "open_question_session", fake)
+
+    class _Job:
+        def __init__(self, question: str) -> None:
+            self.qid, self.run_index, self.question = question, 0, question
+
+    counted = Executor(store=small_store, mode="agent", model=_Model(), benchmark="b", digest="0" * 64,  # type: ignore[arg-type]
+                       settings=RunSettings(), tools=(), jobs=2)
+    uncounted = Executor(store=small_store, mode="agent", model=_Model(), benchmark="b", digest="0" * 64,  # type: ignore[arg-type]
+                         settings=RunSettings(), tools=())
+    try:
+        assert counted._open(_Job("q1")) == "session"  # type: ignore[arg-type]
+        assert not counted.reader().sealed._winding_down
+        with pytest.raises(RuntimeError, match="build failed"):
+            counted._open(_Job("bad"))  # type: ignore[arg-type]
+        assert counted.reader().sealed._winding_down
+        for _ in range(3):
+            uncounted._open(_Job("q"))  # type: ignore[arg-type]
+        assert not uncounted.reader().sealed._winding_down
+    finally:
+        counted.close()
+        uncounted.close()
