@@ -727,6 +727,13 @@ def _real_round(base_url: str, store: Path, qs: list[Any], concurrency: int, mod
                      sorted(a for a, _ in spans)[min(concurrency, len(spans)) - 1] - first)
 
 
+def _real_target(mode: str) -> str:
+    """What the throughput of a ``--real`` mode is judged against: issue 22's 0.9 x ideal is the agent mode's (four
+    model calls per question hide its tools' CPU); a Curated Input question makes one model call, so its rendering's
+    CPU is the bound (the printed CPU budget per question), not the model."""
+    return "target >= 0.9" if mode == "agent" else "no target: one model call per question, bound by its CPU"
+
+
 def measure_real(store: Path, questions: int, concurrency: int, latency_s: float,
                  modes: tuple[str, ...] = ("curated", "agent"), ray_workers: int | None = None) -> None:
     """Real episodes, tools and Curated Input rendering against the loopback model: throughput vs ideal, harness CPU.
@@ -780,7 +787,7 @@ def measure_real(store: Path, questions: int, concurrency: int, latency_s: float
                     if executor == "local":
                         print(f"real episodes, {mode}: {n} questions x {per_question:.0f} model calls of {latency_s:g} s at "
                               f"concurrency {concurrency}: wall {r.wall_s:.2f} s, ideal {ideal:.2f} s -> THROUGHPUT "
-                              f"{ideal / r.wall_s:.3f} x ideal (target >= 0.9); harness CPU per question "
+                              f"{ideal / r.wall_s:.3f} x ideal ({_real_target(mode)}); harness CPU per question "
                               f"{1000 * r.cpu_s / n:.1f} ms (episode, {'tools' if mode == 'agent' else 'rendering'}, model"
                               f" client, results), loopback server {1000 * server_cpu / n:.1f} ms; CPU budget per question"
                               f" at 0.9 x ideal on {cores} cores {budget:.0f} ms; other processes used {100 * others:.0f}%"
