@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import ClassVar
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
 from sqlglot.tokenizer_core import Token
 from sqlglot.tokens import TokenType
@@ -37,6 +40,79 @@ _INTERVAL_ABBREVIATIONS = {
     "USEC": "MICROSECOND", "USECS": "MICROSECOND",
 }
 """PostgreSQL's abbreviations (DuckDB's interval text reads them too) -> the unit DuckDB's grammar knows."""
+
+
+_DIFF_PARTS = frozenset({"NANOSECOND", "MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "ISOWEEK",
+                         "MONTH", "QUARTER", "YEAR", "ISOYEAR"})  # fmt: skip
+"""The date parts of BigQuery's ``DATE_DIFF`` and ``DATETIME_DIFF`` (besides ``WEEK(<WEEKDAY>)``)."""
+_WEEKDAYS = ("SUNDAY", "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY")
+_DUCKDB_PARTS = frozenset(p.lower() for p in _DUCKDB_INTERVAL_UNITS) | {"isoyear", "week", "weeks"}
+
+
+def _bare_part(node: exp.Expr | None) -> tuple[str, str | None] | None:
+    """``(part, weekday)`` when ``node`` is a bare BigQuery date part (``DAY``, ``WEEK(MONDAY)``): an unquoted word the
+    DuckDB reading takes for a column; ``None`` otherwise."""
+    if isinstance(node, exp.Week) and isinstance(day := node.this, exp.Column) and not day.table and (
+        day.name.upper() in _WEEKDAYS and not day.this.quoted
+    ):
+        return "WEEK", day.name.upper()
+    if isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier) and (
+        not node.this.quoted and node.name.upper() in _DIFF_PARTS
+    ):
+        return node.name.upper(), None
+    return None
+
+
+def _bigquery_diff(default: Callable[[list[exp.Expr]], exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
+    """The reading of ``DATE_DIFF`` / ``DATETIME_DIFF``: BigQuery's ``(end, start, PART)`` (a bare part last) as BigQuery
+    counts (:func:`_boundaries`); anything else as ``default`` reads it (DuckDB's ``date_diff('day', start, end)``,
+    mimic-code's ``DATETIME_DIFF(a, b, 'HOUR')``, which the guard refuses)."""
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        part = _bare_part(args[2]) if len(args) == 3 else None
+        first = args[0] if args else None
+        if part is None or (isinstance(first, exp.Literal) and first.is_string and first.name.lower() in _DUCKDB_PARTS):
+            return default(args)
+        return _boundaries(args[0], args[1], *part)
+    return build
+
+
+def _boundaries(end: exp.Expr, start: exp.Expr, part: str, weekday: str | None) -> exp.Expr:
+    """BigQuery's ``DATE_DIFF(end, start, part)`` (and ``DATETIME_DIFF``): the ``part`` boundaries from ``start`` to
+    ``end``, negative when ``end`` is earlier (date_functions: "the number of unit boundaries between two DATE values";
+    DuckDB's ``date_diff(part, start, end)`` counts them so); ``WEEK`` weeks begin on Sunday, ``WEEK(<WEEKDAY>)`` on that
+    day, ``ISOWEEK`` on Monday (DuckDB's ``date_diff('week', ...)`` counts whole 7-day spans instead), ``NANOSECOND``
+    a thousand per microsecond (DuckDB has none)."""
+    def diff(unit: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+        return exp.Anonymous(this="date_diff", expressions=[exp.Literal.string(unit), a, b])
+
+    if part == "NANOSECOND":
+        return exp.Paren(this=exp.Mul(this=diff("microsecond", start, end), expression=exp.Literal.number(1000)))
+    if part not in ("WEEK", "ISOWEEK"):
+        return diff(part.lower(), start, end)
+    shift = (1 - _WEEKDAYS.index(weekday or ("MONDAY" if part == "ISOWEEK" else "SUNDAY"))) % 7
+
+    def week_start(value: exp.Expr) -> exp.Expr:  # DuckDB's weeks begin on Monday: the weekday moved onto Monday
+        moved: exp.Expr = exp.Cast(this=value, to=exp.DataType.build("TIMESTAMP"))
+        if shift:
+            moved = exp.Add(this=moved, expression=exp.Interval(this=exp.Literal.string(str(shift)),
+                                                                unit=exp.Var(this="DAY")))
+        return exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string("week"), moved])
+
+    return exp.Paren(this=exp.IntDiv(this=diff("day", week_start(start), week_start(end)),
+                                     expression=exp.Literal.number(7)))
+
+
+class ClinseekDuckDB(DuckDB):
+    """DuckDB as the SQL guard reads a query: sqlglot's DuckDB reading, except BigQuery's ``DATE_DIFF(end, start, DAY)``
+    and ``DATETIME_DIFF`` with a bare date part (sqlglot's DuckDB reader takes ``end`` for DuckDB's quoted unit and
+    the part for a column, a binder error), read as BigQuery counts (:func:`_boundaries`)."""
+
+    class Parser(DuckDB.Parser):
+        FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
+            **DuckDB.Parser.FUNCTIONS,
+            "DATE_DIFF": _bigquery_diff(DuckDB.Parser.FUNCTIONS["DATE_DIFF"]),
+            "DATETIME_DIFF": _bigquery_diff(exp.DatetimeDiff.from_arg_list),
+        }
 
 
 def keep_meaning(node: exp.Expr) -> None:
@@ -80,13 +156,23 @@ def keep_meaning(node: exp.Expr) -> None:
             node.set("kind", None)
     elif isinstance(node, (exp.Like, exp.ILike)) and isinstance(node.expression, (exp.Any, exp.All)):
         _like_any(node)
-    elif isinstance(node, exp.TimestampDiff) and isinstance(unit := node.args.get("unit"), exp.Var) and (
-        unit.name.upper() in _WHOLE_UNITS
-        and not (isinstance(node.this, exp.Column) and node.this.name.upper() in _DUCKDB_INTERVAL_UNITS)
+    elif isinstance(node, exp.TimestampDiff) and isinstance(unit := node.args.get("unit"), (exp.Var, exp.Week)) and (
+        not (isinstance(node.this, exp.Column) and node.this.name.upper() in _DUCKDB_INTERVAL_UNITS)
     ):  # BigQuery's TIMESTAMP_DIFF(a, b, HOUR) counts whole hours (sqlglot writes date_diff: boundaries crossed);
         # MySQL's TIMESTAMPDIFF(HOUR, a, b) (HOUR read as a column) is refused by the guard
-        node.replace(exp.Anonymous(this="date_sub", expressions=[
-            exp.Literal.string(unit.name.lower()), node.expression.copy(), node.this.copy()]))
+        part = unit.name.upper() if isinstance(unit, exp.Var) else "WEEK"
+        if part not in _WHOLE_UNITS and part != "NANOSECOND":
+            written = unit.sql()
+            whole_units = "" if "WEEK" in part else f"; whole {part.lower()}s elapsed: DuckDB date_sub('{part.lower()}', b, a)"
+            raise ToolError("sql_error", f"TIMESTAMP_DIFF(a, b, {written}): BigQuery's TIMESTAMP_DIFF takes NANOSECOND "
+                            f"to DAY only (a DAY is 24 hours) and refuses {written}; DATETIME_DIFF(a, b, {written}) counts "
+                            f"the {written} boundaries from b to a (read here as BigQuery counts them){whole_units}")
+        whole: exp.Expr = exp.Anonymous(this="date_sub", expressions=[
+            exp.Literal.string("microsecond" if part == "NANOSECOND" else part.lower()), node.expression.copy(),
+            node.this.copy()])  # fmt: skip
+        if part == "NANOSECOND":
+            whole = exp.Paren(this=exp.Mul(this=whole, expression=exp.Literal.number(1000)))
+        node.replace(whole)
 
 
 _BIGQUERY_FLOATS = {"FLOAT64": exp.DataType.Type.DOUBLE, "FLOAT32": exp.DataType.Type.FLOAT}
@@ -228,10 +314,10 @@ _DIFF_FUNCTIONS = frozenset({"DATEDIFF", "DATE_DIFF", "DATETIME_DIFF"})
 
 
 def _week_difference(sql: str) -> None:
-    """Refuse a difference in weeks with an unquoted unit: BigQuery's ``DATE_DIFF(a, b, WEEK)`` /
-    ``DATETIME_DIFF(a, b, WEEK)`` and T-SQL's ``DATEDIFF(week, b, a)`` count Sunday-week boundaries (Saturday to
-    Sunday is 1), sqlglot writes DuckDB's ``date_diff('week', b, a)``, whole 7-day spans (0). DuckDB's own
-    ``date_diff('week', ...)`` (the unit quoted) keeps its meaning."""
+    """Refuse a difference in weeks with an unquoted unit first: T-SQL's ``DATEDIFF(week, b, a)`` counts Sunday-week
+    boundaries (Saturday to Sunday is 1), sqlglot writes DuckDB's ``date_diff('week', b, a)``, whole 7-day spans (0).
+    DuckDB's own ``date_diff('week', ...)`` (the unit quoted) keeps its meaning; BigQuery's ``DATE_DIFF(a, b, WEEK)``
+    (the unit last) is read as BigQuery counts (:class:`ClinseekDuckDB`)."""
     if not _WEEK_DIFF.search(sql):
         return
     try:
@@ -251,7 +337,7 @@ def _week_difference(sql: str) -> None:
                 args.append([])
             elif not (depth == 1 and inner.token_type == TokenType.L_PAREN and not args[-1]):
                 args[-1].append(inner)
-        units = [a[0] for a in (args[0], args[-1]) if a and a[0].token_type != TokenType.STRING]
+        units = [a[0] for a in args[:1] if len(args) == 3 and a and a[0].token_type != TokenType.STRING]
         if any(u.text.upper() in _WEEK_UNITS for u in units):
             raise ToolError("sql_error", f"{token.text}(..., week): {DUCKDB_FORMS['week_diff']}")
 

@@ -22,7 +22,7 @@ from .._suggest import did_you_mean
 from ..episode import session_names, volatile_names
 from ..errors import ToolError
 from ._clock import reads_clock
-from ._sqlengines import keep_meaning, other_engine_forms
+from ._sqlengines import ClinseekDuckDB, keep_meaning, other_engine_forms
 from ._sqlhints import DUCKDB_FORMS, parse_error, unanalysable, unfaithful
 from ._sqlite_dialect import GuardHook, refuse_sqlite_forms
 from ._sqlsize import check_value_builders
@@ -239,7 +239,7 @@ def _guard(
 ) -> GuardedQuery:
     try:
         # a comment after the last ';' comes back as a Semicolon "statement" holding only the comment
-        parsed = sqlglot.parse(sql, read="duckdb")
+        parsed = sqlglot.parse(sql, read=ClinseekDuckDB)
         statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     except SqlglotError:
         translated = dialect(None, sql)

@@ -66,8 +66,8 @@ DUCKDB_FORMS: dict[str, str] = {
     "timestampdiff": "TIMESTAMPDIFF(HOUR, a, b) is MySQL -> DuckDB date_sub('hour', a, b) (whole hours from a to b, "
     "as MySQL counts); date_diff('hour', a, b) counts the hour boundaries crossed",
     # other engines' forms DuckDB does not have (conf21b): the error names DuckDB's
-    "week_diff": "a difference in weeks counts Sunday-week boundaries in BigQuery's DATE_DIFF/DATETIME_DIFF(a, b, WEEK) "
-    "and T-SQL's DATEDIFF(week, b, a), where DuckDB's date_diff('week', b, a) counts whole 7-day spans -> DuckDB "
+    "week_diff": "a difference in weeks counts Sunday-week boundaries in T-SQL's DATEDIFF(week, b, a) (and BigQuery's "
+    "DATE_DIFF(a, b, WEEK)), where DuckDB's date_diff('week', b, a) counts whole 7-day spans -> DuckDB "
     "date_diff('day', date_trunc('week', b + INTERVAL 1 DAY), date_trunc('week', a + INTERVAL 1 DAY)) // 7 (ISO "
     "weeks from Monday: without the + INTERVAL 1 DAY); whole weeks: date_sub('week', b, a)",
     "top": "SELECT TOP n is T-SQL -> DuckDB LIMIT n at the end (SELECT hadm_id FROM admissions ORDER BY admittime "

@@ -1,0 +1,169 @@
+"""Conformance 25: BigQuery's date differences, and SQLite's integer overflow, sum() and CAST(x AS NUMERIC).
+
+Measured before the fixes (``ehr.run_sql_query``'s guard against ZetaSQL's documented rules, the SQLite translator
+against the standard library's ``sqlite3``):
+
+- BigQuery's ``DATE_DIFF(end, start, DAY)`` (any part) was a binder error: sqlglot's DuckDB reader took ``end`` for
+  DuckDB's quoted unit and ``DAY`` for a column (``Referenced column "DAY" not found``); ``DATE_DIFF`` and
+  ``DATETIME_DIFF`` in ``WEEK`` were refused, ``WEEK(MONDAY)`` and ``ISOWEEK`` in ``DATETIME_DIFF`` DuckDB errors, and
+  ``TIMESTAMP_DIFF(a, b, MONTH)`` (BigQuery refuses the part) ran as DuckDB's month boundaries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import duckdb
+import pytest
+from test_attack21_sql import run
+
+from clinseek.errors import ToolError
+from clinseek.tools import guard_sql
+from clinseek.tools._sqlite_dialect import SqliteDialect
+
+# -- 1. BigQuery's DATE_DIFF / DATETIME_DIFF / TIMESTAMP_DIFF ----------------------------------------------------------
+
+PAIRS = [
+    (dt.datetime(2024, 1, 6, 23, 0), dt.datetime(2024, 1, 8, 1, 0)),  # Saturday night to Monday
+    (dt.datetime(2024, 1, 7, 0, 0), dt.datetime(2024, 1, 6, 23, 59, 59)),  # one second back across a Sunday
+    (dt.datetime(2023, 12, 31, 10, 30), dt.datetime(2024, 1, 1, 9, 15)),  # a Sunday to a Monday across the year
+    (dt.datetime(2024, 12, 29, 12, 0), dt.datetime(2024, 12, 30, 0, 0, 0, 500)),  # ISO year 2025 begins 12-30
+    (dt.datetime(2024, 3, 31, 23, 0), dt.datetime(2024, 4, 1, 0, 30)),  # a quarter's end
+    (dt.datetime(2008, 12, 25, 15, 30), dt.datetime(2010, 7, 7, 10, 20)),  # BigQuery's own example: 559 days
+    (dt.datetime(2100, 5, 1, 8, 0), dt.datetime(2100, 2, 27, 17, 45, 30)),  # backwards, months
+]
+"""(start, end) pairs at the boundaries each part counts."""
+_WEEKDAYS = ["SUNDAY", "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY"]
+
+
+def _week_start(x: dt.datetime, first: int) -> dt.date:
+    """The first day of the week holding ``x``, weeks beginning on ``first`` (0 Sunday)."""
+    return x.date() - dt.timedelta(days=(x.isoweekday() % 7 - first) % 7)
+
+
+def bigquery_boundaries(part: str, start: dt.datetime, end: dt.datetime) -> int:
+    """BigQuery's DATETIME_DIFF(end, start, part) (date_functions, datetime_functions): the part boundaries from
+    ``start`` to ``end``, ``end - start`` counted in whole parts after truncating both to the part."""
+    if part.startswith("WEEK") or part == "ISOWEEK":
+        first = 1 if part == "ISOWEEK" else _WEEKDAYS.index(part[5:-1]) if "(" in part else 0
+        return (_week_start(end, first) - _week_start(start, first)).days // 7
+    if part == "YEAR":
+        return end.year - start.year
+    if part == "ISOYEAR":
+        return end.isocalendar()[0] - start.isocalendar()[0]
+    if part == "QUARTER":
+        return (end.year * 4 + (end.month - 1) // 3) - (start.year * 4 + (start.month - 1) // 3)
+    if part == "MONTH":
+        return (end.year * 12 + end.month) - (start.year * 12 + start.month)
+    micros = {"DAY": 86_400_000_000, "HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000,
+              "MILLISECOND": 1000, "MICROSECOND": 1, "NANOSECOND": 1}[part]  # fmt: skip
+    epoch = dt.datetime(1970, 1, 1)
+
+    def units(x: dt.datetime) -> int:
+        return ((x - epoch) // dt.timedelta(microseconds=1)) // micros
+
+    return (units(end) - units(start)) * (1000 if part == "NANOSECOND" else 1)
+
+
+def bigquery_elapsed(part: str, start: dt.datetime, end: dt.datetime) -> int:
+    """BigQuery's TIMESTAMP_DIFF(end, start, part): whole parts elapsed (a DAY is 24 hours), toward zero."""
+    micros = {"DAY": 86_400_000_000, "HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000,
+              "MILLISECOND": 1000, "MICROSECOND": 1, "NANOSECOND": 1}[part]  # fmt: skip
+    elapsed = (end - start) // dt.timedelta(microseconds=1)
+    whole = abs(elapsed) // micros * (1 if elapsed >= 0 else -1)
+    return whole * (1000 if part == "NANOSECOND" else 1)
+
+
+def _resolve(db: str | None, name: str) -> tuple[str, str] | None:
+    return ("main", "t") if db is None and name.lower() == "t" else None
+
+
+def pairs(sql: str) -> list[tuple[Any, ...]]:
+    """``sql`` through the guard (read as SQLite where it is not DuckDB, as the tool reads it), over ``t(k, a, b)``
+    holding :data:`PAIRS` (``a`` the start, ``b`` the end)."""
+    duck = duckdb.connect()
+    try:
+        duck.execute("CREATE TABLE t (k INTEGER, a TIMESTAMP, b TIMESTAMP)")
+        duck.executemany("INSERT INTO t VALUES (?, ?, ?)", [(k, a, b) for k, (a, b) in enumerate(PAIRS)])
+        text = guard_sql(sql, _resolve, available="t", dialect=SqliteDialect(dt.datetime(2100, 12, 31)))
+        return duck.execute(text).fetchall()
+    finally:
+        duck.close()
+
+
+BOUNDARY_PARTS = ["DAY", "WEEK", "WEEK(SUNDAY)", "WEEK(MONDAY)", "WEEK(WEDNESDAY)", "WEEK(SATURDAY)", "ISOWEEK",
+                  "MONTH", "QUARTER", "YEAR", "ISOYEAR", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND",
+                  "NANOSECOND"]  # fmt: skip
+
+
+@pytest.mark.parametrize("part", BOUNDARY_PARTS)
+def test_bigquery_datetime_diff_counts_the_part_boundaries_from_start_to_end(part: str) -> None:
+    """BigQuery (datetime_functions, DATETIME_DIFF: "Gets the number of unit boundaries between two DATETIME values
+    ... WEEK: This date part begins on Sunday ... ISOWEEK: Uses ISO 8601 week boundaries"; negative when the first
+    value is earlier). Before: WEEK refused, WEEK(...) and ISOWEEK DuckDB errors."""
+    got = pairs(f"SELECT k, DATETIME_DIFF(b, a, {part}), DATETIME_DIFF(a, b, {part}) FROM t ORDER BY k")
+    want = [(k, bigquery_boundaries(part, a, b), bigquery_boundaries(part, b, a)) for k, (a, b) in enumerate(PAIRS)]
+    assert got == want
+
+
+@pytest.mark.parametrize("part", [p for p in BOUNDARY_PARTS if not p.endswith(("SECOND", "MINUTE", "HOUR"))])
+def test_bigquery_date_diff_of_dates_counts_the_part_boundaries(part: str) -> None:
+    """BigQuery (date_functions, DATE_DIFF(end_date, start_date, granularity)); ``DATE(x)`` and a column alike.
+    Before: a binder error for every part (``Referenced column "DAY" not found``)."""
+    got = pairs(f"SELECT k, DATE_DIFF(DATE(b), CAST(a AS DATE), {part}), date_diff(b, a, {part.lower()}) FROM t "
+                "ORDER BY k")
+    want = [(k, bigquery_boundaries(part, dt.datetime.combine(a.date(), dt.time()), dt.datetime.combine(b.date(),
+                                                                                                        dt.time())),
+             bigquery_boundaries(part, a, b)) for k, (a, b) in enumerate(PAIRS)]  # fmt: skip
+    assert got == want
+
+
+@pytest.mark.parametrize("part", ["DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND", "NANOSECOND"])
+def test_bigquery_timestamp_diff_counts_whole_parts_elapsed(part: str) -> None:
+    """BigQuery (timestamp_functions, TIMESTAMP_DIFF: ``TIMESTAMP_DIFF('2010-07-07 10:20:00', '2008-12-25 15:30:00',
+    HOUR)`` is 13410, whole hours; "DAY: Equivalent to 24 HOURs")."""
+    got = pairs(f"SELECT k, TIMESTAMP_DIFF(b, a, {part}), TIMESTAMP_DIFF(a, b, {part}) FROM t ORDER BY k")
+    want = [(k, bigquery_elapsed(part, a, b), bigquery_elapsed(part, b, a)) for k, (a, b) in enumerate(PAIRS)]
+    assert got == want
+
+
+@pytest.mark.parametrize("part", ["WEEK", "WEEK(MONDAY)", "ISOWEEK", "MONTH", "QUARTER", "YEAR", "ISOYEAR"])
+def test_a_part_bigquery_s_timestamp_diff_refuses_is_refused_naming_datetime_diff(part: str) -> None:
+    """BigQuery's TIMESTAMP_DIFF takes NANOSECOND to DAY; before, MONTH ran as DuckDB's month boundaries."""
+    with pytest.raises(ToolError, match=r"TIMESTAMP_DIFF takes NANOSECOND to DAY only") as info:
+        pairs(f"SELECT TIMESTAMP_DIFF(b, a, {part}) FROM t")
+    assert f"DATETIME_DIFF(a, b, {part})" in info.value.message
+
+
+def test_bigquery_examples_and_literals() -> None:
+    """The documented examples: 559 days; a WEEK boundary between Saturday 2017-10-14 and Sunday 2017-10-15; 3 YEAR
+    but 2 ISOYEAR boundaries from 2014-12-30 (ISO year 2015) to 2017-12-30; text literals coerced to dates."""
+    assert pairs("SELECT DATETIME_DIFF(DATETIME '2010-07-07 10:20:00', DATETIME '2008-12-25 15:30:00', DAY), "
+                 "DATETIME_DIFF(DATETIME '2017-10-15 00:00:00', DATETIME '2017-10-14 00:00:00', WEEK), "
+                 "DATE_DIFF('2017-10-15', '2017-10-14', WEEK), DATE_DIFF(DATE '2017-12-30', DATE '2014-12-30', YEAR), "
+                 "DATE_DIFF(DATE '2017-12-30', DATE '2014-12-30', ISOYEAR)") == [(559, 1, 1, 3, 2)]
+
+
+@pytest.mark.parametrize("sql", ["SELECT k, date_diff('day', a, b), datediff('hour', a, b), date_diff('week', a, b) "
+                                 "FROM t ORDER BY k",
+                                 "SELECT k, DATE_DIFF('DAY', a, b), date_diff('hour', a, b), date_diff('week', a, b) "
+                                 "FROM t ORDER BY k"])  # fmt: skip
+def test_duckdb_s_date_diff_keeps_duckdb_s_meaning(sql: str) -> None:
+    """DuckDB's date_diff(part, start, end) (the part quoted and first): end - start in DuckDB's count (its 'week' is
+    the day boundaries over 7, toward zero: no week start)."""
+    def days(a: dt.datetime, b: dt.datetime) -> int:
+        return (b.date() - a.date()).days
+
+    want = [(k, days(a, b), bigquery_boundaries("HOUR", a, b), abs(days(a, b)) // 7 * (1 if b >= a else -1))
+            for k, (a, b) in enumerate(PAIRS)]
+    assert pairs(sql) == want
+
+
+def test_the_tool_runs_bigquery_s_date_diff(episode: Any) -> None:
+    got = run(episode, "SELECT hadm_id, DATE_DIFF(dischtime, admittime, DAY) AS days, DATE_DIFF(DATE(dischtime), "
+                       "DATE(admittime), WEEK) AS weeks FROM admissions ORDER BY hadm_id")
+    want = run(episode, "SELECT hadm_id, date_diff('day', admittime, dischtime), (date_diff('day', date_trunc('week', "
+                        "admittime + INTERVAL 1 DAY), date_trunc('week', dischtime + INTERVAL 1 DAY)) // 7) FROM "
+                        "admissions ORDER BY hadm_id")
+    assert got.ok and got.data["rows"] == want.data["rows"] and got.data["rows"], got.content
