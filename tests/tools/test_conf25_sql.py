@@ -7,16 +7,22 @@ against the standard library's ``sqlite3``):
   DuckDB's quoted unit and ``DAY`` for a column (``Referenced column "DAY" not found``); ``DATE_DIFF`` and
   ``DATETIME_DIFF`` in ``WEEK`` were refused, ``WEEK(MONDAY)`` and ``ISOWEEK`` in ``DATETIME_DIFF`` DuckDB errors, and
   ``TIMESTAMP_DIFF(a, b, MONTH)`` (BigQuery refuses the part) ran as DuckDB's month boundaries.
+- every ``sum()`` in a query read as SQLite was refused by the tool ("error() may give another value"): the
+  translation's own ``error()`` (SQLite's "integer overflow", session 23) met the guard's volatile-function check.
+- ``sum()`` of integers whose total fits 64 bits but whose running total leaves them in some order (2^62, 2^62,
+  -2^62) was the exact total here; SQLite fails or not by the order it reads the rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from typing import Any
 
 import duckdb
 import pytest
 from test_attack21_sql import run
+from test_conf23_sql import both
 
 from clinseek.errors import ToolError
 from clinseek.tools import guard_sql
@@ -167,3 +173,51 @@ def test_the_tool_runs_bigquery_s_date_diff(episode: Any) -> None:
                         "admittime + INTERVAL 1 DAY), date_trunc('week', dischtime + INTERVAL 1 DAY)) // 7) FROM "
                         "admissions ORDER BY hadm_id")
     assert got.ok and got.data["rows"] == want.data["rows"] and got.data["rows"], got.content
+
+
+# -- 3. sum() of integers: SQLite's error does not depend on DuckDB's row order --------------------------------------
+
+
+def test_a_sum_in_a_query_read_as_sqlite_runs_and_a_model_s_error_call_is_still_refused(episode: Any) -> None:
+    """Before: "error() may give another value" for every sum() read as SQLite (the translation's overflow check)."""
+    got = run(episode, "SELECT sum(anchor_age), total(anchor_age), datetime('now') FROM patients")
+    want = run(episode, "SELECT sum(anchor_age), CAST(sum(anchor_age) AS DOUBLE) FROM patients")
+    assert got.ok and got.data["dialect"] == "sqlite", got.content
+    assert [r[:2] for r in got.data["rows"]] == want.data["rows"]
+    refused = run(episode, "SELECT error('x'), datetime('now') FROM patients")
+    assert not refused.ok and "error() may give another value" in refused.content, refused.content
+
+
+MIXED = [
+    ([2**62, 2**62, -(2**62)], True), ([-(2**62), -(2**62), -1, 2**62], True), ([2**62, 2**62 - 1, -3], False),
+    ([-(2**62), -(2**62), 2**62], False), ([2**63 - 1, -1, 1], True), ([2**62, None, 2**62, -(2**62) - 7], True),
+]  # fmt: skip
+"""Integers whose total fits 64 bits, and whether some order of adding them leaves 64 bits on the way."""
+
+
+def _outcome(result: Any) -> Any:
+    return "error" if result[0] == "error" else result
+
+
+@pytest.mark.parametrize(("values", "order_matters"), MIXED)
+@pytest.mark.parametrize("sql", ["SELECT sum(b) FROM t", "SELECT sum(b) FROM t GROUP BY s",
+                                 "SELECT sum(b) FILTER (WHERE k >= 0) FROM t", "SELECT DISTINCT sum(b) OVER () FROM t",
+                                 "SELECT sum(b) OVER (PARTITION BY s) FROM t"])  # fmt: skip
+def test_a_sum_of_integers_is_the_same_in_every_row_order(values: list[int | None], order_matters: bool,
+                                                          sql: str) -> None:
+    """SQLite (func.c, sumStep/sumFinalize): the running total of integers is 64-bit; once it leaves 64 bits the
+    sum ends as "integer overflow", even when later rows bring it back, so SQLite's answer depends on the order it
+    reads the rows (checked: sqlite3 gives both answers over the orders below). Here the answer is the same in every
+    order: SQLite's value where every order gives it, else an error naming the order and total(x)."""
+    lite, duck = set(), set()
+    for order in itertools.permutations(values):
+        rows = [(k, 0, v, 0.0, "") for k, v in enumerate(order)]
+        got_lite, got_duck, translated = both(sql, rows)
+        lite.add(str(_outcome(got_lite)))
+        duck.add(str(_outcome(got_duck)))
+        if order_matters:
+            assert got_duck[0] == "error" and "by the order of the rows" in got_duck[1], translated
+    assert (len(lite) > 1) == order_matters, lite
+    assert len(duck) == 1
+    if not order_matters:
+        assert duck == lite

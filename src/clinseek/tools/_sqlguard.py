@@ -25,6 +25,7 @@ from ._clock import reads_clock
 from ._sqlengines import ClinseekDuckDB, keep_meaning, other_engine_forms
 from ._sqlhints import DUCKDB_FORMS, parse_error, unanalysable, unfaithful
 from ._sqlite_dialect import GuardHook, refuse_sqlite_forms
+from ._sqlite_integers import TRANSLATION_ERROR
 from ._sqlsize import check_value_builders
 
 Resolver = Callable[[str | None, str], tuple[str, str] | None]
@@ -308,7 +309,7 @@ def _check_nodes(tree: exp.Expression, prediction_time: dt.datetime | None) -> N
                 f"{function_name(node)}() reads the database session (its transactions, its catalog), not this "
                 "episode's data, and may answer otherwise in another episode: it is not available",
             )
-        if isinstance(node, exp.Func) and _volatile(function_name(node)):
+        if isinstance(node, exp.Func) and _volatile(function_name(node)) and not node.meta.get(TRANSLATION_ERROR):
             raise ToolError(
                 "not_repeatable",
                 f"{function_name(node)}() may give another value (or do something) on every call; the same question "

@@ -13,7 +13,8 @@ an integer literal beyond 64 bits too, and ``sum()`` of integers beyond 64 bits 
 
 Not reproduced: a row whose 64-bit arithmetic overflows at run time gets DuckDB's overflow error (its hint says
 SQLite's REAL and how to write it), not a REAL in a column of integers (a DuckDB column has one type); ``sum()``
-whose running total leaves 64 bits and comes back is SQLite's error in the order SQLite adds, the exact sum here.
+whose running total leaves 64 bits in some order of the rows only is an error saying so (SQLite's answer depends
+on the order it reads them, :func:`checked_sum`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from sqlglot import exp
 from ..schema import tables
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+TRANSLATION_ERROR = "sqlite_error"
+"""Meta key of an ``error()`` call the translation wrote (SQLite's own error): the guard refuses a model's ``error()``
+(it is volatile in DuckDB's catalog), not this one, which no text can write."""
 
 
 _INTEGER_TYPES = frozenset({"SMALLINT", "INTEGER", "BIGINT"})
@@ -154,12 +158,54 @@ def widen(node: exp.Add | exp.Sub | exp.Mul) -> None:
 
 def checked_sum(node: exp.Expr) -> exp.Expr:
     """``node`` (``sum(x)``, or a window over it) with SQLite's "integer overflow" error where a sum of integers
-    leaves 64 bits (DuckDB's sum of integers is a HUGEINT: no error); a sum of reals is unchanged."""
+    leaves 64 bits (DuckDB's sum of integers is a HUGEINT: no error); a sum of reals is unchanged.
+
+    SQLite adds the rows in the order it reads them and fails as soon as the running total leaves 64 bits, so a sum
+    whose total fits can still fail in one order and not in another (2^62, 2^62, -2^62 fails; 2^62, -2^62, 2^62 is
+    2^62). Where the order of the rows is not the query's (an aggregate, a window without ORDER BY), such a sum is an
+    error saying so: its positive values add up beyond 64 bits, or its negative ones (DuckDB's order is not
+    SQLite's, so neither answer can be claimed). A window with ORDER BY adds in that order: each row's running total
+    is checked."""
     value = node.copy()
-    beyond = exp.Not(this=exp.Between(this=value.copy(), low=exp.Literal.number(_INT64_MIN),
-                                      high=exp.Literal.number(_INT64_MAX)))  # fmt: skip
+
+    def error(message: str) -> exp.Expr:
+        call = exp.Anonymous(this="error", expressions=[exp.Literal.string(message)])
+        call.meta[TRANSLATION_ERROR] = True  # the guard lets this error() through (not the model's)
+        return call
+
+    def outside(bound: exp.Expr) -> exp.Expr:
+        return exp.Not(this=exp.Between(this=bound, low=exp.Literal.number(_INT64_MIN),
+                                        high=exp.Literal.number(_INT64_MAX)))  # fmt: skip
+
     huge = exp.EQ(this=exp.Anonymous(this="typeof", expressions=[value.copy()]), expression=exp.Literal.string("HUGEINT"))
-    message = ("integer overflow: SQLite's sum() of integers beyond 64 bits is this error; total(x) or "
-               "sum(CAST(x AS REAL)) adds them as REALs")
-    error = exp.Anonymous(this="error", expressions=[exp.Literal.string(message)])
-    return exp.Case(ifs=[exp.If(this=exp.And(this=huge, expression=beyond), true=error)], default=value)
+    ifs = [exp.If(this=exp.And(this=huge, expression=outside(value.copy())), true=error(
+        "integer overflow: SQLite's sum() of integers beyond 64 bits is this error; total(x) or sum(CAST(x AS REAL)) "
+        "adds them as REALs"))]  # fmt: skip
+    if not (isinstance(node, exp.Window) and node.args.get("order")):
+        positive = _positive_part(value)
+        negative = exp.Sub(this=value.copy(), expression=positive.copy())
+        either = exp.Paren(this=exp.Or(this=outside(positive), expression=outside(negative)))
+        ifs.append(exp.If(this=exp.And(this=huge.copy(), expression=either), true=error(
+            "integer overflow or not, by the order of the rows: SQLite's sum() fails as soon as its running total of "
+            "integers leaves 64 bits, and these values' positive (or negative) ones add up beyond 64 bits, their total "
+            "does not: SQLite's answer depends on the order it reads the rows; total(x) or sum(CAST(x AS REAL)) adds "
+            "them as REALs in any order")))  # fmt: skip
+    return exp.Case(ifs=ifs, default=value)
+
+
+def _positive_part(value: exp.Expr) -> exp.Expr:
+    """``value`` (a copy of ``sum(x)``, its FILTER and OVER) summing only ``x``'s positive values, as a HUGEINT."""
+    positive = value.copy()
+    core = positive
+    while isinstance(core, (exp.Window, exp.Filter)):
+        core = core.this
+    holder = core.this if isinstance(core.this, exp.Distinct) else None
+    x = holder.expressions[0] if holder is not None else core.this
+    part = exp.Case(ifs=[exp.If(this=exp.GT(this=x.copy(), expression=exp.Literal.number(0)),
+                                true=exp.Add(this=exp.Paren(this=x.copy()), expression=exp.Cast(
+                                    this=exp.Literal.number(0), to=exp.DataType(this=exp.DataType.Type.INT128))))])
+    if holder is not None:
+        holder.set("expressions", [part])
+    else:
+        core.set("this", part)
+    return positive
