@@ -7,6 +7,8 @@ against the standard library's ``sqlite3``):
   DuckDB's quoted unit and ``DAY`` for a column (``Referenced column "DAY" not found``); ``DATE_DIFF`` and
   ``DATETIME_DIFF`` in ``WEEK`` were refused, ``WEEK(MONDAY)`` and ``ISOWEEK`` in ``DATETIME_DIFF`` DuckDB errors, and
   ``TIMESTAMP_DIFF(a, b, MONTH)`` (BigQuery refuses the part) ran as DuckDB's month boundaries.
+- a row whose 64-bit arithmetic overflows at run time (``subject_id * subject_id * subject_id`` read as SQLite) got
+  DuckDB's "Overflow in multiplication of INT64" with the 32-bit advice (``CAST(a AS BIGINT) * b``, already so).
 - every ``sum()`` in a query read as SQLite was refused by the tool ("error() may give another value"): the
   translation's own ``error()`` (SQLite's "integer overflow", session 23) met the guard's volatile-function check.
 - ``sum()`` of integers whose total fits 64 bits but whose running total leaves them in some order (2^62, 2^62,
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
+import sqlite3
 from typing import Any
 
 import duckdb
@@ -221,3 +225,42 @@ def test_a_sum_of_integers_is_the_same_in_every_row_order(values: list[int | Non
     assert len(duck) == 1
     if not order_matters:
         assert duck == lite
+
+
+# -- 2. a row whose 64-bit arithmetic overflows at run time ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("expr", ["subject_id * subject_id * subject_id", "sum(subject_id * subject_id * subject_id)",
+                                  "subject_id * subject_id * subject_id * subject_id - 1",
+                                  "-subject_id * subject_id * subject_id * 10"])  # fmt: skip
+def test_a_run_time_64_bit_overflow_names_sqlites_real_and_the_form_that_gives_it(episode: Any, expr: str) -> None:
+    """SQLite (vdbe.c, OP_Multiply/OP_Add: sqlite3MulInt64 fails -> the REAL of the operands as doubles) gives the rows
+    whose 64-bit arithmetic overflows a REAL; a DuckDB column has one type, so DuckDB's error stands (no added
+    statement for a query that does not overflow), and says what SQLite gives: the REAL of the very operation that
+    overflowed (checked against sqlite3), and the form that gives it in every row (checked against sqlite3 too).
+    Before: the 32-bit advice, ``CAST(a AS BIGINT) * b``, for a 64-bit overflow."""
+    got = run(episode, f"SELECT {expr}, datetime('now') FROM patients")
+    assert not got.ok and "Overflow in multiplication of INT64" in got.content, got.content
+    found = re.search(r"INT64 \((-?\d+) \* (-?\d+)\)", got.content)
+    assert found is not None, got.content
+    lite = sqlite3.connect(":memory:")
+    try:
+        (real,) = lite.execute(f"SELECT {found.group(1)} * {found.group(2)}").fetchone()
+        assert isinstance(real, float) and f"the REAL {real!r}" in got.content, got.content
+        assert "CAST(a AS DOUBLE) * b" in got.content and "CAST(a AS REAL)" in got.content
+        ids = [r[0] for r in run(episode, "SELECT subject_id FROM patients").data["rows"]]
+        lite.execute("CREATE TABLE patients (subject_id INTEGER)")
+        lite.executemany("INSERT INTO patients VALUES (?)", [(i,) for i in ids])
+        advised = expr.replace("subject_id * subject_id", "CAST(subject_id AS REAL) * subject_id", 1)
+        mine = run(episode, f"SELECT {advised}, datetime('now') FROM patients")
+        assert mine.ok, mine.content
+        want = lite.execute(f"SELECT {expr} FROM patients").fetchall()
+        assert sorted(r[0] for r in mine.data["rows"]) == sorted(r[0] for r in want)
+    finally:
+        lite.close()
+
+
+def test_a_32_bit_overflow_in_duckdb_sql_keeps_the_bigint_advice(episode: Any) -> None:
+    got = run(episode, "SELECT subject_id * subject_id * subject_id FROM patients")
+    assert not got.ok and "INT32" in got.content and "CAST(a AS BIGINT) * b" in got.content, got.content
+    assert "the REAL" not in got.content

@@ -94,6 +94,11 @@ DUCKDB_FORMS: dict[str, str] = {
     "integer overflow": "an integer result beyond its type stops DuckDB with this error, where SQLite's integers are "
     "64-bit and beyond 64 bits turn into a REAL (9223372036854775807 + 1 is 9.223372036854776e+18) -> CAST(a AS "
     "BIGINT) * b (INTEGER columns and literals are 32 bits here), CAST(a AS DOUBLE) * b for a REAL",
+    "int64 overflow": "a 64-bit integer result beyond 64 bits stops DuckDB with this error; SQLite's results beyond "
+    "64 bits turn into a REAL instead (9223372036854775807 + 1 is 9.223372036854776e+18), only in the rows that "
+    "overflow, and a DuckDB column has one type -> CAST(a AS DOUBLE) * b (SQLite: CAST(a AS REAL) * b) gives every "
+    "row the REAL, SQLite's value in the rows that overflow (in the others the same number as a REAL, exact below "
+    "2^53); sum(CAST(a AS DOUBLE) * b) for a sum of such products, as SQLite adds REALs",
     "from_unixtime": "FROM_UNIXTIME(n) is MySQL -> DuckDB make_timestamp(CAST(n * 1000000 AS BIGINT)) (the episode's "
     "times have no time zone)",
 }
@@ -158,7 +163,9 @@ _HINTS: dict[str, re.Pattern[str]] = {
         "raw string": r"(?<![\w'])r'",
         "div": r"\bdiv\s*\(",
         "from_unixtime": r"\bfrom_unixtime\s*\(",
-        "integer overflow": r"overflow in (?:addition|subtraction|multiplication|negation) of u?int(?:8|16|32|64|128)",
+        "integer overflow": r"overflow in (?:addition|subtraction|multiplication|negation) of (?:u?int(?:8|16|32|128)|"
+        r"uint64)\b",
+        "int64 overflow": r"overflow in (?:addition|subtraction|multiplication|negation) of int64\b",
         "text as number": r"argument types '(?:[-+*/%^]|\w+)\((?:[^')]*,\s*)?varchar[,)]|cannot compare values of type (?:varchar and type "
         rf"{_NUMERIC_TYPE}|{_NUMERIC_TYPE} and type varchar)|could not convert string .{{0,80}} to {_NUMERIC_TYPE}",
     }.items()
@@ -174,10 +181,25 @@ def hint_for(text: str, *, message: bool = False) -> str:
     """
     low = text.lower()
     return "; ".join(
-        DUCKDB_FORMS[key]
+        DUCKDB_FORMS[key] + (_overflow_value(text) if key == "int64 overflow" and message else "")
         for key, pattern in _HINTS.items()
         if not (message and key == "is") and pattern.search(low)
     )
+
+
+_OVERFLOW = re.compile(r"Overflow in (addition|subtraction|multiplication) of INT64 \((-?\d+) [-+*] (-?\d+)\)")
+
+
+def _overflow_value(message: str) -> str:
+    """The REAL SQLite gives the operation DuckDB's overflow ``message`` names (``(a * b)``: ``float(a) * float(b)``,
+    SQLite's ``sqlite3AddInt64``/``sqlite3MulInt64`` fallback); "" when the message names none."""
+    found = _OVERFLOW.search(message)
+    if found is None:
+        return ""
+    kind, a, b = found.group(1), float(found.group(2)), float(found.group(3))
+    value = {"addition": a + b, "subtraction": a - b, "multiplication": a * b}[kind]
+    sign = {"addition": "+", "subtraction": "-", "multiplication": "*"}[kind]
+    return f" (here SQLite gives {found.group(2)} {sign} {found.group(3)} the REAL {value!r})"
 
 
 _SQL_KEYS = ("offset", "top", "rownum", "dateadd", "datepart", "isnull", "eomonth", "convert", "format_datetime",
