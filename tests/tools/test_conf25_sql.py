@@ -9,6 +9,8 @@ against the standard library's ``sqlite3``):
   ``TIMESTAMP_DIFF(a, b, MONTH)`` (BigQuery refuses the part) ran as DuckDB's month boundaries.
 - a row whose 64-bit arithmetic overflows at run time (``subject_id * subject_id * subject_id`` read as SQLite) got
   DuckDB's "Overflow in multiplication of INT64" with the 32-bit advice (``CAST(a AS BIGINT) * b``, already so).
+- ``CAST(x AS NUMERIC)`` read as SQLite was always a DOUBLE: '1e3' -> 1000.0 (SQLite: the INTEGER 1000), an
+  INTEGER column's 2^53 + 1 -> 2^53 (SQLite keeps the integer).
 - every ``sum()`` in a query read as SQLite was refused by the tool ("error() may give another value"): the
   translation's own ``error()`` (SQLite's "integer overflow", session 23) met the guard's volatile-function check.
 - ``sum()`` of integers whose total fits 64 bits but whose running total leaves them in some order (2^62, 2^62,
@@ -25,12 +27,13 @@ from typing import Any
 
 import duckdb
 import pytest
+import sqlglot
 from test_attack21_sql import run
 from test_conf23_sql import both
 
 from clinseek.errors import ToolError
 from clinseek.tools import guard_sql
-from clinseek.tools._sqlite_dialect import SqliteDialect
+from clinseek.tools._sqlite_dialect import SqliteDialect, translate
 
 # -- 1. BigQuery's DATE_DIFF / DATETIME_DIFF / TIMESTAMP_DIFF ----------------------------------------------------------
 
@@ -264,3 +267,65 @@ def test_a_32_bit_overflow_in_duckdb_sql_keeps_the_bigint_advice(episode: Any) -
     got = run(episode, "SELECT subject_id * subject_id * subject_id FROM patients")
     assert not got.ok and "INT32" in got.content and "CAST(a AS BIGINT) * b" in got.content, got.content
     assert "the REAL" not in got.content
+
+
+# -- 4. CAST(x AS NUMERIC) read as SQLite ------------------------------------------------------------------------------
+
+NUMERIC_TEXTS = ["9223372036854775808", "12345678901234567890", "1e3", " 12 ", "0x10", "1.5", "3.0", "-0", "-0.0",
+                 "9223372036854775807", "-9223372036854775808", "-9223372036854775809", "9007199254740993", "12abc",
+                 "abc", "", ".5", "5.", "1e18", "1e15", "  -7e2x", "+12", "1e400", "-1e2", "2251799813685247.0",
+                 "2251799813685248.0", "1e-3", "\t42\n", "1_000", "１２"]  # fmt: skip
+"""Texts at SQLite's NUMERIC edges: integers at 53 and 64 bits, integral reals at 2^51 ('1e15' an INTEGER, '1e18' a
+REAL), hex and junk after the number, white space, no number at all."""
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@pytest.mark.parametrize("text", NUMERIC_TEXTS)
+def test_cast_of_text_to_numeric_is_sqlites_integer_or_real(text: str) -> None:
+    """SQLite (lang_expr.html, CAST to NUMERIC; vdbemem.c sqlite3VdbeMemNumerify): the text's leading number, an
+    INTEGER when written as one within 64 bits or when its REAL value is integral within +-2^51, else a REAL; 0 for
+    no number. Value and type as sqlite3 gives them (before: always a DOUBLE, 1000.0 for '1e3')."""
+    sql = f"SELECT CAST({_sql_text(text)} AS NUMERIC), CAST({_sql_text(text)} AS DECIMAL(10, 2))"
+    lite, duck, translated = both(sql)
+    assert duck == lite, translated
+    assert [type(v) for v in duck[0]] == [type(v) for v in lite[0]], (duck, lite)
+
+
+def test_cast_of_a_text_column_to_numeric_has_sqlites_values() -> None:
+    """A text column's rows: SQLite's value in each (a DuckDB column has one type: a DOUBLE, SQLite's INTEGER rows as
+    whole doubles, exact within 2^53; documented)."""
+    small = [t for t in NUMERIC_TEXTS if not isinstance(n := _lite_numeric(t), int) or abs(n) <= 2**53]
+    rows = [(k, 0, 0, 0.0, t) for k, t in enumerate(small)]
+    lite, duck, translated = both("SELECT k, CAST(s AS NUMERIC), CAST(s AS NUMERIC) * 2 FROM t ORDER BY k", rows)
+    assert duck == lite, translated
+
+
+def _lite_numeric(text: str) -> Any:
+    lite = sqlite3.connect(":memory:")
+    try:
+        return lite.execute("SELECT CAST(? AS NUMERIC)", (text,)).fetchone()[0]
+    finally:
+        lite.close()
+
+
+def test_cast_of_an_integer_column_to_numeric_keeps_every_digit() -> None:
+    """SQLite: an INTEGER stays that INTEGER (before: a DOUBLE, 2^53 + 1 -> 2^53)."""
+    lite, duck = sqlite3.connect(":memory:"), duckdb.connect()
+    try:
+        values = [10_000_032, 9007199254740993, -(2**63), 2**63 - 1, None]
+        lite.execute("CREATE TABLE patients (subject_id INTEGER, hadm_id INTEGER)")
+        duck.execute("CREATE TABLE patients (subject_id BIGINT, hadm_id INTEGER)")
+        for con in (lite, duck):
+            con.executemany("INSERT INTO patients VALUES (?, ?)", [(v, 20_000_000) for v in values])
+        sql = "SELECT CAST(subject_id AS NUMERIC), CAST(hadm_id AS NUMERIC) * 1000000000 FROM patients"
+        tree, _ = translate(sqlglot.parse_one(sql, read="sqlite"), dt.datetime(2100, 12, 31), sql)
+        got = duck.execute(tree.sql(dialect="duckdb")).fetchall()
+        want = lite.execute(sql).fetchall()
+        assert got == want
+        assert [type(v) for r in got for v in r] == [type(v) for r in want for v in r]
+    finally:
+        lite.close()
+        duck.close()

@@ -36,7 +36,7 @@ from sqlglot.errors import SqlglotError
 
 from ..errors import ToolError
 from ._sqlhints import DUCKDB_FORMS, GENERIC_FORM, function_name, hint_for, unparen
-from ._sqlite_integers import checked_sum, fold, widen
+from ._sqlite_integers import checked_sum, fold, is_integer, numeric_constant, widen
 from ._sqlite_names import SelectLists, select_lists, source_texts
 
 _SQLITE_FUNCTIONS = frozenset({"datetime", "time", "julianday", "unixepoch", "iif", "total", "timediff"})
@@ -471,7 +471,19 @@ class _Context:
             out = _sqlite_integer(_number(node.this))
             out.meta["sqlite_integer"] = True
             return out
-        if to.is_type(*exp.DataType.REAL_TYPES, exp.DataType.Type.DECIMAL):
+        if to.is_type(exp.DataType.Type.DECIMAL):  # NUMERIC, DECIMAL(p, s): SQLite's NUMERIC affinity
+            self.t.add("CAST(x AS NUMERIC)", "an INTEGER where x is one, else a DOUBLE (SQLite: an INTEGER where the "
+                       "text's number is integral, a REAL otherwise)")
+            value = _number(node.this)
+            constant = numeric_constant(value)
+            if constant is not None:
+                return constant
+            if is_integer(value):  # an integer stays the integer (every digit)
+                out: exp.Expr = exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+                out.meta["sqlite_integer"] = True
+                return out
+            return _sqlite_real(value, unsigned_zero=True)
+        if to.is_type(*exp.DataType.REAL_TYPES):
             return _sqlite_real(_number(node.this))
         return None
 
@@ -981,10 +993,11 @@ def _sqlite_integer(value: exp.Expr) -> exp.Expr:
                          exp.If(this=_typed(value, _INTEGER_TYPES), true=from_integer)], default=from_number)
 
 
-def _sqlite_real(value: exp.Expr) -> exp.Expr:
+def _sqlite_real(value: exp.Expr, *, unsigned_zero: bool = False) -> exp.Expr:
     """``value`` converted to a real as SQLite's ``CAST(x AS REAL)`` converts it: text (and a time) by its longest
     leading real number after white space, 0.0 when there is none ('12abc' -> 12.0, '2e2' -> 200.0, '<0.5' -> 0.0);
-    a number as itself; NULL stays NULL."""
+    a number as itself; NULL stays NULL. ``unsigned_zero``: text '-0.0' is 0.0 (``CAST(x AS NUMERIC)``: SQLite's
+    integer 0)."""
     digits = exp.Anonymous(this="regexp_extract", expressions=[
         exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
         exp.Literal.string(_REAL_PREFIX), exp.Literal.number(1)])  # fmt: skip
@@ -993,6 +1006,8 @@ def _sqlite_real(value: exp.Expr) -> exp.Expr:
                     true=exp.Literal.number("0.0"))],
         default=exp.TryCast(this=digits, to=exp.DataType.build("DOUBLE")),
     )  # fmt: skip
+    if unsigned_zero:  # -0.0 + 0.0 is 0.0
+        from_text = exp.Add(this=exp.Paren(this=from_text), expression=exp.Literal.number("0.0"))
     from_number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))
     return exp.Case(ifs=[exp.If(this=_text_typed(value), true=from_text)], default=from_number)
 

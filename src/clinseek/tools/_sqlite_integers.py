@@ -20,6 +20,8 @@ on the order it reads them, :func:`checked_sum`).
 from __future__ import annotations
 
 import functools
+import math
+import re
 
 from sqlglot import exp
 
@@ -209,3 +211,48 @@ def _positive_part(value: exp.Expr) -> exp.Expr:
     else:
         core.set("this", part)
     return positive
+
+
+_REAL_TEXT = re.compile(r"[ \t\n\v\f\r]*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)")
+_SAME_AS_INT = 2**51
+"""SQLite's ``sqlite3RealSameAsInt``: a REAL with an integral value within +-2^51 is stored as that integer."""
+
+
+def numeric_text(text: str) -> int | float:
+    """``CAST(text AS NUMERIC)`` as SQLite computes it (``sqlite3VdbeMemNumerify``): the longest leading number after
+    white space; an INTEGER when it is written as one (digits, no '.' or exponent, junk after it allowed) and fits 64
+    bits, else a REAL, which is an INTEGER when its value is integral within +-2^51 ('1e3' -> 1000, '3.0' -> 3,
+    '1e18' -> 1e18, '9223372036854775808' -> 9.223372036854776e+18); 0 when there is no number ('abc', '0x10')."""
+    found = _REAL_TEXT.match(text)
+    if found is None:
+        return 0
+    prefix = found.group(1)
+    if re.fullmatch(r"[-+]?[0-9]+", prefix) and _INT64_MIN <= int(prefix) <= _INT64_MAX:
+        return int(prefix)
+    real = float(prefix)
+    if math.isfinite(real) and real == int(real) and -_SAME_AS_INT <= int(real) < _SAME_AS_INT:
+        return int(real)
+    return real
+
+
+def numeric_constant(value: exp.Expr) -> exp.Expr | None:
+    """``CAST(value AS NUMERIC)`` of a literal, computed as SQLite computes it (:func:`numeric_text` for text; an
+    integer stays an integer, a real a REAL); ``None`` when ``value`` is not a literal."""
+    inner = value
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if isinstance(inner, exp.Literal) and inner.is_string:
+        number = numeric_text(inner.this)
+        return _number(number) if isinstance(number, int) else _real(number)
+    whole = literal_integer(inner)
+    if whole is not None:
+        return _number(whole)
+    if isinstance(inner, exp.Literal):
+        return _real(float(inner.this))
+    return None
+
+
+def _real(value: float) -> exp.Expr:
+    """A DOUBLE literal (DuckDB reads ``1.5`` as a DECIMAL; ``inf`` is only a DOUBLE's text)."""
+    literal = exp.Literal.number(repr(value)) if math.isfinite(value) else exp.Literal.string(repr(value))
+    return exp.Cast(this=literal, to=exp.DataType(this=exp.DataType.Type.DOUBLE))
