@@ -66,6 +66,24 @@ only for hospitalizations (``poe.hadm_id`` is never NULL): the orders of an ED v
 the data, so one placed in the ED of a patient admitted later (2,281 of the demo's orders, 183 admissions, up to
 19 h ahead), shown from its ordertime, told that an admission was coming (attack21). An order of no admission
 (NULL ``hadm_id``, not in MIMIC) is known at its ordertime."""
+_TRANSFER_KNOWN = (
+    "CASE WHEN t.intime IS NOT NULL THEN CASE WHEN upper(t.eventtype) = 'ED' THEN t.intime "
+    f"ELSE greatest(t.intime, {_admitted('t', 't.intime')}) END END"
+)
+"""When a stay in a unit is known: its intime; a unit stay of a hospitalization (every row but an ED visit's) not
+before its admission's admittime. MIMIC-IV keeps ED visits whether the patient is admitted or sent home, but the
+other rows (eventtype admit, transfer) only for hospitalizations: a same-day surgical patient's pre-operative
+'admit' row (Discharge Lounge, 19 of the demo's admissions, up to 10.8 h before the admittime; a CVICU 'transfer'
+row twice, a 'Cardiac Surgery' row once), shown from its intime, its hadm_id NULL, told that an admission was
+coming (attack25)."""
+_SERVICE_KNOWN = (
+    f"CASE WHEN t.transfertime IS NOT NULL THEN greatest(t.transfertime, {_admitted('t', 't.transfertime')}) END"
+)
+"""When a service assignment is known: its transfertime, and not before its admission's admittime. MIMIC-IV keeps
+services only for hospitalizations (``services.hadm_id`` is never NULL): the first service of a same-day surgical
+admission is assigned when the patient arrives (20 of the demo's admissions, up to 10.8 h before the admittime);
+shown from its transfertime, its hadm_id NULL, it told that an admission was coming, and its service (CSURG,
+NSURG, ...) what for (attack25)."""
 EMAR_SEQUENCE = Sequence("hosp.emar", "emar_id", "emar_seq")
 """A patient's eMAR rows, numbered in storage order (storetime: 100 % of the demo's rows), not charttime."""
 _POE_REF_WHY = (
@@ -199,7 +217,10 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("transfer_id",),
         event_time=EventTime(
-            "t.intime", sort=("intime",), rationale="a stay in a unit is known when it starts"
+            _TRANSFER_KNOWN, sort=("intime",),
+            rationale="a stay in a unit is known when it starts; one of a hospitalization (every row but an ED "
+            "visit's) not before its admission starts (kept only for hospitalizations: a pre-operative 'admit' row "
+            "shown before the admittime, hadm_id NULL, told of the admission: attack25)",
         ),
         ends_at="t.outtime",
         required=True,
@@ -213,7 +234,12 @@ HOSP: tuple[Table, ...] = (
             "prev_service VARCHAR event, curr_service VARCHAR event",
         ),
         key=("hadm_id", "transfertime"),
-        event_time=EventTime("t.transfertime", sort=("transfertime",)),
+        event_time=EventTime(
+            _SERVICE_KNOWN, sort=("transfertime",),
+            rationale="a service is known from its transfertime, and not before its admission starts (kept only for "
+            "hospitalizations: one shown before the admittime, hadm_id NULL, told of the admission and its service: "
+            "attack25)",
+        ),
     ),
     Table(
         "hosp",
