@@ -40,13 +40,6 @@ _INFUSION_WHY = {
 _FINISHED = "greatest(t.endtime, t.storetime)"
 
 
-_STAY_KNOWN = f"CASE WHEN t.intime IS NOT NULL THEN greatest(t.intime, {admitted('t', 't.intime')}) END"
-"""When an ICU stay is known: its intime, and not before its admission's admittime. MIMIC-IV keeps ICU stays only
-for hospitalizations: a same-day surgical patient reaches the ICU from the OR before the admission's admittime
-(10004457 and 10013049 in the demo, 36 and 42 min ahead); shown from its intime, its hadm_id NULL, the stay told
-that an admission was coming (attack25, as attack21 for orders)."""
-
-
 def _in_stay(time: str) -> EventTime:
     """A charted row's event time: its own ``time``, and, when that is before its ICU stay's intime (the parent),
     not before the row is in the record: its storetime, or the stay's intime, whichever comes first; and never
@@ -101,11 +94,7 @@ ICU: tuple[Table, ...] = (
             },
         ),
         key=("stay_id",),
-        event_time=EventTime(
-            _STAY_KNOWN, sort=("intime",),
-            rationale="an ICU stay is known from its intime, and not before its admission starts (kept only for "
-            "hospitalizations: one shown before the admittime, hadm_id NULL, told of the admission: attack25)",
-        ),
+        event_time=EventTime("t.intime", sort=("intime",)),
         ends_at="t.outtime",
         required=True,
     ),
