@@ -99,9 +99,11 @@ def test_every_patient_table_with_an_encounter_id_is_covered_by_the_generic_rule
 
 
 def test_icu_rows_before_a_future_icu_stay_hide_its_stay_id(text_ep: Episode) -> None:
+    # the running infusion (stored 10:05, before its ICU stay at 14:00) belongs to admission FUTURE (17:00): ICU rows
+    # are kept only for hospitalizations, so it is not shown before that admission starts (attack25; before it was
+    # shown with stay_id and hadm_id NULL, which told that an admission was coming, as attack21's orders did)
     assert rows(text_ep, "SELECT stay_id, hadm_id, originalrate, rate FROM inputevents ORDER BY starttime") == [
         (ICU_PAST, PAST, None, None),
-        (None, None, 0.1, None),  # the running infusion stays visible with the rate entered at its start
     ]
     assert {r[0] for r in rows(text_ep, "SELECT stay_id FROM icustays")} == {ICU_PAST}
 

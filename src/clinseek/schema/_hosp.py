@@ -55,17 +55,35 @@ POE_SEQUENCE = Sequence("hosp.poe", "poe_id", "poe_seq")
 order entered days ahead, comes before orders placed in between)."""
 
 
-def _admitted(row: str, otherwise: str) -> str:
+def admitted(row: str, otherwise: str) -> str:
     """SQL: the admittime of the admission the row's hadm_id names (``otherwise`` for a row of none)."""
     return f"coalesce((SELECT min(a.admittime) FROM hosp.admissions a WHERE a.hadm_id = {row}.hadm_id), {otherwise})"
 
 
-_POE_KNOWN = f"CASE WHEN t.ordertime IS NOT NULL THEN greatest(t.ordertime, {_admitted('t', 't.ordertime')}) END"
+_POE_KNOWN = f"CASE WHEN t.ordertime IS NOT NULL THEN greatest(t.ordertime, {admitted('t', 't.ordertime')}) END"
 """When a provider order is known: its ordertime, and not before its admission's admittime. MIMIC-IV keeps orders
 only for hospitalizations (``poe.hadm_id`` is never NULL): the orders of an ED visit that ends at home are not in
 the data, so one placed in the ED of a patient admitted later (2,281 of the demo's orders, 183 admissions, up to
 19 h ahead), shown from its ordertime, told that an admission was coming (attack21). An order of no admission
 (NULL ``hadm_id``, not in MIMIC) is known at its ordertime."""
+_TRANSFER_KNOWN = (
+    "CASE WHEN t.intime IS NOT NULL THEN CASE WHEN upper(t.eventtype) = 'ED' THEN t.intime "
+    f"ELSE greatest(t.intime, {admitted('t', 't.intime')}) END END"
+)
+"""When a stay in a unit is known: its intime; a unit stay of a hospitalization (every row but an ED visit's) not
+before its admission's admittime. MIMIC-IV keeps ED visits whether the patient is admitted or sent home, but the
+other rows (eventtype admit, transfer) only for hospitalizations: a same-day surgical patient's pre-operative
+'admit' row (Discharge Lounge, 19 of the demo's admissions, up to 10.8 h before the admittime; a CVICU 'transfer'
+row twice, a 'Cardiac Surgery' row once), shown from its intime, its hadm_id NULL, told that an admission was
+coming (attack25)."""
+_SERVICE_KNOWN = (
+    f"CASE WHEN t.transfertime IS NOT NULL THEN greatest(t.transfertime, {admitted('t', 't.transfertime')}) END"
+)
+"""When a service assignment is known: its transfertime, and not before its admission's admittime. MIMIC-IV keeps
+services only for hospitalizations (``services.hadm_id`` is never NULL): the first service of a same-day surgical
+admission is assigned when the patient arrives (20 of the demo's admissions, up to 10.8 h before the admittime);
+shown from its transfertime, its hadm_id NULL, it told that an admission was coming, and its service (CSURG,
+NSURG, ...) what for (attack25)."""
 EMAR_SEQUENCE = Sequence("hosp.emar", "emar_id", "emar_seq")
 """A patient's eMAR rows, numbered in storage order (storetime: 100 % of the demo's rows), not charttime."""
 _POE_REF_WHY = (
@@ -83,7 +101,7 @@ _EMAR_SEQ_WHY = (
 
 
 _PHARMACY_TIME = (
-    f"CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime, {_admitted('t', 't.starttime')}) END"
+    f"CASE WHEN t.starttime IS NOT NULL THEN greatest(t.starttime, t.entertime, {admitted('t', 't.starttime')}) END"
 )
 """When a pharmacy order is known: once it has started and been entered into the pharmacy system (570 demo
 prescriptions were entered more than an hour after their starttime, up to 4 days): a NULL entertime counts as
@@ -92,7 +110,7 @@ hospitalizations, so one shown before its admittime, its hadm_id NULL, told that
 one demo order, 6 days ahead)."""
 _PHARMACY_REF = (
     "(SELECT min(CASE WHEN p.starttime IS NOT NULL THEN "
-    f"greatest(p.starttime, p.entertime, {_admitted('p', 'p.starttime')}) END) "
+    f"greatest(p.starttime, p.entertime, {admitted('p', 'p.starttime')}) END) "
     "FROM hosp.pharmacy p WHERE p.pharmacy_id = t.pharmacy_id)"
 )
 _EMAR_KNOWN = "greatest(t.charttime, t.storetime)"
@@ -199,7 +217,10 @@ HOSP: tuple[Table, ...] = (
         ),
         key=("transfer_id",),
         event_time=EventTime(
-            "t.intime", sort=("intime",), rationale="a stay in a unit is known when it starts"
+            _TRANSFER_KNOWN, sort=("intime",),
+            rationale="a stay in a unit is known when it starts; one of a hospitalization (every row but an ED "
+            "visit's) not before its admission starts (kept only for hospitalizations: a pre-operative 'admit' row "
+            "shown before the admittime, hadm_id NULL, told of the admission: attack25)",
         ),
         ends_at="t.outtime",
         required=True,
@@ -213,7 +234,12 @@ HOSP: tuple[Table, ...] = (
             "prev_service VARCHAR event, curr_service VARCHAR event",
         ),
         key=("hadm_id", "transfertime"),
-        event_time=EventTime("t.transfertime", sort=("transfertime",)),
+        event_time=EventTime(
+            _SERVICE_KNOWN, sort=("transfertime",),
+            rationale="a service is known from its transfertime, and not before its admission starts (kept only for "
+            "hospitalizations: one shown before the admittime, hadm_id NULL, told of the admission and its service: "
+            "attack25)",
+        ),
     ),
     Table(
         "hosp",
@@ -413,7 +439,7 @@ HOSP: tuple[Table, ...] = (
         key=("pharmacy_id", "drug", "drug_type"),
         event_time=EventTime(
             "CASE WHEN t.starttime IS NOT NULL THEN "
-            f"greatest(t.starttime, parent_time, {_admitted('t', 't.starttime')}) END",
+            f"greatest(t.starttime, parent_time, {admitted('t', 't.starttime')}) END",
             parent=ParentTime("hosp.pharmacy", ("pharmacy_id",), "coalesce(t.entertime, TIMESTAMP '-infinity')"),
             sort=("starttime",),
             rationale="a prescription is evidence once it starts and its order is entered into the pharmacy system "

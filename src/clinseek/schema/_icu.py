@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._hosp import admitted
 from ._model import DictJoin, EventTime, ParentTime, Table, parse_columns
 
 _ITEM = DictJoin(("itemid",), "icu.d_items", ("itemid",), ("label", "category", "unitname"))
@@ -41,19 +42,24 @@ _FINISHED = "greatest(t.endtime, t.storetime)"
 
 def _in_stay(time: str) -> EventTime:
     """A charted row's event time: its own ``time``, and, when that is before its ICU stay's intime (the parent),
-    not before the row is in the record: its storetime, or the stay's intime, whichever comes first.
+    not before the row is in the record: its storetime, or the stay's intime, whichever comes first; and never
+    before its admission starts.
 
     MetaVision charts one ICU stay: a row timed before the stay starts (a line placed on the floor, fluids given in
     the ED or OR) is mostly documented once the patient is in the ICU. Shown from its own time, its stay_id masked,
     its presence told that an ICU admission was coming (attack17: 36 of the demo's 140 stays, up to 24 h ahead).
-    A row stored before the intime (the chart opened ahead) is in the record from its storetime."""
+    A row stored before the intime (the chart opened ahead) is in the record from its storetime. ICU stays are kept
+    only for hospitalizations: a row charted before its admission's admittime (4 in the demo, after surgery), shown
+    from its own time, told that an admission was coming (attack25)."""
     return EventTime(
-        f"CASE WHEN t.{time} IS NOT NULL THEN greatest(t.{time}, least(t.storetime, parent_time)) END",
+        f"CASE WHEN t.{time} IS NOT NULL THEN greatest(t.{time}, least(t.storetime, parent_time), "
+        f"{admitted('t', f't.{time}')}) END",
         parent=ParentTime("icu.icustays", ("stay_id",), "t.intime"),
         sort=(time,),
         rationale="charted in its ICU stay's chart: known from its own time; a row timed before the stay starts once "
         "it is in the record (its storetime, or the stay's intime if earlier): shown from its own time, such a row "
-        "told that an ICU admission was coming (attack17)",
+        "told that an ICU admission was coming (attack17); and not before its admission starts (ICU stays are kept "
+        "only for hospitalizations: attack25)",
     )
 
 
