@@ -27,11 +27,18 @@ def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
     env = options.api_key_env or "OPENAI_API_KEY"
     name = f"openai:{model_id}"
     if options.base_url:
-        key = resolve_secret(env, options.credentials_file) or _LOCAL_PLACEHOLDER_KEY
+        found = resolve_secret(env, options.credentials_file)
+        key = found or _LOCAL_PLACEHOLDER_KEY
     else:
-        key = require_secret(env, options.credentials_file, name)
+        found = key = require_secret(env, options.credentials_file, name)
+    # what a refused key means, for the pre-flight's message (the key itself is never shown)
+    key_hint = (f"the key was read from {env}: check its value, or pass --api-key-env NAME to read it from another variable"
+                if found else
+                f"no key was sent ({env} is not set): set {env} to the server's key (vLLM, SGLang: the one given to "
+                "--api-key), or pass --api-key-env NAME to read it from another variable")
     return OpenAIChatModel(
-        model_id, api_key=key, base_url=options.base_url, prices=options.prices, extra_body=options.extra_body
+        model_id, api_key=key, base_url=options.base_url, prices=options.prices, extra_body=options.extra_body,
+        key_hint=key_hint,
     )
 
 
