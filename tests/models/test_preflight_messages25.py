@@ -87,3 +87,11 @@ def test_a_chat_request_that_never_answers_says_so(openai_key: str) -> None:
         text = _preflight_error("openai:fake-model", server.url, timeout_s=0.5)
     assert "no usable answer to the pre-flight chat request" in text and "--request-timeout" in text, text
     assert "no reply within 0.5 s" in text
+
+
+def test_an_unserved_model_names_the_option_that_fixes_it(openai_key: str) -> None:
+    with OpenAIFake(profile="vllm") as server:
+        text = _preflight_error("openai:gpt-9", server.url)
+    assert "does not serve the model of openai:gpt-9" in text, text
+    listed = server.profile.listed[0] if server.profile else ""
+    assert f"e.g. --model openai:{listed}" in text, text

@@ -227,7 +227,8 @@ def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | 
                           f"/chat/completions are not found: {text}); does --base-url end in /v1?")
     if err.status_code == 404 or (isinstance(err, BadRequest) and _MODEL_ERROR.search(text) and not
                                   (tools and _TOOL_ERROR.search(text))):
-        return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text})")
+        fix = f"; pass one it lists, e.g. --model {name.split(':', 1)[0]}:{served[0]}" if served else ""
+        return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text}){fix}")
     if tools and isinstance(err, BadRequest) and _TOOL_ERROR.search(text):
         return ModelError(
             f"{endpoint} refuses tool calls for {name} ({text}); start the server with its tool parser "
