@@ -95,3 +95,22 @@ def test_an_unserved_model_names_the_option_that_fixes_it(openai_key: str) -> No
     assert "does not serve the model of openai:gpt-9" in text, text
     listed = server.profile.listed[0] if server.profile else ""
     assert f"e.g. --model openai:{listed}" in text, text
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("127.0.0.1:8000/v1", "expected a URL such as http://127.0.0.1:8000/v1"),
+    ("localhost:8000/v1", "expected a URL such as http://127.0.0.1:8000/v1"),
+    ("http://127.0.0.1:8000/v1/chat/completions", "give the API root, not an endpoint: --base-url http://127.0.0.1:8000/v1"),
+])
+def test_a_base_url_no_request_could_use_is_refused_before_any_is_sent(url: str, says: str, openai_key: str) -> None:
+    """newcomer25: no scheme read as an unreachable server ("is the server running?"), and the chat path as
+    a server without /v1."""
+    with pytest.raises(ModelError) as err:
+        get_model("openai:m", base_url=url)
+    assert says in str(err.value), err.value
+
+
+def test_https_to_a_plain_http_server_says_to_use_http(openai_key: str) -> None:
+    with OpenAIFake() as server:
+        text = _preflight_error("openai:fake-model", server.url.replace("http://", "https://"))
+    assert "use http:// in --base-url" in text, text

@@ -169,9 +169,11 @@ async def _models(base_url: str, model_id: str, headers: dict[str, str],
             f"wait until `curl {endpoint}/models` answers, then rerun"
         ) from None
     except (httpx2.HTTPError, OSError) as err:
+        tls = ("; the server answers plain HTTP: use http:// in --base-url"
+               if endpoint.startswith("https://") and "WRONG_VERSION_NUMBER" in str(err) else "")
         raise ModelError(
             f"cannot reach the model endpoint {endpoint} ({type(err).__name__}: {str(err) or 'no answer'} within "
-            f"{CONNECT_TIMEOUT_S:g} s); is the server running, and does --base-url end in /v1?"
+            f"{CONNECT_TIMEOUT_S:g} s){tls or '; is the server running, and does --base-url end in /v1?'}"
         ) from None
     if response.status_code in (401, 403):
         raise ModelError(f"{endpoint} refused the API key (HTTP {response.status_code}); {key_hint}")
