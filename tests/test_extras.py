@@ -108,3 +108,23 @@ def test_the_readme_tip_for_one_folder_names_the_dev_extra() -> None:
     assert ("Run one folder alone with `.venv/bin/python -m pytest tests/policy` (it needs the `[dev]` extra, as "
             "above: its pytest-timeout reads the `timeout` setting of `pyproject.toml`; a bare `pip install pytest` "
             "stops at `Unknown config option: timeout`).") in readme
+
+
+def test_the_demo_asks_for_the_openai_extra_only_while_it_is_missing(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """newcomer25: the demo's next steps said "its SDK: pip install 'clinseek[openai]'" in a venv that had the
+    extra, which brings no SDK (aiohttp and httpx2)."""
+    import importlib.util
+
+    from clinseek.demo import _next
+
+    monkeypatch.setattr(_next, "_example", lambda bench: None)
+    real = importlib.util.find_spec
+
+    def llm_step() -> str:
+        return next(what for what, _ in _next.next_steps(tmp_path, tmp_path / "store.duckdb") if "a real LLM" in what)
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "aiohttp" else real(name, *a))
+    assert llm_step() == "a real LLM (OPENAI_API_KEY)"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a))
+    assert llm_step() == f"a real LLM (OPENAI_API_KEY; its extra: {install_hint('openai')})"

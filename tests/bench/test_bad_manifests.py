@@ -124,3 +124,31 @@ def test_every_built_question_lies_within_its_record(built: list[dict[str, Any]]
     manifest = _write(tmp_path / "m.json", built)
     assert check_questions(synthetic_store, read_manifest(manifest).questions()) == []
     assert validate_benchmark(manifest, store=synthetic_store).ok
+
+
+def test_every_store_problem_names_the_manifest_row_and_its_place(
+    built: list[dict[str, Any]], synthetic_store: Path, tmp_path: Path
+) -> None:
+    """``validate`` and ``run`` name the manifest file, the row and its item (not the store as the file),
+    the field and what is wrong; a number as prediction_time is told as a number, not as a time zone;
+    the good rows run (newcomer25)."""
+    good = built[0]
+    late = dt.datetime.fromisoformat(good["prediction_time"]).replace(year=2300).isoformat(sep=" ")
+    rows = [good, {**built[1], "qid": "ghost", "subject_id": 99_999_999}, {**built[2], "qid": "late", "prediction_time": late},
+            {**built[3], "qid": "number", "prediction_time": 1_234_567}]
+    manifest = _write(tmp_path / TEXT_FILE, rows)
+    problems = validate_benchmark(manifest, store=synthetic_store).problems
+    assert any(p.startswith(f"{manifest}: row ghost (item 2): field 'subject_id': 99999999 is not in the store")
+               for p in problems), problems
+    assert any(p.startswith(f"{manifest}: row late (item 3): field 'prediction_time': ") for p in problems), problems
+    number = next(p for p in problems if "row number" in p)
+    assert "(item 4): field 'prediction_time'" in number and "got the number 1234567" in number, number
+    assert "naive" not in number and "time zone" not in number
+    result = CliRunner().invoke(app, ["run", "--bench", str(tmp_path), "--store", str(synthetic_store), "--model",
+                                      "baseline:null", "--out", str(tmp_path / "runs"), "--no-progress"],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 4, result.output
+    assert f"invalid input: {manifest}: row ghost (item 2): field 'subject_id'" in result.output
+    assert f"invalid input: {manifest}: row late (item 3): field 'prediction_time'" in result.output
+    assert f"(store {synthetic_store})" in result.output
+    assert "1 answered" in result.output or "1 no answer" in result.output, result.output

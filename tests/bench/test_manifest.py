@@ -202,3 +202,15 @@ def test_a_bad_time_is_quoted_once(tmp_path: Path) -> None:
         load_questions(path)
     assert info.value.field == "prediction_time"
     assert str(info.value).count("'not a time'") == 1, str(info.value)
+
+
+@pytest.mark.parametrize("value", [1_234_567, 2150.5])
+def test_a_number_as_a_time_is_told_as_a_number(tmp_path: Path, value: float) -> None:
+    """Pydantic reads a number as Unix seconds, an aware real-world instant: the error was about its time
+    zone ("must be naive"); it names the number and the expected format (newcomer25)."""
+    path = write_json(tmp_path / "t.json", [text_row(1, prediction_time=value)])
+    with pytest.raises(ManifestError) as info:
+        load_questions(path)
+    assert info.value.field == "prediction_time"
+    assert f"got the number {value!r}" in str(info.value) and "YYYY-MM-DD HH:MM:SS" in str(info.value)
+    assert "naive" not in str(info.value)

@@ -113,6 +113,8 @@ def test_run_exits_3_while_infra_errors_remain_and_a_rerun_resumes(synthetic_sto
     first = _invoke(args)
     assert first.exit_code == EXIT_INFRA_ERRORS == 3, first.output
     assert "1 infra errors of 1" in first.output and "rerun the same command" in first.output
+    cause = next(line for line in first.output.splitlines() if line.startswith("infra error (1 run): "))
+    assert str(empty) in cause, cause  # what went wrong, not only how often (newcomer25)
     second = _invoke(args)
     assert second.exit_code == 3 and "(resumed 1)" in second.output  # the text question is kept
 

@@ -61,6 +61,8 @@ class ManifestRead:
         errors: one error per row that did not (and file-level problems).
         rejected: the rows behind ``errors``, in file order (what ``clinseek run`` records as
             ``invalid_input`` results).
+        positions: each valid row's place in the file (``item N`` / ``line N``), by qid, for the
+            problems found later (against a store) to name it as a row's own errors do.
     """
 
     path: Path
@@ -68,6 +70,12 @@ class ManifestRead:
     rows: list[Row] = field(default_factory=list)
     errors: list[ManifestError] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    positions: dict[str, str] = field(default_factory=dict)
+
+    def where(self, qid: str) -> str:
+        """``"<file>: row <qid> (item N)"`` for a valid row (``line N`` in JSONL), as its errors name it."""
+        position = self.positions.get(qid)
+        return f"{self.path}: row {qid}" + (f" ({position})" if position else "")
 
     def questions(self) -> list[Question]:
         """The valid rows normalised to :class:`Question`."""
@@ -209,6 +217,7 @@ def read_manifest(path: Path | str, *, kind: RowKind | None = None) -> ManifestR
             continue
         seen.add(row.qid)
         out.rows.append(row)
+        out.positions[row.qid] = position
     return out
 
 

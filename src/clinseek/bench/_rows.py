@@ -51,7 +51,11 @@ RawLabel = str | list[str] | list[LabelItem]
 
 
 def _parse_time(value: Any) -> Any:
-    """Accept ``YYYY-MM-DD HH:MM:SS`` (and ISO ``T``) strings; anything else is left to pydantic."""
+    """Accept ``YYYY-MM-DD HH:MM:SS`` (and ISO ``T``) strings; anything else is left to pydantic, but a
+    number: pydantic would read it as Unix seconds, an aware real-world instant, and the error would be
+    about its time zone."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"expected a time as 'YYYY-MM-DD HH:MM:SS' (MIMIC's shifted clock), got the number {value!r}")
     if isinstance(value, str) and value.strip():
         text = value.strip().replace("T", " ")
         try:

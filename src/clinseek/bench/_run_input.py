@@ -97,19 +97,24 @@ def prepare_run(
         StoreError: the store cannot be read.
     """
     out = RunInput()
+    where: dict[str, str] = {}
     for file in manifest_files(path):
         read = read_manifest(file)
         out.invalid += [_rejected(read, r) for r in read.rejected]
-        out.questions += read.questions()
+        questions = read.questions()
+        where |= {q.qid: read.where(q.qid) for q in questions}
+        out.questions += questions
     if not out.questions and not out.invalid:
         raise ManifestError(path, "the manifest holds no rows")
     out.notes = text_notes(out.questions)
     if store is not None and Path(store).is_file() and out.questions:
-        _check(out, Path(store), outside_record_ok=outside_record_ok, missing_cxr_ok=missing_cxr_ok)
+        _check(out, Path(store), where, outside_record_ok=outside_record_ok, missing_cxr_ok=missing_cxr_ok)
     return out
 
 
-def _check(out: RunInput, store: Path, *, outside_record_ok: bool, missing_cxr_ok: bool) -> None:
+def _check(out: RunInput, store: Path, where: dict[str, str], *, outside_record_ok: bool, missing_cxr_ok: bool) -> None:
+    """Move the questions ``store`` cannot answer honestly to ``out.invalid``; each reason names the manifest
+    file, the row and its place in the file (``where``), the field, and the store checked against."""
     allowed = {"record": outside_record_ok, "cxr": missing_cxr_ok, "subject": False}
     flags = {"record": "--allow-outside-record", "cxr": "--allow-missing-cxr", "subject": ""}
     refused: dict[str, list[str]] = {}
@@ -125,7 +130,8 @@ def _check(out: RunInput, store: Path, *, outside_record_ok: bool, missing_cxr_o
     kept = []
     for q in out.questions:
         if q.qid in refused:
-            out.invalid.append(_from_question(q, f"{store}: row {q.qid}: " + "; ".join(refused[q.qid])))
+            row = where.get(q.qid, f"row {q.qid}")
+            out.invalid.append(_from_question(q, f"{row}: " + "; ".join(refused[q.qid]) + f" (store {store})"))
         else:
             kept.append(q)
     out.questions = kept

@@ -99,9 +99,9 @@ def validate_benchmark(
         if release:
             report.problems += _release_problems(read, questions)
         if store is not None:
-            report.problems += [f"{file}: {p}" for p in _store_problems(Path(store), questions)]
+            report.problems += _store_problems(Path(store), questions, read)
             outside = [p for p in check_questions(store, questions) if p.kind == "record"]
-            lines = [f"{file}: row {p.qid}: field {p.field!r}: {p.problem}" for p in outside]
+            lines = [f"{read.where(p.qid)}: field {p.field!r}: {p.problem}" for p in outside]
             if outside_record_ok:
                 report.notes += [f"{line} (allowed by --allow-outside-record)" for line in lines]
             else:
@@ -184,8 +184,9 @@ _ID_CHECKS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _store_problems(store_path: Path, qs: list[Question]) -> list[str]:
-    """Ids referenced by the questions that the store does not hold (or that belong to another subject)."""
+def _store_problems(store_path: Path, qs: list[Question], read: ManifestRead) -> list[str]:
+    """Ids referenced by the questions that the store does not hold (or that belong to another subject),
+    each named by the manifest file, the row and its place in the file (``read.where``)."""
     store = open_store(store_path)
     con = store.connect()
     try:
@@ -194,7 +195,7 @@ def _store_problems(store_path: Path, qs: list[Question]) -> list[str]:
         types = [pa.string(), pa.string(), pa.int64(), pa.int64(), pa.string()]
         columns = [pa.array([r[i] for r in rows], type=t) for i, t in enumerate(types)]
         con.register("q", pa.Table.from_arrays(columns, names=names))
-        return _missing(con, store)
+        return _missing(con, store, read)
     finally:
         con.close()
 
@@ -212,7 +213,7 @@ def _id_rows(qs: list[Question]) -> list[tuple[str, str, int, int | None, str | 
     return out
 
 
-def _missing(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
+def _missing(con: duckdb.DuckDBPyConnection, store: Store, read: ManifestRead) -> list[str]:
     has = store.has_table
     checks: list[tuple[str, str]] = [("subject_id", "SELECT subject_id AS id, subject_id FROM hosp.patients")]
     checks += [(f, f"SELECT {c} AS id, subject_id FROM {t}") for f, t, c in _ID_CHECKS if has(t)]
@@ -224,22 +225,23 @@ def _missing(con: duckdb.DuckDBPyConnection, store: Store) -> list[str]:
     problems: list[str] = []
     for name, ref in checks:
         sql = (
-            f"SELECT q.qid, q.id, r.subject_id FROM q LEFT JOIN ({ref}) r ON r.id = q.id AND r.subject_id = q.subject_id "
+            f"SELECT q.qid, q.id, q.subject_id FROM q LEFT JOIN ({ref}) r ON r.id = q.id AND r.subject_id = q.subject_id "
             f"WHERE q.field = ? AND r.id IS NULL ORDER BY q.qid"
         )
-        for qid, value, _ in con.execute(sql, [name]).fetchall():
-            problems.append(f"row {qid}: field {name!r}: {value} is not in the store for this subject")
+        for qid, value, subject in con.execute(sql, [name]).fetchall():
+            whose = "" if name == "subject_id" else f" for subject_id {subject}"
+            problems.append(f"{read.where(qid)}: field {name!r}: {value} is not in the store{whose}")
     if has("cxr.metadata"):
         sql = (
-            "SELECT q.qid, q.sid FROM q LEFT JOIN cxr.metadata m ON m.dicom_id = q.sid AND m.subject_id = q.subject_id "
-            "WHERE q.field = 'dicom_ids' AND m.dicom_id IS NULL"
+            "SELECT q.qid, q.sid, q.subject_id FROM q LEFT JOIN cxr.metadata m ON m.dicom_id = q.sid "
+            "AND m.subject_id = q.subject_id WHERE q.field = 'dicom_ids' AND m.dicom_id IS NULL"
         )
         problems += [
-            f"row {qid}: field 'dicom_ids': {d} is not in the store for this subject"
-            for qid, d in con.execute(sql).fetchall()
+            f"{read.where(qid)}: field 'dicom_ids': {d} is not in the store for subject_id {subject}"
+            for qid, d, subject in con.execute(sql).fetchall()
         ]
     checked = {c[0] for c in checks} | ({"dicom_ids"} if has("cxr.metadata") else set())
     unchecked = {f for f in ("stay_id", "study_ids", "dicom_ids", "target_stay_id") if f not in checked}
     used = {r[0] for r in con.execute("SELECT DISTINCT field FROM q").fetchall()}
-    problems += [f"field {f!r}: the store has no table to check it against" for f in sorted(unchecked & used)]
+    problems += [f"{read.path}: field {f!r}: the store has no table to check it against" for f in sorted(unchecked & used)]
     return problems

@@ -254,6 +254,7 @@ def _print_summary(summary: RunSummary) -> None:
     _report_invalid(summary.invalid_reasons)
     failed = sum(run.infra_errors for run in summary.runs)
     if failed:
+        _report_infra(summary)
         typer.echo(f"{failed} question runs ended in infrastructure errors; rerun the same command to redo only "
                    f"those (finished rows are kept); exit code {EXIT_INFRA_ERRORS}", err=True)
         raise typer.Exit(EXIT_INFRA_ERRORS)
@@ -262,6 +263,32 @@ def _print_summary(summary: RunSummary) -> None:
 
 
 _SHOWN_INVALID = 20
+_SHOWN_CAUSES = 3
+
+
+def _report_infra(summary: RunSummary) -> None:
+    """The commonest errors of the infrastructure-error rows (read back from the results files), on stderr:
+    the count alone does not say whether the server answered 500, timed out or refused the key."""
+    import json
+    from collections import Counter
+
+    causes: Counter[str] = Counter()
+    for run in summary.runs:
+        path = Path(run.out_dir) / "results.jsonl"
+        if not run.infra_errors or not path.is_file():
+            continue
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    row = json.loads(line)
+                except ValueError:  # a torn line: resume drops it
+                    continue
+                if isinstance(row, dict) and row.get("status") == "infra_error":
+                    causes[str(row.get("error") or "no error recorded")[:300]] += 1
+    for cause, count in causes.most_common(_SHOWN_CAUSES):
+        typer.echo(f"infra error ({count} run{'s' if count > 1 else ''}): {cause}", err=True)
+    if len(causes) > _SHOWN_CAUSES:
+        typer.echo(f"({len(causes) - _SHOWN_CAUSES} other errors in the results' error fields)", err=True)
 
 
 def _report_invalid(reasons: list[str]) -> None:

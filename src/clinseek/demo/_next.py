@@ -59,6 +59,13 @@ def numbers_note(report: ScoreReport) -> str | None:
     return f"Why {' and why '.join(why)}: {DEMO_DOC}" if why else None
 
 
+def _openai_extra() -> str:
+    """``; its extra: pip install ...`` while the ``[openai]`` extra (aiohttp, no SDK) is not installed, else ``""``."""
+    from importlib.util import find_spec
+
+    return "" if find_spec("aiohttp") is not None else f"; its extra: {install_hint('openai')}"
+
+
 def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[str, str]]:
     """(what, where/how) pairs the CLI prints after the tables; paths are those of this demo, commands
     start with ``program`` (how the user called clinseek: ``clinseek`` when it is on PATH)."""
@@ -77,7 +84,7 @@ def next_steps(out: Path, store: Path, program: str = "clinseek") -> list[tuple[
     steps += [
         ("rescore", f"{program} score {_q(runs)} --out {_q(out / 'scores')}"),
         ("one paired table", f"{program} compare {_q(text / 'agent' / evidence)} {_q(text / 'agent' / null)}"),
-        (f"a real LLM (OPENAI_API_KEY; its SDK: {install_hint('openai')})",
+        (f"a real LLM (OPENAI_API_KEY{_openai_extra()})",
          f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:gpt-5.1 --mode both --out {_q(runs)}"),
         ("a local server (vLLM, Ollama...; the same [openai] extra)",
          f"{program} run --bench {_q(bench)} --store {_q(store)} --model openai:MODEL "

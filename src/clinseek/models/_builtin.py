@@ -18,6 +18,23 @@ _LOCAL_PLACEHOLDER_KEY = "not-needed"
 Ollama and llama.cpp accept any key unless started with one)."""
 
 
+def _check_base_url(url: str) -> None:
+    """Refuse a ``--base-url`` that no request could use, before any is sent: without ``http://`` /
+    ``https://`` (httpx's "missing protocol" read as an unreachable server), or with the chat path."""
+    from urllib.parse import urlsplit
+
+    from ._preflight import safe_url
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ModelError(f"--base-url {safe_url(url)!r}: expected a URL such as http://127.0.0.1:8000/v1 "
+                         "(with http:// or https://, the host and the API root)")
+    path = parts.path.rstrip("/")
+    if path.endswith(("/chat/completions", "/completions")):
+        root = url.split("/completions")[0].removesuffix("/chat")
+        raise ModelError(f"--base-url {safe_url(url)}: give the API root, not an endpoint: --base-url {safe_url(root)}")
+
+
 @provider("openai")
 def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
     # the chat call is plain aiohttp (models/_openai_http.py); the extra installs it
@@ -27,11 +44,19 @@ def _openai(model_id: str, options: ProviderOptions) -> ChatModel:
     env = options.api_key_env or "OPENAI_API_KEY"
     name = f"openai:{model_id}"
     if options.base_url:
-        key = resolve_secret(env, options.credentials_file) or _LOCAL_PLACEHOLDER_KEY
+        _check_base_url(options.base_url)
+        found = resolve_secret(env, options.credentials_file)
+        key = found or _LOCAL_PLACEHOLDER_KEY
     else:
-        key = require_secret(env, options.credentials_file, name)
+        found = key = require_secret(env, options.credentials_file, name)
+    # what a refused key means, for the pre-flight's message (the key itself is never shown)
+    key_hint = (f"the key was read from {env}: check its value, or pass --api-key-env NAME to read it from another variable"
+                if found else
+                f"no key was sent ({env} is not set): set {env} to the server's key (vLLM, SGLang: the one given to "
+                "--api-key), or pass --api-key-env NAME to read it from another variable")
     return OpenAIChatModel(
-        model_id, api_key=key, base_url=options.base_url, prices=options.prices, extra_body=options.extra_body
+        model_id, api_key=key, base_url=options.base_url, prices=options.prices, extra_body=options.extra_body,
+        key_hint=key_hint,
     )
 
 

@@ -48,6 +48,7 @@ class OpenAIChatModel:
         prices: PriceTable,
         extra_body: Mapping[str, Any] | None = None,
         provider: str = "openai",
+        key_hint: str = "check --api-key-env",
     ) -> None:
         self.name = f"{provider}:{model_id}"
         self.model_id = model_id
@@ -59,6 +60,7 @@ class OpenAIChatModel:
         # OpenAI's own API wants max_completion_tokens; compatible servers all accept max_tokens.
         self._max_tokens_param = "max_tokens" if base_url else "max_completion_tokens"
         self._endpoint = ChatEndpoint(api_key=api_key, base_url=base_url, model=self.name)
+        self._key_hint = key_hint  # what the pre-flight says when the key is refused (where it came from)
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self.name!r})"
@@ -140,7 +142,7 @@ class OpenAIChatModel:
             ModelError: the endpoint cannot serve the run (the message says why and what to do).
         """
         return await openai_preflight(self, self._endpoint.base_url, self._endpoint.api_key, tools=tools,
-                                      timeout_s=timeout_s)
+                                      timeout_s=timeout_s, key_hint=self._key_hint)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

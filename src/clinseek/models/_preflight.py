@@ -27,7 +27,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ModelError
-from ._errors import BadRequest, ModelCallError
+from ._errors import BadRequest, ModelCallError, ProviderUnavailable
 from ._messages import GenerateConfig, Message
 from ._tokens import ESTIMATE, TokenCounter, probe_token_counter, server_root
 
@@ -122,14 +122,15 @@ async def preflight(model: object, *, tools: bool, timeout_s: float = 180.0) -> 
 
 
 async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, *, tools: bool,
-                           timeout_s: float) -> tuple[PreflightReport, TokenCounter]:
-    """The pre-flight of an OpenAI-compatible endpoint (``base_url`` ends in ``/v1`` for local servers)."""
+                           timeout_s: float, key_hint: str = "check --api-key-env") -> tuple[PreflightReport, TokenCounter]:
+    """The pre-flight of an OpenAI-compatible endpoint (``base_url`` ends in ``/v1`` for local servers);
+    ``key_hint`` is what to do when the key is refused (where the key came from, never the key)."""
     import anyio.to_thread
 
     base_url = base_url.rstrip("/")
     endpoint = safe_url(base_url)
     headers = {"Authorization": f"Bearer {api_key}"}
-    served, context = await _models(base_url, model.model_id, headers, endpoint)
+    served, context = await _models(base_url, model.model_id, headers, endpoint, key_hint)
     listed = None if served is None else model.model_id in served
     notes: list[str] = []
     if listed is False:
@@ -142,7 +143,7 @@ async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, 
         await model.generate([Message.user("Reply with the word OK.")], probe_tools,
                              GenerateConfig(max_output_tokens=16, timeout_s=timeout_s))
     except ModelCallError as err:
-        raise _explain(err, model.name, endpoint, served, tools) from None
+        raise _explain(err, model.name, endpoint, served, tools, key_hint, timeout_s) from None
     latency = time.perf_counter() - started
     counter = await anyio.to_thread.run_sync(probe_token_counter, base_url, model.model_id, headers)
     return PreflightReport(
@@ -152,7 +153,7 @@ async def openai_preflight(model: OpenAIChatModel, base_url: str, api_key: str, 
 
 
 async def _models(base_url: str, model_id: str, headers: dict[str, str],
-                  endpoint: str) -> tuple[list[str] | None, int | None]:
+                  endpoint: str, key_hint: str) -> tuple[list[str] | None, int | None]:
     """(served model ids, the model's context length) from ``GET /models``; ``ModelError`` when no
     answer comes within :data:`CONNECT_TIMEOUT_S`."""
     import httpx2
@@ -161,13 +162,21 @@ async def _models(base_url: str, model_id: str, headers: dict[str, str],
         with anyio.fail_after(CONNECT_TIMEOUT_S):
             async with httpx2.AsyncClient(timeout=CONNECT_TIMEOUT_S) as client:
                 response = await client.get(base_url.rstrip("/") + "/models", headers=headers)
-    except (httpx2.HTTPError, OSError, TimeoutError) as err:
+    except TimeoutError:  # connected (or connecting) but no whole answer: not a closed port
         raise ModelError(
-            f"cannot reach the model endpoint {endpoint} ({type(err).__name__}: {err or 'no answer'} within "
-            f"{CONNECT_TIMEOUT_S:g} s); is the server running, and does --base-url end in /v1?"
+            f"the model endpoint {endpoint} did not answer GET /models within {CONNECT_TIMEOUT_S:g} s: a server that "
+            "is still starting or loading the model, an overloaded one, or an address that is not an HTTP API; "
+            f"wait until `curl {endpoint}/models` answers, then rerun"
+        ) from None
+    except (httpx2.HTTPError, OSError) as err:
+        tls = ("; the server answers plain HTTP: use http:// in --base-url"
+               if endpoint.startswith("https://") and "WRONG_VERSION_NUMBER" in str(err) else "")
+        raise ModelError(
+            f"cannot reach the model endpoint {endpoint} ({type(err).__name__}: {str(err) or 'no answer'} within "
+            f"{CONNECT_TIMEOUT_S:g} s){tls or '; is the server running, and does --base-url end in /v1?'}"
         ) from None
     if response.status_code in (401, 403):
-        raise ModelError(f"{endpoint} refused the API key (HTTP {response.status_code}); check --api-key-env")
+        raise ModelError(f"{endpoint} refused the API key (HTTP {response.status_code}); {key_hint}")
     if response.status_code != 200:
         return None, None
     try:
@@ -208,23 +217,37 @@ def safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | None, tools: bool) -> ModelError:
+def _explain(err: ModelCallError, name: str, endpoint: str, served: list[str] | None, tools: bool,
+             key_hint: str = "check --api-key-env", timeout_s: float = 180.0) -> ModelError:
     """The one error the user sees for a failed probe."""
     listed = f"; it lists: {', '.join(served)}" if served else ""
     text = str(err)
     if err.status_code in (401, 403):
-        return ModelError(f"{endpoint} refused the API key for {name} ({text}); check --api-key-env")
+        return ModelError(f"{endpoint} refused the API key for {name} ({text}); {key_hint}")
     if err.status_code == 404 and served is None:  # neither GET /models nor POST /chat/completions is there
         return ModelError(f"{endpoint} has no OpenAI-compatible API for {name} (GET /models and POST "
                           f"/chat/completions are not found: {text}); does --base-url end in /v1?")
     if err.status_code == 404 or (isinstance(err, BadRequest) and _MODEL_ERROR.search(text) and not
                                   (tools and _TOOL_ERROR.search(text))):
-        return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text})")
+        fix = f"; pass one it lists, e.g. --model {name.split(':', 1)[0]}:{served[0]}" if served else ""
+        return ModelError(f"{endpoint} does not serve the model of {name}{listed} ({text}){fix}")
     if tools and isinstance(err, BadRequest) and _TOOL_ERROR.search(text):
         return ModelError(
             f"{endpoint} refuses tool calls for {name} ({text}); start the server with its tool parser "
             "(vLLM: --enable-auto-tool-choice --tool-call-parser <parser>; llama.cpp: llama-server --jinja) "
             "or run with --tool-protocol text"
+        )
+    if err.status_code is not None and err.status_code >= 500:
+        return ModelError(
+            f"{endpoint} failed on the pre-flight request for {name} ({text}): the server's own error, not the "
+            "request's; its log says why (a model still loading, out of memory, a crashed worker): rerun once the "
+            "server answers again"
+        )
+    if err.status_code is None and isinstance(err, ProviderUnavailable):  # no reply in time, a cut or unreadable one
+        return ModelError(
+            f"{endpoint} gave no usable answer to the pre-flight chat request for {name} ({text}; the request may take "
+            f"{timeout_s:g} s): a server still loading the model, an overloaded one, or one that is not OpenAI-compatible "
+            "on /chat/completions; rerun when it answers, or raise --request-timeout for a slow model"
         )
     return ModelError(f"the pre-flight request to {endpoint} for {name} failed: {text}")
 
