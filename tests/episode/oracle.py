@@ -25,11 +25,11 @@ def instants(table: Table) -> list[tuple[str, str]]:
     for col in table.columns:
         if col.known != "encounter":
             continue
-        owner, start = ENCOUNTER_IDS.get((table.module, col.name)) or ENCOUNTER_IDS[("*", col.name)]
+        encounter = ENCOUNTER_IDS.get((table.module, col.name)) or ENCOUNTER_IDS[("*", col.name)]
         out.append(
             (
                 f"enc:{col.name}",
-                f"(SELECT min(o.{start}) FROM {owner} o WHERE o.{col.name} = t.{col.name} "
+                f"(SELECT min({encounter.start('o')}) FROM {encounter.table} o WHERE o.{col.name} = t.{col.name} "
                 "AND o.subject_id = t.subject_id)",
             )
         )

@@ -258,7 +258,7 @@ def _check_encounters_and_cultures(ep: Episode, present: set[str]) -> None:
             continue
         for column in table.column_names:
             found = ENCOUNTER_IDS.get((table.module, column)) or ENCOUNTER_IDS.get(("*", column))
-            owner = found[0] if found else None
+            owner = found.table if found else None
             if owner is None or owner == table.qualified or owner not in present:
                 continue
             orphans = ep.execute(

@@ -88,13 +88,20 @@ def encounter_sqls(op: str, present: Collection[str] | None) -> dict[str, str]:
     An id is visible when the earliest start of that encounter among the patient's rows (``$1``)
     is known at the cutoff (``$2``): the same rule as the subquery in
     :func:`clinseek.schema.encounter_masks`.
+
+    (Adapted to the registry in session 25, icu25: an encounter's start is SQL over its owner's row, an ICU stay's
+    not before its admission's admittime; the start over each row, then the same grouping.)
     """
+    scope = frozenset(present) if present is not None else None
     out: dict[str, str] = {}
-    for (_, column), (owner, start) in ENCOUNTER_IDS.items():
+    for (_, column), encounter in ENCOUNTER_IDS.items():
+        owner = encounter.table
         if present is None or owner in present:
+            start = scoped_expr(encounter.start("o"), scope) or "CAST(NULL AS TIMESTAMP)"
             out[owner] = (
-                f"SELECT {quote(column)} FROM {owner} WHERE subject_id = {SUBJECT} AND {quote(column)} IS NOT NULL "
-                f"GROUP BY {quote(column)} HAVING {known_sql(f'min({quote(start)})', op)}"
+                f"SELECT {quote(column)} FROM (SELECT o.{quote(column)}, {start} AS _start FROM {owner} o "
+                f"WHERE o.subject_id = {SUBJECT} AND o.{quote(column)} IS NOT NULL) GROUP BY {quote(column)} "
+                f"HAVING {known_sql('min(_start)', op)}"
             )
     return out
 

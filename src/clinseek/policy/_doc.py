@@ -42,9 +42,13 @@ file matches it. It is what the code does, table by table.
   whose `d + 24 h` is not visible.
 - Encounter ids (`encounter`; `clinseek.schema` `ENCOUNTER_IDS`): in every patient table except
   `hosp.admissions`, `hadm_id` is NULL until that admission's `admittime` is visible; `stay_id`
-  in `icu` tables (except `icustays`) until `icu.icustays.intime`, in `ed` tables (except
+  in `icu` tables (except `icustays`) until the ICU stay starts (its `intime`, and not before its
+  admission's `admittime`: MIMIC keeps ICU stays only for hospitalizations, and a same-day surgical
+  patient can reach the ICU from the OR before the admission starts), in `ed` tables (except
   `edstays`) until `ed.edstays.intime`. Rows charted before an encounter starts (ED orders and
-  labs, ICU charting) would otherwise name a future admission or ICU stay.
+  labs, ICU charting) would otherwise name a future admission or ICU stay. The owning table's
+  event time is the same start (an `icu.icustays` row is visible from it), and so are the
+  encounter ids an episode sees.
 - Pending results whose row count or tests are themselves the result collapse (microbiology: one
   row per organism x antibiotic, and the lab adds the Gram stain of a blood culture bottle that
   flagged positive to the specimen; labs: the lab adds tests to a specimen after an abnormal

@@ -340,14 +340,20 @@ def encounter_sqls(op: str, present: Collection[str] | None) -> dict[str, str]:
 
     An id is visible when the earliest start of that encounter among the patient's rows (``$1``)
     is known at the cutoff (``$2``): the same rule as the subquery in
-    :func:`clinseek.schema.encounter_masks`.
+    :func:`clinseek.schema.encounter_masks` (:meth:`~clinseek.schema.Encounter.start`: an ICU stay not before
+    its admission's admittime, the tables it reads narrowed to the patient). An owner whose start reads a table the
+    store does not hold gives no id (its start is never known).
     """
+    scope = frozenset(present) if present is not None else None
     out: dict[str, str] = {}
-    for (_, column), (owner, start) in ENCOUNTER_IDS.items():
+    for (_, column), encounter in ENCOUNTER_IDS.items():
+        owner = encounter.table
         if present is None or owner in present:
+            start = scoped_expr(encounter.start("t"), scope) or "CAST(NULL AS TIMESTAMP)"
             out[owner] = (
-                f"SELECT {quote(column)} FROM {owner} WHERE subject_id = {SUBJECT} AND {quote(column)} IS NOT NULL "
-                f"GROUP BY {quote(column)} HAVING {known_sql(f'min({quote(start)})', op)}"
+                f"SELECT _s.id AS {quote(column)} FROM (SELECT t.{quote(column)} AS id, {start} AS at FROM {owner} t "
+                f"WHERE t.subject_id = {SUBJECT} AND t.{quote(column)} IS NOT NULL) AS _s GROUP BY _s.id "
+                f"HAVING {known_sql('min(_s.at)', op)}"
             )
     return out
 

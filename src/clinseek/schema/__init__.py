@@ -12,7 +12,7 @@ from ._classes import CLASS_REASONS, class_masks, columns_of
 from ._concept_maps import CONCEPT_MAP_FILES, CONCEPT_MAP_SOURCE, concept_map
 from ._cxr import CHEXPERT_LABELS, STUDY_TIME_SQL
 from ._describe import describe_table, tables_markdown
-from ._encounter import ENCOUNTER_IDS, encounter_mask, encounter_masks
+from ._encounter import ENCOUNTER_IDS, Encounter, encounter_mask, encounter_masks
 from ._model import (
     KNOWN_AT,
     MODULES,
@@ -45,6 +45,7 @@ __all__ = [
     "Column",
     "DictJoin",
     "DuckType",
+    "Encounter",
     "EventTime",
     "KnownAt",
     "Mask",

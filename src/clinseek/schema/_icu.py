@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._encounter import ICU_STAY_START
 from ._hosp import admitted
 from ._model import DictJoin, EventTime, ParentTime, Table, parse_columns
 
@@ -87,14 +88,19 @@ ICU: tuple[Table, ...] = (
                 "los": "Length of stay in fractional days (outtime - intime).",
             },
             {
-                "stay_id": "the stay's own id: it exists from intime",
+                "stay_id": "the stay's own id: it exists from the stay's start (intime, not before the admittime)",
                 "last_careunit": "the unit the stay ended in",
                 "outtime": "the end of the ICU stay (discharge from the ICU or death)",
                 "los": "the stay's length: intime + los gives outtime",
             },
         ),
         key=("stay_id",),
-        event_time=EventTime("t.intime", sort=("intime",)),
+        event_time=EventTime(
+            ICU_STAY_START, sort=("intime",),
+            rationale="an ICU stay is known from its intime, and not before its admission starts (kept only for "
+            "hospitalizations: one shown before the admittime, hadm_id NULL, told of the admission: attack25); the "
+            "stay's id in every icu table and the visible stay ids follow the same instant (ENCOUNTER_IDS)",
+        ),
         ends_at="t.outtime",
         required=True,
     ),

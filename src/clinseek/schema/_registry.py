@@ -126,7 +126,7 @@ def _check_refs(t: Table, expr: str, names: set[str]) -> list[str]:
     ]
 
 
-_OWNED = {owner for owner, _ in ENCOUNTER_IDS.values()}
+_OWNED = {encounter.table for encounter in ENCOUNTER_IDS.values()}
 
 
 def _renumbered_problems(t: Table) -> list[str]:

@@ -89,16 +89,18 @@ def encounter_column(table: Table) -> str | None:
     """The encounter id column whose visible ids the index gives for ``table``, else ``None``.
 
     ``table`` must own encounters (``ENCOUNTER_IDS``: an id is visible when the earliest start of that
-    encounter among the patient's rows is known at the cutoff) and its event time must be that start
-    column, with no parent and no target encounter hidden: then the encounter's visible ids are exactly
-    the ids of its visible index rows (the earliest start is known iff some row's start is).
+    encounter among the patient's rows, :meth:`~clinseek.schema.Encounter.start` over each row, is known at the
+    cutoff) and its event time must be that start (the start column, or the encounter's start SQL: an ICU stay
+    not before its admission's admittime), with no parent and no target encounter hidden: then the encounter's
+    visible ids are exactly the ids of its visible index rows (the earliest start is known iff some row's start is).
     """
     event_time = table.event_time
     if not indexable(table) or event_time is None or event_time.parent is not None or table.target_key:
         return None
-    for (_, column), (owner, start) in ENCOUNTER_IDS.items():
-        if owner == table.qualified and event_time.expr in (f"t.{start}", f't."{start}"'):
-            found = next((c for c in table.columns if c.name == start), None)
+    for (_, column), encounter in ENCOUNTER_IDS.items():
+        starts = (encounter.start("t"),) if encounter.known else (f"t.{encounter.column}", f't."{encounter.column}"')
+        if encounter.table == table.qualified and event_time.expr in starts:
+            found = next((c for c in table.columns if c.name == encounter.column), None)
             return column if found is not None and found.type == "TIMESTAMP" else None
     return None
 
