@@ -9,7 +9,14 @@ from pathlib import Path
 import duckdb
 
 from ..errors import ClinseekError
-from ..store import connect_store, damage_error, is_damage
+from ..store import (
+    connect_store,
+    damage_error,
+    event_index_current,
+    finished_tables,
+    is_damage,
+    row_instants_current,
+)
 
 logger = logging.getLogger("clinseek.runner")
 
@@ -22,6 +29,12 @@ def missing_subjects(store: Path, subject_ids: Iterable[int]) -> list[int]:
     Raises:
         ClinseekError: the store has no readable ``hosp.patients`` table.
     """
+    return _read(store, subject_ids)[0]
+
+
+def _read(store: Path, subject_ids: Iterable[int]) -> tuple[list[int], bool]:
+    """(:func:`missing_subjects`, whether the store's event index and row instants are those this code writes) on
+    one connection."""
     wanted = sorted(set(subject_ids))
     con = connect_store(store)
     try:
@@ -29,6 +42,8 @@ def missing_subjects(store: Path, subject_ids: Iterable[int]) -> list[int]:
             "SELECT DISTINCT subject_id FROM hosp.patients WHERE subject_id IN (SELECT unnest(?::BIGINT[]))",
             [wanted],
         ).fetchall()
+        finished = finished_tables(con)
+        current = event_index_current(con, finished) and row_instants_current(con, finished)
     except duckdb.Error as err:
         if is_damage(err):
             raise damage_error(store, err) from None
@@ -38,11 +53,13 @@ def missing_subjects(store: Path, subject_ids: Iterable[int]) -> list[int]:
     finally:
         con.close()
     present = {row[0] for row in found}
-    return [s for s in wanted if s not in present]
+    return [s for s in wanted if s not in present], current
 
 
 def check_store_subjects(store: Path, subject_ids: Iterable[int]) -> int:
-    """Fail when the store holds none of the questions' patients; warn when it lacks some.
+    """Fail when the store holds none of the questions' patients; warn when it lacks some, and when its event
+    index or row instants were written by an older definition of when rows become known (episodes then read those
+    tables with the policy's joins: the same rows, about twice the CPU, until ``clinseek data ingest`` rewrites them).
 
     Returns:
         How many distinct subject_ids are missing (their rows will be ``infra_error`` rows).
@@ -52,7 +69,12 @@ def check_store_subjects(store: Path, subject_ids: Iterable[int]) -> int:
             and a few missing ids): the benchmark was built from another store.
     """
     wanted = set(subject_ids)
-    missing = missing_subjects(store, wanted)
+    missing, current = _read(store, wanted)
+    if not current:
+        logger.warning(
+            "%s: its event index or row instants were written by an older clinseek (another definition of when some "
+            "tables' rows become known): episodes read those tables with the policy's joins (the same rows, slower); "
+            "`clinseek data ingest --out %s` with the store's sources rewrites them in seconds", store, store)
     shown = ", ".join(str(s) for s in missing[:_SHOWN]) + (", ..." if len(missing) > _SHOWN else "")
     if missing and len(missing) == len(wanted):
         raise ClinseekError(
