@@ -293,3 +293,24 @@ def test_a_folder_given_for_an_output_file_suggests_the_commands_kind_of_file(tm
     result = _invoke([*args, "--out", str(tmp_path)])
     assert isinstance(result.exception, ClinseekError), result.output
     assert str(result.exception) == f"--out {tmp_path}: is a folder, expected a file name (e.g. {tmp_path / example})"
+
+
+def test_run_stops_with_one_message_and_exit_3_when_the_endpoint_is_gone(demo_store: Path, tmp_path: Path) -> None:
+    import socket
+
+    bench = tmp_path / "bench"
+    build_benchmark(demo_store, tasks=["omr"], per_task=4, seed=42, out=bench)
+    with socket.socket() as probe:  # a port nothing listens on: every connection is refused
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    args = ["run", "--bench", str(bench), "--store", str(demo_store), "--model", "openai:fake-model", "--base-url", url,
+            "--mode", "curated", "--out", str(tmp_path / "r"), "--no-progress", "--no-preflight", "--knowledge", "off",
+            "--max-attempts", "1", "--concurrency", "1", "--stop-after-no-reply", "2"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200", "OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == EXIT_INFRA_ERRORS, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output  # one message, no summary, no traceback
+    assert lines[0].startswith(f"error: the model endpoint {url} (openai:fake-model) stopped answering: 2 calls")
+    assert "2 question runs were not run and 2 ended as infrastructure errors" in lines[0]
+    assert "connection failed" in lines[0]
+    assert "rerun the same command" in lines[0] and lines[0].endswith("exit code 3")

@@ -26,8 +26,10 @@ that service: its URL paths, its credentials, its error bodies and status codes.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -65,6 +67,19 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512
     fake: FakeLLMServer
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.open: set[Any] = set()
+        """The connections being served (kept alive between requests): closed by :meth:`FakeLLMServer.stop`."""
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.open.discard(request)
+        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # clients hang up on timeouts
         pass
@@ -125,8 +140,10 @@ class FakeLLMServer:
         self._thread: threading.Thread | None = None
 
     # lifecycle -------------------------------------------------------------------------------
-    def start(self) -> FakeLLMServer:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    def start(self, port: int = 0) -> FakeLLMServer:
+        """Listen on ``port`` (``0``: any free one; a stopped server's port to restart it at the same URL)."""
+        self._stopping.clear()
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.fake = self
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True, name=type(self).__name__
@@ -135,10 +152,14 @@ class FakeLLMServer:
         return self
 
     def stop(self) -> None:
+        """Stop as a killed server does: no more connections, and the open ones (kept alive) are cut."""
         self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            for connection in list(self._server.open):
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
             self._server = None
 
     def __enter__(self) -> Self:

@@ -59,6 +59,8 @@ async def run_async(
             ``clinseek.runner.run_benchmark``).
         ModelError: an unknown provider, a missing key, or (with ``settings.model.preflight``) an endpoint
             that cannot serve the run.
+        EndpointGone: the model endpoint stopped answering mid-run (``clinseek.runner.EndpointGone``; the rows
+            written are kept and the same call resumes the rest).
     """
     import anyio.to_thread
 

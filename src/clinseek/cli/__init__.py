@@ -8,7 +8,8 @@ traceback only under ``--debug``). Usage errors and explicit exit codes are hand
 Exit codes: 0 done; 1 problems found by a checking command (``bench validate``, ``distill
 prompts --check``); 2 a usage error or a :class:`~clinseek.errors.ClinseekError` (one line on
 stderr; a store file DuckDB cannot read, truncated or damaged, is one too); 3 ``run`` / ``demo`` finished but rows with infrastructure errors remain (they are kept;
-rerunning the same command resumes and redoes only those); 4 ``run`` finished but some manifest rows
+rerunning the same command resumes and redoes only those), or ``run`` stopped because its model endpoint stopped
+answering (``EndpointGone``, one message; the same command resumes); 4 ``run`` finished but some manifest rows
 could not run (recorded as ``invalid_input`` rows with their reasons); 130 interrupted (Ctrl-C).
 """
 

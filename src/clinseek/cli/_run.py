@@ -140,6 +140,7 @@ def run_cmd(
     preflight: Annotated[bool, _opt("--preflight/--no-preflight", panel=_MODEL, help="Check the endpoint, model and tool support with one small request before the first question.")] = True,
     runs_per_question: Annotated[int, _opt("--runs-per-question", panel=_RUN, min=1, help="Independent runs of each question (run_index 0..R-1).")] = 1,
     concurrency: Annotated[int, _opt("--concurrency", panel=_RUN, min=1, help="Question runs in flight at once.")] = 8,
+    stop_after_no_reply: Annotated[int | None, _opt("--stop-after-no-reply", panel=_RUN, min=0, help="Stop the run after this many model calls in a row got no reply after their retries (connection failed, timed out, 502/503/504); default max(8, --concurrency); 0 never stops.")] = None,
     seed: Annotated[int, _opt("--seed", panel=_RUN, help="Base seed of the model calls (run r of a question uses seed*1000+r); part of the resume key.")] = 0,
     progress: Annotated[bool, _opt("--progress/--no-progress", panel=_RUN, help="Show a progress bar on stderr.")] = True,
     layout: Annotated[str, _opt("--layout", panel=_RUN, help="clinseek: OUT/<benchmark>/<mode>/<model-slug>/; reference: the reference's OUT/<ehr_bench|mm_bench|agent_ehr_bench>/<agentic|oneshot>/<split>/<model>/ (rows in its shape, clinseek's fields beside).")] = "clinseek",
@@ -172,14 +173,15 @@ def run_cmd(
 
     Every valid row runs; a row that does not validate, names an unknown task, or that the store
     cannot answer honestly is recorded as an invalid_input result with its reason. Exit code 3
-    when rows with infrastructure errors remain (kept; rerunning resumes and redoes them), else 4
-    when invalid_input rows were recorded.
+    when rows with infrastructure errors remain (kept; rerunning resumes and redoes them), or when the
+    run stopped because the model endpoint stopped answering (--stop-after-no-reply), else 4 when
+    invalid_input rows were recorded.
     """
     from ..agent import AgentBudget
     from ..api import run
     from ..imaging import ImagingConfig, store_cxr_root
     from ..models import GenerateConfig
-    from ..runner import ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources
+    from ..runner import EndpointGone, ModelSettings, RetryPolicy, RunOptions, RunSettings, Sources
     from ..tools import PageBrowserLimits
 
     source = store_source(store, must_exist=False)
@@ -193,7 +195,8 @@ def run_cmd(
         run=RunOptions(runs_per_question=runs_per_question, concurrency=concurrency, seed=seed, progress=progress,
                        layout=_layout(layout, split), split=split, allow_outside_record=allow_outside_record,
                        allow_missing_cxr=allow_missing_cxr, executor=_executor(executor), ray_address=ray_address,
-                       workers=workers, stage_store=stage_store, worker_gpus=worker_gpus),
+                       workers=workers, stage_store=stage_store, worker_gpus=worker_gpus,
+                       stop_after_no_reply=stop_after_no_reply),
         budget=AgentBudget(max_turns=max_turns, max_output_tokens=max_output_tokens,
                            context_window_tokens=context_window, curated_budget_tokens=curated_budget),
         sources=Sources(
@@ -208,7 +211,12 @@ def run_cmd(
     check_out(out, "dir")
     if cache_dir is not None:
         check_out(cache_dir, "dir", "--cache-dir")
-    _print_summary(run(bench, source, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings))
+    try:
+        summary = run(bench, source, model, out, mode=mode.value, tasks=tasks, limit=limit, settings=settings)
+    except EndpointGone as gone:  # one message: the endpoint, the last error, the runs left, what to do
+        typer.echo(f"error: {gone}; exit code {EXIT_INFRA_ERRORS}", err=True)
+        raise typer.Exit(EXIT_INFRA_ERRORS) from None
+    _print_summary(summary)
 
 
 def _tool_transport(values: list[str], store: Path | str, settings: RunSettings) -> ToolTransport | None:

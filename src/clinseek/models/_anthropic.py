@@ -90,7 +90,7 @@ class AnthropicChatModel:
                 reply = await (await self._clients.get()).messages.create(**request, extra_body=extra_body or None,
                                                            timeout=config.timeout_s)
         except TimeoutError:
-            raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
+            raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name, no_reply=True) from None
         except Exception as err:
             if is_credential_error(err):  # never sent: retrying cannot help
                 raise BadRequest(f"no usable credentials: {type(err).__name__}: {err}", model=self.name) from err

@@ -76,14 +76,19 @@ class ProviderUnavailable(ModelCallError):
 
     Attributes:
         retry_after_s: seconds the server asked to wait (``Retry-After`` on a 503 / 529), or ``None``.
+        no_reply: the server never answered: the connection failed (refused, reset, DNS) or no reply came
+            within the request timeout. ``False`` for an HTTP status or a reply that could not be read: the
+            server is there. The runner stops a run on a streak of these (docs/runner.md, "A server that goes away").
     """
 
     retryable = True
 
     def __init__(
-        self, message: str, *, model: str = "", status_code: int | None = None, retry_after_s: float | None = None
+        self, message: str, *, model: str = "", status_code: int | None = None, retry_after_s: float | None = None,
+        no_reply: bool = False,
     ) -> None:
         self.retry_after_s = retry_after_s
+        self.no_reply = no_reply
         super().__init__(message, model=model, status_code=status_code)
 
 

@@ -89,7 +89,7 @@ class OpenAIChatModel:
                     body = self._body(messages, offered, config)
                     completion, request_id = await self._endpoint.post("chat/completions", body)
         except TimeoutError:
-            raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name) from None
+            raise ProviderUnavailable(f"no reply within {config.timeout_s} s", model=self.name, no_reply=True) from None
         latency_s = time.perf_counter() - started
         return self._response(completion, request_id, offered, latency_s)
 

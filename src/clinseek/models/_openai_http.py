@@ -98,7 +98,7 @@ class ChatEndpoint:
                 raw = await _read_capped(reply)
                 status, headers, charset = reply.status, reply.headers, reply.charset
         except aiohttp.ClientConnectionError as err:
-            raise ProviderUnavailable(f"connection failed: {err}", model=self._model) from None
+            raise ProviderUnavailable(f"connection failed: {err}", model=self._model, no_reply=True) from None
         except aiohttp.ClientError as err:
             raise ProviderUnavailable(f"unreadable reply from {shown_url(url)}: {type(err).__name__}: {err}",
                                       model=self._model) from None

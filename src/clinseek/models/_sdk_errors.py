@@ -36,10 +36,10 @@ def map_sdk_error(err: Exception, model: str, sdk: ModuleType) -> ModelCallError
     if isinstance(err, sdk.APITimeoutError):
         refused = _connection_failure(err)
         if refused is not None:
-            return ProviderUnavailable(f"connection failed: {refused}", model=model)
-        return ProviderUnavailable("the request timed out", model=model)
+            return ProviderUnavailable(f"connection failed: {refused}", model=model, no_reply=True)
+        return ProviderUnavailable("the request timed out", model=model, no_reply=True)
     if isinstance(err, sdk.APIConnectionError):
-        return ProviderUnavailable(f"connection failed: {err}", model=model)
+        return ProviderUnavailable(f"connection failed: {err}", model=model, no_reply=True)
     if isinstance(err, sdk.APIStatusError):
         return from_status(err.status_code, str(err.message), err.body, err.response.headers, model)
     return ProviderUnavailable(f"unreadable reply: {type(err).__name__}: {err}", model=model)

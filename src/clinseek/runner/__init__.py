@@ -15,6 +15,7 @@ from ._execute import Executor, message_record, question_row_fields, row_status
 from ._identity import question_hash, store_identity
 from ._knowledge import close_knowledge, open_knowledge_source, open_run_knowledge
 from ._manifest import config_hash, package_versions, safe_base_url, write_manifest
+from ._outage import EndpointGone
 from ._progress import Progress
 from ._reflayout import CLINSEEK_CODEC, REFERENCE_CODEC, ExportedRun, RowCodec, codec_for, export_reference
 from ._results import ResultsFile, RunLock
@@ -27,6 +28,7 @@ __all__ = [
     "CLINSEEK_CODEC",
     "REFERENCE_CODEC",
     "CachedModel",
+    "EndpointGone",
     "Executor",
     "ExportedRun",
     "Job",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -13,6 +13,9 @@ from ..records import ResultRow
 from ._counts import RowCounts
 from ._progress import Progress
 from ._results import ResultsFile
+
+if TYPE_CHECKING:
+    from ._outage import EndpointWatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +39,16 @@ async def run_jobs(
     *,
     concurrency: int,
     progress: Progress | None = None,
+    watch: EndpointWatch | None = None,
 ) -> RowCounts:
     """Run ``jobs`` with at most ``concurrency`` in flight; append each row when it finishes.
 
     ``execute`` turns a job into a row (it records infrastructure failures itself); an exception
     escaping it is a harness bug or a cancelled provider call, and ``on_error`` turns it into an
     ``infra_error`` row so the job is redone on resume. Rows are written in completion order and
-    not kept (``read_results`` reads them back).
+    not kept (``read_results`` reads them back). ``watch`` (the model's :class:`~._outage.EndpointWatch`):
+    once it says the endpoint is gone, no job starts and the jobs in flight are cancelled (no row: a
+    cancelled job is not half-written), and the run stops.
 
     Returns:
         The totals of the rows written by this call.
@@ -51,12 +57,19 @@ async def run_jobs(
         StoreError: a row failed because the store file cannot be read (truncated or damaged): that
             row is written (an infra error, redone on resume), the other jobs stop, and the error
             names the file: every later job would fail the same way.
+        EndpointGone: ``watch`` found the model endpoint gone (the rows written stay; the jobs not run get
+            none, so a rerun resumes exactly them); it counts them.
     """
     written = RowCounts()
     todo = iter(jobs)  # shared by the workers; taking the next job never waits (one event loop thread)
 
+    def check() -> None:
+        if watch is not None and watch.gone:
+            raise _Stop
+
     async def worker() -> None:
         for job in todo:
+            check()
             try:
                 row = await execute(job)
             except Exception as exc:  # an escape is recorded as an infra error, not lost
@@ -68,6 +81,7 @@ async def run_jobs(
             failure = store_failure(row)
             if failure is not None:
                 raise failure
+            check()
 
     try:
         async with anyio.create_task_group() as tg:
@@ -75,10 +89,17 @@ async def run_jobs(
                 tg.start_soon(worker)
     except BaseExceptionGroup as group:
         found = group.subgroup(StoreError)
-        if found is None:
-            raise
-        raise _first(found) from None
+        if found is not None:
+            raise _first(found) from None
+        stopped, other = group.split(_Stop)
+        if watch is not None and stopped is not None and other is None:  # an error beside it is raised as it is
+            raise watch.error(len(jobs) - written.rows, written.infra_errors) from None
+        raise
     return written
+
+
+class _Stop(Exception):
+    """A worker saw the endpoint gone (turned into ``EndpointGone`` once every worker has stopped)."""
 
 
 def store_failure(row: ResultRow) -> StoreError | None:

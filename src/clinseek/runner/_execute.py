@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+
 from .._threads import run_cpu_bound, usable_cpus
 from ..agent import (
     AgentOutcome,
@@ -196,8 +198,9 @@ class Executor:
             async with transport.connect(session, job.question) as channel:
                 return await run(channel=channel)
         finally:
-            if not session.closed:  # a channel's run, a cancelled one
-                await session.aclose()
+            if not session.closed:  # a channel's run, a cancelled one (shielded: a cancelled job still closes its
+                with anyio.CancelScope(shield=True):  # episode, e.g. when the run stops on a gone endpoint)
+                    await session.aclose()
 
     def _image_dir(self) -> Path:
         if self.image_dir is None:  # a bare Executor (tests): a private temporary folder

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -27,6 +27,9 @@ from ..models import (
     RateLimited,
     accepts_images,
 )
+
+if TYPE_CHECKING:
+    from ._outage import EndpointWatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +129,12 @@ class ResilientModel:
     """A ``ChatModel`` that retries retryable errors with backoff under a provider limiter.
 
     Non-retryable errors (``BadRequest``, ``ContextLengthExceeded``) and the last retryable one
-    propagate; the loop then ends the run (``context_length`` or ``infra_error``).
+    propagate; the loop then ends the run (``context_length`` or ``infra_error``). ``watch`` (the run's
+    :class:`~._outage.EndpointWatch`) is told how each call ended, once its retries are done.
     """
 
-    def __init__(self, model: ChatModel, limiter: ProviderLimiter, policy: RetryPolicy | None = None) -> None:
+    def __init__(self, model: ChatModel, limiter: ProviderLimiter, policy: RetryPolicy | None = None,
+                 watch: EndpointWatch | None = None) -> None:
         self.inner = model
         self.name = model.name
         self.supports_native_tools = model.supports_native_tools
@@ -138,6 +143,7 @@ class ResilientModel:
         self.policy = policy or RetryPolicy()
         self._rng = random.Random(self.policy.seed)
         self.retries = 0
+        self.watch = watch
 
     async def generate(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = (),
                        config: GenerateConfig | None = None) -> ModelResponse:
@@ -156,6 +162,8 @@ class ResilientModel:
                                      status_code=err.status_code, error=str(err))
                 if not err.retryable or attempt + 1 >= self.policy.max_attempts:
                     err.attempts = [*attempts, record]
+                    if self.watch is not None:
+                        self.watch.failed(err)
                     raise
                 retry_after = err.retry_after_s if isinstance(err, (RateLimited, ProviderUnavailable)) else None
                 delay = self.policy.delay_s(attempt, self._rng, retry_after)
@@ -166,6 +174,8 @@ class ResilientModel:
                 await anyio.sleep(delay)
                 continue
             done = CallAttempt(ok=True, latency_s=response.latency_s)
+            if self.watch is not None:
+                self.watch.succeeded()
             return response.model_copy(update={"attempts": [*attempts, done]})
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -53,6 +53,7 @@ from ._knowledge import (
     wants_browser,
 )
 from ._manifest import config_hash, git_commit, package_versions, safe_base_url, write_manifest
+from ._outage import MIN_THRESHOLD, EndpointGone, EndpointWatch
 from ._progress import Progress
 from ._reflayout import codec_for, reference_split
 from ._results import ResultsFile, RunLock
@@ -186,6 +187,8 @@ class _Shared:
     """The Ray executor of the call (``settings.run.executor == "ray"``), else ``None``: the local engine."""
     tool_route: dict[str, Any] | None = None
     """``RunOptions.tool_transport.describe()`` of an agent mode (``None``: tools called in process)."""
+    watch: EndpointWatch | None = None
+    """The model endpoint's watch (the local engine stops the run when it says the endpoint is gone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +310,8 @@ async def _run_locked(group: _Group, store: Path | str, mode: Literal["agent", "
                 ran = invalid + await shared.ray.run_jobs(jobs, executor, results, progress=progress)
             else:
                 ran = invalid + await run_jobs(jobs, routed(executor.execute), executor.error_row, results,
-                                               concurrency=settings.run.concurrency, progress=progress)
+                                               concurrency=settings.run.concurrency, progress=progress,
+                                               watch=shared.watch)
     finally:
         results.close()
         await anyio.to_thread.run_sync(executor.close)
@@ -371,9 +375,18 @@ def _model(name: str, settings: RunSettings) -> ChatModel:
     return EndpointRouter([at(url) for url in (model.base_url, *model.endpoints)])
 
 
-def _wrap(model: ChatModel, settings: RunSettings) -> ChatModel:
+def _watch(model: ChatModel, settings: RunSettings) -> EndpointWatch:
+    """The watch on the model's endpoint(s): ``RunOptions.stop_after_no_reply`` calls in a row with no reply
+    (default ``max(8, concurrency)``) stop the run (``_outage``)."""
+    urls = [u for u in (safe_base_url(e) for e in (settings.model.base_url, *settings.model.endpoints)) if u]
+    where = f"{', '.join(urls)} ({model.name})" if urls else f"of {model.name} (the provider's default URL)"
+    threshold = settings.run.stop_after_no_reply
+    return EndpointWatch(where, max(MIN_THRESHOLD, settings.run.concurrency) if threshold is None else threshold)
+
+
+def _wrap(model: ChatModel, settings: RunSettings, watch: EndpointWatch | None = None) -> ChatModel:
     limiter = ProviderLimiter(max_concurrent=max(1, settings.run.concurrency), requests_per_s=settings.model.requests_per_s)
-    wrapped: ChatModel = ResilientModel(model, limiter, settings.model.retry)
+    wrapped: ChatModel = ResilientModel(model, limiter, settings.model.retry, watch)
     if settings.model.cache_dir is not None:
         wrapped = CachedModel(wrapped, ResponseCache(settings.model.cache_dir))
     return wrapped
@@ -432,6 +445,8 @@ async def run_benchmark(
             source, or a knowledge source that cannot be opened (unknown backend, missing key).
         ModelError: an unknown provider or a missing API key; with ``settings.model.preflight``, an endpoint
             that cannot serve the run (unreachable, unknown model, tool calls refused).
+        EndpointGone: the model endpoint stopped answering mid-run (``RunOptions.stop_after_no_reply`` calls in
+            a row with no reply; the local executor): the rows written are kept, a rerun resumes the rest.
     """
     settings = settings or RunSettings()
     chosen = _select(questions, invalid, tasks, limit)
@@ -456,12 +471,13 @@ async def run_benchmark(
         raise ClinseekError("ModelSettings.endpoints (--base-url repeated) needs the model as 'provider:model': each "
                             "replica's client is built from the name")
     base = _model(model, settings) if isinstance(model, str) else model
-    wrapped = _wrap(base, settings)
+    watch = _watch(base, settings)
+    wrapped = _wrap(base, settings, watch)
     modes: list[Literal["agent", "curated"]] = ["agent", "curated"] if mode == "both" else [mode]
     try:
         totals = Counter(benchmark or q.benchmark for q in questions)
         summary = await _run_modes(groups, _store_source(store), modes, wrapped, Path(out), settings, dict(totals),
-                                   source=model if isinstance(model, str) else base)
+                                   source=model if isinstance(model, str) else base, watch=watch)
         return summary.model_copy(update={"invalid_reasons": [r.reason for r in bad]})
     finally:
         if owned:
@@ -471,19 +487,24 @@ async def run_benchmark(
 async def _run_modes(groups: dict[str, _Group], store: Path | str,
                      modes: list[Literal["agent", "curated"]], model: ChatModel, out: Path,
                      settings: RunSettings, totals: dict[str, int] | None = None,
-                     source: str | ChatModel | None = None) -> RunSummary:
+                     source: str | ChatModel | None = None, watch: EndpointWatch | None = None) -> RunSummary:
     """Run every (benchmark, mode); ``source`` (the model's name, or the unwrapped model) is what Ray
-    workers build their own model from."""
+    workers build their own model from; ``watch`` stops the local engine when the endpoint is gone."""
     checked, counter = await _preflight(model, settings, "agent" in modes)
     shared = replace(await _open_shared(settings, "agent" in modes), store_id=store_identity(store),
-                     totals=totals or {}, preflight=checked, counter=counter)
+                     totals=totals or {}, preflight=checked, counter=counter, watch=watch)
     try:
         if settings.run.executor == "ray":
             from ._ray import RayExecutor
 
             shared = replace(shared, ray=await RayExecutor.start(source or model, settings, store, shared.store_id))
-        runs = [await _run_mode(qs, store, m, model, out, name, settings, shared)
-                for name, qs in groups.items() for m in modes]
+        pairs = [(name, m) for name in groups for m in modes]
+        runs: list[ModeSummary] = []
+        for i, (name, m) in enumerate(pairs):
+            try:
+                runs.append(await _run_mode(groups[name], store, m, model, out, name, settings, shared))
+            except EndpointGone as gone:  # the same command's other (benchmark, mode) pairs are not started
+                raise gone.also_not_started(tuple(f"{n} {later}" for n, later in pairs[i + 1:])) from None
     finally:
         if shared.ray is not None:
             await shared.ray.close()

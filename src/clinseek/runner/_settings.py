@@ -97,6 +97,11 @@ class RunOptions:
             run's own episode (``clinseek.mcpserver.McpTransport``: in memory, or a ``clinseek mcp serve``
             subprocess, optionally with an external server's tools beside ours) gives the same tool outputs;
             its ``describe()`` goes in the run manifest and the configuration hash.
+        stop_after_no_reply: model calls in a row that got no reply after their retries (connection failed,
+            request timed out, a gateway's 502/503/504; any reply in between resets the count) after which the
+            run stops: no more questions start, those in flight are cancelled without a row, the message names
+            the endpoint, and a rerun resumes them (docs/runner.md, "A server that goes away"). ``None`` =
+            ``max(8, concurrency)``; ``0`` = never stop. The local executor only. Not in the configuration hash.
     """
 
     runs_per_question: int = 1
@@ -114,6 +119,7 @@ class RunOptions:
     stage_store: bool = False
     worker_gpus: float = 0.0
     tool_transport: ToolTransport | None = None
+    stop_after_no_reply: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
