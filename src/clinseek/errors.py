@@ -20,6 +20,7 @@ are importable from ``clinseek.errors``; the others from the package named in br
     │   ├── ContextLengthExceeded  the request does not fit the context window; not retried as is
     │   ├── PromptRefused          the provider's content filter refused the prompt; not retried, no answer
     │   └── BadRequest             any other 4xx (parameters, auth, unknown model); never retried
+    ├── EndpointGone           a run stopped: its model endpoint stopped answering (calls with no reply) [clinseek.runner]
     ├── AnswerFormatError      a Curated Input reply without one well-formed <answer> block [clinseek.agent]
     ├── MissingExtraError      an optional dependency that is not installed (names the extra) or broken
     ├── ImagingError           a linked CXR image or report file that cannot be found or read

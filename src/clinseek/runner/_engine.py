@@ -63,13 +63,16 @@ async def run_jobs(
     written = RowCounts()
     todo = iter(jobs)  # shared by the workers; taking the next job never waits (one event loop thread)
 
-    def check() -> None:
+    def gone(tg: anyio.abc.TaskGroup) -> bool:
         if watch is not None and watch.gone:
-            raise _Stop
+            tg.cancel_scope.cancel()  # the jobs in flight stop (no row); no job starts
+            return True
+        return False
 
-    async def worker() -> None:
+    async def worker(tg: anyio.abc.TaskGroup) -> None:
         for job in todo:
-            check()
+            if gone(tg):
+                return
             try:
                 row = await execute(job)
             except Exception as exc:  # an escape is recorded as an infra error, not lost
@@ -81,25 +84,21 @@ async def run_jobs(
             failure = store_failure(row)
             if failure is not None:
                 raise failure
-            check()
+            if gone(tg):
+                return
 
     try:
         async with anyio.create_task_group() as tg:
             for _ in range(max(1, min(concurrency, len(jobs)))):
-                tg.start_soon(worker)
+                tg.start_soon(worker, tg)
     except BaseExceptionGroup as group:
         found = group.subgroup(StoreError)
-        if found is not None:
-            raise _first(found) from None
-        stopped, other = group.split(_Stop)
-        if watch is not None and stopped is not None and other is None:  # an error beside it is raised as it is
-            raise watch.error(len(jobs) - written.rows, written.infra_errors) from None
-        raise
+        if found is None:
+            raise
+        raise _first(found) from None
+    if watch is not None and watch.gone and written.rows < len(jobs):
+        raise watch.error(len(jobs) - written.rows, written.infra_errors)
     return written
-
-
-class _Stop(Exception):
-    """A worker saw the endpoint gone (turned into ``EndpointGone`` once every worker has stopped)."""
 
 
 def store_failure(row: ResultRow) -> StoreError | None:

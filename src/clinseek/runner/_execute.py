@@ -187,7 +187,8 @@ class Executor:
                 reader.sealed.wind_down()
 
     async def _agent(self, job: Job) -> AgentOutcome:
-        session = await run_cpu_bound(self._open, job)
+        with anyio.CancelScope(shield=True):  # a job cancelled while its session opens gets it, and closes it below
+            session = await run_cpu_bound(self._open, job)
         run = functools.partial(run_agent, self.model, session.context, job.question, budget=self.settings.budget,
                                 config=self._config(job), tools=session.tool_names, images=session.images,
                                 linked=session.linked, vision=self.vision, counter=self.counter)
